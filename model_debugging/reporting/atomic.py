@@ -1,0 +1,53 @@
+"""Atomic file writes: a crash or kill mid-write leaves the previous file intact.
+
+The data goes to a temporary file in the destination directory, is flushed and fsynced,
+then renamed over the destination (``os.replace`` is atomic on POSIX and Windows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+
+def _write_atomically(path: str | os.PathLike, mode: str, fill: Callable[[IO], None], **open_kwargs) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, **open_kwargs) as handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    return target
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically and return the path."""
+    return _write_atomically(path, "wb", lambda handle: handle.write(data))
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    return _write_atomically(path, "w", lambda handle: handle.write(text), encoding="utf-8", newline="\n")
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any, *, indent: int | None = 2) -> Path:
+    """Serialize ``data`` as JSON to ``path`` atomically; nothing is written if serialization fails."""
+    return _write_atomically(
+        path,
+        "w",
+        lambda handle: json.dump(data, handle, indent=indent, ensure_ascii=False),
+        encoding="utf-8",
+        newline="\n",
+    )

@@ -1,0 +1,21 @@
+import json
+import os
+
+import pytest
+
+from model_debugging.reporting import atomic_write_json, atomic_write_text
+
+
+def test_json_round_trip_and_no_temp_files_left(tmp_path):
+    target = atomic_write_json(tmp_path / "sub" / "out.json", {"a": [1, 2], "ü": "x"})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"a": [1, 2], "ü": "x"}
+    assert os.listdir(tmp_path / "sub") == ["out.json"]
+
+
+def test_failed_serialization_keeps_previous_file(tmp_path):
+    target = tmp_path / "out.json"
+    atomic_write_text(target, "previous")
+    with pytest.raises(TypeError):
+        atomic_write_json(target, {"bad": object()})
+    assert target.read_text() == "previous"
+    assert os.listdir(tmp_path) == ["out.json"]

@@ -1,0 +1,13 @@
+from model_debugging.reporting import render_markdown_table, render_terminal_table
+
+
+def test_markdown_escapes_pipes():
+    text = render_markdown_table([{"test": "a|b", "share": 0.5}])
+    assert text.splitlines() == ["| test | share |", "| --- | --- |", "| a\\|b | 0.5 |"]
+
+
+def test_terminal_aligns_and_truncates():
+    text = render_terminal_table([{"name": "x" * 100, "count": 1}], max_width=10)
+    header, rule, row = text.splitlines()
+    assert row.startswith("xxxxxxxxx…")
+    assert header.index("count") == row.index("1")
