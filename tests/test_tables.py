@@ -11,3 +11,13 @@ def test_terminal_aligns_and_truncates():
     header, rule, row = text.splitlines()
     assert row.startswith("xxxxxxxxx…")
     assert header.index("count") == row.index("1")
+
+
+def test_save_figure_writes_png(tmp_path):
+    from model_debugging.reporting.figures import import_pyplot, save_figure
+
+    plt = import_pyplot()
+    figure, axes = plt.subplots()
+    axes.plot([1, 2, 3])
+    target = save_figure(figure, tmp_path / "plot.png")
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
