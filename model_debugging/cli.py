@@ -13,6 +13,7 @@ from importlib import import_module
 SUBCOMMANDS = {
     "scan": ("model_debugging.skips.command:main", "report which models skip each common test"),
     "compare": ("model_debugging.debugger.compare_command:main", "find where two debugger traces diverge"),
+    "report": ("model_debugging.skips_report.report_command:main", "skip trend between two scan results"),
 }
 
 

@@ -1,0 +1,55 @@
+"""Materialise one revision of a git checkout into a directory without touching its work tree or index.
+
+``git archive`` streams the revision's files; nothing is checked out, no worktree is registered,
+and the index is never written.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tarfile
+from collections.abc import Sequence
+from pathlib import Path
+
+# the analyzer reads only the test suite
+SCANNED_PATHS = ("tests",)
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message names the repository, the revision and git's own words."""
+
+
+def _git(repo: Path, *args: str) -> str:
+    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise GitError(f"{repo}: git {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def resolve_commit(repo: str | os.PathLike, ref: str) -> str:
+    """The full commit id of ``ref``; a clear error when it is unknown (e.g. a shallow clone)."""
+    repo = Path(repo)
+    try:
+        return _git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
+    except GitError:
+        raise GitError(
+            f"{repo}: unknown revision {ref!r}; is it fetched? (on CI, check out with fetch-depth: 0)"
+        ) from None
+
+
+def export_revision(
+    repo: str | os.PathLike, ref: str, destination: str | os.PathLike, paths: Sequence[str] = SCANNED_PATHS
+) -> Path:
+    """Write the files of ``paths`` at revision ``ref`` of ``repo`` under ``destination`` and return it."""
+    repo, destination = Path(repo), Path(destination)
+    commit = resolve_commit(repo, ref)
+    destination.mkdir(parents=True, exist_ok=True)
+    command = ["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *paths]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
+            archive.extractall(destination, filter="data")
+        stderr = process.stderr.read().decode(errors="replace")
+    if process.returncode != 0:
+        raise GitError(f"{repo}: git archive {ref} -- {' '.join(paths)} failed: {stderr.strip()}")
+    return destination

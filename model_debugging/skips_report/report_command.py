@@ -1,0 +1,59 @@
+"""``model-debugging report`` / ``utils/skip_report.py``: the skip trend between two scan results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from model_debugging.config import ConfigError
+from model_debugging.reporting import (
+    ScanResultsError,
+    atomic_write_text,
+    load_scan_results,
+    plot_skipped_proportion,
+    write_csv,
+)
+from model_debugging.skips_report.sections import render_markdown, render_text
+from model_debugging.skips_report.settings import load_settings
+from model_debugging.skips_report.trend import compute_trend
+from model_debugging.skips_report.trend_report import build_trend_report
+
+
+def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Compare two all_tests_scan_result.json files: skipped proportions that changed, "
+        "models that newly skip or stopped skipping a test, new and removed common tests, most skipped tests.",
+    )
+    parser.add_argument("--previous", help="the older scan result; without it only the current scan is shown")
+    parser.add_argument("--current", required=True, help="the newer scan result")
+    parser.add_argument("--markdown", help="also write the report as GitHub markdown to this file")
+    parser.add_argument("--csv", help="also write the current scan, one row per test, as CSV to this file")
+    parser.add_argument(
+        "--plot", help="also draw the most skipped tests as a bar chart (needs the plot extra)"
+    )
+    parser.add_argument("--config", help="thresholds and row counts (default: configs/skip_report.yaml)")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "model-debugging report") -> int:
+    args = build_parser(prog).parse_args(argv)
+    try:
+        report_settings, _ = load_settings(args.config)
+        previous = load_scan_results(args.previous) if args.previous else None
+        current = load_scan_results(args.current)
+    except (ConfigError, ScanResultsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
+    report = build_trend_report(trend, report_settings)
+    print(render_text(report), end="")
+    if args.markdown:
+        print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+    if args.csv:
+        print(f"CSV written to {write_csv(current, args.csv, index=True)}")
+    if args.plot:
+        print(
+            f"plot written to {plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)}"
+        )
+    return 0

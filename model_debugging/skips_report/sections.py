@@ -1,0 +1,64 @@
+"""A report is a title, summary lines and titled tables; render it as terminal text or markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from model_debugging.reporting import render_markdown_table, render_terminal_table
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled table; only the first ``limit`` rows are shown, ``empty`` replaces a table without rows."""
+
+    title: str
+    rows: pd.DataFrame
+    limit: int
+    empty: str = "None."
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    summary: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+
+
+def _hidden_note(section: Section) -> str | None:
+    hidden = len(section.rows) - section.limit
+    return f"… and {hidden} more (showing {section.limit} of {len(section.rows)})" if hidden > 0 else None
+
+
+def render_text(report: Report) -> str:
+    """Plain text for a terminal: underlined headings and aligned tables."""
+    lines = [report.title, "=" * len(report.title), *report.summary]
+    for section in report.sections:
+        heading = f"{section.title} ({len(section.rows)})"
+        lines += ["", heading, "-" * len(heading)]
+        if section.rows.empty:
+            lines.append(section.empty)
+            continue
+        if section.limit > 0:
+            lines.append(render_terminal_table(section.rows.head(section.limit)))
+        if note := _hidden_note(section):
+            lines.append(note)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: Report) -> str:
+    """GitHub-flavoured markdown: one ``###`` heading and table per section."""
+    lines = [f"## {report.title}", ""]
+    if report.summary:
+        lines += [*report.summary, ""]
+    for section in report.sections:
+        lines += [f"### {section.title} ({len(section.rows)})", ""]
+        if section.rows.empty:
+            lines += [section.empty, ""]
+            continue
+        if section.limit > 0:
+            lines += [render_markdown_table(section.rows.head(section.limit)), ""]
+        if note := _hidden_note(section):
+            lines += [f"_{note}_", ""]
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""``configs/skip_report.yaml``: thresholds and row counts of the trend report and the PR check.
+
+Every key is optional; a missing file section or key takes the default below. Values are
+validated and errors name the file and the dotted key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from model_debugging.config import ConfigError, Field, load_yaml, validate_mapping
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "skip_report.yaml"
+
+_REPORT_FIELDS = {
+    "min_proportion_change": Field((int, float), default=0.0),
+    "headline_rows": Field(int, default=20),
+    "changed_rows": Field(int, default=30),
+    "model_change_rows": Field(int, default=50),
+    "test_change_rows": Field(int, default=30),
+}
+_PR_CHECK_FIELDS = {
+    "min_skipped_share": Field((int, float), default=0.1),
+    "max_rows": Field(int, default=100),
+}
+# shares are fractions of models; every other value is a row count
+_SHARE_KEYS = {"min_proportion_change", "min_skipped_share"}
+_SECTIONS = {"report": Field(dict, default=None), "pr_check": Field(dict, default=None)}
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How the trend report filters and how many rows each of its tables shows."""
+
+    min_proportion_change: float = 0.0
+    headline_rows: int = 20
+    changed_rows: int = 30
+    model_change_rows: int = 50
+    test_change_rows: int = 30
+
+
+@dataclass(frozen=True)
+class PRCheckSettings:
+    """``min_skipped_share``: a new skip fails the check when fewer than this share of models skip the test."""
+
+    min_skipped_share: float = 0.1
+    max_rows: int = 100
+
+
+def _section(data: dict, name: str, fields: dict[str, Field], path) -> dict:
+    values = validate_mapping(data.get(name), fields, path=path, prefix=f"{name}.")
+    for key, value in values.items():
+        if key in _SHARE_KEYS and not 0 <= value <= 1:
+            raise ConfigError(path, f"must be a share between 0 and 1, got {value!r}", key=f"{name}.{key}")
+        if key not in _SHARE_KEYS and value < 0:
+            raise ConfigError(path, f"must be a row count >= 0, got {value!r}", key=f"{name}.{key}")
+    return values
+
+
+def load_settings(path: str | os.PathLike | None = None) -> tuple[ReportSettings, PRCheckSettings]:
+    """Read the config at ``path``; without one, the project's file, or the defaults if it is absent."""
+    if path is None:
+        if not DEFAULT_CONFIG.is_file():
+            return ReportSettings(), PRCheckSettings()
+        path = DEFAULT_CONFIG
+    data = validate_mapping(load_yaml(path), _SECTIONS, path=path)
+    report = _section(data, "report", _REPORT_FIELDS, path)
+    pr_check = _section(data, "pr_check", _PR_CHECK_FIELDS, path)
+    return ReportSettings(**report), PRCheckSettings(**pr_check)

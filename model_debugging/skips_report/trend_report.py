@@ -1,0 +1,47 @@
+"""Lay out a :class:`SkipTrend` as a :class:`Report` (titled tables with the configured row counts)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from model_debugging.skips_report.sections import Report, Section
+from model_debugging.skips_report.settings import ReportSettings
+from model_debugging.skips_report.trend import SkipTrend
+
+
+def _formatted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """Copy ``frame`` with the numeric ``columns`` formatted (``{column: format}``)."""
+    shown = frame.copy()
+    for column, spec in columns.items():
+        shown[column] = shown[column].map(lambda value, spec=spec: format(value, spec))
+    return shown
+
+
+def _test_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return _formatted(frame, {"skipped_proportion": ".1%"}).rename(columns={"skipped_proportion": "share"})
+
+
+def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
+    """The trend report: summary, the changes, then the headline table of the most skipped tests."""
+    summary = [f"{trend.current_tests} common tests, {trend.current_models} models in the current scan."]
+    headline = Section("Most skipped tests", _test_rows(trend.most_skipped), settings.headline_rows)
+    if trend.previous_tests is None:
+        summary.append("No previous result to compare with: showing the current scan only.")
+        return Report("Skipped tests report", summary, [headline])
+    summary.append(
+        f"Previous scan: {trend.previous_tests} common tests. "
+        f"{len(trend.newly_skipped)} new skips, {len(trend.no_longer_skipped)} skips gone, "
+        f"{len(trend.new_tests)} new and {len(trend.removed_tests)} removed tests."
+    )
+    changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
+    sections = [
+        Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
+        Section("Newly skipped", trend.newly_skipped, settings.model_change_rows, "No new skips."),
+        Section(
+            "No longer skipped", trend.no_longer_skipped, settings.model_change_rows, "No skip was removed."
+        ),
+        Section("New common tests", _test_rows(trend.new_tests), settings.test_change_rows),
+        Section("Removed common tests", _test_rows(trend.removed_tests), settings.test_change_rows),
+        headline,
+    ]
+    return Report("Skipped tests trend", summary, sections)

@@ -1,0 +1,89 @@
+import subprocess
+import sys
+from pathlib import Path
+
+from model_debugging.cli import main as cli_main
+from model_debugging.skips_report.report_command import main
+
+ROOT = Path(__file__).resolve().parents[2]
+PREVIOUS = {
+    "test_inputs_embeds": (["bert", "llama"], {"vit": "ViT | no inputs_embeds"}),
+    "test_training": (["bert", "llama", "vit"], {}),
+    "test_old_api": (["bert"], {"llama": "removed"}),
+}
+CURRENT = {
+    "test_inputs_embeds": (["bert"], {"vit": "ViT | no inputs_embeds", "llama": "uses cache only"}),
+    "test_training": (["bert", "llama", "vit"], {}),
+    "test_new_thing": (["bert"], {"vit": "not yet"}),
+}
+
+
+def test_markdown_lists_every_change(write_scan, tmp_path, capsys):
+    out = tmp_path / "trend.md"
+    code = main(
+        [
+            "--previous",
+            write_scan("old", PREVIOUS),
+            "--current",
+            write_scan("new", CURRENT),
+            "--markdown",
+            str(out),
+        ]
+    )
+    assert code == 0
+    markdown = out.read_text(encoding="utf-8")
+    assert markdown.startswith("## Skipped tests trend\n")
+    assert "### Skipped proportion changed (1)" in markdown
+    assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% |" in markdown
+    assert "| test_inputs_embeds | llama | uses cache only |  |" in markdown
+    assert "| test_old_api | llama | removed | model removed |" not in markdown  # llama still exists
+    assert "| test_old_api | common | 1/2 | 50.0% |" in markdown  # under removed tests
+    assert "### New common tests (1)" in markdown and "| test_new_thing | common | 1/2 | 50.0% |" in markdown
+    assert "| test_inputs_embeds | common | 2/3 | 66.7% |" in markdown  # headline
+    terminal = capsys.readouterr().out
+    assert "Skipped proportion changed (1)" in terminal and "uses cache only" in terminal
+
+
+def test_row_counts_come_from_the_config(write_scan, tmp_path):
+    config = tmp_path / "report.yaml"
+    config.write_text("report:\n  headline_rows: 1\n", encoding="utf-8")
+    out = tmp_path / "trend.md"
+    main(["--current", write_scan("new", CURRENT), "--markdown", str(out), "--config", str(config)])
+    markdown = out.read_text(encoding="utf-8")
+    assert "No previous result to compare with" in markdown
+    assert "| test_inputs_embeds | common | 2/3 | 66.7% |" in markdown
+    assert "test_new_thing" not in markdown
+    assert "_… and 2 more (showing 1 of 3)_" in markdown
+
+
+def test_bad_json_names_the_file_and_line(tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "test_a": {,\n}', encoding="utf-8")
+    assert main(["--current", str(broken)]) == 2
+    assert f"{broken}:2:" in capsys.readouterr().err
+
+
+def test_bad_config_names_the_key(write_scan, tmp_path, capsys):
+    config = tmp_path / "report.yaml"
+    config.write_text("report:\n  min_proportion_change: 3\n", encoding="utf-8")
+    assert main(["--current", write_scan("new", CURRENT), "--config", str(config)]) == 2
+    assert "key 'report.min_proportion_change'" in capsys.readouterr().err
+
+
+def test_csv_and_plot_outputs(write_scan, tmp_path):
+    csv, plot = tmp_path / "scan.csv", tmp_path / "scan.png"
+    main(["--current", write_scan("new", CURRENT), "--csv", str(csv), "--plot", str(plot)])
+    assert csv.read_text(encoding="utf-8").splitlines()[0].startswith("test,origin,models_ran,")
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_script_and_cli_subcommand(write_scan, tmp_path):
+    current = write_scan("new", CURRENT)
+    script = subprocess.run(
+        [sys.executable, str(ROOT / "utils" / "skip_report.py"), "--current", current],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Most skipped tests (3)" in script.stdout
+    assert cli_main(["report", "--current", current]) == 0

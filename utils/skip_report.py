@@ -1,0 +1,15 @@
+"""Skip trend report between two scans of the skipped-test analyzer.
+
+Lists the common tests whose skipped proportion changed, the models that newly skip or stopped
+skipping a test (with the reason), new and removed common tests, and the most skipped tests.
+Thresholds and row counts come from configs/skip_report.yaml.
+
+    python utils/skip_report.py --previous OLD.json --current NEW.json [--markdown OUT.md] [--config FILE]
+"""
+
+import sys
+
+from model_debugging.skips_report.report_command import main
+
+if __name__ == "__main__":
+    sys.exit(main(prog="utils/skip_report.py"))
