@@ -1,0 +1,110 @@
+"""Decide, for every model and common test, whether pytest would run or skip it.
+
+For each test class of a model (a ``unittest.TestCase`` in one of the model's test files), the
+test applies when one of the classes defining it in the common files is in the class's MRO. The
+definition the test resolves to is the first one in the MRO; it is skipped when the class (or a
+base) carries a skip decorator, the definition is unconditionally skipped, or one of its flag
+guards is true for this class. A model skips a test when every applicable class skips it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from model_debugging.skips.records import Method, Skip
+from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+
+
+@dataclass(frozen=True)
+class CollectedClass:
+    """A collected test class of a model, with what it resolves every test name to."""
+
+    ref: ClassRef
+    file: str
+    line: int
+    linearization: tuple[ClassRef, ...]
+    class_skip: Skip | None
+    definitions: Mapping[str, tuple[ClassRef, Method]]
+    applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happens to one test in one model: ``status`` is ``ran``, ``skipped`` or ``not_applicable``."""
+
+    status: str
+    skip: Skip | None = None
+    test_class: str | None = None
+    file: str | None = None
+    conditions: tuple[str, ...] = ()
+
+
+NOT_APPLICABLE = Outcome("not_applicable")
+
+
+def collect_test_classes(
+    resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
+) -> list[CollectedClass]:
+    """The ``unittest.TestCase`` classes defined in ``files`` (the way pytest collects them).
+
+    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``.
+    """
+    found = []
+    for path in files:
+        parsed = resolver.modules.get(module_name(path))
+        if parsed is None:
+            continue
+        for info in parsed.classes:
+            ref = ClassRef(module_name(path), info.name)
+            mro = resolver.mro(ref)
+            if not resolver.is_test_case(mro):
+                continue
+            class_skip = next(
+                (base.skip for base in map(resolver.info, mro) if base is not None and base.skip), None
+            )
+            definitions: dict[str, tuple[ClassRef, Method]] = {}
+            for base in reversed(mro):
+                base_info = resolver.info(base)
+                for method in base_info.methods if base_info else ():
+                    definitions[method.name] = (base, method)
+            bases = set(mro)
+            applicable = frozenset(
+                name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
+            )
+            found.append(CollectedClass(ref, path, info.line, mro, class_skip, definitions, applicable))
+    return found
+
+
+def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str) -> Outcome:
+    """Run or skip for one class; the caller has checked that the test applies to it."""
+    where = {"test_class": test_class.ref.name, "file": test_class.file}
+    if test_class.class_skip is not None:
+        skip = Skip("class_decorator", test_class.class_skip.reason, test_class.line)
+        return Outcome("skipped", skip, **where)
+    owner, method = test_class.definitions[test_name]
+    if method.skip is not None:
+        return Outcome("skipped", method.skip, **where)
+    conditions = [condition.text for condition in method.conditions]
+    for guard in method.guards:
+        verdict = resolver.evaluate(test_class.linearization, guard.condition)
+        if verdict:
+            return Outcome("skipped", Skip("flag_guard", guard.reason, guard.line), **where)
+        if verdict is None:
+            conditions.append(f"if {guard.code}: skip (not decidable statically)")
+    return Outcome("ran", None, conditions=tuple(conditions), **where)
+
+
+def model_outcome(resolver: Resolver, classes: Iterable[CollectedClass], test_name: str) -> Outcome:
+    outcomes = [
+        class_outcome(resolver, test_class, test_name)
+        for test_class in classes
+        if test_name in test_class.applicable
+    ]
+    if not outcomes:
+        return NOT_APPLICABLE
+    ran = [outcome for outcome in outcomes if outcome.status == "ran"]
+    if not ran:
+        return outcomes[0]
+    conditions = tuple(dict.fromkeys(text for outcome in ran for text in outcome.conditions))
+    return Outcome("ran", None, ran[0].test_class, ran[0].file, conditions)

@@ -1,0 +1,72 @@
+"""Read and parse many files: cached results first, then the rest in parallel processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.records import ParsedFile, ParseError
+
+# Below this many cold files, starting worker processes costs more than it saves.
+_PARALLEL_THRESHOLD = 8
+
+
+def _parse_worker(data: bytes, path: str) -> ParsedFile:
+    from model_debugging.skips.parse import parse_bytes  # libcst is imported only when parsing
+
+    try:
+        return parse_bytes(data, path)
+    except Exception as error:  # a crash on one file is that file's error, never the run's
+        return ParsedFile(path, error=ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}"))
+
+
+def parse_files(
+    repo: Path,
+    paths: Iterable[str],
+    *,
+    cache: ParseCache | None,
+    jobs: int | None = None,
+    progress: bool = False,
+) -> dict[str, ParsedFile]:
+    """Parse ``paths`` (relative to ``repo``); unreadable files come back as error records."""
+    parsed: dict[str, ParsedFile] = {}
+    cold: list[tuple[str, bytes, str]] = []
+    for path in paths:
+        try:
+            data = (repo / path).read_bytes()
+        except OSError as error:
+            parsed[path] = ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}"))
+            continue
+        key = cache_key(path, data)
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            parsed[path] = hit
+        else:
+            cold.append((path, data, key))
+    if not cold:
+        return parsed
+    cold.sort(key=lambda item: len(item[1]), reverse=True)  # big files first balances the workers
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
+        executor = ProcessPoolExecutor(max_workers=min(jobs, len(cold)))
+        results = executor.map(_parse_worker, [data for _, data, _ in cold], [path for path, _, _ in cold])
+    else:
+        executor = None
+        results = map(_parse_worker, [data for _, data, _ in cold], [path for path, _, _ in cold])
+    if progress:
+        from tqdm import tqdm
+
+        results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
+    try:
+        for (path, _, key), result in zip(cold, results, strict=True):
+            parsed[path] = result
+            if cache is not None and result.error is None:
+                cache.put(key, result)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    return parsed

@@ -1,0 +1,248 @@
+"""Parse one Python file with libcst into a :class:`~model_debugging.skips.records.ParsedFile`.
+
+Only module-level classes and imports are read (also inside top-level ``if``/``try`` blocks such as
+``if is_torch_available():``). Line numbers come from a scan of the source text for ``class`` and
+``def`` lines: libcst's ``PositionProvider`` costs twice the parse itself on large files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from model_debugging.skips import patterns
+from model_debugging.skips.records import (
+    ClassInfo,
+    Condition,
+    Import,
+    Method,
+    NonLiteral,
+    ParsedFile,
+    ParseError,
+    Skip,
+    TesterCall,
+)
+
+MAX_FILE_BYTES = 2_000_000
+_DEFINITION_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+class _Lines:
+    """Where each ``class``/``def`` name is defined: name -> [(line, indent)] in source order."""
+
+    def __init__(self, source: str):
+        self.by_name: dict[str, list[tuple[int, int]]] = {}
+        for match in _DEFINITION_LINE.finditer(source):
+            line = source.count("\n", 0, match.start()) + 1
+            self.by_name.setdefault(match.group(3), []).append((line, len(match.group(1))))
+
+    def find(self, name: str, after: int = 0, max_indent: int | None = None, min_indent: int = 0) -> int:
+        for line, indent in self.by_name.get(name, ()):
+            if line > after and indent >= min_indent and (max_indent is None or indent <= max_indent):
+                return line
+        return after
+
+
+def _flatten(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """Statements of a block, descending into ``if`` (its first branch) and ``try`` bodies."""
+    for statement in statements:
+        if isinstance(statement, (cst.If, cst.Try)):
+            yield from _flatten(statement.body.body)
+        else:
+            yield statement
+
+
+def _imports(statement: cst.BaseStatement) -> Iterator[Import]:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                module = patterns.dotted_name(alias.name) or ""
+                if alias.asname is not None:
+                    yield Import(patterns.dotted_name(alias.asname.name) or module, module, None)
+                else:
+                    head = module.split(".")[0]
+                    yield Import(head, head, None)
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            module = patterns.dotted_name(small.module) if small.module is not None else ""
+            for alias in small.names:
+                name = patterns.dotted_name(alias.name) or ""
+                local = patterns.dotted_name(alias.asname.name) if alias.asname is not None else name
+                yield Import(local or name, module or "", name, len(small.relative))
+
+
+def _aliases(imports: Sequence[Import]) -> dict[str, str]:
+    """local name -> dotted name it stands for (absolute imports only; enough for unittest/pytest)."""
+    aliases = {}
+    for item in imports:
+        if item.level == 0:
+            aliases[item.local] = item.module if item.name is None else f"{item.module}.{item.name}"
+    return aliases
+
+
+def _assigned_attributes(body: Sequence[cst.BaseStatement]) -> list[tuple[str, object]]:
+    attributes = []
+    for statement in _flatten(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                value = patterns.literal_value(small.value)
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        attributes.append((target.target.value, value))
+            elif (
+                isinstance(small, cst.AnnAssign)
+                and small.value is not None
+                and isinstance(small.target, cst.Name)
+            ):
+                attributes.append((small.target.value, patterns.literal_value(small.value)))
+    return attributes
+
+
+def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpression]]:
+    for statement in _flatten(function.body.body) if isinstance(function.body, cst.IndentedBlock) else ():
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    name = patterns.dotted_name(target.target)
+                    if name and name.startswith("self.") and name.count(".") == 1:
+                        yield name[5:], small.value
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                yield "", small.value
+
+
+def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
+    """What ``__init__`` leaves on ``self`` when called with no arguments but the required ones."""
+    defaults = {
+        param.name.value: patterns.literal_value(param.default)
+        for param in (*function.params.params, *function.params.kwonly_params)
+        if param.default is not None
+    }
+    found: dict[str, object] = {}
+    for name, value in _self_assignments(function):
+        if name:
+            if isinstance(value, cst.Name) and value.value in defaults:
+                found[name] = defaults[value.value]
+            else:
+                found[name] = patterns.literal_value(value)
+            continue
+        callee = patterns.dotted_name(value.func) or ""
+        if callee.endswith(".setdefault") and len(value.args) == 2:
+            key = patterns.literal_value(value.args[0].value)
+            if isinstance(key, str):
+                found.setdefault(key, patterns.literal_value(value.args[1].value))
+        elif callee.endswith("__init__"):  # super().__init__(parent, is_training=False, x=x)
+            for arg in value.args:
+                if arg.keyword is None:
+                    continue
+                if isinstance(arg.value, cst.Name) and arg.value.value in defaults:
+                    found.setdefault(arg.keyword.value, defaults[arg.value.value])
+                else:
+                    found.setdefault(arg.keyword.value, patterns.literal_value(arg.value))
+    return list(found.items())
+
+
+def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
+    for name, value in _self_assignments(function):
+        if name == "model_tester" and isinstance(value, cst.Call):
+            callee = patterns.dotted_name(value.func)
+            if callee is None:
+                return None
+            keywords = tuple(
+                (arg.keyword.value, patterns.literal_value(arg.value)) for arg in value.args if arg.keyword
+            )
+            return TesterCall(callee, keywords)
+    return None
+
+
+def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
+    name = function.name.value
+    if not name.startswith("test"):
+        return Method(name, line)
+    skip: Skip | None = None
+    conditions: list[Condition] = []
+    for decorator in function.decorators:
+        skip = skip or patterns.skip_decorator(decorator, aliases, line)
+        condition = patterns.condition_decorator(decorator, aliases, line)
+        if condition is not None:
+            conditions.append(condition)
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    skip = skip or patterns.body_skip(body, aliases, line) or patterns.noop_override(function, line)
+    guards, guard_conditions = patterns.guards(body, aliases, line)
+    return Method(name, line, skip, guards, tuple(conditions) + guard_conditions)
+
+
+def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
+    bases = tuple(patterns.dotted_name(arg.value) or patterns.code(arg.value) for arg in node.bases)
+    skip = None
+    for decorator in node.decorators:
+        found = patterns.skip_decorator(decorator, aliases, line)
+        if found is not None and skip is None:
+            skip = Skip("class_decorator", found.reason, line)
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    methods, tester_call, init_defaults = [], None, ()
+    for statement in _flatten(body):
+        if isinstance(statement, cst.FunctionDef):
+            method_line = lines.find(statement.name.value, after=line, min_indent=1)
+            methods.append(_method(statement, aliases, method_line))
+            if statement.name.value == "setUp":
+                tester_call = _tester_call(statement)
+            elif statement.name.value == "__init__":
+                init_defaults = tuple(_init_defaults(statement))
+    return ClassInfo(
+        name=node.name.value,
+        line=line,
+        bases=bases,
+        attributes=tuple(_assigned_attributes(body)),
+        methods=tuple(methods),
+        skip=skip,
+        tester_call=tester_call,
+        init_defaults=init_defaults,
+    )
+
+
+def parse_source(source: str, path: str) -> ParsedFile:
+    """Parse ``source`` (the text of ``path``, relative to the repository) into records."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return ParsedFile(path, error=ParseError(path, error.raw_line, f"syntax error: {error.message}"))
+    lines = _Lines(source)
+    imports: list[Import] = []
+    statements = list(_flatten(module.body))
+    for statement in statements:
+        imports.extend(_imports(statement))
+    aliases = _aliases(imports)
+    classes, functions = [], []
+    for statement in statements:
+        if isinstance(statement, cst.ClassDef):
+            line = lines.find(statement.name.value, max_indent=8)
+            classes.append(_class(statement, aliases, lines, line))
+        elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
+            functions.append(statement.name.value)
+    return ParsedFile(path, tuple(imports), tuple(classes), tuple(functions))
+
+
+def parse_bytes(data: bytes, path: str) -> ParsedFile:
+    """Decode and parse; a huge or non-UTF-8 file becomes a :class:`ParseError` record."""
+    if len(data) > MAX_FILE_BYTES:
+        return ParsedFile(
+            path, error=ParseError(path, 1, f"file too large ({len(data)} bytes > {MAX_FILE_BYTES})")
+        )
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        return ParsedFile(
+            path, error=ParseError(path, line, f"not UTF-8: {error.reason} at byte {error.start}")
+        )
+    return parse_source(source, path)
+
+
+__all__ = ["NonLiteral", "parse_bytes", "parse_source"]

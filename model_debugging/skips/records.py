@@ -1,0 +1,167 @@
+"""Plain frozen records produced by parsing one file; they are what the cache stores.
+
+Nothing here refers to libcst, so a warm scan never imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NonLiteral:
+    """A value that is not a literal (a call, a name, ...); its truth cannot be known statically."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """An unconditional skip written in the source.
+
+    ``kind`` is one of ``decorator``, ``body``, ``noop_override``, ``class_decorator``, ``flag_guard``.
+    """
+
+    kind: str
+    reason: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Flag:
+    """``self.<path>`` (e.g. ``("has_attentions",)`` or ``("model_tester", "is_training")``).
+
+    ``default`` is the third argument of ``getattr(self.model_tester, "x", default)`` when written.
+    """
+
+    path: tuple[str, ...]
+    default: Any = None
+    has_default: bool = False
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Any
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    """``and`` / ``or`` over operands (each a Flag, Not, BoolOp, Equals or a literal)."""
+
+    operator: str
+    operands: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Equals:
+    """``<flag> == <literal>`` / ``is`` (``negated`` for ``!=`` / ``is not``)."""
+
+    operand: Any
+    value: Any
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Guard:
+    """``if <condition>: <skip>`` at the top level of a test body; ``condition`` uses only class flags."""
+
+    condition: Any
+    reason: str
+    line: int
+    code: str
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An environment-dependent guard (``@require_torch_gpu``, ``@slow``, ``skipIf(<runtime>)``, ...)."""
+
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    line: int
+    skip: Skip | None = None
+    guards: tuple[Guard, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class TesterCall:
+    """``self.model_tester = <callee>(self, key=literal, ...)`` in ``setUp``."""
+
+    callee: str
+    keywords: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """One class: bases as written (dotted), class-level literal attributes, test methods.
+
+    ``init_defaults`` holds what ``__init__`` sets on ``self`` when nothing is passed: parameter
+    defaults assigned to ``self.<name>``, ``kwargs.setdefault("name", literal)`` and ``self.x = literal``.
+    """
+
+    name: str
+    line: int
+    bases: tuple[str, ...]
+    attributes: tuple[tuple[str, Any], ...] = ()
+    methods: tuple[Method, ...] = ()
+    skip: Skip | None = None
+    tester_call: TesterCall | None = None
+    init_defaults: tuple[tuple[str, Any], ...] = ()
+
+    def method(self, name: str) -> Method | None:
+        for method in self.methods:
+            if method.name == name:
+                return method
+        return None
+
+    def attribute(self, name: str) -> tuple[bool, Any]:
+        for key, value in self.attributes:
+            if key == name:
+                return True, value
+        return False, None
+
+
+@dataclass(frozen=True)
+class Import:
+    """``local`` is bound to ``name`` of ``module`` (``name`` is None for ``import module``).
+
+    ``level`` counts the leading dots of a relative import.
+    """
+
+    local: str
+    module: str
+    name: str | None
+    level: int = 0
+
+
+@dataclass(frozen=True)
+class ParseError:
+    path: str
+    line: int
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """Everything the resolver needs from one file (``path`` is relative to the repository)."""
+
+    path: str
+    imports: tuple[Import, ...] = ()
+    classes: tuple[ClassInfo, ...] = ()
+    test_functions: tuple[str, ...] = field(default=())
+    error: ParseError | None = None
+
+    def class_named(self, name: str) -> ClassInfo | None:
+        for info in self.classes:
+            if info.name == name:
+                return info
+        return None

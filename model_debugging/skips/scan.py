@@ -1,0 +1,162 @@
+"""The programmatic entry point: scan a checkout and return the result mapping and the errors."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+from pathlib import Path
+from typing import Any
+
+from model_debugging.skips.aggregate import summarize
+from model_debugging.skips.analyze import collect_test_classes, model_outcome
+from model_debugging.skips.cache import ParseCache, default_cache_dir
+from model_debugging.skips.files import parse_files
+from model_debugging.skips.records import ParsedFile
+from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
+
+# Imports are followed into files under these top-level folders only (never into src/).
+_FOLLOW_IMPORTS_UNDER = ("tests",)
+
+
+class CheckoutError(Exception):
+    """The folder is not a transformers checkout: the message says what is missing and where."""
+
+
+class UnknownTestError(Exception):
+    """``test_method_name`` is not a common test; ``suggestions`` holds the closest names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name, self.suggestions = name, suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown common test {name!r}{hint}")
+
+
+def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
+    """Relative paths of model test files, sorted (their folder name is the model name)."""
+    models_dir = repo / settings.models_dir
+    found = []
+    for root, dirs, files in os.walk(models_dir):
+        dirs[:] = [name for name in dirs if not name.startswith((".", "__pycache__"))]
+        for name in files:
+            if fnmatch.fnmatch(name, settings.test_file_pattern):
+                found.append(Path(root, name).relative_to(repo).as_posix())
+    return sorted(found)
+
+
+def check_checkout(repo: Path, settings: ScanSettings) -> None:
+    first_common = settings.common_test_files[0].path
+    for relative, kind in ((first_common, "file"), (settings.models_dir, "folder")):
+        target = repo / relative
+        if not (target.is_file() if kind == "file" else target.is_dir()):
+            raise CheckoutError(
+                f"not a transformers checkout: {kind} {relative} is missing (looked for {target.resolve()}); "
+                "run from the checkout root or pass --repo PATH"
+            )
+
+
+def _module_path(repo: Path, module: str) -> str | None:
+    relative = module.replace(".", "/")
+    for candidate in (f"{relative}.py", f"{relative}/__init__.py"):
+        if (repo / candidate).is_file():
+            return candidate
+    return None
+
+
+def _parse_with_imports(repo: Path, paths: list[str], **parse_options: Any) -> dict[str, ParsedFile]:
+    """Parse ``paths`` and, transitively, the repository files they import from."""
+    files = parse_files(repo, paths, **parse_options)
+    looked_up: set[str] = set()
+    new = list(files.values())
+    while new:
+        resolver = Resolver(files)
+        wanted = set()
+        for parsed in new:
+            for module in resolver.imported_modules(parsed) - looked_up:
+                looked_up.add(module)
+                if module.split(".")[0] in _FOLLOW_IMPORTS_UNDER and module not in resolver.modules:
+                    path = _module_path(repo, module)
+                    if path is not None and path not in files:
+                        wanted.add(path)
+        new = list(parse_files(repo, sorted(wanted), **parse_options).values()) if wanted else []
+        files.update((parsed.path, parsed) for parsed in new)
+    return files
+
+
+def common_tests(files: dict[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
+    """test name -> (origin, classes of the common files that define it), in file order."""
+    tests: dict[str, tuple[str, set[ClassRef]]] = {}
+    for common in settings.common_test_files:
+        parsed = files.get(common.path)
+        if parsed is None or parsed.error is not None:
+            continue
+        for info in parsed.classes:
+            for method in info.methods:
+                if method.name.startswith("test_"):
+                    _, refs = tests.setdefault(method.name, (common.origin, set()))
+                    tests[method.name] = (
+                        common.origin,
+                        refs | {ClassRef(module_name(common.path), info.name)},
+                    )
+        for name in parsed.test_functions:
+            tests.setdefault(name, (common.origin, set()))
+    return {name: (origin, frozenset(refs)) for name, (origin, refs) in tests.items()}
+
+
+def scan_repository(
+    repo: str | os.PathLike = ".",
+    *,
+    config: ScanSettings | None = None,
+    test_method_name: str | None = None,
+    jobs: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+    on_start: Any = None,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Scan a transformers checkout statically (nothing in it is imported or run).
+
+    Args:
+        repo (`str` or `os.PathLike`, *optional*, defaults to `"."`): the checkout's root.
+        config (`ScanSettings`, *optional*): which files hold the common tests; built-in defaults if None.
+        test_method_name (`str`, *optional*): scan only this test (raises `UnknownTestError` if unknown).
+        jobs (`int`, *optional*): parallel parsing processes; defaults to the CPU count.
+        cache_dir (`str`, *optional*): the parse cache; defaults to `$XDG_CACHE_HOME/model-debugging/scan`.
+        use_cache (`bool`, *optional*, defaults to `True`): read and write the parse cache.
+        progress (`bool`, *optional*, defaults to `False`): show a tqdm bar while parsing cold files.
+        on_start (`callable`, *optional*): called with the number of model test files before parsing.
+
+    Returns:
+        `(results, errors)`: results maps each common test name to its entry (`origin`, `models_ran`,
+        `models_skipped`, `skipped_proportion`, `reasons_skipped`, `models_not_applicable`, `skips`,
+        `conditions`); errors lists `{"path", "line", "message"}` for files that could not be parsed.
+    """
+    repo = Path(repo)
+    settings = config or DEFAULT_SETTINGS
+    check_checkout(repo, settings)
+    model_files = find_model_test_files(repo, settings)
+    if on_start is not None:
+        on_start(len(model_files))
+    cache = ParseCache(cache_dir or default_cache_dir()) if use_cache else None
+    common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
+    files = _parse_with_imports(
+        repo, sorted(set(common_paths + model_files)), cache=cache, jobs=jobs, progress=progress
+    )
+    tests = common_tests(files, settings)
+    if test_method_name is not None:
+        if test_method_name not in tests:
+            raise UnknownTestError(test_method_name, difflib.get_close_matches(test_method_name, tests, n=3))
+        tests = {test_method_name: tests[test_method_name]}
+
+    resolver = Resolver(files)
+    models: dict[str, list] = {}
+    for path in model_files:
+        classes = collect_test_classes(resolver, [path], tests)
+        models.setdefault(Path(path).parent.name, []).extend(classes)
+    results = {}
+    for name, (origin, _) in tests.items():
+        outcomes = {model: model_outcome(resolver, classes, name) for model, classes in models.items()}
+        results[name] = summarize(origin, outcomes)
+    errors = [parsed.error.as_dict() for parsed in files.values() if parsed.error is not None]
+    return results, sorted(errors, key=lambda error: error["path"])
