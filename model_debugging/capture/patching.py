@@ -1,0 +1,181 @@
+"""Apply the registered class replacements: to module namespaces (`apply_patches`) and to recorders."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import MappingProxyType, ModuleType
+
+from torch import nn
+
+from model_debugging.capture.hooks import remove_capture_hooks
+from model_debugging.capture.recorder import OutputRecorder
+from model_debugging.capture.registry import PatchRules, current_patch_rules
+
+__all__ = [
+    "DEFAULT_PATCH_NAMESPACES",
+    "apply_patches",
+    "get_patch_namespaces",
+    "patch_output_recorders",
+    "register_patch_namespace",
+    "unregister_patch_namespace",
+]
+
+# transformers itself and the modules it loads remote code into
+DEFAULT_PATCH_NAMESPACES = ("transformers", "transformers_modules")
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_namespaces_lock = threading.Lock()
+_registered_namespaces: list[str] = []
+# Swapping and restoring walk and mutate shared modules; one context at a time does it.
+_swap_lock = threading.RLock()
+
+
+def register_patch_namespace(name: str) -> None:
+    """Make `apply_patches` also patch the package ``name`` and its submodules (idempotent)."""
+    _check_namespace(name)
+    with _namespaces_lock:
+        if name not in _registered_namespaces and name not in DEFAULT_PATCH_NAMESPACES:
+            _registered_namespaces.append(name)
+
+
+def unregister_patch_namespace(name: str) -> None:
+    """Stop patching a namespace added with `register_patch_namespace`; anything else raises `KeyError`."""
+    with _namespaces_lock:
+        if name not in _registered_namespaces:
+            raise KeyError(
+                f"{name!r} is not a registered patch namespace; registered: {_registered_namespaces}"
+            )
+        _registered_namespaces.remove(name)
+
+
+def get_patch_namespaces() -> tuple[str, ...]:
+    """The packages `apply_patches` patches by default: `DEFAULT_PATCH_NAMESPACES` plus registered ones."""
+    with _namespaces_lock:
+        return (*DEFAULT_PATCH_NAMESPACES, *_registered_namespaces)
+
+
+def _check_namespace(name: str) -> None:
+    if not isinstance(name, str) or not _DOTTED_NAME.fullmatch(name):
+        raise ValueError(f"a patch namespace is a dotted module name like 'my_pkg.models', got {name!r}")
+
+
+@contextmanager
+def apply_patches(namespaces: Iterable[str] = ()) -> Iterator[MappingProxyType]:
+    """Swap registered replacements into module namespaces for the duration of the block.
+
+    In every loaded module of the patch namespaces (`get_patch_namespaces()` plus ``namespaces``, each
+    meaning the package and its submodules), each module-level attribute holding an `nn.Module`
+    subclass whose class name matches the registry is set to its replacement. Code that looks the
+    class up in its module at call time, like a layer's ``__init__`` building ``LlamaMLP(config)``,
+    builds the replacement. On exit, also on error, every swapped attribute gets back the exact object
+    it held. Modules first imported inside the block are not patched: import them before.
+
+    Nested contexts patch on top of the current state and restore, on exit, what they found on entry,
+    so inner blocks may add replacements and the outer ones stay in effect until the outer block ends.
+    Patching changes process-wide state: other threads see the swapped classes while the block runs.
+
+    Args:
+        namespaces (`Iterable[str]`, *optional*): extra packages to patch in this block only.
+
+    Yields:
+        A read-only mapping ``"module.attribute" -> (original, replacement)`` of what was swapped.
+
+    Example:
+        ```python
+        register_patch_mapping({"LlamaMLP": MyMLP})
+        with apply_patches() as swapped:
+            model = LlamaModel(config)  # its layers use MyMLP
+        patch_output_recorders(model)
+        ```
+    """
+    for name in namespaces:
+        _check_namespace(name)
+    roots = (*get_patch_namespaces(), *namespaces)
+    rules = current_patch_rules()
+    swapped: dict[str, tuple[ModuleType, str, type, type]] = {}
+    with _swap_lock:
+        try:
+            if rules:
+                _swap(roots, rules, swapped)
+        except BaseException:
+            _restore(swapped)
+            raise
+    try:
+        yield MappingProxyType(
+            {key: (original, replacement) for key, (_, _, original, replacement) in swapped.items()}
+        )
+    finally:
+        with _swap_lock:
+            _restore(swapped)
+
+
+def _in_namespaces(module_name: str, roots: tuple[str, ...]) -> bool:
+    return any(module_name == root or module_name.startswith(f"{root}.") for root in roots)
+
+
+def _swap(roots: tuple[str, ...], rules: PatchRules, swapped: dict) -> None:
+    for module in list(sys.modules.values()):
+        module_name = getattr(module, "__name__", None)
+        if not isinstance(module, ModuleType) or not isinstance(module_name, str):
+            continue
+        if not _in_namespaces(module_name, roots):
+            continue
+        # vars(), not dir(): never trigger a lazy module's imports
+        for attribute, value in list(vars(module).items()):
+            if not (isinstance(value, type) and issubclass(value, nn.Module)):
+                continue
+            replacement = rules.replacement_for(value.__name__)
+            if replacement is None or replacement is value:
+                continue
+            setattr(module, attribute, replacement)
+            swapped[f"{module_name}.{attribute}"] = (module, attribute, value, replacement)
+
+
+def _restore(swapped: dict) -> None:
+    for module, attribute, original, _ in reversed(swapped.values()):
+        setattr(module, attribute, original)
+    swapped.clear()
+
+
+def patch_output_recorders(model: nn.Module) -> None:
+    """Point the recorders of ``model`` and its sub-models at the registered replacement classes.
+
+    A model built inside `apply_patches` contains replacement modules, but the ``_can_record_outputs``
+    of its class still names the originals, so nothing would be recorded from them. This sets, on
+    each affected instance, a patched copy of its declaration (plain classes, class names and
+    `OutputRecorder` targets matched by class name); the class attribute and other instances are
+    left untouched. Recording hooks already installed are removed so the next capture uses the copy.
+    """
+    rules = current_patch_rules()
+    if not rules:
+        return
+    changed = False
+    for module in model.modules():
+        declared = getattr(module, "_can_record_outputs", None)
+        if not declared:
+            continue
+        patched = {field: _patch_declared(value, rules) for field, value in declared.items()}
+        if patched != declared:
+            module._can_record_outputs = patched
+            changed = True
+    if changed:
+        remove_capture_hooks(model)
+
+
+def _patch_declared(declared, rules: PatchRules):
+    if isinstance(declared, (list, tuple)):
+        return type(declared)(_patch_declared(item, rules) for item in declared)
+    if isinstance(declared, OutputRecorder):
+        name = declared.target_class.__name__ if declared.target_class is not None else declared.class_name
+        replacement = rules.replacement_for(name)
+        return declared if replacement is None else dataclasses.replace(declared, target_class=replacement)
+    if isinstance(declared, type):
+        return rules.replacement_for(declared.__name__) or declared
+    if isinstance(declared, str):
+        return rules.replacement_for(declared) or declared
+    return declared
