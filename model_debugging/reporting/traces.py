@@ -1,0 +1,306 @@
+"""Read a model addition debugger trace into plain records, without importing torch.
+
+A trace is the pair ``<Class>_debug_tree_SUMMARY.json`` / ``<Class>_debug_tree_FULL_TENSORS.json``
+(plus one ``.safetensors`` file per tensor when it was recorded with ``use_repr=False``). Both the
+compare tool and reports read traces through this module.
+
+Example::
+
+    trace = read_trace("debug_output/")          # a directory or either JSON file
+    for node in trace.nodes:                      # execution order
+        print(node.module_path, [entry.sub_path for entry in node.outputs])
+    frame = load_trace("debug_output/")           # one row per module call
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+SUMMARY_SUFFIX = "_SUMMARY.json"
+FULL_TENSORS_SUFFIX = "_FULL_TENSORS.json"
+STAT_NAMES = ("mean", "std", "min", "max")
+
+# "tensor(-8.9514e-01, device='cuda:0')", "tensor(nan)", "tensor(0.)", "tensor(1.2500e-01, dtype=torch.bfloat16)"
+_STAT_RE = re.compile(r"^tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?))\s*[,)]", re.IGNORECASE)
+_SHAPE_RE = re.compile(r"^torch\.Size\(\[([\d,\s]*)\]\)$")
+
+
+class TraceError(ValueError):
+    """A trace file is missing, unreadable or not in the debugger format; the message names the file."""
+
+    def __init__(self, path: str | os.PathLike, message: str):
+        self.path = str(path)
+        super().__init__(f"{self.path}: {message}")
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """One leaf of a node's ``inputs`` or ``outputs``.
+
+    ``sub_path`` locates it: ``args.0``, ``kwargs.attention_mask``, ``kwargs.position_embeddings.1``
+    for inputs; ``""`` (a single output), ``0``, ``last_hidden_state`` for outputs. A tensor has
+    ``shape`` and ``dtype``; anything else was recorded as its repr and sits in ``text``.
+    """
+
+    sub_path: str
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
+    file: Path | None = None  # the safetensors file (use_repr=False traces only)
+    text: str | None = None  # repr of a non-tensor value
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.dtype is not None
+
+
+@dataclass(frozen=True)
+class TraceNode:
+    """One recorded module call.
+
+    ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
+    ``outputs`` is ``None`` when the debugger did not record them (modules with children).
+    """
+
+    order: int
+    module_path: str
+    depth: int
+    call_index: int
+    is_leaf: bool
+    inputs: tuple[TensorRecord, ...]
+    outputs: tuple[TensorRecord, ...] | None
+    exception: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A parsed trace: the JSON file it came from and its nodes in execution order."""
+
+    path: Path
+    mode: Literal["tensors", "stats"]  # "tensors": safetensors files hold every tensor
+    nodes: tuple[TraceNode, ...]
+
+    @property
+    def root_path(self) -> str:
+        return self.nodes[0].module_path if self.nodes else ""
+
+
+def find_traces(directory: str | os.PathLike) -> list[Path]:
+    """The trace JSON files in ``directory``, one per trace (FULL_TENSORS preferred over SUMMARY)."""
+    directory = Path(directory)
+    bases: dict[str, Path] = {}
+    for suffix in (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX):  # FULL_TENSORS second, so it wins
+        for path in directory.glob(f"*{suffix}"):
+            bases[path.name[: -len(suffix)]] = path
+    return [bases[base] for base in sorted(bases)]
+
+
+def resolve_trace_file(path: str | os.PathLike) -> Path:
+    """The JSON file to read for ``path``: a trace JSON itself, or the only trace in a directory.
+
+    A ``_SUMMARY.json`` path is read from its ``_FULL_TENSORS.json`` sibling when that exists: it is
+    the same trace with the tensor values (or their safetensors files) added.
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = find_traces(path)
+        if not found:
+            raise TraceError(
+                path, f"no '*{SUMMARY_SUFFIX}' or '*{FULL_TENSORS_SUFFIX}' trace in this directory"
+            )
+        if len(found) > 1:
+            listing = ", ".join(file.name for file in found)
+            raise TraceError(
+                path, f"{len(found)} traces in this directory ({listing}); pass one of these files"
+            )
+        return found[0]
+    if path.name.endswith(SUMMARY_SUFFIX):
+        full = path.with_name(path.name[: -len(SUMMARY_SUFFIX)] + FULL_TENSORS_SUFFIX)
+        if full.is_file():
+            return full
+    if not path.exists():
+        raise TraceError(path, "no such file or directory")
+    if not path.name.endswith((SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX)):
+        raise TraceError(
+            path,
+            f"not a trace: expected a directory or a '*{SUMMARY_SUFFIX}' / '*{FULL_TENSORS_SUFFIX}' file",
+        )
+    return path
+
+
+def parse_stat(text: Any) -> float | None:
+    """The number in a stats repr such as ``tensor(-8.9514e-01, device='cuda:0')``; None if there is none."""
+    match = _STAT_RE.match(text) if isinstance(text, str) else None
+    return float(match.group(1)) if match else None
+
+
+def parse_shape(text: Any) -> tuple[int, ...] | None:
+    """``torch.Size([1, 8, 32])`` -> ``(1, 8, 32)``; None if ``text`` is not a shape repr."""
+    match = _SHAPE_RE.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    return tuple(int(size) for size in match.group(1).replace(" ", "").split(",") if size)
+
+
+def _is_tensor_entry(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("dtype"), str)
+        and value["dtype"].startswith("torch.")
+        and parse_shape(value.get("shape")) is not None
+    )
+
+
+def _join(prefix: str, key: Any) -> str:
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
+def _safetensors_file(value: Any, trace_file: Path) -> Path | None:
+    if not (isinstance(value, str) and value.endswith(".safetensors")):
+        return None
+    directory = trace_file.parent.resolve()
+    file = (directory / value).resolve()
+    if not file.is_relative_to(directory):
+        raise TraceError(trace_file, f"tensor file {value!r} lies outside the trace directory")
+    return file
+
+
+def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord]:
+    if _is_tensor_entry(value):
+        stats = tuple((name, parse_stat(value[name])) for name in STAT_NAMES if name in value)
+        yield TensorRecord(
+            sub_path=prefix,
+            shape=parse_shape(value["shape"]),
+            dtype=value["dtype"],
+            stats=stats,
+            file=_safetensors_file(value.get("value"), trace_file),
+        )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flatten(item, _join(prefix, key), trace_file)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _flatten(item, _join(prefix, index), trace_file)
+    else:
+        yield TensorRecord(sub_path=prefix, text=None if value is None else str(value))
+
+
+def _exception_text(record: Any) -> str | None:
+    if record is None or isinstance(record, str):
+        return record
+    if isinstance(record, dict):
+        kind = record.get("type") or record.get("class") or "exception"
+        message = record.get("message")
+        return f"{kind}: {message}" if message else str(kind)
+    return str(record)
+
+
+def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
+    calls: Counter[str] = Counter()
+    stack: list[tuple[Any, int]] = [(tree, 0)]
+    order = 0
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict) or not isinstance(node.get("module_path"), str):
+            raise TraceError(trace_file, f"node #{order} has no 'module_path' string: not a debugger trace")
+        path = node["module_path"]
+        children = node.get("children") or []
+        if not isinstance(children, list):
+            raise TraceError(
+                trace_file, f"'children' of {path!r} is a {type(children).__name__}, expected a list"
+            )
+        outputs = node.get("outputs")
+        yield TraceNode(
+            order=order,
+            module_path=path,
+            depth=depth,
+            call_index=calls[path],
+            is_leaf=not children,
+            inputs=tuple(_flatten(node.get("inputs") or {}, "", trace_file)),
+            outputs=None if outputs is None else tuple(_flatten(outputs, "", trace_file)),
+            exception=_exception_text(node.get("exception")),
+        )
+        calls[path] += 1
+        order += 1
+        stack.extend((child, depth + 1) for child in reversed(children))
+
+
+def read_trace(path: str | os.PathLike) -> Trace:
+    """Parse a trace given as a directory or as a ``_SUMMARY.json`` / ``_FULL_TENSORS.json`` path.
+
+    Raises:
+        TraceError: the path holds no trace, several traces, or a file that is not a debugger trace.
+    """
+    trace_file = resolve_trace_file(path)
+    try:
+        tree = json.loads(trace_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceError(trace_file, f"cannot read file: {error}") from None
+    except json.JSONDecodeError as error:
+        raise TraceError(trace_file, f"invalid JSON at line {error.lineno}: {error.msg}") from None
+    nodes = tuple(_walk(tree, trace_file))
+    tensors = [record for node in nodes for record in _records(node) if record.is_tensor]
+    mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
+    return Trace(path=trace_file, mode=mode, nodes=nodes)
+
+
+def _records(node: TraceNode) -> tuple[TensorRecord, ...]:
+    return node.inputs + (node.outputs or ())
+
+
+def _shapes(records: tuple[TensorRecord, ...] | None) -> dict[str, tuple[int, ...]] | None:
+    if records is None:
+        return None
+    return {record.sub_path: record.shape for record in records if record.is_tensor}
+
+
+def _dtypes(records: tuple[TensorRecord, ...] | None) -> dict[str, str] | None:
+    if records is None:
+        return None
+    return {record.sub_path: record.dtype for record in records if record.is_tensor}
+
+
+def _first_stats(records: tuple[TensorRecord, ...] | None) -> dict[str, float]:
+    for record in records or ():
+        if record.stats:
+            return {name: math.nan if value is None else value for name, value in record.stats}
+    return {}
+
+
+def load_trace(path: str | os.PathLike) -> pd.DataFrame:
+    """One row per recorded module call, in execution order.
+
+    Columns: ``order``, ``module_path``, ``depth``, ``call_index``, ``is_leaf``, ``input_shapes`` /
+    ``input_dtypes`` / ``output_shapes`` / ``output_dtypes`` (dicts keyed by sub-path; outputs are
+    None when not recorded), ``mean``/``std``/``min``/``max`` of the first output tensor with
+    statistics (else of the first such input; NaN when there is none), and ``exception``.
+    """
+    rows = []
+    for node in read_trace(path).nodes:
+        stats = _first_stats(node.outputs) or _first_stats(node.inputs)
+        rows.append(
+            {
+                "order": node.order,
+                "module_path": node.module_path,
+                "depth": node.depth,
+                "call_index": node.call_index,
+                "is_leaf": node.is_leaf,
+                "input_shapes": _shapes(node.inputs),
+                "input_dtypes": _dtypes(node.inputs),
+                "output_shapes": _shapes(node.outputs),
+                "output_dtypes": _dtypes(node.outputs),
+                **{name: stats.get(name, math.nan) for name in STAT_NAMES},
+                "exception": node.exception,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,82 @@
+import json
+
+from model_debugging.cli import main as cli_main
+from model_debugging.debugger.compare_command import main
+
+
+def test_equivalent_traces_exit_0(tmp_path, toy_trace, capsys):
+    toy_trace(tmp_path)
+    assert main([str(tmp_path), str(tmp_path / "Toy_debug_tree_SUMMARY.json")]) == 0
+    assert "result: EQUIVALENT within tolerance" in capsys.readouterr().out
+
+
+def test_diverging_traces_exit_1_and_write_every_report(toy_traces, tmp_path, capsys):
+    reference, candidate = toy_traces
+    out = tmp_path / "out"
+    code = cli_main(
+        [
+            "compare",
+            str(reference),
+            str(candidate),
+            "--markdown",
+            str(out / "r.md"),
+            "--json",
+            str(out / "r.json"),
+        ]
+        + ["--plot", str(out / "r.png")]
+    )
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "divergence origin: Toy.head" in printed
+    assert "Toy.head" in printed.split("module calls that differ (1):")[1]
+    assert json.loads((out / "r.json").read_text())["divergence_origin"]["module_path"] == "Toy.head"
+    markdown = (out / "r.md").read_text()
+    assert markdown.startswith("# Trace comparison")
+    assert "| 4 | Toy.head | 0 | outputs differ |" in markdown
+    assert (out / "r.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_tolerance_flags(toy_traces):
+    reference, candidate = toy_traces
+    assert main([str(reference), str(candidate), "--atol", "10"]) == 0
+    assert main([str(reference), str(candidate), "--atol", "0", "--rtol", "0.6"]) == 0
+
+
+def test_rename_flag_and_config_file(tmp_path, toy_trace, capsys):
+    toy_trace(tmp_path / "a")
+    toy_trace(tmp_path / "b", class_name="Port", block="stage")
+    assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+    assert "2 module calls only in the candidate: Port.stage, Port.stage.linear" in capsys.readouterr().out
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--rename", "^stage=block"]) == 0
+    config = tmp_path / "renames.yaml"
+    config.write_text("renames:\n  - pattern: '^stage'\n    replacement: block\n")
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--config", str(config)]) == 0
+
+
+def test_repr_traces_say_only_statistics_were_compared(tmp_path, toy_trace, capsys):
+    toy_trace(tmp_path, use_repr=True)
+    assert main([str(tmp_path), str(tmp_path)]) == 0
+    assert "NOTE: only summary statistics" in capsys.readouterr().out
+
+
+def test_unusable_input_exits_2_naming_the_file(toy_traces, tmp_path, capsys):
+    reference, candidate = toy_traces
+    assert main([str(reference), str(tmp_path / "nowhere")]) == 2
+    assert f"{tmp_path / 'nowhere'}: no such file or directory" in capsys.readouterr().err
+    (candidate / "Toy.head_outputs.safetensors").unlink()
+    assert main([str(reference), str(candidate)]) == 2
+    assert (
+        "Toy.head_outputs.safetensors: tensor file named in the trace is missing" in capsys.readouterr().err
+    )
+
+
+def test_bad_rules_and_arguments_exit_2(toy_traces, tmp_path, capsys):
+    reference, candidate = toy_traces
+    assert main([str(reference), str(candidate), "--rename", "a(=b"]) == 2
+    assert "rename rule 'a(=b': invalid regular expression" in capsys.readouterr().err
+    config = tmp_path / "bad.yaml"
+    config.write_text("renames: 3\n")
+    assert main([str(reference), str(candidate), "--config", str(config)]) == 2
+    assert f"{config}: key 'renames': expected list" in capsys.readouterr().err
+    assert main([str(reference), str(candidate), "--atol", "-1"]) == 2
+    assert "must be a number >= 0" in capsys.readouterr().err

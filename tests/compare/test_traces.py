@@ -1,0 +1,139 @@
+import json
+import math
+
+import pytest
+import torch
+
+from model_debugging.reporting.traces import TraceError, load_trace, parse_shape, parse_stat, read_trace
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tensor(-8.9514e-01, device='cuda:0')", -0.89514),
+        ("tensor(1.2345e-01)", 0.12345),
+        ("tensor(0.)", 0.0),
+        ("tensor(1.2500e-01, dtype=torch.bfloat16)", 0.125),
+        ("tensor(-inf)", -math.inf),
+        ("DTensor(...)", None),
+        (None, None),
+    ],
+)
+def test_parse_stat_reads_tensor_reprs(text, expected):
+    assert parse_stat(text) == expected
+
+
+def test_parse_stat_reads_nan():
+    assert math.isnan(parse_stat("tensor(nan)"))
+
+
+def test_parse_shape():
+    assert parse_shape("torch.Size([1, 589, 3584])") == (1, 589, 3584)
+    assert parse_shape("torch.Size([])") == ()
+    assert parse_shape("[1, 2]") is None
+
+
+def test_nodes_come_in_execution_order_with_depth_and_flattened_entries(tmp_path, toy_trace):
+    trace = read_trace(toy_trace(tmp_path))
+    assert [(node.module_path, node.depth, node.is_leaf) for node in trace.nodes] == [
+        ("Toy", 0, False),
+        ("Toy.embed", 1, True),
+        ("Toy.block", 1, False),
+        ("Toy.block.linear", 2, True),
+        ("Toy.head", 1, True),
+    ]
+    root, embed = trace.nodes[0], trace.nodes[1]
+    assert [record.sub_path for record in root.inputs] == ["kwargs.x"]
+    assert root.outputs is None
+    assert embed.outputs[0].sub_path == "" and embed.outputs[0].shape == (2, 4)
+    assert embed.outputs[0].file == tmp_path.resolve() / "Toy.embed_outputs.safetensors"
+    assert trace.mode == "tensors"
+
+
+def test_nested_inputs_and_non_tensor_values_keep_their_sub_path(tmp_path, trace_writer):
+    writer = trace_writer(tmp_path)
+    cos, sin = torch.ones(2), torch.zeros(2)
+    root = writer.node("Toy", {"args": [torch.ones(3)], "kwargs": {"use_cache": "True"}})
+    root["inputs"]["kwargs"]["position_embeddings"] = [writer.tensor("cos", cos), writer.tensor("sin", sin)]
+    root["outputs"] = {"logits": writer.tensor("logits", cos), "past": "None"}
+    node = read_trace(writer.write(root)).nodes[0]
+    assert [(r.sub_path, r.is_tensor) for r in node.inputs] == [
+        ("args.0", True),
+        ("kwargs.use_cache", False),
+        ("kwargs.position_embeddings.0", True),
+        ("kwargs.position_embeddings.1", True),
+    ]
+    assert [(r.sub_path, r.text) for r in node.outputs] == [("logits", None), ("past", "None")]
+
+
+def test_repeated_module_calls_get_increasing_call_index(tmp_path, trace_writer):
+    writer = trace_writer(tmp_path)
+    x = torch.ones(2)
+    leaf = [writer.node("Toy.shared", {"args": [x]}, x), writer.node("Toy.shared", {"args": [x]}, x)]
+    trace = read_trace(writer.write(writer.node("Toy", {"args": [x]}, children=leaf)))
+    assert [node.call_index for node in trace.nodes] == [0, 0, 1]
+
+
+def test_repr_trace_and_summary_path_are_read(tmp_path, toy_trace):
+    toy_trace(tmp_path, use_repr=True)
+    (tmp_path / "Toy_debug_tree_FULL_TENSORS.json").unlink()
+    trace = read_trace(tmp_path / "Toy_debug_tree_SUMMARY.json")
+    assert trace.mode == "stats"
+    assert trace.path.name == "Toy_debug_tree_SUMMARY.json"
+    hidden = torch.randn(2, 4, generator=torch.Generator().manual_seed(0)) * 2  # the toy embed output
+    assert dict(trace.nodes[1].outputs[0].stats)["std"] == pytest.approx(float(hidden.std()), rel=1e-4)
+
+
+def test_summary_path_reads_its_full_tensors_sibling(tmp_path, toy_trace):
+    toy_trace(tmp_path)
+    trace = read_trace(tmp_path / "Toy_debug_tree_SUMMARY.json")
+    assert trace.path.name == "Toy_debug_tree_FULL_TENSORS.json"
+    assert trace.mode == "tensors"
+
+
+def test_directory_with_several_traces_lists_them(tmp_path, toy_trace):
+    toy_trace(tmp_path)
+    toy_trace(tmp_path, class_name="Other")
+    with pytest.raises(
+        TraceError, match=r"2 traces .*Other_debug_tree_FULL_TENSORS.json, Toy_debug_tree_FULL_TENSORS.json"
+    ):
+        read_trace(tmp_path)
+    assert read_trace(tmp_path / "Other_debug_tree_SUMMARY.json").root_path == "Other"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "invalid JSON at line 1"), (json.dumps({"inputs": {}}), "no 'module_path'")],
+)
+def test_broken_trace_file_is_named(tmp_path, content, message):
+    path = tmp_path / "Toy_debug_tree_SUMMARY.json"
+    path.write_text(content)
+    with pytest.raises(TraceError, match=message) as caught:
+        read_trace(tmp_path)
+    assert str(path) in str(caught.value)
+
+
+def test_empty_directory_and_missing_path(tmp_path):
+    with pytest.raises(TraceError, match="no '\\*_SUMMARY.json'"):
+        read_trace(tmp_path)
+    with pytest.raises(TraceError, match="no such file"):
+        read_trace(tmp_path / "missing_SUMMARY.json")
+
+
+def test_tensor_file_outside_the_trace_directory_is_refused(tmp_path, trace_writer):
+    writer = trace_writer(tmp_path)
+    root = writer.node("Toy", {"args": [torch.ones(2)]})
+    root["inputs"]["args"][0]["value"] = "../../etc/passwd.safetensors"
+    with pytest.raises(TraceError, match="outside the trace directory"):
+        read_trace(writer.write(root))
+
+
+def test_load_trace_has_one_row_per_module_call(tmp_path, toy_trace):
+    frame = load_trace(toy_trace(tmp_path))
+    assert list(frame["module_path"]) == ["Toy", "Toy.embed", "Toy.block", "Toy.block.linear", "Toy.head"]
+    embed = frame.iloc[1]
+    assert embed["output_shapes"] == {"": (2, 4)}
+    assert embed["output_dtypes"] == {"": "torch.float32"}
+    assert embed["input_shapes"] == {"args.0": (2, 4)}
+    assert frame.loc[frame.module_path == "Toy.block", "output_shapes"].iloc[0] is None
+    assert not math.isnan(embed["mean"]) and embed["min"] <= embed["mean"] <= embed["max"]
