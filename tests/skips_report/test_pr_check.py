@@ -1,0 +1,160 @@
+import hashlib
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from model_debugging.reporting import load_scan_results
+from model_debugging.skips_report import find_introduced_skips
+from model_debugging.skips_report.analyzer import ANALYZER_SCRIPT
+from model_debugging.skips_report.pr_check_command import main
+
+needs_analyzer = pytest.mark.skipif(
+    not ANALYZER_SCRIPT.is_file(), reason=f"the skipped-test analyzer {ANALYZER_SCRIPT} has not landed yet"
+)
+
+COMMON = """
+class ModelTesterMixin:
+    def test_forward(self):
+        self.assertTrue(self.all_model_classes is not None)
+
+    def test_inputs_embeds(self):
+        self.assertTrue(self.all_model_classes is not None)
+
+    def test_training(self):
+        self.assertTrue(self.all_model_classes is not None)
+"""
+
+
+def model_test(name: str, skips: dict[str, str]) -> str:
+    methods = "".join(
+        f'\n    @unittest.skip("{reason}")\n    def {test}(self):\n        pass\n'
+        for test, reason in skips.items()
+    )
+    return textwrap.dedent(
+        f"""
+        import unittest
+
+        from ...test_modeling_common import ModelTesterMixin
+
+
+        class {name.capitalize()}ModelTest(ModelTesterMixin, unittest.TestCase):
+            all_model_classes = ()
+        """
+    ) + (methods or "    pass\n")
+
+
+def write_model(repo: Path, name: str, skips: dict[str, str]) -> None:
+    folder = repo / "tests" / "models" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text("")
+    (folder / f"test_modeling_{name}.py").write_text(model_test(name, skips))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch) -> Path:
+    """A tiny transformers-like git repository: 6 models, half of them skip test_inputs_embeds."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # keep the analyzer's parse cache here
+    repo = tmp_path / "transformers"
+    (repo / "tests" / "models").mkdir(parents=True)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "models" / "__init__.py").write_text("")
+    (repo / "tests" / "test_modeling_common.py").write_text(COMMON)
+    for index, name in enumerate(["bert", "llama", "vit", "opt", "gpt2", "t5"]):
+        write_model(repo, name, {"test_inputs_embeds": f"{name} has no inputs_embeds"} if index % 2 else {})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    return repo
+
+
+def repo_state(repo: Path) -> tuple[str, str, str]:
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    index = hashlib.sha256((repo / ".git" / "index").read_bytes()).hexdigest()
+    return status, index, git(repo, "worktree", "list", "--porcelain")
+
+
+@needs_analyzer
+def test_flags_a_rarely_skipped_test_and_leaves_the_checkout_alone(checkout, tmp_path, capsys):
+    # unstaged: bert skips a test nobody skipped; staged: a new model skips a test half the models skip
+    write_model(checkout, "bert", {"test_training": "Bert cannot train yet"})
+    write_model(checkout, "gemma", {"test_inputs_embeds": "Gemma has no inputs_embeds"})
+    git(checkout, "add", "tests/models/gemma")
+    before = repo_state(checkout)
+    markdown = tmp_path / "out" / "new_skips.md"
+
+    code = main(["--repo", str(checkout), "--base", "main", "--markdown", str(markdown)])
+
+    assert code == 1
+    assert repo_state(checkout) == before
+    text = markdown.read_text(encoding="utf-8")
+    assert "2 new (model, test) skips compared with `main`." in text
+    assert "| test_training | bert | Bert cannot train yet | 0.0% | 14.3% |  | ⚠️ rarely skipped |" in text
+    assert (
+        "| test_inputs_embeds | gemma | Gemma has no inputs_embeds | 50.0% | 57.1% | new model |  |" in text
+    )
+    assert "rarely skipped" in capsys.readouterr().out
+
+
+@needs_analyzer
+def test_common_skip_passes_and_threshold_is_configurable(checkout, tmp_path):
+    write_model(checkout, "bert", {"test_inputs_embeds": "Bert has no inputs_embeds"})
+    assert main(["--repo", str(checkout), "--base", "HEAD"]) == 0
+    strict = tmp_path / "strict.yaml"
+    strict.write_text("pr_check:\n  min_skipped_share: 0.6\n", encoding="utf-8")
+    assert main(["--repo", str(checkout), "--base", "HEAD", "--config", str(strict)]) == 1
+
+
+@needs_analyzer
+def test_script_runs_and_reports_no_new_skips(checkout):
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ANALYZER_SCRIPT.parent / "check_new_skips.py"),
+            "--repo",
+            str(checkout),
+            "--base",
+            "main",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "No new skips compared with `main`." in result.stdout
+
+
+def test_unknown_base_is_a_clear_error(checkout, capsys):
+    assert main(["--repo", str(checkout), "--base", "no-such-branch"]) == 2
+    assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
+
+
+def test_introduced_skips_table(write_scan):
+    base = load_scan_results(
+        write_scan(
+            "base", {"test_a": (["bert", "llama"], {"vit": "x"}), "test_b": (["bert", "llama", "vit"], {})}
+        )
+    )
+    head = load_scan_results(
+        write_scan(
+            "head",
+            {
+                "test_a": (["bert"], {"vit": "x", "llama": "no embeddings"}),
+                "test_b": (["bert", "llama", "vit"], {}),
+                "test_c": (["bert", "vit"], {"new": "not yet"}),
+            },
+        )
+    )
+    rows = find_introduced_skips(base, head, min_skipped_share=0.2).to_dict("records")
+    assert [(row["test"], row["model"], row["note"], row["flagged"]) for row in rows] == [
+        ("test_a", "llama", "", False),
+        ("test_c", "new", "new test, new model", False),
+    ]
+    assert rows[0]["reason"] == "no embeddings" and rows[0]["share before"] == 0.3333
+    flagged = find_introduced_skips(base, head, min_skipped_share=0.5)
+    assert flagged["flagged"].tolist() == [True, True]
