@@ -24,7 +24,7 @@ class CollectedClass:
     file: str
     line: int
     linearization: tuple[ClassRef, ...]
-    class_skip: Skip | None
+    class_skip: tuple[ClassRef, Skip] | None  # the class of the MRO carrying a skip decorator
     definitions: Mapping[str, tuple[ClassRef, Method]]
     applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
 
@@ -36,7 +36,7 @@ class Outcome:
     status: str
     skip: Skip | None = None
     test_class: str | None = None
-    file: str | None = None
+    file: str | None = None  # where the skip is written (the test class's file when it ran)
     conditions: tuple[str, ...] = ()
 
 
@@ -61,7 +61,12 @@ def collect_test_classes(
             if not resolver.is_test_case(mro):
                 continue
             class_skip = next(
-                (base.skip for base in map(resolver.info, mro) if base is not None and base.skip), None
+                (
+                    (base, resolver.info(base).skip)
+                    for base in mro
+                    if resolver.info(base) and resolver.info(base).skip
+                ),
+                None,
             )
             definitions: dict[str, tuple[ClassRef, Method]] = {}
             for base in reversed(mro):
@@ -78,11 +83,11 @@ def collect_test_classes(
 
 def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str) -> Outcome:
     """Run or skip for one class; the caller has checked that the test applies to it."""
-    where = {"test_class": test_class.ref.name, "file": test_class.file}
     if test_class.class_skip is not None:
-        skip = Skip("class_decorator", test_class.class_skip.reason, test_class.line)
-        return Outcome("skipped", skip, **where)
+        owner, skip = test_class.class_skip
+        return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(owner))
     owner, method = test_class.definitions[test_name]
+    where = {"test_class": test_class.ref.name, "file": resolver.path_of(owner)}
     if method.skip is not None:
         return Outcome("skipped", method.skip, **where)
     conditions = [condition.text for condition in method.conditions]
@@ -92,7 +97,7 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
             return Outcome("skipped", Skip("flag_guard", guard.reason, guard.line), **where)
         if verdict is None:
             conditions.append(f"if {guard.code}: skip (not decidable statically)")
-    return Outcome("ran", None, conditions=tuple(conditions), **where)
+    return Outcome("ran", None, test_class.ref.name, test_class.file, tuple(conditions))
 
 
 def model_outcome(resolver: Resolver, classes: Iterable[CollectedClass], test_name: str) -> Outcome:

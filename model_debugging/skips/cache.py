@@ -17,7 +17,7 @@ from model_debugging.reporting.atomic import atomic_write_bytes
 from model_debugging.skips.records import ParsedFile
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-3"
+CACHE_FORMAT = "skips-4"
 
 
 def default_cache_dir() -> Path:

@@ -7,6 +7,7 @@ Only module-level classes and imports are read (also inside top-level ``if``/``t
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Sequence
 
@@ -132,12 +133,13 @@ def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
             else:
                 found[name] = patterns.literal_value(value)
             continue
-        callee = patterns.dotted_name(value.func) or ""
-        if callee.endswith(".setdefault") and len(value.args) == 2:
+        func = value.func
+        callee = func.attr.value if isinstance(func, cst.Attribute) else patterns.dotted_name(func) or ""
+        if callee == "setdefault" and len(value.args) == 2:
             key = patterns.literal_value(value.args[0].value)
             if isinstance(key, str):
                 found.setdefault(key, patterns.literal_value(value.args[1].value))
-        elif callee.endswith("__init__"):  # super().__init__(parent, is_training=False, x=x)
+        elif callee == "__init__":  # super().__init__(parent, is_training=False, x=x)
             for arg in value.args:
                 if arg.keyword is None:
                     continue
@@ -207,12 +209,21 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
     )
 
 
+def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> ParseError:
+    """Python's own message and line when it agrees the file is invalid (libcst points past the error)."""
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as python_error:
+        return ParseError(path, python_error.lineno or 1, f"syntax error: {python_error.msg}")
+    return ParseError(path, error.editor_line, f"syntax error: {error.message}")
+
+
 def parse_source(source: str, path: str) -> ParsedFile:
     """Parse ``source`` (the text of ``path``, relative to the repository) into records."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return ParsedFile(path, error=ParseError(path, error.raw_line, f"syntax error: {error.message}"))
+        return ParsedFile(path, error=_syntax_error(source, path, error))
     lines = _Lines(source)
     imports: list[Import] = []
     statements = list(_flatten(module.body))

@@ -70,6 +70,10 @@ class Resolver:
             self._infos[ref] = None if parsed is None else parsed.class_named(ref.name)
         return self._infos[ref]
 
+    def path_of(self, ref: ClassRef) -> str | None:
+        parsed = self.modules.get(ref.module) if ref.module is not None else None
+        return None if parsed is None else parsed.path
+
     def resolve(self, module: str, dotted: str, depth: int = 0) -> ClassRef:
         """What the name ``dotted`` written in ``module`` refers to."""
         parsed = self.modules.get(module)

@@ -1,0 +1,74 @@
+"""Unparsable files are reported and skipped; the cache never changes the answer."""
+
+import pickle
+
+from model_debugging.skips import parse
+from model_debugging.skips.cache import ParseCache
+
+MODEL = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+class GoodModelTest(ModelTesterMixin, unittest.TestCase):
+    has_attentions = False
+"""
+
+
+def test_bad_files_are_reported_and_the_scan_goes_on(make_repo, scan, monkeypatch):
+    monkeypatch.setattr(parse, "MAX_FILE_BYTES", 10_000)
+    repo = make_repo(
+        {
+            "tests/models/good/test_modeling_good.py": MODEL,
+            "tests/models/syntax/test_modeling_syntax.py": "import unittest\n\nclass Broken(:\n    pass\n",
+            "tests/models/latin1/test_modeling_latin1.py": b"# caf\xe9\nimport unittest\n",
+            "tests/models/huge/test_modeling_huge.py": "x = 1\n" * 5_000,
+        }
+    )
+    results = scan(repo)
+    assert results["test_attention_outputs"]["models_skipped"] == ["good"]
+    errors = {error["path"]: error for error in scan.errors}
+    assert set(errors) == {
+        "tests/models/syntax/test_modeling_syntax.py",
+        "tests/models/latin1/test_modeling_latin1.py",
+        "tests/models/huge/test_modeling_huge.py",
+    }
+    assert errors["tests/models/syntax/test_modeling_syntax.py"]["message"].startswith("syntax error")
+    assert errors["tests/models/syntax/test_modeling_syntax.py"]["line"] == 3
+    assert errors["tests/models/latin1/test_modeling_latin1.py"]["message"].startswith("not UTF-8")
+    assert errors["tests/models/latin1/test_modeling_latin1.py"]["line"] == 1
+    assert "too large" in errors["tests/models/huge/test_modeling_huge.py"]["message"]
+
+
+def test_warm_damaged_and_stale_caches_give_identical_results(make_repo, scan, tmp_path):
+    repo = make_repo({"tests/models/good/test_modeling_good.py": MODEL})
+    cache_dir = tmp_path / "cache"
+    cold = scan(repo, cache_dir=cache_dir)
+    entries = sorted(cache_dir.rglob("*.pickle"))
+    assert len(entries) == 3  # two common files and the model file
+    assert scan(repo, cache_dir=cache_dir) == cold
+
+    entries[0].write_bytes(b"\x80\x05garbage")  # damaged
+    stale_key, stale = pickle.loads(entries[1].read_bytes())
+    entries[1].write_bytes(pickle.dumps(("another-key", stale)))  # written for other content
+    entries[2].write_bytes(pickle.dumps((pickle.loads(entries[2].read_bytes())[0], "not a record")))
+    assert scan(repo, cache_dir=cache_dir) == cold
+    assert ParseCache(cache_dir).get(stale_key) is not None  # rebuilt
+
+
+def test_an_edited_file_is_parsed_again(make_repo, scan, tmp_path):
+    repo = make_repo({"tests/models/good/test_modeling_good.py": MODEL})
+    assert scan(repo)["test_attention_outputs"]["models_skipped"] == ["good"]
+    path = repo / "tests/models/good/test_modeling_good.py"
+    path.write_text(path.read_text().replace("has_attentions = False", "has_attentions = True"))
+    assert scan(repo)["test_attention_outputs"]["models_ran"] == ["good"]
+
+
+def test_parallel_parsing_gives_the_same_result(make_repo, scan):
+    files = {
+        f"tests/models/m{index}/test_modeling_m{index}.py": MODEL.replace("GoodModelTest", f"M{index}Test")
+        for index in range(10)
+    }
+    repo = make_repo(files)
+    serial = scan(repo, jobs=1, use_cache=False)
+    assert scan(repo, jobs=2, use_cache=False) == serial
+    assert len(serial["test_attention_outputs"]["models_skipped"]) == 10

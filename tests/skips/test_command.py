@@ -1,0 +1,153 @@
+"""The command line: files written, what is printed, exit codes, errors that say what is wrong."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model_debugging.skips.command import main
+
+PROJECT = Path(__file__).resolve().parents[2]
+SCRIPT = PROJECT / "utils" / "scan_skipped_tests.py"
+MODEL = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+class NoAttnModelTest(ModelTesterMixin, unittest.TestCase):
+    has_attentions = False
+"""
+
+
+@pytest.fixture
+def repo(make_repo):
+    return make_repo({"tests/models/noattn/test_modeling_noattn.py": MODEL})
+
+
+def test_full_scan_writes_result_and_errors_files(repo, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["--repo", str(repo), "--output_dir", str(out), "--cache_dir", str(tmp_path / "c")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("Parsing 1 model test files...")
+    assert str((out / "all_tests_scan_result.json").resolve()) in printed
+    result = json.loads((out / "all_tests_scan_result.json").read_text())
+    assert list(result["test_attention_outputs"])[:5] == [
+        "origin",
+        "models_ran",
+        "models_skipped",
+        "skipped_proportion",
+        "reasons_skipped",
+    ]
+    assert result["test_attention_outputs"]["reasons_skipped"] == ["noattn: Model does not output attentions"]
+    assert json.loads((out / "all_tests_scan_errors.json").read_text()) == []
+
+
+def test_single_test_prints_a_summary_and_writes_scan_file(repo, tmp_path, capsys):
+    code = main(
+        [
+            "--repo",
+            str(repo),
+            "--output-dir",
+            str(tmp_path),
+            "--test-method-name",
+            "test_attention_outputs",
+            "--no-cache",
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "== test_attention_outputs ==" in printed
+    assert "Ran     : 0/1" in printed and "Skipped : 1/1 (100.0%)" in printed
+    assert " - noattn: Model does not output attentions" in printed
+    entry = json.loads((tmp_path / "scan_test_attention_outputs.json").read_text())
+    assert entry["models_skipped"] == ["noattn"]
+
+
+def test_unknown_test_name_suggests_close_names(repo, tmp_path, capsys):
+    code = main(
+        [
+            "--repo",
+            str(repo),
+            "--output_dir",
+            str(tmp_path),
+            "--test_method_name",
+            "test_trainin",
+            "--no_cache",
+        ]
+    )
+    assert code == 2
+    assert "unknown common test 'test_trainin'; did you mean test_training" in capsys.readouterr().err
+
+
+def test_not_a_checkout_is_a_one_line_error(tmp_path, capsys):
+    assert main(["--repo", str(tmp_path), "--output_dir", str(tmp_path), "--no_cache"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert "tests/test_modeling_common.py is missing" in err and str(tmp_path) in err
+
+
+def test_invalid_config_names_the_key(repo, tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text(
+        "common_test_files:\n  - path: tests/test_modeling_common.py\n"
+        "models_dir: tests/models\ntest_file_pattern: test_modeling_*.py\n"
+    )
+    assert main(["--repo", str(repo), "--config", str(config), "--no_cache"]) == 2
+    err = capsys.readouterr().err
+    assert str(config) in err and "common_test_files[0].origin" in err
+
+
+def test_config_changes_origins(repo, tmp_path):
+    config = tmp_path / "scan.yaml"
+    config.write_text(
+        "common_test_files:\n  - path: tests/test_modeling_common.py\n    origin: mixin\n"
+        "models_dir: tests/models\ntest_file_pattern: test_modeling_*.py\n"
+    )
+    assert (
+        main(["--repo", str(repo), "--config", str(config), "--output_dir", str(tmp_path), "--no_cache"]) == 0
+    )
+    result = json.loads((tmp_path / "all_tests_scan_result.json").read_text())
+    assert {entry["origin"] for entry in result.values()} == {"mixin"}
+
+
+def test_project_config_matches_built_in_defaults():
+    from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
+
+    assert load_settings(PROJECT / "configs" / "scan_skipped_tests.yaml") == DEFAULT_SETTINGS
+
+
+def test_script_runs_from_the_checkout_without_importing_torch(repo, tmp_path):
+    probe = (
+        "import runpy, sys; sys.argv = ['scan', '--output_dir', sys.argv[1], '--no_cache'];"
+        f"runpy.run_path({str(SCRIPT)!r}, run_name='not_main');"
+        "from model_debugging.skips.command import main; code = main(sys.argv[1:]);"
+        "assert 'torch' not in sys.modules and 'libcst' in sys.modules; print('exit', code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "out")],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "exit 0" in done.stdout
+    assert (tmp_path / "out" / "all_tests_scan_result.json").is_file()
+
+
+def test_script_help_documents_exit_codes():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "exit codes:" in done.stdout and "--test_method_name" in done.stdout
+
+
+def test_demo_tree_shows_every_pattern(tmp_path):
+    from model_debugging.skips import scan_repository
+
+    results, errors = scan_repository(PROJECT / "examples" / "mini_transformers", use_cache=False, jobs=1)
+    assert [error["path"] for error in errors] == ["tests/models/tiny_broken/test_modeling_tiny_broken.py"]
+    kinds = {skip["kind"] for entry in results.values() for skip in entry["skips"]}
+    assert kinds == {"decorator", "body", "flag_guard", "noop_override", "class_decorator"}
+    assert "tiny_tokenizer" in results["test_forward"]["models_not_applicable"]
+    assert results["test_resize_tokens_embeddings"]["models_ran"] == ["tiny_distilbert", "tiny_llama"]

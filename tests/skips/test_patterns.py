@@ -1,0 +1,70 @@
+"""Every skip pattern flags the snippets it must flag and none of those it must not."""
+
+import textwrap
+
+import pytest
+
+from model_debugging.skips.parse import parse_source
+from model_debugging.skips.patterns import PATTERN_EXAMPLES
+
+HEADER = "import unittest\nimport pytest\nfrom unittest import skip\n\n\nclass SomeTest:\n"
+
+
+def _method(snippet: str):
+    source = HEADER + textwrap.indent(snippet, "    ") + "\n"
+    parsed = parse_source(source, "tests/test_snippet.py")
+    assert parsed.error is None, parsed.error
+    return parsed.classes[0].methods[0]
+
+
+def _flags(method, kind: str) -> bool:
+    if kind == "flag_guard":
+        return bool(method.guards)
+    return method.skip is not None and method.skip.kind == kind
+
+
+CASES = [
+    pytest.param(kind, snippet, must, id=f"{name}-{'flags' if must else 'ignores'}-{index}")
+    for name, (kind, valid, invalid) in PATTERN_EXAMPLES.items()
+    for must, snippets in ((True, valid), (False, invalid))
+    for index, snippet in enumerate(snippets)
+]
+
+
+@pytest.mark.parametrize(("kind", "snippet", "must_flag"), CASES)
+def test_pattern_examples(kind, snippet, must_flag):
+    assert _flags(_method(snippet), kind) is must_flag
+
+
+@pytest.mark.parametrize(
+    ("snippet", "reason"),
+    [
+        ('@unittest.skip(reason="a " "b")\ndef test_x(self):\n    run()', "a b"),
+        (
+            '@pytest.mark.skip(reason=(\n    "multi"\n    " line"\n))\ndef test_x(self):\n    run()',
+            "multi line",
+        ),
+        ("@pytest.mark.skip\ndef test_x(self):\n    run()", "unconditional skip"),
+        ('def test_x(self):\n    self.skipTest(f"{self.name} is odd")', "{self.name} is odd"),
+        ('def test_x(self):\n    """Not supported:\n    too big."""', "Not supported: too big."),
+        ("def test_x(self):\n    pass  # needs a GPU", "needs a GPU"),
+        ("# Not supported by this model\ndef test_x(self):\n    pass", "Not supported by this model"),
+        ("def test_x(self):\n    pass", "no-op override"),
+    ],
+)
+def test_reason_is_the_text_written_in_the_source(snippet, reason):
+    assert _method(snippet).skip.reason == reason
+
+
+def test_runtime_conditions_are_conditions_not_skips():
+    method = _method(
+        "@require_torch_gpu\n@slow\n@unittest.skipIf(not has_cuda(), 'gpu')\n"
+        "def test_x(self):\n    if not torch.cuda.is_available():\n        self.skipTest('gpu')\n    run()"
+    )
+    assert method.skip is None
+    assert [condition.text for condition in method.conditions] == [
+        "require_torch_gpu",
+        "slow",
+        "unittest.skipIf(not has_cuda(), 'gpu')",
+        "if not torch.cuda.is_available(): skip",
+    ]
