@@ -101,9 +101,15 @@ def _install_in_subtree(module: nn.Module, path: str, recorders: list[tuple[str,
             # a nested sub-model records with its own declaration, paths relative to itself
             _install(child)
     for field, recorder in recorders:
-        if recorder.matches(module, path):
-            hook = _RecordingHook(field, recorder.resolved_index(field), path)
-            module.register_forward_hook(hook, with_kwargs=True)
+        if not recorder.matches(module, path):
+            continue
+        index = recorder.resolved_index(field)
+        # a module registered under two names is visited twice but must record once
+        if not any(
+            isinstance(hook, _RecordingHook) and (hook.field, hook.index) == (field, index)
+            for hook in module._forward_hooks.values()
+        ):
+            module.register_forward_hook(_RecordingHook(field, index, path), with_kwargs=True)
 
 
 def remove_capture_hooks(model: nn.Module) -> None:

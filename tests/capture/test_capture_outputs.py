@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -268,3 +270,26 @@ def test_an_invalid_declaration_names_the_model_and_field(toy):
 
     with pytest.raises(TypeError, match=r"BadDecoder._can_record_outputs\['attentions'\]"):
         BadDecoder(toy.config())(toy.input_ids, output_attentions=True)
+
+
+def test_a_deep_copy_of_a_hooked_model_captures_its_own_outputs_once(toy):
+    model = toy.Decoder(toy.config())
+    model(toy.input_ids, output_hidden_states=True)
+    clone = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in clone.layers:
+            layer.mlp[0].weight.mul_(2)
+    out = clone(toy.input_ids, output_hidden_states=True)
+    assert all(toy.recording_hooks(layer) == 1 for layer in clone.layers)
+    assert_tensors_equal(out.hidden_states, toy.manual_outputs(clone, toy.input_ids)["hidden_states"])
+
+
+def test_a_module_registered_under_two_names_records_once_per_call(toy):
+    class SharedDecoder(toy.Decoder):
+        def __init__(self, config):
+            super().__init__(config)
+            self.first_layer = self.layers[0]  # same instance, second name
+
+    model = SharedDecoder(toy.config())
+    out = model(toy.input_ids, output_hidden_states=True)
+    assert len(out.hidden_states) == 4
