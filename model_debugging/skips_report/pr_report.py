@@ -18,8 +18,8 @@ def build_pr_report(introduced: pd.DataFrame, settings: PRCheckSettings, base_re
         summary = [f"{len(introduced)} new (model, test) skips compared with `{base_ref}`."]
         if flagged:
             summary.append(
-                f"**{flagged} of them skip a test that fewer than {threshold} of models skipped before: "
-                "this test has rarely been skipped, maybe ponder whether the model can pass it.**"
+                f"**⚠️ {flagged} of these skips hit a test that fewer than {threshold} of models skipped before.** "
+                "Such a test has rarely been skipped: maybe ponder whether the model can pass it instead."
             )
         else:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")

@@ -102,6 +102,8 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common):
             stopped.append(
                 {"test": test, "model": model, "previous reason": reasons_before.get(model, ""), "now": now}
             )
+    # skips by models that already existed are the surprising ones: list them before new models'
+    newly.sort(key=lambda row: row["note"] == "new model")
     return (
         _frame(newly, ["test", "model", "reason", "note"]),
         _frame(stopped, ["test", "model", "previous reason", "now"]),

@@ -28,10 +28,11 @@ def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
     if trend.previous_tests is None:
         summary.append("No previous result to compare with: showing the current scan only.")
         return Report("Skipped tests report", summary, [headline])
+    by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
     summary.append(
-        f"Previous scan: {trend.previous_tests} common tests. "
-        f"{len(trend.newly_skipped)} new skips, {len(trend.no_longer_skipped)} skips gone, "
-        f"{len(trend.new_tests)} new and {len(trend.removed_tests)} removed tests."
+        f"Previous scan: {trend.previous_tests} common tests. New skips: {len(trend.newly_skipped)} "
+        f"({by_new_models} by new models); skips gone: {len(trend.no_longer_skipped)}; "
+        f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
     )
     changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
     sections = [

@@ -99,6 +99,7 @@ def test_flags_a_rarely_skipped_test_and_leaves_the_checkout_alone(checkout, tmp
     assert (
         "| test_inputs_embeds | gemma | Gemma has no inputs_embeds | 50.0% | 57.1% | new model |  |" in text
     )
+    assert "1 of these skips hit a test that fewer than 10% of models skipped before" in text
     assert "rarely skipped" in capsys.readouterr().out
 
 

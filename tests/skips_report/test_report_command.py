@@ -33,6 +33,7 @@ def test_markdown_lists_every_change(write_scan, tmp_path, capsys):
     assert code == 0
     markdown = out.read_text(encoding="utf-8")
     assert markdown.startswith("## Skipped tests trend\n")
+    assert "New skips: 1 (0 by new models); skips gone: 0; new tests: 1; removed tests: 1." in markdown
     assert "### Skipped proportion changed (1)" in markdown
     assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% |" in markdown
     assert "| test_inputs_embeds | llama | uses cache only |  |" in markdown

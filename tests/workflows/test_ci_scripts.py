@@ -1,0 +1,86 @@
+"""The scripts the workflows call that are not tested elsewhere: utils/install_scanner_deps.py and
+utils/fetch_previous_scan.py (against a fake `gh` on PATH)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# a stand-in for the GitHub CLI: logs its arguments, answers `run list` from $FAKE_RUNS and
+# `run download` by writing $FAKE_RESULT into --dir (or failing when it is unset)
+FAKE_GH = textwrap.dedent(
+    f"""\
+    #!{sys.executable}
+    import json, os, pathlib, sys
+    args = sys.argv[1:]
+    with open(os.environ["FAKE_LOG"], "a") as log:
+        log.write(json.dumps(args) + "\\n")
+    if args[:2] == ["run", "list"]:
+        if os.environ.get("FAKE_LIST_FAILS"):
+            sys.exit("HTTP 403: Resource not accessible by integration")
+        print(os.environ["FAKE_RUNS"])
+    elif args[:2] == ["run", "download"]:
+        if "FAKE_RESULT" not in os.environ:
+            sys.exit("no valid artifacts found to download")
+        target = pathlib.Path(args[args.index("--dir") + 1])
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "all_tests_scan_result.json").write_text(os.environ["FAKE_RESULT"])
+    """
+)
+
+
+def fetch(tmp_path, **fake_env) -> tuple[subprocess.CompletedProcess, str, list]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    output, log = tmp_path / "github_output", tmp_path / "gh.log"
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_LOG=str(log), **fake_env)
+    command = [
+        sys.executable,
+        str(ROOT / "utils" / "fetch_previous_scan.py"),
+        *("--repo", "me/model-debugging", "--workflow", "skip-report.yml", "--artifact", "skip-scan-result"),
+        *("--output_dir", str(tmp_path / "previous"), "--github_output", str(output)),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return result, output.read_text() if output.exists() else "", calls
+
+
+def test_fetch_downloads_the_last_successful_run(tmp_path):
+    result, output, calls = fetch(tmp_path, FAKE_RUNS='[{"databaseId": 42}]', FAKE_RESULT="{}")
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "previous" / "all_tests_scan_result.json"
+    assert output == f"found=true\npath={path}\n"
+    assert calls[0][:2] == ["run", "list"] and "--status" in calls[0] and "success" in calls[0]
+    assert calls[1][:3] == ["run", "download", "42"] and "skip-scan-result" in calls[1]
+
+
+def test_fetch_without_previous_run_or_artifact_is_not_an_error(tmp_path):
+    result, output, calls = fetch(tmp_path, FAKE_RUNS="[]")
+    assert (result.returncode, output, len(calls)) == (0, "found=false\npath=\n", 1)
+    assert "no successful run" in result.stdout
+    result, output, _ = fetch(tmp_path, FAKE_RUNS='[{"databaseId": 7}]')
+    assert (result.returncode, output.splitlines()[-2]) == (0, "found=false")
+    assert "run 7 has no artifact 'skip-scan-result'" in result.stdout
+
+
+def test_fetch_reports_a_failing_gh(tmp_path):
+    result, output, _ = fetch(tmp_path, FAKE_RUNS="[]", FAKE_LIST_FAILS="1")
+    assert result.returncode == 2 and output == ""
+    assert "HTTP 403" in result.stderr
+
+
+def test_install_scanner_deps_leaves_torch_out():
+    script = ROOT / "utils" / "install_scanner_deps.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--dry_run", "--with_plot"], capture_output=True, text=True, check=True
+    )
+    install_deps, install_project = result.stdout.splitlines()
+    assert "libcst" in install_deps and "pandas" in install_deps and "matplotlib" in install_deps
+    assert "torch" not in install_deps and "safetensors" not in install_deps
+    assert install_project.endswith(f"--no-deps --editable {ROOT}")

@@ -1,0 +1,41 @@
+"""Fetch the scan result of the last successful scheduled skip report, for the trend.
+
+Used by .github/workflows/skip-report.yml with GH_TOKEN set and `actions: read`. Writes
+`found=true|false` and `path=<file>` to $GITHUB_OUTPUT; a missing previous result is not an error.
+
+    python utils/fetch_previous_scan.py --repo OWNER/NAME --workflow skip-report.yml \
+        --artifact skip-scan-result --output_dir previous
+"""
+
+import argparse
+import os
+import sys
+
+from model_debugging.skips_report.previous_run import GitHubCLIError, fetch_previous_result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="utils/fetch_previous_scan.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True, help="OWNER/NAME of the repository running the workflow")
+    parser.add_argument("--workflow", required=True, help="workflow file name, e.g. skip-report.yml")
+    parser.add_argument("--artifact", required=True, help="name of the artifact holding the scan result")
+    parser.add_argument("--output_dir", required=True, help="where to download the artifact")
+    parser.add_argument(
+        "--github_output", default=os.environ.get("GITHUB_OUTPUT"), help="default: $GITHUB_OUTPUT"
+    )
+    args = parser.parse_args(argv)
+    try:
+        path, why = fetch_previous_result(args.repo, args.workflow, args.artifact, args.output_dir)
+    except GitHubCLIError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(why)
+    if args.github_output:
+        # the runner's protocol: append key=value lines
+        with open(args.github_output, "a", encoding="utf-8") as output:
+            output.write(f"found={'true' if path else 'false'}\npath={path or ''}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
