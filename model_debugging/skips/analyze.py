@@ -17,19 +17,6 @@ from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 
 
 @dataclass(frozen=True)
-class CollectedClass:
-    """A collected test class of a model, with what it resolves every test name to."""
-
-    ref: ClassRef
-    file: str
-    line: int
-    linearization: tuple[ClassRef, ...]
-    class_skip: tuple[ClassRef, Skip] | None  # the class of the MRO carrying a skip decorator
-    definitions: Mapping[str, tuple[ClassRef, Method]]
-    applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
-
-
-@dataclass(frozen=True)
 class Outcome:
     """What happens to one test in one model: ``status`` is ``ran``, ``skipped`` or ``not_applicable``."""
 
@@ -41,6 +28,20 @@ class Outcome:
 
 
 NOT_APPLICABLE = Outcome("not_applicable")
+
+
+@dataclass(frozen=True)
+class CollectedClass:
+    """A collected test class of a model, with what it resolves every test name to."""
+
+    ref: ClassRef
+    file: str
+    line: int
+    linearization: tuple[ClassRef, ...]
+    class_skip: tuple[ClassRef, Skip] | None  # the class of the MRO carrying a skip decorator
+    definitions: Mapping[str, tuple[ClassRef, Method]]
+    applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
+    ran: Outcome  # shared by every test this class runs without conditions
 
 
 def collect_test_classes(
@@ -77,7 +78,8 @@ def collect_test_classes(
             applicable = frozenset(
                 name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
             )
-            found.append(CollectedClass(ref, path, info.line, mro, class_skip, definitions, applicable))
+            ran = Outcome("ran", None, info.name, path)
+            found.append(CollectedClass(ref, path, info.line, mro, class_skip, definitions, applicable, ran))
     return found
 
 
@@ -87,6 +89,8 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
         owner, skip = test_class.class_skip
         return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(owner))
     owner, method = test_class.definitions[test_name]
+    if method.skip is None and not method.guards and not method.conditions:
+        return test_class.ran
     where = {"test_class": test_class.ref.name, "file": resolver.path_of(owner)}
     if method.skip is not None:
         return Outcome("skipped", method.skip, **where)
