@@ -1,0 +1,136 @@
+"""Throughput and peak memory of ``compare_traces`` on two full-tensor traces.
+
+Traces the debugger benchmark model (a LlamaForCausalLM from a small config, 256 tokens) twice
+with ``use_repr=False`` and ``do_prune_layers=False``, the second time with one weight of layer 2's
+MLP perturbed, then compares the traces in a fresh subprocess and prints:
+
+- throughput: MB (10**6 bytes) of tensor data read and compared per second (target >= 300);
+- peak memory: the subprocess's peak RSS above its RSS just before comparing (interpreter, torch
+  and imports), as a multiple of the largest single tensor pair (target < 3).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_compare.py            # the debugger benchmark model
+    .venv/bin/python benchmarks/bench_compare.py --quick    # a smaller model, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+THROUGHPUT_TARGET_MB_S = 300.0
+PEAK_TARGET_PAIRS = 3.0
+
+# Runs in the subprocess: its RSS is the comparison's alone, not the tracing's.
+_MEASURE = """
+import json, resource, sys, time
+from model_debugging.debugger.compare import compare_traces
+
+def rss_bytes():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+baseline = rss_bytes()
+start = time.perf_counter()
+result = compare_traces(sys.argv[1], sys.argv[2])
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+origin = result.divergence_origin.module_path if result.divergence_origin else None
+print(json.dumps({"seconds": seconds, "bytes": result.bytes_compared, "baseline": baseline, "peak": peak,
+                  "modules": len(result.modules), "origin": origin}))
+"""
+
+
+def model_config(quick: bool):
+    from transformers import LlamaConfig
+
+    if quick:
+        return LlamaConfig(
+            hidden_size=128, intermediate_size=384, num_hidden_layers=3, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=4096,
+        ), 64  # fmt: skip
+    return LlamaConfig(
+        hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
+        num_key_value_heads=4, vocab_size=32000,
+    ), 256  # fmt: skip
+
+
+def write_traces(directory: Path, quick: bool) -> tuple[Path, Path]:
+    """Trace the model into ``directory/reference``, perturb layer 2's MLP, trace into ``candidate``."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from model_debugging import model_addition_debugger_context
+
+    config, tokens = model_config(quick)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    input_ids = torch.randint(0, config.vocab_size, (1, tokens))
+    paths = directory / "reference", directory / "candidate"
+    for path in paths:
+        with model_addition_debugger_context(
+            model, debug_path=str(path), do_prune_layers=False, use_repr=False
+        ):
+            model(input_ids=input_ids)
+        with torch.no_grad():
+            model.model.layers[2].mlp.gate_proj.weight[0, 0] += 1.0
+    return paths
+
+
+def largest_pair_bytes(reference: Path, candidate: Path) -> int:
+    """Size of the largest tensor pair on disk (safetensors adds a header of a few bytes)."""
+    from model_debugging.reporting.traces import read_trace
+
+    def sizes(path: Path) -> dict[str, int]:
+        trace = read_trace(path)
+        return {r.file.name: r.file.stat().st_size for node in trace.nodes for r in node.inputs + (node.outputs or ())
+                if r.file is not None}  # fmt: skip
+
+    reference_sizes, candidate_sizes = sizes(reference), sizes(candidate)
+    return max(size + candidate_sizes.get(name, 0) for name, size in reference_sizes.items())
+
+
+def measure(reference: Path, candidate: Path) -> dict:
+    completed = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(reference), str(candidate)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def report(measured: dict, pair: int) -> list[str]:
+    throughput = measured["bytes"] / measured["seconds"] / 1e6
+    above_baseline = measured["peak"] - measured["baseline"]
+    ratio = above_baseline / pair
+    mib = 1024 * 1024
+    return [
+        f"compared {measured['modules']} module calls, {measured['bytes'] / 1e6:.1f} MB of tensor data "
+        f"in {measured['seconds']:.3f} s; divergence origin: {measured['origin']}",
+        f"throughput: {throughput:.0f} MB/s (target >= {THROUGHPUT_TARGET_MB_S:.0f}): "
+        + ("PASS" if throughput >= THROUGHPUT_TARGET_MB_S else "MISS"),
+        f"peak RSS {measured['peak'] / mib:.1f} MiB = interpreter {measured['baseline'] / mib:.1f} MiB "
+        f"+ {above_baseline / mib:.1f} MiB; largest tensor pair {pair / mib:.1f} MiB; "
+        f"ratio {ratio:.2f} (target < {PEAK_TARGET_PAIRS:.0f}): "
+        + ("PASS" if ratio < PEAK_TARGET_PAIRS else "MISS"),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller model and input (a few seconds)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench_compare_") as directory:
+        reference, candidate = write_traces(Path(directory), args.quick)
+        print("\n".join(report(measure(reference, candidate), largest_pair_bytes(reference, candidate))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
