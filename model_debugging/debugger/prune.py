@@ -1,0 +1,66 @@
+"""Layer pruning: keep the first and the last block of a run of numbered layers.
+
+Upstream builds the whole tree and prunes it at the end. The rule only depends on a call's
+module path and the paths of its own children, so :class:`ChildCalls` applies it while the
+tree grows: a numbered call that starts after a first layer block can be recorded *deferred*
+(its tensors cloned, not formatted) and dropped unformatted once a later block replaces it
+as the last one. The resulting tree is the one upstream's end-of-forward pruning gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# a module path ending in ".<number>", e.g. "LlamaForCausalLM.model.layers.3"
+_NUMBERED_PATH = re.compile(r"(.*)\.(\d+)$")
+
+
+def is_numbered(module_path: str) -> bool:
+    return _NUMBERED_PATH.match(module_path) is not None
+
+
+def is_layer_block(module_path: str, child_paths: Sequence[str]) -> bool:
+    """True for a numbered call (``...layers.3``) whose children are its own submodules (``...layers.3.mlp``)."""
+    match = _NUMBERED_PATH.match(module_path)
+    if match is None:
+        return False
+    infix = f".{match.group(2)}."
+    return any(infix in path for path in child_paths)
+
+
+class ChildCalls:
+    """The recorded children of one call, pruned of middle layer blocks as they complete.
+
+    Args:
+        prune_layers (`bool`): apply layer pruning (``do_prune_layers``).
+    """
+
+    def __init__(self, prune_layers: bool):
+        self.records: list = []
+        self._prune_layers = prune_layers
+        self._layer_blocks = 0
+        self._last_block = None
+
+    def may_be_pruned(self, module_path: str) -> bool:
+        """Whether a call starting now could end up as a middle layer block (so may be deferred)."""
+        return self._prune_layers and self._layer_blocks > 0 and is_numbered(module_path)
+
+    def add(self, record, child_paths: Sequence[str]) -> bool:
+        """Append a finished child; return False while it is held as the possible last layer block."""
+        self.records.append(record)
+        if not (self._prune_layers and is_layer_block(record.module_path, child_paths)):
+            return True
+        self._layer_blocks += 1
+        if self._layer_blocks == 1:
+            return True
+        if self._last_block is not None:
+            # an earlier held block is now known to be in the middle of the run
+            self.records.remove(self._last_block)
+        self._last_block = record
+        return False
+
+    def take_last_block(self):
+        """The held block, now known to be the last of its run (None if there is none)."""
+        record, self._last_block = self._last_block, None
+        return record

@@ -1,0 +1,179 @@
+"""Fast, byte-identical ``repr`` of tensors for the trace.
+
+``repr(tensor)`` in torch runs a small torch op for every printed element (the formatter
+checks each value with tensor ops) and indexes the tensor slice by slice, which costs
+0.3-1 ms per tensor. The trace needs hundreds of reprs, so this module rebuilds the same
+text from one ``tolist()`` of the printed elements: the edges of each dimension when the
+tensor is summarized, every element otherwise. Anything the fast path does not cover
+(subclasses, sparse/quantized/nested layouts, complex and exotic dtypes, empty tensors,
+``sci_mode`` not forced) goes to torch's own ``repr``, so the text is always torch's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+_FAST_DTYPES = frozenset(
+    {
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.bool,
+    }
+)
+_PREFIX = "tensor("
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """The torch print options a repr depends on, read once per trace."""
+
+    precision: int
+    threshold: float
+    edgeitems: int
+    linewidth: int
+    sci_mode: bool | None
+
+    @classmethod
+    def current(cls) -> PrintOptions:
+        return cls(**torch._tensor_str.get_printoptions())
+
+
+def _fast_path_applies(tensor: torch.Tensor, options: PrintOptions) -> bool:
+    return (
+        type(tensor) is torch.Tensor
+        and options.sci_mode is True
+        and options.edgeitems > 0
+        and tensor.dtype in _FAST_DTYPES
+        and tensor.layout == torch.strided
+        and tensor.device.type in ("cpu", "cuda")
+        and tensor.numel() > 0
+        and not tensor.is_quantized
+        and not tensor.is_nested
+        and not tensor.is_neg()
+        and not tensor._is_zerotensor()
+        and not torch._C._functorch.is_functorch_wrapped_tensor(tensor)
+    )
+
+
+def _needs_suffix(tensor: torch.Tensor) -> bool:
+    """True when torch appends ``device=``/``dtype=``/grad suffixes after the values."""
+    return (
+        tensor.device.type != torch._C._get_default_device()
+        or tensor.device.type != "cpu"
+        or tensor.dtype not in (torch.get_default_dtype(), torch.int64, torch.bool)
+        or tensor.requires_grad
+        or tensor.grad_fn is not None
+    )
+
+
+def _format_elements(values: list, floating: bool, precision: int) -> tuple[list[str], int]:
+    """Each value as torch's ``_Formatter`` prints it, and the width torch lays rows out with."""
+    if not floating:
+        texts = [f"{value}" for value in values]
+        width = max(len(text) for text in texts)
+    elif any(value != 0 and math.isfinite(value) for value in values):
+        spec = f".{precision}e"
+        texts = [format(value, spec) for value in values]
+        width = max(len(text) for text, value in zip(texts, values) if value != 0 and math.isfinite(value))
+    else:  # no finite non-zero value: torch drops scientific notation and keeps width 1
+        texts = [
+            f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}." for value in values
+        ]
+        width = 1
+    return [text.rjust(width) for text in texts], width
+
+
+def _flatten(nested, dim: int) -> list:
+    for _ in range(dim - 1):
+        nested = [item for row in nested for item in row]
+    return nested
+
+
+class _Layout:
+    """Torch's nesting of rows, line wrapping and ``...`` markers, over pre-formatted elements."""
+
+    def __init__(
+        self, sizes: tuple[int, ...], summarize: bool, options: PrintOptions, texts: list[str], width: int
+    ):
+        self._sizes = sizes
+        self._summarize = summarize
+        self._edge = options.edgeitems
+        self._linewidth = options.linewidth
+        self._texts = iter(texts)
+        self._element_length = width + 2
+
+    def _cut(self, size: int) -> bool:
+        return self._summarize and size > 2 * self._edge
+
+    def render(self, level: int, indent: int) -> str:
+        size = self._sizes[level]
+        count = 2 * self._edge if self._cut(size) else size
+        remaining = len(self._sizes) - level
+        if remaining == 1:
+            per_line = max(1, math.floor((self._linewidth - indent) / self._element_length))
+            items = [next(self._texts) for _ in range(count)]
+            if self._cut(size):
+                items.insert(self._edge, " ...")
+            lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+            return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+        slices = [self.render(level + 1, indent + 1) for _ in range(count)]
+        if self._cut(size):
+            slices.insert(self._edge, "...")
+        return "[" + ("," + "\n" * (remaining - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _printed_elements(tensor: torch.Tensor, summarize: bool, edge: int) -> torch.Tensor:
+    """The elements torch prints: first/last ``edge`` of each long dimension when summarizing."""
+    if not summarize:
+        return tensor
+    for dim, size in enumerate(tensor.shape):
+        if size > 2 * edge:
+            index = torch.cat((torch.arange(edge), torch.arange(size - edge, size))).to(tensor.device)
+            tensor = tensor.index_select(dim, index)
+    return tensor
+
+
+def _contents(tensor: torch.Tensor, options: PrintOptions) -> str:
+    floating = tensor.dtype.is_floating_point
+    if tensor.dim() == 0:
+        return _format_elements([tensor.item()], floating, options.precision)[0][0]
+    summarize = tensor.numel() > options.threshold
+    values = _printed_elements(tensor, summarize, options.edgeitems).tolist()
+    texts, width = _format_elements(_flatten(values, tensor.dim()), floating, options.precision)
+    return _Layout(tuple(tensor.shape), summarize, options, texts, width).render(0, len(_PREFIX))
+
+
+def tensor_repr(tensor: torch.Tensor, options: PrintOptions) -> str:
+    """Return exactly ``repr(tensor)`` under ``options`` (which must be torch's current ones)."""
+    if not _fast_path_applies(tensor, options):
+        return repr(tensor)
+    contents = _contents(tensor, options)
+    if _needs_suffix(tensor):
+        return torch.Tensor.__repr__(tensor, tensor_contents=contents)
+    return _PREFIX + contents + ")"
+
+
+def scalar_reprs(scalars: list[torch.Tensor], options: PrintOptions) -> list[str]:
+    """``repr`` of several 0-dim tensors of one dtype, with a single device-to-host copy."""
+    first = scalars[0]
+    if not _fast_path_applies(first, options):
+        return [repr(scalar) for scalar in scalars]
+    floating = first.dtype.is_floating_point
+    reprs = []
+    for scalar, value in zip(scalars, torch.stack(scalars).tolist(), strict=True):
+        contents = _format_elements([value], floating, options.precision)[0][0]
+        if _needs_suffix(scalar):
+            reprs.append(torch.Tensor.__repr__(scalar, tensor_contents=contents))
+        else:
+            reprs.append(_PREFIX + contents + ")")
+    return reprs

@@ -1,0 +1,154 @@
+"""Turning forward inputs and outputs into JSON-ready trace values.
+
+Tensors become a :class:`TensorEntry` (``shape``, ``dtype``, ``value``, and ``mean``/``std``/
+``min``/``max`` for float16/bfloat16/float32 tensors, each exactly the repr upstream prints).
+Lists and tuples become lists, dicts (``ModelOutput`` included) become dicts, anything else
+becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``; DTensors are recorded
+from their local shard.
+
+A value may be captured *deferred*: the tensor is cloned (cheap) instead of formatted, and
+:meth:`ValueSerializer.resolve` formats it later, once the tracer knows the record survives
+layer pruning. The clone keeps the recorded values exact even if the model later modifies
+the original tensor in place.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save_file
+
+from model_debugging.debugger.naming import FileNameRegistry
+from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
+
+_MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
+STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
+STAT_NAMES = ("mean", "std", "min", "max")
+# Recently formatted tensors, by identity: a hidden state is often the input of 3-4 modules.
+_REUSE_WINDOW = 16
+
+
+def sanitize_addresses(text: str) -> str:
+    """Replace ``object at 0x7f...`` by a stable placeholder so traces diff cleanly."""
+    return _MEMORY_ADDRESS.sub("object at 0xXXXXXXXX", text) if "0x" in text else text
+
+
+class TensorEntry(dict):
+    """The record of one tensor; a distinct type so the summary strips ``value`` only from tensors."""
+
+
+class _DeferredTensor:
+    __slots__ = ("tensor", "file_name")
+
+    def __init__(self, tensor: torch.Tensor, file_name: str | None):
+        self.tensor = tensor
+        self.file_name = file_name
+
+
+def local_tensor(value: Any) -> torch.Tensor | None:
+    """The tensor to record for ``value``: itself, the local shard of a DTensor, or None."""
+    if type(value) is torch.Tensor:
+        return value
+    local = getattr(value, "_local_tensor", None)  # DTensor: what this rank holds
+    if isinstance(local, torch.Tensor):
+        return local
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _json_key(key: Any) -> Any:
+    return key if key is None or isinstance(key, (str, int, float, bool)) else sanitize_addresses(repr(key))
+
+
+class ValueSerializer:
+    """Builds trace values for one debugger context.
+
+    Args:
+        use_repr (`bool`): record tensors as repr lines (True) or as `.safetensors` files (False).
+        output_dir (`Path`): where `.safetensors` files go.
+        names (`FileNameRegistry`): hands out unique, safe file names.
+    """
+
+    def __init__(self, use_repr: bool, output_dir: Path, names: FileNameRegistry):
+        self._use_repr = use_repr
+        self._output_dir = output_dir
+        self._names = names
+        self._options: PrintOptions | None = None
+        self._recent: dict[int, tuple[torch.Tensor, int, dict, list[str] | None]] = {}
+
+    def start_trace(self) -> None:
+        """Read the print options the reprs must follow (the context has just set them)."""
+        self._options = PrintOptions.current()
+
+    def end_trace(self) -> None:
+        self._recent.clear()
+
+    def serialize(self, value: Any, stem: str, deferred: bool = False) -> Any:
+        """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
+        if isinstance(value, (list, tuple)):
+            return [self.serialize(item, f"{stem}_{index}", deferred) for index, item in enumerate(value)]
+        if isinstance(value, dict):
+            return {
+                _json_key(key): self.serialize(item, f"{stem}_{key}", deferred) for key, item in value.items()
+            }
+        tensor = local_tensor(value)
+        if tensor is None:
+            return sanitize_addresses(repr(value))
+        file_name = None if self._use_repr else self._names.claim(stem)
+        # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
+        if deferred and not tensor.requires_grad and tensor.grad_fn is None:
+            return _DeferredTensor(tensor.detach().clone(), file_name)
+        return self._entry(tensor, file_name)
+
+    def resolve(self, value: Any) -> Any:
+        """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
+        if type(value) is _DeferredTensor:
+            return self._entry(value.tensor, value.file_name)
+        if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
+            return value
+        if isinstance(value, list):
+            return [self.resolve(item) for item in value]
+        return {key: self.resolve(item) for key, item in value.items()}
+
+    def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
+        stats, lines = self._stats_and_lines(tensor)
+        entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
+        if file_name is None:
+            entry["value"] = lines
+        else:
+            save_file({"data": tensor.detach().contiguous().cpu()}, str(self._output_dir / file_name))
+            entry["value"] = f"./{file_name}"
+        entry.update(stats)
+        return entry
+
+    def _stats_and_lines(self, tensor: torch.Tensor) -> tuple[dict, list[str] | None]:
+        key = id(tensor)
+        recent = self._recent.get(key)
+        if recent is not None and recent[0] is tensor and recent[1] == tensor._version:
+            return recent[2], recent[3]
+        stats = self._stats(tensor)
+        lines = (
+            sanitize_addresses(tensor_repr(tensor, self._options)).splitlines() if self._use_repr else None
+        )
+        if len(self._recent) >= _REUSE_WINDOW:
+            del self._recent[next(iter(self._recent))]
+        self._recent[key] = (tensor, tensor._version, stats, lines)
+        return stats, lines
+
+    def _stats(self, tensor: torch.Tensor) -> dict:
+        # Empty tensors have no min/max (upstream crashes on them); they get no stats at all.
+        if tensor.dtype not in STATS_DTYPES or tensor.numel() == 0:
+            return {}
+        data = tensor.detach()
+        if data.numel() > 1:
+            std = data.std()
+        else:  # nan, as upstream records it, without torch's degrees-of-freedom warning
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                std = data.std()
+        low, high = torch.aminmax(data)
+        reprs = scalar_reprs([data.mean(), std, low, high], self._options)
+        return {name: sanitize_addresses(text) for name, text in zip(STAT_NAMES, reprs, strict=True)}

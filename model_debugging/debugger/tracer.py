@@ -1,0 +1,158 @@
+"""Recording the nested call tree of one top-level forward.
+
+The tracer keeps a stack of open calls. Each call's inputs are serialized when it starts and,
+for modules without submodules, its outputs when it ends. With layer pruning, calls that may
+turn out to be middle layer blocks are captured deferred (see :mod:`.prune`) and formatted only
+once they are known to stay in the tree. A call that raises keeps the exception's type and
+message; only the innermost call that saw an exception records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from model_debugging.debugger.prune import ChildCalls
+from model_debugging.debugger.tensors import ValueSerializer, sanitize_addresses
+
+_NO_OUTPUT = object()
+
+
+@dataclass(eq=False)
+class CallRecord:
+    """One module call in the tree (``outputs`` stays ``_NO_OUTPUT`` when it raised)."""
+
+    module_path: str
+    inputs: Any
+    children: list[CallRecord] = field(default_factory=list)
+    outputs: Any = _NO_OUTPUT
+    exception: dict | None = None
+
+    def to_json(self) -> dict:
+        node = {"module_path": self.module_path, "inputs": self.inputs}
+        if self.exception is not None:
+            node["exception"] = self.exception
+        if self.children:
+            node["children"] = [child.to_json() for child in self.children]
+        elif self.outputs is not _NO_OUTPUT:
+            node["outputs"] = self.outputs
+        return node
+
+
+class _OpenCall:
+    __slots__ = ("record", "children", "deferred", "defers_alone")
+
+    def __init__(self, record: CallRecord, prune_layers: bool, deferred: bool, defers_alone: bool):
+        self.record = record
+        self.children = ChildCalls(prune_layers)
+        self.deferred = deferred  # captured tensors are cloned and formatted later
+        self.defers_alone = deferred and defers_alone  # the outermost deferred call
+
+
+class CallTracer:
+    """Builds the call tree of one top-level forward at a time.
+
+    Args:
+        serializer (`ValueSerializer`): turns inputs/outputs into trace values.
+        prune_layers (`bool`): keep only the first and last block of each run of numbered layers.
+    """
+
+    def __init__(self, serializer: ValueSerializer, prune_layers: bool):
+        self._serializer = serializer
+        self._prune_layers = prune_layers
+        self._stack: list[_OpenCall] = []
+        self._attributed_exception: BaseException | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self._stack)
+
+    def start(self, root_path: str, args: tuple, kwargs: dict) -> None:
+        """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
+        self._serializer.start_trace()
+        inputs = self._serializer.serialize({"args": args, "kwargs": kwargs}, f"{root_path}_inputs")
+        self._stack.append(_OpenCall(CallRecord(root_path, inputs), self._prune_layers, False, False))
+
+    def enter(self, module_path: str, args: tuple, kwargs: dict) -> _OpenCall:
+        parent = self._stack[-1]
+        deferred = parent.deferred or parent.children.may_be_pruned(module_path)
+        given = {"args": args, "kwargs": kwargs}
+        inputs = self._serializer.serialize(
+            {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", deferred
+        )
+        call = _OpenCall(CallRecord(module_path, inputs), self._prune_layers, deferred, not parent.deferred)
+        self._stack.append(call)
+        return call
+
+    def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT, *, has_submodules: bool = False) -> None:
+        """Close ``call``; ``output`` is recorded for modules without submodules (None for the others)."""
+        self._close(call)
+        record = call.record
+        if not record.children and output is not _NO_OUTPUT:
+            if has_submodules:
+                record.outputs = None  # upstream records no outputs for modules with submodules
+            else:
+                record.outputs = self._serializer.serialize(
+                    output, f"{record.module_path}_outputs", call.deferred
+                )
+        kept = self._stack[-1].children.add(record, [child.module_path for child in record.children])
+        if kept and call.defers_alone:
+            self._resolve(record)
+
+    def exit_with_exception(self, call: _OpenCall, exception: BaseException) -> None:
+        if self._attributed_exception is not exception:
+            self._attributed_exception = exception
+            call.record.exception = {
+                "type": type(exception).__name__,
+                "message": sanitize_addresses(str(exception)),
+            }
+        self.exit(call)
+
+    def finish(self, output: Any = _NO_OUTPUT) -> dict:
+        """Close the root call and return the finished tree as JSON-ready data."""
+        root = self._stack[-1]
+        self._close(root)
+        record = root.record
+        tree = {"module_path": record.module_path, "inputs": record.inputs}
+        if record.exception is not None:
+            tree["exception"] = record.exception
+        if record.children:
+            tree["children"] = [child.to_json() for child in record.children]
+        elif output is not _NO_OUTPUT:
+            outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
+            if outputs:  # upstream drops empty top-level entries
+                tree["outputs"] = outputs
+        self.reset()
+        return tree
+
+    def finish_with_exception(self, exception: BaseException) -> dict:
+        """Close every call still open (innermost first) after ``exception`` and return the partial tree."""
+        while len(self._stack) > 1:
+            self.exit_with_exception(self._stack[-1], exception)
+        if self._attributed_exception is not exception:
+            self._attributed_exception = exception
+            self._stack[-1].record.exception = {
+                "type": type(exception).__name__,
+                "message": sanitize_addresses(str(exception)),
+            }
+        return self.finish()
+
+    def reset(self) -> None:
+        self._stack.clear()
+        self._attributed_exception = None
+        self._serializer.end_trace()
+
+    def _close(self, call: _OpenCall) -> None:
+        if self._stack and self._stack[-1] is call:
+            self._stack.pop()
+        last_block = call.children.take_last_block()
+        if last_block is not None and not call.deferred:
+            self._resolve(last_block)
+        call.record.children = call.children.records
+
+    def _resolve(self, record: CallRecord) -> None:
+        record.inputs = self._serializer.resolve(record.inputs)
+        if record.outputs is not _NO_OUTPUT:
+            record.outputs = self._serializer.resolve(record.outputs)
+        for child in record.children:
+            self._resolve(child)

@@ -1,0 +1,62 @@
+"""Writing a finished trace: ``<Class>_debug_tree_FULL_TENSORS.json`` and ``..._SUMMARY.json``.
+
+The first top-level forward in a context keeps upstream's file names; later ones (e.g. the
+steps of ``generate``) are numbered ``<Class>_debug_tree_2_...``, ``_3_``, ... instead of
+overwriting the first.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model_debugging.debugger.naming import safe_file_stem
+from model_debugging.debugger.tensors import TensorEntry
+from model_debugging.reporting import atomic_write_json
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TracePaths:
+    summary: Path
+    full_tensors: Path
+
+
+def trace_paths(output_dir: str | Path, class_name: str, forward_number: int = 1) -> TracePaths:
+    """Where the trace of the ``forward_number``-th top-level forward of a context is written."""
+    base = f"{class_name}_debug_tree" if forward_number == 1 else f"{class_name}_debug_tree_{forward_number}"
+    base = safe_file_stem(base)
+    return TracePaths(
+        Path(output_dir) / f"{base}_SUMMARY.json", Path(output_dir) / f"{base}_FULL_TENSORS.json"
+    )
+
+
+def without_values(value: Any) -> Any:
+    """A copy of a trace (sub)tree whose tensor entries have no ``value``."""
+    if isinstance(value, TensorEntry):
+        return {key: item for key, item in value.items() if key != "value"}
+    if isinstance(value, dict):
+        return {key: without_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_values(item) for item in value]
+    return value
+
+
+class TraceWriter:
+    """Writes the traces of one context, numbering the later top-level forwards."""
+
+    def __init__(self, output_dir: Path, class_name: str):
+        self._output_dir = output_dir
+        self._class_name = class_name
+        self._written = 0
+
+    def write(self, tree: dict) -> TracePaths:
+        self._written += 1
+        paths = trace_paths(self._output_dir, self._class_name, self._written)
+        logger.info("Writing model trace to %s and %s", paths.full_tensors, paths.summary)
+        atomic_write_json(paths.full_tensors, tree)
+        atomic_write_json(paths.summary, without_values(tree))
+        return paths

@@ -1,0 +1,120 @@
+"""Our traces against transformers' own model_addition_debugger_context on a tiny Llama.
+
+Deliberate differences, accounted for here: upstream leaves .safetensors files for pruned
+layers and for the top-level outputs the tree drops (we do not write them), and upstream
+leaves torch's print options changed (we restore them, so each run starts from the defaults).
+"""
+
+import json
+import math
+import re
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from model_debugging import model_addition_debugger_context
+
+transformers = pytest.importorskip("transformers")
+pytestmark = pytest.mark.integration
+
+STAT_PATTERN = re.compile(r"tensor\((.*?)(, dtype=torch\.\w+)?\)$")
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=1000,
+    )
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+def run_both(model, tmp_path, **options):
+    input_ids = torch.randint(0, 1000, (1, 12), generator=torch.Generator().manual_seed(1))
+    saved = torch._tensor_str.get_printoptions()
+    outputs = {}
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", model_addition_debugger_context),
+    ):
+        torch.set_printoptions(**saved)  # upstream does not restore them
+        with context(model, debug_path=tmp_path / name, **options):
+            outputs[name] = model(input_ids=input_ids).logits
+    torch.set_printoptions(**saved)
+    torch.testing.assert_close(outputs["ours"], outputs["upstream"], rtol=0, atol=0)
+    return tmp_path / "upstream", tmp_path / "ours"
+
+
+def load(directory, kind):
+    return json.loads((directory / f"LlamaForCausalLM_debug_tree_{kind}.json").read_text())
+
+
+def walk(node, path="root"):
+    """Yield (where, key, value) for every leaf of a trace tree (list items have their index as key)."""
+    for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+        if isinstance(value, (dict, list)):
+            yield from walk(value, f"{path}/{key}")
+        else:
+            yield path, key, value
+
+
+def module_paths(node):
+    yield node["module_path"]
+    for child in node.get("children", []):
+        yield from module_paths(child)
+
+
+def assert_same_summary(upstream, ours):
+    assert list(module_paths(ours)) == list(module_paths(upstream))
+    ours_leaves, upstream_leaves = list(walk(ours)), list(walk(upstream))
+    assert [(where, key) for where, key, _ in ours_leaves] == [
+        (where, key) for where, key, _ in upstream_leaves
+    ]
+    for (where, key, mine), (_, _, theirs) in zip(ours_leaves, upstream_leaves, strict=True):
+        if key in ("mean", "std", "min", "max"):
+            mine_match, theirs_match = STAT_PATTERN.match(mine), STAT_PATTERN.match(theirs)
+            assert mine_match.group(2) == theirs_match.group(2), where
+            assert math.isclose(
+                float(mine_match.group(1)), float(theirs_match.group(1)), rel_tol=1e-3, abs_tol=1e-6
+            ), where
+        else:
+            assert mine == theirs, (where, key)
+
+
+@pytest.mark.parametrize("prune", [True, False])
+def test_repr_traces_match_upstream(tiny_llama, tmp_path, prune):
+    upstream_dir, ours_dir = run_both(tiny_llama, tmp_path, do_prune_layers=prune)
+    assert_same_summary(load(upstream_dir, "SUMMARY"), load(ours_dir, "SUMMARY"))
+    full_upstream, full_ours = load(upstream_dir, "FULL_TENSORS"), load(ours_dir, "FULL_TENSORS")
+    assert_same_summary(full_upstream, full_ours)
+    value_lines = [(where, line) for where, _, line in walk(full_ours) if where.endswith("/value")]
+    assert len(value_lines) > 100
+    assert value_lines == [
+        (where, line) for where, _, line in walk(full_upstream) if where.endswith("/value")
+    ]
+    # in practice the whole text is identical
+    assert (ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text() == (
+        upstream_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json"
+    ).read_text()
+
+
+@pytest.mark.parametrize("prune", [True, False])
+def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
+    upstream_dir, ours_dir = run_both(tiny_llama, tmp_path, do_prune_layers=prune, use_repr=False)
+    assert_same_summary(load(upstream_dir, "SUMMARY"), load(ours_dir, "SUMMARY"))
+    full_ours = load(ours_dir, "FULL_TENSORS")
+    assert full_ours == load(upstream_dir, "FULL_TENSORS")
+    referenced = sorted(value[2:] for _, key, value in walk(full_ours) if key == "value")
+    assert len(referenced) > 20
+    for name in referenced:
+        assert (ours_dir / name).read_bytes() == (upstream_dir / name).read_bytes(), name
+        assert load_file(ours_dir / name)["data"] is not None
+    # upstream also writes files the tree never points to (pruned layers, dropped top-level outputs)
+    assert sorted(path.name for path in ours_dir.glob("*.safetensors")) == referenced
+    assert {path.name for path in upstream_dir.glob("*.safetensors")} >= set(referenced)
