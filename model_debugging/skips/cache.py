@@ -1,6 +1,7 @@
 """Per-file cache of parse results, keyed by a hash of the tool version, the path and the content.
 
-One pickle per file under the cache directory. A missing, damaged or stale entry (other version,
+One pickle per file under the cache directory, and one snapshot per scanned checkout: a full scan
+whose files all still have the same content keys is answered from its snapshot. A missing, damaged or stale entry (other version,
 other key) is ignored and rebuilt; writes go through :func:`atomic_write_bytes`, so a concurrent
 or interrupted run never leaves a half-written entry behind.
 """
@@ -11,7 +12,9 @@ import contextlib
 import hashlib
 import os
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from model_debugging.reporting.atomic import atomic_write_bytes
 from model_debugging.skips.records import ParsedFile
@@ -33,8 +36,20 @@ def cache_key(path: str, data: bytes) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class ScanSnapshot:
+    """A whole scan's answer and the content keys of every file it read."""
+
+    file_keys: tuple[tuple[str, str], ...]
+    results: dict[str, Any]
+    errors: list[dict[str, Any]]
+
+
 class ParseCache:
-    """``get(key)`` returns the stored :class:`ParsedFile` or None; ``put(key, parsed)`` stores it."""
+    """Per-file :class:`ParsedFile` entries, plus :class:`ScanSnapshot` entries of whole scans.
+
+    ``get``/``get_snapshot`` return None for a missing, damaged or mismatching entry.
+    """
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
@@ -42,20 +57,26 @@ class ParseCache:
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.pickle"
 
-    def get(self, key: str) -> ParsedFile | None:
+    def _load(self, key: str, kind: type) -> Any:
         try:
             with open(self._entry(key), "rb") as handle:
-                stored_key, parsed = pickle.load(handle)
-        except FileNotFoundError:
+                stored_key, value = pickle.load(handle)
+        except Exception:  # missing or damaged: only a cache miss
             return None
-        except Exception:  # a damaged entry of any kind is only a cache miss
-            return None
-        if stored_key != key or not isinstance(parsed, ParsedFile):
-            return None
-        return parsed
+        return value if stored_key == key and isinstance(value, kind) else None
+
+    def _store(self, key: str, value: Any) -> None:
+        with contextlib.suppress(OSError):  # an unwritable cache only costs speed next time
+            atomic_write_bytes(self._entry(key), pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def get(self, key: str) -> ParsedFile | None:
+        return self._load(key, ParsedFile)
 
     def put(self, key: str, parsed: ParsedFile) -> None:
-        with contextlib.suppress(OSError):  # an unwritable cache only costs speed next time
-            atomic_write_bytes(
-                self._entry(key), pickle.dumps((key, parsed), protocol=pickle.HIGHEST_PROTOCOL)
-            )
+        self._store(key, parsed)
+
+    def get_snapshot(self, key: str) -> ScanSnapshot | None:
+        return self._load(key, ScanSnapshot)
+
+    def put_snapshot(self, key: str, snapshot: ScanSnapshot) -> None:
+        self._store(key, snapshot)

@@ -31,8 +31,12 @@ def parse_files(
     cache: ParseCache | None,
     jobs: int | None = None,
     progress: bool = False,
+    keys: dict[str, str] | None = None,
 ) -> dict[str, ParsedFile]:
-    """Parse ``paths`` (relative to ``repo``); unreadable files come back as error records."""
+    """Parse ``paths`` (relative to ``repo``); unreadable files come back as error records.
+
+    The content key of every file read is added to ``keys`` when given.
+    """
     parsed: dict[str, ParsedFile] = {}
     cold: list[tuple[str, bytes, str]] = []
     for path in paths:
@@ -42,6 +46,8 @@ def parse_files(
             parsed[path] = ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}"))
             continue
         key = cache_key(path, data)
+        if keys is not None:
+            keys[path] = key
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
             parsed[path] = hit

@@ -10,7 +10,7 @@ from typing import Any
 
 from model_debugging.skips.aggregate import summarize
 from model_debugging.skips.analyze import collect_test_classes, model_outcome
-from model_debugging.skips.cache import ParseCache, default_cache_dir
+from model_debugging.skips.cache import ParseCache, ScanSnapshot, cache_key, default_cache_dir
 from model_debugging.skips.files import parse_files
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
@@ -140,13 +140,18 @@ def scan_repository(
         on_start(len(model_files))
     cache = ParseCache(cache_dir or default_cache_dir()) if use_cache else None
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
-    files = _parse_with_imports(
-        repo, sorted(set(common_paths + model_files)), cache=cache, jobs=jobs, progress=progress
-    )
+    paths = sorted(set(common_paths + model_files))
+    snapshot_key = cache_key("snapshot", repr((str(repo.resolve()), settings, paths)).encode())
+    snapshot = _valid_snapshot(repo, cache.get_snapshot(snapshot_key)) if cache is not None else None
+    if snapshot is not None:
+        return _select(snapshot.results, test_method_name), snapshot.errors
+
+    keys: dict[str, str] = {}
+    files = _parse_with_imports(repo, paths, cache=cache, jobs=jobs, progress=progress, keys=keys)
     tests = common_tests(files, settings)
-    if test_method_name is not None:
-        if test_method_name not in tests:
-            raise UnknownTestError(test_method_name, difflib.get_close_matches(test_method_name, tests, n=3))
+    full_scan = test_method_name is None
+    _select(tests, test_method_name)  # an unknown name fails before the work
+    if not full_scan:
         tests = {test_method_name: tests[test_method_name]}
 
     resolver = Resolver(files)
@@ -159,4 +164,30 @@ def scan_repository(
         outcomes = {model: model_outcome(resolver, classes, name) for model, classes in models.items()}
         results[name] = summarize(origin, outcomes)
     errors = [parsed.error.as_dict() for parsed in files.values() if parsed.error is not None]
-    return results, sorted(errors, key=lambda error: error["path"])
+    errors.sort(key=lambda error: error["path"])
+    if full_scan and cache is not None:
+        cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), results, errors))
+    return results, errors
+
+
+def _select(tests: dict[str, Any], name: str | None) -> dict[str, Any]:
+    """All of ``tests``, or only ``name`` (an :class:`UnknownTestError` when absent)."""
+    if name is None:
+        return tests
+    if name not in tests:
+        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))
+    return {name: tests[name]}
+
+
+def _valid_snapshot(repo: Path, snapshot: ScanSnapshot | None) -> ScanSnapshot | None:
+    """The snapshot if every file it read still has the same content."""
+    if snapshot is None:
+        return None
+    for path, key in snapshot.file_keys:
+        try:
+            data = (repo / path).read_bytes()
+        except OSError:
+            return None
+        if cache_key(path, data) != key:
+            return None
+    return snapshot

@@ -1,0 +1,88 @@
+"""Time the skipped-test scanner on a transformers checkout, beside the checkout's own regex scanner.
+
+    python benchmarks/bench_scanner.py --repo /path/to/transformers [--repeat 3] [--jobs N]
+
+Each figure is the wall time of a whole command run as a subprocess (interpreter start included),
+the median of ``--repeat`` runs: a cold full scan (empty cache), a warm full scan, a warm
+single-test scan, and the checkout's own ``utils/scan_skipped_tests.py`` run from its root when
+present. Targets (437 model test files, 2 cores): cold <= 8 s, warm full < baseline, warm single <= 0.5 s.
+Without ``--repo`` it runs on the small example tree (a smoke run for ``make bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from model_debugging.reporting import render_terminal_table  # noqa: E402
+
+SCANNER = PROJECT / "utils" / "scan_skipped_tests.py"
+
+
+def _timed(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def measure(repo: Path, repeat: int, jobs: int | None, test_name: str) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        base = [sys.executable, str(SCANNER), "--repo", str(repo), "--output_dir", str(scratch / "out")]
+        base += ["--jobs", str(jobs)] if jobs else []
+
+        def scanner(name: str, target: str, extra: list[str], cold: bool) -> None:
+            times = []
+            for index in range(repeat):
+                cache = scratch / (f"cold{index}" if cold else "warm")
+                times.append(_timed([*base, "--cache_dir", str(cache), *extra], repo))
+            rows.append({"run": name, "seconds": statistics.median(times), "target": target})
+
+        scanner("cold full scan", "<= 8 s", [], cold=True)
+        _timed([*base, "--cache_dir", str(scratch / "warm")], repo)  # fill the warm cache
+        scanner("warm full scan", "< baseline", [], cold=False)
+        scanner(f"warm single test ({test_name})", "<= 0.5 s", ["--test_method_name", test_name], cold=False)
+
+        baseline = repo / "utils" / "scan_skipped_tests.py"
+        if baseline.is_file():
+            command = [sys.executable, str(baseline), "--output_dir", str(scratch / "baseline")]
+            times = [_timed(command, repo) for _ in range(repeat)]
+            rows.append(
+                {
+                    "run": "baseline: checkout's regex scanner",
+                    "seconds": statistics.median(times),
+                    "target": "",
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", default=str(PROJECT / "examples" / "mini_transformers"))
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is shown")
+    parser.add_argument("--jobs", type=int, help="parsing processes (default: CPU count)")
+    parser.add_argument("--test_method_name", default="test_training")
+    args = parser.parse_args(argv)
+    repo = Path(args.repo).resolve()
+    rows = measure(repo, args.repeat, args.jobs, args.test_method_name)
+    baseline = next((row["seconds"] for row in rows if row["run"].startswith("baseline")), None)
+    for row in rows:
+        row["vs baseline"] = f"{row['seconds'] / baseline:.2f}x" if baseline else ""
+        row["seconds"] = f"{row['seconds']:.2f}"
+    print(f"repo: {repo}  (files parsed: see 'Parsing N model test files' of the scanner)")
+    print(render_terminal_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
