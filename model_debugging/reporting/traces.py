@@ -196,13 +196,10 @@ def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord
 
 
 def _exception_text(record: Any) -> str | None:
-    if record is None or isinstance(record, str):
-        return record
+    """``{"type": "ValueError", "message": "..."}`` (the debugger's exception record) as one line."""
     if isinstance(record, dict):
-        kind = record.get("type") or record.get("class") or "exception"
-        message = record.get("message")
-        return f"{kind}: {message}" if message else str(kind)
-    return str(record)
+        return f"{record.get('type', 'exception')}: {record.get('message', '')}".rstrip(": ")
+    return None if record is None else str(record)
 
 
 def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
