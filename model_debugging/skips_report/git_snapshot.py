@@ -28,8 +28,9 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def resolve_commit(repo: str | os.PathLike, ref: str) -> str:
-    """The full commit id of ``ref``; a clear error when it is unknown (e.g. a shallow clone)."""
+    """The full commit id of ``ref``; a clear error when ``repo`` is no git checkout or ``ref`` is unknown."""
     repo = Path(repo)
+    _git(repo, "rev-parse", "--git-dir")  # fails with git's own "not a git repository"
     try:
         return _git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
     except GitError:
@@ -46,10 +47,16 @@ def export_revision(
     commit = resolve_commit(repo, ref)
     destination.mkdir(parents=True, exist_ok=True)
     command = ["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *paths]
+    unreadable = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
-            archive.extractall(destination, filter="data")
+        try:
+            with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
+                archive.extractall(destination, filter="data")
+        except tarfile.ReadError as error:
+            unreadable = error  # usually git failed before writing anything: its stderr says why
+            process.stdout.read()
         stderr = process.stderr.read().decode(errors="replace")
-    if process.returncode != 0:
-        raise GitError(f"{repo}: git archive {ref} -- {' '.join(paths)} failed: {stderr.strip()}")
+    if process.returncode != 0 or unreadable:
+        why = stderr.strip() or f"unreadable archive: {unreadable}"
+        raise GitError(f"{repo}: git archive {ref} -- {' '.join(paths)} failed: {why}")
     return destination

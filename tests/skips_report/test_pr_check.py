@@ -130,9 +130,13 @@ def test_script_runs_and_reports_no_new_skips(checkout):
     assert "No new skips compared with `main`." in result.stdout
 
 
-def test_unknown_base_is_a_clear_error(checkout, capsys):
+def test_unknown_base_or_no_repository_is_a_clear_error(checkout, tmp_path, capsys):
     assert main(["--repo", str(checkout), "--base", "no-such-branch"]) == 2
     assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main(["--repo", str(plain), "--base", "main"]) == 2
+    assert "not a git repository" in capsys.readouterr().err
 
 
 def test_introduced_skips_table(write_scan):
@@ -159,3 +163,14 @@ def test_introduced_skips_table(write_scan):
     assert rows[0]["reason"] == "no embeddings" and rows[0]["share before"] == 0.3333
     flagged = find_introduced_skips(base, head, min_skipped_share=0.5)
     assert flagged["flagged"].tolist() == [True, True]
+
+
+def test_a_base_without_tests_is_a_clear_error(tmp_path, capsys):
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    (repo / "README.md").write_text("not transformers")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    assert main(["--repo", str(repo), "--base", "main"]) == 2
+    assert "git archive main -- tests failed" in capsys.readouterr().err
