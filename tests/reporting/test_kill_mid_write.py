@@ -39,7 +39,9 @@ def test_kill_mid_write_keeps_previous_file(tmp_path):
     target = tmp_path / "result.bin"
     target.write_bytes(b"P" * SIZE)
     caught = 0
-    for _ in range(4):
+    for _ in range(8):  # until three kills landed mid-write; a loaded machine may miss a window
+        if caught == 3:
+            break
         writer = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
         )
@@ -51,4 +53,4 @@ def test_kill_mid_write_keeps_previous_file(tmp_path):
         assert len(data) == SIZE and data in (b"P" * SIZE, b"A" * SIZE, b"B" * SIZE)
         for leftover in tmp_path.glob(".*.tmp"):  # a killed writer cannot clean up its temp file
             leftover.unlink()
-    assert caught >= 3, "the writer was never killed while a temporary file existed"
+    assert caught == 3, "the writer was not killed while a temporary file existed"
