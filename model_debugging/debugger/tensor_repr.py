@@ -84,7 +84,11 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
     elif any(value != 0 and math.isfinite(value) for value in values):
         spec = f".{precision}e"
         texts = [format(value, spec) for value in values]
-        width = max(len(text) for text, value in zip(texts, values) if value != 0 and math.isfinite(value))
+        width = max(
+            len(text)
+            for text, value in zip(texts, values, strict=True)
+            if value != 0 and math.isfinite(value)
+        )
     else:  # no finite non-zero value: torch drops scientific notation and keeps width 1
         texts = [
             f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}." for value in values

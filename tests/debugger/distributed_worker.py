@@ -1,0 +1,51 @@
+"""One rank of the two-process debugger test (run by test_distributed.py, not collected by pytest).
+
+Usage: python distributed_worker.py RANK INIT_FILE OUTPUT_ROOT
+"""
+
+import sys
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import Shard, distribute_tensor
+
+from model_debugging import model_addition_debugger_context
+
+
+class ShardedScale(nn.Module):
+    def __init__(self, mesh):
+        super().__init__()
+        self.weight = nn.Parameter(distribute_tensor(torch.arange(8.0).reshape(4, 2), mesh, [Shard(0)]))
+
+    def forward(self, hidden):
+        return hidden * self.weight
+
+
+class ShardedModel(nn.Module):
+    def __init__(self, mesh):
+        super().__init__()
+        self.scale = ShardedScale(mesh)
+
+    def forward(self, hidden):
+        return self.scale(hidden)
+
+
+def main(rank: int, init_file: str, output_root: str) -> None:
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    try:
+        mesh = init_device_mesh("cpu", (2,))
+        model = ShardedModel(mesh)
+        hidden = distribute_tensor(torch.ones(4, 2), mesh, [Shard(0)])
+        with model_addition_debugger_context(model, debug_path=Path(output_root) / f"rank{rank}"):
+            output = model(hidden)
+        assert output.to_local().shape == (2, 2)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), sys.argv[2], sys.argv[3])
