@@ -28,6 +28,8 @@ class Outcome:
 
 
 NOT_APPLICABLE = Outcome("not_applicable")
+# Every model test class needs torch; listing it for every test of every model would drown the rest.
+BASELINE_CONDITIONS = frozenset({"require_torch"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,16 @@ def collect_test_classes(
             applicable = frozenset(
                 name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
             )
-            ran = Outcome("ran", None, info.name, path)
+            class_conditions = tuple(
+                dict.fromkeys(
+                    condition.text
+                    for base in mro
+                    if resolver.info(base) is not None
+                    for condition in resolver.info(base).conditions
+                    if condition.text not in BASELINE_CONDITIONS
+                )
+            )
+            ran = Outcome("ran", None, info.name, path, class_conditions)
             found.append(CollectedClass(ref, path, info.line, mro, class_skip, definitions, applicable, ran))
     return found
 
@@ -94,7 +105,7 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
     where = {"test_class": test_class.ref.name, "file": resolver.path_of(owner)}
     if method.skip is not None:
         return Outcome("skipped", method.skip, **where)
-    conditions = [condition.text for condition in method.conditions]
+    conditions = [*test_class.ran.conditions, *(condition.text for condition in method.conditions)]
     for guard in method.guards:
         verdict = resolver.evaluate(test_class.linearization, guard.condition)
         if verdict:

@@ -182,11 +182,14 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
 
 def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
     bases = tuple(patterns.dotted_name(arg.value) or patterns.code(arg.value) for arg in node.bases)
-    skip = None
+    skip, conditions = None, []
     for decorator in node.decorators:
         found = patterns.skip_decorator(decorator, aliases, line)
         if found is not None and skip is None:
             skip = Skip("class_decorator", found.reason, line)
+        condition = patterns.condition_decorator(decorator, aliases, line)
+        if condition is not None:
+            conditions.append(condition)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
     for statement in _flatten(body):
@@ -204,6 +207,7 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
         attributes=tuple(_assigned_attributes(body)),
         methods=tuple(methods),
         skip=skip,
+        conditions=tuple(conditions),
         tester_call=tester_call,
         init_defaults=init_defaults,
     )

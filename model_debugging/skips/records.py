@@ -111,6 +111,7 @@ class ClassInfo:
     attributes: tuple[tuple[str, Any], ...] = ()
     methods: tuple[Method, ...] = ()
     skip: Skip | None = None
+    conditions: tuple[Condition, ...] = ()
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, Any], ...] = ()
 

@@ -249,13 +249,28 @@ def test_environment_guards_are_conditions(make_repo, scan):
                     @unittest.skipIf(not is_torch_greater_or_equal("2.5"), reason="old torch")
                     def test_training(self):
                         run()
-            """
+            """,
+            "tests/models/vision/test_modeling_vision.py": """
+                import unittest
+                from transformers.testing_utils import require_torch, require_vision
+                from ...test_modeling_common import ModelTesterMixin
+
+                @require_torch
+                @require_vision
+                class VisionModelTest(ModelTesterMixin, unittest.TestCase):
+                    pass
+            """,
         }
     )
     results = scan(repo)
-    assert results["test_forward"]["models_ran"] == ["gpu"]
-    assert results["test_forward"]["conditions"] == ["gpu: require_torch_gpu", "gpu: slow"]
-    assert results["test_training"]["models_ran"] == ["gpu"]
+    assert results["test_attention_outputs"]["conditions"] == ["vision: require_vision"]
+    assert results["test_forward"]["models_ran"] == ["gpu", "vision"]
+    assert results["test_forward"]["conditions"] == [
+        "gpu: require_torch_gpu",
+        "gpu: slow",
+        "vision: require_vision",
+    ]
+    assert results["test_training"]["models_ran"] == ["gpu", "vision"]
     assert results["test_training"]["conditions"][0].startswith("gpu: unittest.skipIf(not is_torch_greater")
 
 
