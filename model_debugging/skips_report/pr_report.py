@@ -18,7 +18,7 @@ def build_pr_report(introduced: pd.DataFrame, settings: PRCheckSettings, base_re
         summary = [f"{len(introduced)} new (model, test) skips compared with `{base_ref}`."]
         if flagged:
             summary.append(
-                f"**⚠️ {flagged} of these skips hit a test that fewer than {threshold} of models skipped before.** "
+                f"⚠️ {flagged} of these skips hit a test that fewer than {threshold} of models skipped before. "
                 "Such a test has rarely been skipped: maybe ponder whether the model can pass it instead."
             )
         else:

@@ -1,4 +1,4 @@
-"""What changed between two analyzer results, as data (DataFrames); rendering lives in ``render``."""
+"""What changed between two analyzer results, as data (DataFrames); `trend_report` lays it out."""
 
 from __future__ import annotations
 
