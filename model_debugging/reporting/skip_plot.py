@@ -26,7 +26,9 @@ def plot_skipped_proportion(results: pd.DataFrame, path: str | os.PathLike, *, t
     shown = shown.iloc[::-1]  # barh draws bottom-up; keep the most skipped test on top
     figure, axes = plt.subplots(figsize=(8, 1.5 + 0.3 * max(len(shown), 1)))
     axes.barh([str(name) for name in shown.index], shown["skipped_proportion"], color="tab:orange")
-    axes.set_xlim(0, 1)
+    axes.set_xlim(0, 1.08)  # room for the "100%" label
+    ticks = [0, 0.25, 0.5, 0.75, 1]
+    axes.set_xticks(ticks, labels=[f"{tick:.0%}" for tick in ticks])
     axes.set_xlabel("share of models that skip the test")
     axes.set_title(f"Most skipped common tests (top {len(shown)} of {len(results)})")
     for y, value in enumerate(shown["skipped_proportion"]):
