@@ -11,10 +11,6 @@ from model_debugging.skips_report import find_introduced_skips
 from model_debugging.skips_report.analyzer import ANALYZER_SCRIPT
 from model_debugging.skips_report.pr_check_command import main
 
-needs_analyzer = pytest.mark.skipif(
-    not ANALYZER_SCRIPT.is_file(), reason=f"the skipped-test analyzer {ANALYZER_SCRIPT} has not landed yet"
-)
-
 COMMON = """
 class ModelTesterMixin:
     def test_forward(self):
@@ -80,7 +76,6 @@ def repo_state(repo: Path) -> tuple[str, str, str]:
     return status, index, git(repo, "worktree", "list", "--porcelain")
 
 
-@needs_analyzer
 def test_flags_a_rarely_skipped_test_and_leaves_the_checkout_alone(checkout, tmp_path, capsys):
     # unstaged: bert skips a test nobody skipped; staged: a new model skips a test half the models skip
     write_model(checkout, "bert", {"test_training": "Bert cannot train yet"})
@@ -103,7 +98,6 @@ def test_flags_a_rarely_skipped_test_and_leaves_the_checkout_alone(checkout, tmp
     assert "rarely skipped" in capsys.readouterr().out
 
 
-@needs_analyzer
 def test_common_skip_passes_and_threshold_is_configurable(checkout, tmp_path):
     write_model(checkout, "bert", {"test_inputs_embeds": "Bert has no inputs_embeds"})
     assert main(["--repo", str(checkout), "--base", "HEAD"]) == 0
@@ -112,7 +106,6 @@ def test_common_skip_passes_and_threshold_is_configurable(checkout, tmp_path):
     assert main(["--repo", str(checkout), "--base", "HEAD", "--config", str(strict)]) == 1
 
 
-@needs_analyzer
 def test_script_runs_and_reports_no_new_skips(checkout):
     result = subprocess.run(
         [
