@@ -209,7 +209,7 @@ def compare_traces(
     rules = coerce_rename_rules(rename)
     reference_trace, candidate_trace = read_trace(reference), read_trace(candidate)
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
-    tolerance = _Tolerance(atol, rtol, mode)
+    comparer = _PairComparer(atol, rtol, mode)
 
     reference_keys = _match_keys(reference_trace, rules)
     candidate_by_key = dict(zip(_match_keys(candidate_trace, rules), candidate_trace.nodes, strict=True))
@@ -220,7 +220,7 @@ def compare_traces(
         if other is None:
             unmatched_reference.append(_describe_call(node))
         else:
-            modules.append(_compare_nodes(len(modules), node, other, tolerance))
+            modules.append(_compare_nodes(len(modules), node, other, comparer))
     return TraceComparison(
         reference=reference_trace.path,
         candidate=candidate_trace.path,
@@ -235,7 +235,7 @@ def compare_traces(
         unmatched_reference=tuple(unmatched_reference),
         unmatched_candidate=tuple(_describe_call(node) for node in candidate_by_key.values()),
         rename_rules=tuple(str(rule) for rule in rules),
-        bytes_compared=tolerance.bytes_compared,
+        bytes_compared=comparer.bytes_compared,
     )
 
 
@@ -280,8 +280,8 @@ class _GroupDiff:
 
 
 @dataclass
-class _Tolerance:
-    """Compares tensor pairs (from safetensors files or from their statistics) and counts bytes read."""
+class _PairComparer:
+    """Compares tensor pairs, from their safetensors files or their statistics, and counts bytes read."""
 
     atol: float
     rtol: float
@@ -365,7 +365,7 @@ def _compare_group(
     reference: tuple[TensorRecord, ...],
     candidate: tuple[TensorRecord, ...],
     label: str,
-    tolerance: _Tolerance,
+    comparer: _PairComparer,
     details: list[str],
 ) -> _GroupDiff:
     diff = _GroupDiff()
@@ -385,20 +385,20 @@ def _compare_group(
         if expected.dtype != actual.dtype:
             details.append(f"{name} dtype {expected.dtype} vs {actual.dtype}")
             diff.match = False
-        tolerance.compare(expected, actual, diff)
+        comparer.compare(expected, actual, diff)
     for sub_path in candidate_tensors:
         details.append(f"{label}.{sub_path} only in candidate" if sub_path else f"{label} only in candidate")
     return diff
 
 
 def _compare_nodes(
-    index: int, reference: TraceNode, candidate: TraceNode, tolerance: _Tolerance
+    index: int, reference: TraceNode, candidate: TraceNode, comparer: _PairComparer
 ) -> ModuleComparison:
     details: list[str] = []
-    inputs = _compare_group(reference.inputs, candidate.inputs, "inputs", tolerance, details)
+    inputs = _compare_group(reference.inputs, candidate.inputs, "inputs", comparer, details)
     outputs = None
     if reference.outputs is not None and candidate.outputs is not None:
-        outputs = _compare_group(reference.outputs, candidate.outputs, "outputs", tolerance, details)
+        outputs = _compare_group(reference.outputs, candidate.outputs, "outputs", comparer, details)
     elif reference.outputs is not None or candidate.outputs is not None:
         details.append(
             f"outputs recorded only in {'reference' if reference.outputs is not None else 'candidate'}"

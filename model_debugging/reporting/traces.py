@@ -198,7 +198,8 @@ def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord
 def _exception_text(record: Any) -> str | None:
     """``{"type": "ValueError", "message": "..."}`` (the debugger's exception record) as one line."""
     if isinstance(record, dict):
-        return f"{record.get('type', 'exception')}: {record.get('message', '')}".rstrip(": ")
+        kind, message = record.get("type", "exception"), record.get("message")
+        return f"{kind}: {message}" if message else str(kind)
     return None if record is None else str(record)
 
 
