@@ -19,3 +19,15 @@ def test_failed_serialization_keeps_previous_file(tmp_path):
         atomic_write_json(target, {"bad": object()})
     assert target.read_text() == "previous"
     assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_new_file_gets_the_mode_open_would_give_and_existing_file_keeps_its_mode(tmp_path):
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    fresh = atomic_write_text(tmp_path / "fresh.txt", "x")
+    assert fresh.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    existing = tmp_path / "existing.txt"
+    existing.write_text("old")
+    existing.chmod(0o640)
+    atomic_write_text(existing, "new")
+    assert existing.stat().st_mode & 0o777 == 0o640

@@ -9,10 +9,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
+
+
+def _process_umask() -> int:
+    # os.umask can only be read by setting it; do it once, at import, before any worker threads exist.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_DEFAULT_MODE = 0o666 & ~_process_umask()
 
 
 def _write_atomically(path: str | os.PathLike, mode: str, fill: Callable[[IO], None], **open_kwargs) -> Path:
@@ -24,6 +35,12 @@ def _write_atomically(path: str | os.PathLike, mode: str, fill: Callable[[IO], N
             fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates the file 0600; give it the mode an ordinary open() would, or keep the old one.
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = _DEFAULT_MODE
+        os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
