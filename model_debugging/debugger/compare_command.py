@@ -131,7 +131,6 @@ def main(argv: list[str] | None = None) -> int:
     except (TraceError, ConfigError, RenameRuleError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    print(render_terminal(result))
     if args.json:
         atomic_write_json(args.json, result.to_dict())
     if args.markdown:
@@ -142,4 +141,5 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return 2
+    print(render_terminal(result))
     return 0 if result.equivalent else 1
