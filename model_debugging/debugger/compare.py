@@ -3,7 +3,9 @@
 Module calls are matched by path (relative to the model, after rename rules) and, for a module
 called several times, by call order. Walking the matched calls in the reference's execution order,
 the *divergence origin* is the earliest leaf whose outputs exceed the tolerance while its inputs
-were within it; the *first input divergence* is the earliest module whose inputs already differ.
+were within it (or a module that raised on one side only, inputs equal); the *first input
+divergence* is the earliest module whose inputs already differ. (The debugger records outputs on
+leaves only, so a module with children can differ only in its inputs or by raising.)
 
 With ``use_repr=False`` traces every tensor pair is read from its safetensors files, compared and
 dropped before the next one is read, so memory stays near the size of the largest pair. Otherwise
@@ -124,7 +126,13 @@ class TraceComparison:
         if self.equivalent:
             lines.append("result: EQUIVALENT within tolerance")
             return lines
-        lines.append("result: DIVERGED")
+        if any(module.status != "equal" for module in self.modules):
+            lines.append("result: DIVERGED")
+        else:
+            lines.append(
+                "result: NOT EQUIVALENT: the matched calls agree, but some module calls are in one trace only "
+                "(rename rules may align them)"
+            )
         origin, first_input = self.divergence_origin, self.first_input_divergence
         if origin is not None:
             lines.append(
@@ -134,7 +142,7 @@ class TraceComparison:
             lines.append(f"first module whose inputs differ: {first_input.module_path}")
             if origin is None or origin.index > first_input.index:
                 lines.append(
-                    "  no recorded leaf before it diverged: look at the code of its parent module that runs "
+                    "  no recorded module before it diverged: look at the code of its parent module that runs "
                     "before this call, or at the model inputs"
                 )
         for side, unmatched in (
@@ -228,9 +236,7 @@ def compare_traces(
         atol=atol,
         rtol=rtol,
         modules=tuple(modules),
-        divergence_origin=next(
-            (m for m in modules if m.inputs_match and m.outputs_match is False and m.is_leaf), None
-        ),
+        divergence_origin=next((m for m in modules if m.inputs_match and m.outputs_match is False), None),
         first_input_divergence=next((m for m in modules if not m.inputs_match), None),
         unmatched_reference=tuple(unmatched_reference),
         unmatched_candidate=tuple(_describe_call(node) for node in candidate_by_key.values()),
