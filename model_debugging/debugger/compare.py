@@ -52,7 +52,8 @@ class ModuleComparison:
 
     ``max_abs_diff``, ``max_rel_diff`` and ``mean_abs_diff`` measure the outputs when the debugger
     recorded them (leaves), else the inputs; ``compared`` says which. The relative difference is
-    taken over elements whose reference value is nonzero. ``details`` lists shape and dtype
+    taken over elements whose reference value is nonzero. When only statistics were compared,
+    these are differences between the statistics (mean, std, min, max), not between elements. ``details`` lists shape and dtype
     mismatches, tensors recorded on one side only, and exceptions.
     """
 
@@ -78,10 +79,13 @@ class ModuleComparison:
             return "outputs differ"
         return "equal"
 
+    def to_row(self) -> dict[str, Any]:
+        """The fields plus ``status``, ``details`` joined with "; " (a table row)."""
+        return {**asdict(self), "details": "; ".join(self.details), "status": self.status}
+
     def to_dict(self) -> dict[str, Any]:
-        row = asdict(self)
-        row["details"] = list(self.details)
-        row["status"] = self.status
+        """JSON-ready: ``details`` as a list, non-finite numbers as "inf", "-inf" or "nan"."""
+        row = {**asdict(self), "details": list(self.details), "status": self.status}
         return {key: _json_number(value) for key, value in row.items()}
 
 
@@ -157,11 +161,8 @@ class TraceComparison:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per matched module call, in the reference's execution order."""
-        columns = [name for name in ModuleComparison.__dataclass_fields__] + ["status"]
-        rows = [module.to_dict() for module in self.modules]
-        frame = pd.DataFrame(rows, columns=columns)
-        frame["details"] = ["; ".join(module.details) for module in self.modules]
-        return frame
+        columns = [*ModuleComparison.__dataclass_fields__, "status"]
+        return pd.DataFrame([module.to_row() for module in self.modules], columns=columns)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; non-finite numbers become the strings "inf", "-inf" and "nan"."""

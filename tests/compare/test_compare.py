@@ -102,6 +102,7 @@ def test_nan_and_inf_in_the_same_places_count_as_equal(tmp_path, trace_writer):
     assert result.modules[1].status == "equal"
     assert result.divergence_origin.module_path == "Toy.second"
     assert result.divergence_origin.max_abs_diff == float("inf")
+    assert result.to_frame()["max_abs_diff"].iloc[2] == float("inf")
     assert json.loads(json.dumps(result.to_dict()))["divergence_origin"]["max_abs_diff"] == "inf"
 
 
