@@ -1,5 +1,7 @@
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -137,3 +139,12 @@ def test_load_trace_has_one_row_per_module_call(tmp_path, toy_trace):
     assert embed["input_shapes"] == {"args.0": (2, 4)}
     assert frame.loc[frame.module_path == "Toy.block", "output_shapes"].iloc[0] is None
     assert not math.isnan(embed["mean"]) and embed["min"] <= embed["mean"] <= embed["max"]
+
+
+def test_reading_traces_does_not_import_torch(tmp_path, toy_trace):
+    toy_trace(tmp_path)
+    code = (
+        "import sys; from model_debugging.reporting.traces import load_trace; "
+        f"load_trace({str(tmp_path)!r}); assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
