@@ -44,7 +44,11 @@ def _tolerance(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Find where two model addition debugger traces diverge.",
+        epilog="exit status: 0 equivalent within tolerance, 1 diverged, 2 unusable input",
+    )
     parser.add_argument(
         "reference", help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
     )
