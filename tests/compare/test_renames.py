@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from model_debugging.config import ConfigError
@@ -58,7 +60,7 @@ def test_yaml_file(tmp_path):
 
 
 def test_shipped_example_config_maps_gpt2_paths():
-    rules = load_rename_rules("configs/compare_renames.yaml")
+    rules = load_rename_rules(Path(__file__).parents[2] / "configs" / "compare_renames.yaml")
     assert apply_rename_rules(rules, "transformer.h.3.mlp.c_fc") == "model.layers.3.mlp.up_proj"
     assert apply_rename_rules(rules, "transformer.h.3.attn.c_proj") == "model.layers.3.self_attn.o_proj"
 
