@@ -6,6 +6,7 @@ Each subcommand lives in its tool's package and is imported only when used, so
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, function_name = SUBCOMMANDS[command][0].split(":")
     function = getattr(import_module(module_name), function_name)
-    return int(function(rest) or 0)
+    try:
+        return int(function(rest) or 0)
+    except BrokenPipeError:
+        # output piped into e.g. `head`, which closed early: files are already written, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -19,3 +19,21 @@ def test_importing_package_does_not_import_torch():
     code = "import sys, model_debugging, model_debugging.reporting, model_debugging.config; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_output_piped_into_head_ends_without_traceback():
+    # a subcommand printing ~2 MB into `head -c 10`, which closes the pipe early
+    script = (
+        "import sys, model_debugging.cli as cli\n"
+        "cli.SUBCOMMANDS['shout'] = ('builtins:print', 'prints its arguments')\n"
+        "sys.exit(cli.main(['shout'] + ['y' * 100] * 20000))\n"
+    )
+    result = subprocess.run(
+        f'"{sys.executable}" -c "$SCRIPT" | head -c 10',
+        shell=True,
+        capture_output=True,
+        text=True,
+        env={"SCRIPT": script, "PATH": "/usr/bin:/bin"},
+    )
+    assert result.stdout == "['yyyyyyyy"
+    assert "Traceback" not in result.stderr
