@@ -31,8 +31,8 @@ from model_debugging.skips import scan_repository  # noqa: E402
 
 # Skip reasons that depend on the machine, not on the model.
 ENVIRONMENT_REASON = re.compile(
-    r"gpu|cuda|accelerator|flash|slow|requires|require_|not installed|is not available|multi|xpu|npu|hpu|"
-    r"bitsandbytes|deepspeed|torchvision|timm|kernels|compute capability",
+    r"\b(gpus?|cuda|accelerators?|xpu|npu|hpu|mps|multi[- ]gpu)\b|flash|\bslow\b|test requires|"
+    r"not installed|is not available|deepspeed|bitsandbytes|torchvision|timm|\bkernels\b|compute capability",
     re.IGNORECASE,
 )
 
@@ -47,7 +47,9 @@ def read_junit(paths: list[str]) -> dict[tuple[str, str], list[tuple[str, str]]]
                 continue
             model, test = parts[2], case.get("name", "").split("[")[0]
             skipped = case.find("skipped")
-            if skipped is not None:
+            if skipped is not None and skipped.get("type") == "pytest.xfail":
+                pairs[model, test].append(("xfailed", ""))  # it ran, and failed as expected
+            elif skipped is not None:
                 pairs[model, test].append(("skipped", skipped.get("message", "")))
             elif case.find("failure") is not None or case.find("error") is not None:
                 pairs[model, test].append(("failed", ""))
@@ -81,6 +83,9 @@ def compare(repo: str, junit: list[str]) -> int:
         if predicted == "skipped" and skip["kind"] == "noop_override" and actual == "ran":
             counts["noop"] += 1
             continue
+        if predicted == "not applicable":  # `-k` also selected a model's own test of the same name
+            counts["own"] += 1
+            continue
         counts["compared"] += 1
         if predicted == actual:
             counts["agree"] += 1
@@ -90,8 +95,9 @@ def compare(repo: str, junit: list[str]) -> int:
     models = {model for model, _ in observed}
     print(f"models: {len(models)}, tests: {len(tests)} ({', '.join(tests)})")
     print(f"{counts['agree']} of {counts['compared']} (model, test) pairs agree")
-    print(f"left out: {counts['environment']} skipped by pytest for an environment reason, ")
-    print(f"          {counts['noop']} no-op overrides (pytest: passed; scanner: skipped by design)")
+    print(f"left out: {counts['environment']} skipped by pytest for an environment reason,")
+    print(f"          {counts['noop']} no-op overrides (pytest: passed; scanner: skipped by design),")
+    print(f"          {counts['own']} tests of a model's own that only share a common test's name")
     for line in disagreements:
         print(f"  DISAGREE {line}")
     return 0

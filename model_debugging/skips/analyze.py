@@ -100,19 +100,58 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
         owner, skip = test_class.class_skip
         return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(owner))
     owner, method = test_class.definitions[test_name]
-    if method.skip is None and not method.guards and not method.conditions:
+    if method.skip is None and not method.guards and not method.conditions and not method.calls:
         return test_class.ran
-    where = {"test_class": test_class.ref.name, "file": resolver.path_of(owner)}
+    conditions = list(test_class.ran.conditions)
+    found = _method_skip(resolver, test_class, owner, method, conditions, set())
+    if found is not None:
+        where, skip = found
+        return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(where))
+    return Outcome("ran", None, test_class.ref.name, test_class.file, tuple(dict.fromkeys(conditions)))
+
+
+def _method_skip(
+    resolver: Resolver,
+    test_class: CollectedClass,
+    owner: ClassRef,
+    method: Method,
+    conditions: list[str],
+    seen: set[tuple[ClassRef, str]],
+) -> tuple[ClassRef, Skip] | None:
+    """The skip ``method`` (defined in ``owner``) runs into for this class, following the calls it makes."""
+    seen.add((owner, method.name))
     if method.skip is not None:
-        return Outcome("skipped", method.skip, **where)
-    conditions = [*test_class.ran.conditions, *(condition.text for condition in method.conditions)]
+        return owner, method.skip
+    conditions.extend(condition.text for condition in method.conditions)
     for guard in method.guards:
         verdict = resolver.evaluate(test_class.linearization, guard.condition)
         if verdict:
-            return Outcome("skipped", Skip("flag_guard", guard.reason, guard.line), **where)
+            return owner, Skip("flag_guard", guard.reason, guard.line)
         if verdict is None:
             conditions.append(f"if {guard.code}: skip (not decidable statically)")
-    return Outcome("ran", None, test_class.ref.name, test_class.file, tuple(conditions))
+    for kind, name in method.calls:
+        target = _called(resolver, test_class, owner, kind, name)
+        if target is None or (target[0], name) in seen:
+            continue
+        found = _method_skip(resolver, test_class, *target, conditions, seen)
+        if found is not None and found[1].kind != "noop_override":  # calling a no-op is no skip
+            return found
+    return None
+
+
+def _called(
+    resolver: Resolver, test_class: CollectedClass, owner: ClassRef, kind: str, name: str
+) -> tuple[ClassRef, Method] | None:
+    """The method ``self.name`` / ``super().name`` (written in ``owner``) runs for this class."""
+    if kind == "self":
+        return test_class.definitions.get(name)
+    linearization = test_class.linearization
+    for ref in linearization[linearization.index(owner) + 1 :] if owner in linearization else ():
+        info = resolver.info(ref)
+        method = info.method(name) if info is not None else None
+        if method is not None:
+            return ref, method
+    return None
 
 
 def model_outcome(resolver: Resolver, classes: Iterable[CollectedClass], test_name: str) -> Outcome:

@@ -165,8 +165,14 @@ def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
 
 def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
     name = function.name.value
-    if not name.startswith("test"):
-        return Method(name, line)
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    calls = patterns.delegated_calls(body)
+    if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
+        decorated = (patterns.skip_decorator(decorator, aliases, line) for decorator in function.decorators)
+        skip = next((found for found in decorated if found is not None), None)
+        guards, guard_conditions = patterns.guards(body, aliases, line)
+        skip = skip or patterns.body_skip(body, aliases, line)
+        return Method(name, line, skip, guards, guard_conditions, calls)
     skip: Skip | None = None
     conditions: list[Condition] = []
     for decorator in function.decorators:
@@ -174,10 +180,9 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
         condition = patterns.condition_decorator(decorator, aliases, line)
         if condition is not None:
             conditions.append(condition)
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     skip = skip or patterns.body_skip(body, aliases, line) or patterns.noop_override(function, line)
     guards, guard_conditions = patterns.guards(body, aliases, line)
-    return Method(name, line, skip, guards, tuple(conditions) + guard_conditions)
+    return Method(name, line, skip, guards, tuple(conditions) + guard_conditions, calls)
 
 
 def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:

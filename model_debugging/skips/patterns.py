@@ -179,6 +179,31 @@ def _is_return(statement: cst.BaseStatement) -> bool:
     )
 
 
+def delegated_calls(body: Sequence[cst.BaseStatement]) -> tuple[tuple[str, str], ...]:
+    """``self.helper(...)`` and ``super().test_x(...)`` statements that always run (before any return).
+
+    Their skips and guards are the caller's: a helper that calls ``self.skipTest`` skips the test.
+    """
+    calls = []
+    for statement in body:
+        if _is_return(statement):
+            break
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                continue
+            func = small.value.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            owner = func.value
+            if isinstance(owner, cst.Name) and owner.value == "self":
+                calls.append(("self", func.attr.value))
+            elif isinstance(owner, cst.Call) and dotted_name(owner.func) == "super" and not owner.args:
+                calls.append(("super", func.attr.value))
+    return tuple(calls)
+
+
 def flag_expression(node: cst.BaseExpression) -> object | None:
     """Translate a condition made only of class flags into records, or None if it uses anything else."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):

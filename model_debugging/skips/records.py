@@ -87,6 +87,8 @@ class Method:
     skip: Skip | None = None
     guards: tuple[Guard, ...] = ()
     conditions: tuple[Condition, ...] = ()
+    # ("self" | "super", name) for `self.name(...)` / `super().name(...)` statements at the top level
+    calls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

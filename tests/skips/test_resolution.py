@@ -301,3 +301,56 @@ def test_skip_decorator_aliases_and_multi_line_reasons(make_repo, scan):
     assert results["test_forward"]["reasons_skipped"] == ["alias: first part"]
     assert results["test_training"]["reasons_skipped"] == ["alias: a reason written over two lines"]
     assert results["test_training"]["skips"][0]["kind"] == "decorator"
+
+
+def test_guards_of_helpers_and_super_calls_apply(make_repo, scan):
+    repo = make_repo(
+        {
+            "tests/test_modeling_common.py": """
+                class ModelTesterMixin:
+                    model_tester = None
+
+                    def check_training(self):
+                        if not self.model_tester.is_training:
+                            self.skipTest(reason="not training")
+                        run()
+
+                    def test_training_checkpointing(self):
+                        self.check_training()
+
+                    def test_forward(self):
+                        run()
+            """,
+            "tests/models/frozen/test_modeling_frozen.py": """
+                import unittest
+                from ...test_modeling_common import ModelTesterMixin
+
+                class FrozenTester:
+                    is_training = False
+
+                class FrozenModelTest(ModelTesterMixin, unittest.TestCase):
+                    def setUp(self):
+                        self.model_tester = FrozenTester()
+
+                    @pytest.mark.xfail(reason="flaky")
+                    def test_training_checkpointing(self):
+                        super().test_training_checkpointing()
+            """,
+            "tests/models/base/test_modeling_base.py": """
+                import unittest
+                from ...test_modeling_common import ModelTesterMixin
+
+                class BaseModelTest(ModelTesterMixin, unittest.TestCase):
+                    @unittest.skip("broken upstream")
+                    def check_forward(self):
+                        pass
+
+                    def test_forward(self):
+                        self.check_forward()
+            """,
+        }
+    )
+    results = scan(repo)
+    assert results["test_training_checkpointing"]["reasons_skipped"] == ["frozen: not training"]
+    assert results["test_training_checkpointing"]["skips"][0]["file"] == "tests/test_modeling_common.py"
+    assert results["test_forward"]["reasons_skipped"] == ["base: broken upstream"]
