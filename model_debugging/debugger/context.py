@@ -88,7 +88,7 @@ class _TracingSession:
     def uninstall(self) -> None:
         self._patches.undo()
         if self._recording:
-            self._tracer.reset()
+            self._tracer.close()
 
     def _submodule_forward(self, module_path: str, has_submodules: bool) -> Callable[[Callable], Callable]:
         tracer = self._tracer

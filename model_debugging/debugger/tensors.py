@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
 
 from model_debugging.debugger.naming import FileNameRegistry
+from model_debugging.debugger.tensor_files import TensorFileWriter
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
@@ -59,6 +59,19 @@ def local_tensor(value: Any) -> torch.Tensor | None:
     return value if isinstance(value, torch.Tensor) else None
 
 
+def _remember(recent: dict[int, tuple], tensor: torch.Tensor) -> tuple | None:
+    """What was derived from ``tensor`` if it was seen recently and not modified since.
+
+    Keeps at most ``_REUSE_WINDOW`` tensors; holding each one also keeps its ``id`` from being reused.
+    """
+    seen = recent.get(id(tensor))
+    if seen is not None and seen[0] is tensor and seen[1] == tensor._version:
+        return seen[2:]
+    if len(recent) >= _REUSE_WINDOW:
+        del recent[next(iter(recent))]
+    return None
+
+
 def _json_key(key: Any) -> Any:
     return key if key is None or isinstance(key, (str, int, float, bool)) else sanitize_addresses(repr(key))
 
@@ -74,17 +87,31 @@ class ValueSerializer:
 
     def __init__(self, use_repr: bool, output_dir: Path, names: FileNameRegistry):
         self._use_repr = use_repr
-        self._output_dir = output_dir
         self._names = names
+        self._files = TensorFileWriter(output_dir)
         self._options: PrintOptions | None = None
         self._recent: dict[int, tuple[torch.Tensor, int, dict, list[str] | None]] = {}
+        self._recent_clones: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
 
+    def finish_trace(self) -> None:
+        """Wait until every tensor file of the trace is written; raise the first write error."""
+        errors = self._files.wait()
+        if errors:
+            raise OSError(f"{len(errors)} tensor file(s) could not be written: {errors[0]}") from errors[0]
+
     def end_trace(self) -> None:
+        """Forget the trace's tensors (pending writes still complete)."""
+        self._files.wait()
         self._recent.clear()
+        self._recent_clones.clear()
+
+    def close(self) -> None:
+        self.end_trace()
+        self._files.close()
 
     def serialize(self, value: Any, stem: str, deferred: bool = False) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
@@ -100,26 +127,34 @@ class ValueSerializer:
         file_name = None if self._use_repr else self._names.claim(stem)
         # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
         if deferred and not tensor.requires_grad and tensor.grad_fn is None:
-            return _DeferredTensor(tensor.detach().clone(), file_name)
+            return _DeferredTensor(self._clone(tensor), file_name)
         return self._entry(tensor, file_name)
+
+    def _clone(self, tensor: torch.Tensor) -> torch.Tensor:
+        recent = _remember(self._recent_clones, tensor)
+        if recent is not None:
+            return recent[0]
+        clone = tensor.detach().clone()
+        self._recent_clones[id(tensor)] = (tensor, tensor._version, clone)
+        return clone
 
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
         if type(value) is _DeferredTensor:
-            return self._entry(value.tensor, value.file_name)
+            return self._entry(value.tensor, value.file_name, private=True)
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
             return value
         if isinstance(value, list):
             return [self.resolve(item) for item in value]
         return {key: self.resolve(item) for key, item in value.items()}
 
-    def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
+    def _entry(self, tensor: torch.Tensor, file_name: str | None, private: bool = False) -> TensorEntry:
         stats, lines = self._stats_and_lines(tensor)
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
         if file_name is None:
             entry["value"] = lines
         else:
-            save_file({"data": tensor.detach().contiguous().cpu()}, str(self._output_dir / file_name))
+            self._files.submit(file_name, tensor, private=private)
             entry["value"] = f"./{file_name}"
         entry.update(stats)
         return entry

@@ -122,6 +122,7 @@ class CallTracer:
             outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
             if outputs:  # upstream drops empty top-level entries
                 tree["outputs"] = outputs
+        self._serializer.finish_trace()
         self.reset()
         return tree
 
@@ -141,6 +142,11 @@ class CallTracer:
         self._stack.clear()
         self._attributed_exception = None
         self._serializer.end_trace()
+
+    def close(self) -> None:
+        """End for good: forget any open trace and stop background writes."""
+        self.reset()
+        self._serializer.close()
 
     def _close(self, call: _OpenCall) -> None:
         if self._stack and self._stack[-1] is call:
