@@ -293,3 +293,25 @@ def test_current_directory_is_the_default(model, input_ids, tmp_path, monkeypatc
         model(input_ids)
     assert (tmp_path / "ToyModel_debug_tree_SUMMARY.json").exists()
     assert (tmp_path / "ToyModel_debug_tree_FULL_TENSORS.json").exists()
+
+
+class TakesValue(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attend = AttendLike()
+
+    def forward(self, x):
+        return self.attend(query=x, value=x * 2)
+
+
+class AttendLike(nn.Module):
+    def forward(self, query, value):
+        return query + value
+
+
+def test_summary_keeps_inputs_named_value(tmp_path):
+    trace(TakesValue(), tmp_path, torch.ones(2))
+    (attend,) = read_trace(tmp_path, name="TakesValue_debug_tree")["children"]
+    assert list(attend["inputs"]["kwargs"]) == ["query", "value"]
+    assert attend["inputs"]["kwargs"]["value"]["shape"] == "torch.Size([2])"
+    assert "value" not in attend["inputs"]["kwargs"]["value"]

@@ -118,3 +118,65 @@ def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
     # upstream also writes files the tree never points to (pruned layers, dropped top-level outputs)
     assert sorted(path.name for path in ours_dir.glob("*.safetensors")) == referenced
     assert {path.name for path in upstream_dir.glob("*.safetensors")} >= set(referenced)
+
+
+class Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, hidden):
+        return self.proj(hidden)
+
+
+class Stage(torch.nn.Module):
+    """A numbered layer holding its own run of numbered blocks and a numbered Sequential."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(Inner() for _ in range(4))
+        self.mix = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+
+    def forward(self, hidden):
+        for block in self.blocks:
+            hidden = block(hidden)
+        return self.mix(hidden)
+
+
+class Nested(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = torch.nn.ModuleList(Stage() for _ in range(4))
+        self.shared = Inner()
+
+    def forward(self, hidden):
+        for stage in self.stages:
+            hidden = stage(hidden)
+            hidden.mul_(2)  # modifies the recorded output of the stage's last leaf in place
+        hidden = self.shared(hidden)
+        return self.shared(hidden)
+
+
+@pytest.mark.parametrize("prune", [True, False])
+def test_nested_layer_runs_match_upstream(tmp_path, prune):
+    torch.manual_seed(0)
+    model = Nested()
+    hidden = torch.randn(2, 4)
+    saved = torch._tensor_str.get_printoptions()
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", model_addition_debugger_context),
+    ):
+        torch.set_printoptions(**saved)
+        with context(model, debug_path=tmp_path / name, do_prune_layers=prune):
+            model(hidden.clone())
+    torch.set_printoptions(**saved)
+    for kind in ("SUMMARY", "FULL_TENSORS"):
+        ours = (tmp_path / "ours" / f"Nested_debug_tree_{kind}.json").read_text()
+        assert ours == (tmp_path / "upstream" / f"Nested_debug_tree_{kind}.json").read_text()
+    paths = list(module_paths(json.loads(ours)))
+    kept_stages = (
+        ["Nested.stages.0", "Nested.stages.3"] if prune else [f"Nested.stages.{i}" for i in range(4)]
+    )
+    assert [path for path in paths if re.fullmatch(r"Nested\.stages\.\d", path)] == kept_stages
+    assert paths.count("Nested.shared") == 2
