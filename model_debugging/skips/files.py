@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -15,11 +15,11 @@ from model_debugging.skips.records import ParsedFile, ParseError
 _PARALLEL_THRESHOLD = 8
 
 
-def _parse_worker(data: bytes, path: str) -> ParsedFile:
+def _parse_worker(data: bytes, path: str, elide: bool) -> ParsedFile:
     from model_debugging.skips.parse import parse_bytes  # libcst is imported only when parsing
 
     try:
-        return parse_bytes(data, path)
+        return parse_bytes(data, path, elide)
     except Exception as error:  # a crash on one file is that file's error, never the run's
         return ParsedFile(path, error=ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}"))
 
@@ -32,22 +32,24 @@ def parse_files(
     jobs: int | None = None,
     progress: bool = False,
     keys: dict[str, str] | None = None,
+    elide: Container[str] = (),
 ) -> dict[str, ParsedFile]:
     """Parse ``paths`` (relative to ``repo``); unreadable files come back as error records.
 
-    The content key of every file read is added to ``keys`` when given.
+    The content key of every file read is added to ``keys`` when given. Files in ``elide`` are
+    parsed without the bodies of their plain ``unittest.TestCase`` classes.
     """
     parsed: dict[str, ParsedFile] = {}
-    cold: list[tuple[str, bytes, str]] = []
+    cold: list[tuple[str, bytes, str]] = []  # (path, content, cache key)
     for path in paths:
         try:
             data = (repo / path).read_bytes()
         except OSError as error:
             parsed[path] = ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}"))
             continue
-        key = cache_key(path, data)
         if keys is not None:
-            keys[path] = key
+            keys[path] = cache_key(path, data)
+        key = cache_key(f"{path}\0elided" if path in elide else path, data)
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
             parsed[path] = hit
@@ -59,10 +61,14 @@ def parse_files(
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
         executor = ProcessPoolExecutor(max_workers=min(jobs, len(cold)))
-        results = executor.map(_parse_worker, [data for _, data, _ in cold], [path for path, _, _ in cold])
     else:
         executor = None
-        results = map(_parse_worker, [data for _, data, _ in cold], [path for path, _, _ in cold])
+    arguments = (
+        [data for _, data, _ in cold],
+        [path for path, _, _ in cold],
+        [path in elide for path, _, _ in cold],
+    )
+    results = executor.map(_parse_worker, *arguments) if executor else map(_parse_worker, *arguments)
     if progress:
         from tqdm import tqdm
 

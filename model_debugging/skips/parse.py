@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import libcst as cst
 
 from model_debugging.skips import patterns
+from model_debugging.skips.elide import elide_plain_test_cases
 from model_debugging.skips.records import (
     ClassInfo,
     Condition,
@@ -227,11 +229,17 @@ def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> Parse
     return ParseError(path, error.editor_line, f"syntax error: {error.message}")
 
 
-def parse_source(source: str, path: str) -> ParsedFile:
-    """Parse ``source`` (the text of ``path``, relative to the repository) into records."""
+def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
+    """Parse ``source`` (the text of ``path``, relative to the repository) into records.
+
+    With ``elide``, the bodies of plain ``unittest.TestCase`` classes are skipped (see ``elide.py``).
+    """
+    parsed_source, elided = elide_plain_test_cases(source) if elide else (source, frozenset())
     try:
-        module = cst.parse_module(source)
+        module = cst.parse_module(parsed_source)
     except cst.ParserSyntaxError as error:
+        if elided:  # never let the shortcut cost a file: parse it whole
+            return parse_source(source, path)
         return ParsedFile(path, error=_syntax_error(source, path, error))
     lines = _Lines(source)
     imports: list[Import] = []
@@ -243,13 +251,14 @@ def parse_source(source: str, path: str) -> ParsedFile:
     for statement in statements:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
-            classes.append(_class(statement, aliases, lines, line))
+            info = _class(statement, aliases, lines, line)
+            classes.append(replace(info, elided=True) if info.name in elided else info)
         elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
             functions.append(statement.name.value)
     return ParsedFile(path, tuple(imports), tuple(classes), tuple(functions))
 
 
-def parse_bytes(data: bytes, path: str) -> ParsedFile:
+def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
     """Decode and parse; a huge or non-UTF-8 file becomes a :class:`ParseError` record."""
     if len(data) > MAX_FILE_BYTES:
         return ParsedFile(
@@ -262,7 +271,7 @@ def parse_bytes(data: bytes, path: str) -> ParsedFile:
         return ParsedFile(
             path, error=ParseError(path, line, f"not UTF-8: {error.reason} at byte {error.start}")
         )
-    return parse_source(source, path)
+    return parse_source(source, path, elide=elide)
 
 
 __all__ = ["NonLiteral", "parse_bytes", "parse_source"]

@@ -48,11 +48,22 @@ def canonical(name: str | None, aliases: Mapping[str, str]) -> str | None:
     return f"{full}.{rest}" if rest else full
 
 
+def simple_string_value(node: cst.SimpleString) -> str | bytes:
+    """``evaluated_value`` without its ``ast.literal_eval`` call for plain strings (no prefix, no escapes)."""
+    text = node.value
+    if text[0] in "'\"" and "\\" not in text:
+        quote = 3 if text[:3] in ('"""', "'''") else 1
+        return text[quote:-quote]
+    return node.evaluated_value
+
+
 def literal_value(node: cst.BaseExpression) -> object:
     """The Python value of a literal node, or a :class:`NonLiteral` holding its code."""
     if isinstance(node, cst.Name) and node.value in {"True", "False", "None"}:
         return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+    if isinstance(node, cst.SimpleString):
+        return simple_string_value(node)
+    if isinstance(node, cst.ConcatenatedString):
         value = node.evaluated_value
         if isinstance(value, (str, bytes)):
             return value
@@ -78,7 +89,7 @@ def literal_value(node: cst.BaseExpression) -> object:
 def string_text(node: cst.BaseExpression) -> str:
     """The text of a reason: plain and concatenated strings evaluated, f-strings kept as written."""
     if isinstance(node, cst.SimpleString):
-        return str(node.evaluated_value)
+        return str(simple_string_value(node))
     if isinstance(node, cst.ConcatenatedString):
         return string_text(node.left) + string_text(node.right)
     if isinstance(node, cst.FormattedString):

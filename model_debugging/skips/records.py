@@ -116,6 +116,7 @@ class ClassInfo:
     conditions: tuple[Condition, ...] = ()
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, Any], ...] = ()
+    elided: bool = False  # a plain TestCase whose body was not parsed (see skips/elide.py)
 
     def method(self, name: str) -> Method | None:
         for method in self.methods:

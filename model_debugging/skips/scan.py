@@ -147,7 +147,9 @@ def scan_repository(
         return _select(snapshot.results, test_method_name), snapshot.errors
 
     keys: dict[str, str] = {}
-    files = _parse_with_imports(repo, paths, cache=cache, jobs=jobs, progress=progress, keys=keys)
+    options = {"cache": cache, "jobs": jobs, "keys": keys}
+    files = _parse_with_imports(repo, paths, progress=progress, elide=set(model_files), **options)
+    files.update(parse_files(repo, _inheriting_elided(files, model_files), **options))
     tests = common_tests(files, settings)
     full_scan = test_method_name is None
     _select(tests, test_method_name)  # an unknown name fails before the work
@@ -168,6 +170,19 @@ def scan_repository(
     if full_scan and cache is not None:
         cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), results, errors))
     return results, errors
+
+
+def _inheriting_elided(files: dict[str, ParsedFile], model_files: list[str]) -> list[str]:
+    """Files with an elided class that some model test class inherits: they must be parsed in full."""
+    resolver = Resolver(files)
+    needed = set()
+    for path in model_files:
+        for info in files[path].classes:
+            for base in resolver.mro(ClassRef(module_name(path), info.name))[1:]:
+                base_info = resolver.info(base)
+                if base_info is not None and base_info.elided:
+                    needed.add(resolver.path_of(base))
+    return sorted(needed)
 
 
 def _select(tests: dict[str, Any], name: str | None) -> dict[str, Any]:

@@ -68,3 +68,16 @@ def test_runtime_conditions_are_conditions_not_skips():
         "unittest.skipIf(not has_cuda(), 'gpu')",
         "if not torch.cuda.is_available(): skip",
     ]
+
+
+@pytest.mark.parametrize(
+    "literal", ['"abc"', "'it''s'", '"""two\nlines"""', "r'a\\d'", "b'x'", '""', "'\\''"]
+)
+def test_fast_string_values_match_libcst(literal):
+    import libcst as cst
+
+    from model_debugging.skips.patterns import simple_string_value
+
+    node = cst.parse_expression(literal)
+    if isinstance(node, cst.SimpleString):
+        assert simple_string_value(node) == node.evaluated_value

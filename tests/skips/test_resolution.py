@@ -354,3 +354,29 @@ def test_guards_of_helpers_and_super_calls_apply(make_repo, scan):
     assert results["test_training_checkpointing"]["reasons_skipped"] == ["frozen: not training"]
     assert results["test_training_checkpointing"]["skips"][0]["file"] == "tests/test_modeling_common.py"
     assert results["test_forward"]["reasons_skipped"] == ["base: broken upstream"]
+
+
+def test_a_plain_test_case_inherited_from_another_file_is_read_in_full(make_repo, scan):
+    repo = make_repo(
+        {
+            "tests/models/base/test_modeling_base.py": """
+                import unittest
+
+                class SharedOverrides(unittest.TestCase):
+                    @unittest.skip("shared: no forward")
+                    def test_forward(self):
+                        pass
+            """,
+            "tests/models/child/test_modeling_child.py": """
+                import unittest
+                from ..base.test_modeling_base import SharedOverrides
+                from ...test_modeling_common import ModelTesterMixin
+
+                class ChildModelTest(SharedOverrides, ModelTesterMixin):
+                    pass
+            """,
+        }
+    )
+    entry = scan(repo)["test_forward"]
+    assert entry["reasons_skipped"] == ["child: shared: no forward"]
+    assert entry["models_not_applicable"] == ["base"]
