@@ -76,3 +76,13 @@ def test_parallel_parsing_gives_the_same_result(make_repo, scan):
     serial = scan(repo, jobs=1, use_cache=False)
     assert scan(repo, jobs=2, use_cache=False) == serial
     assert len(serial["test_attention_outputs"]["models_skipped"]) == 10
+
+
+def test_default_cache_dir_honours_xdg_cache_home(monkeypatch, tmp_path):
+    from model_debugging.skips.cache import default_cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_dir() == tmp_path / "model-debugging" / "scan"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "model-debugging" / "scan"

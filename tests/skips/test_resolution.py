@@ -380,3 +380,22 @@ def test_a_plain_test_case_inherited_from_another_file_is_read_in_full(make_repo
     entry = scan(repo)["test_forward"]
     assert entry["reasons_skipped"] == ["child: shared: no forward"]
     assert entry["models_not_applicable"] == ["base"]
+
+
+def test_absolute_tests_package_imports_and_module_aliases(make_repo, scan):
+    repo = make_repo(
+        {
+            "tests/models/abs/test_modeling_abs.py": """
+                import unittest as ut
+                from tests import test_modeling_common
+                from tests.test_modeling_common import ModelTesterMixin as Mixin
+
+                class AbsModelTest(Mixin, ut.TestCase):
+                    has_attentions = False
+
+                class AbsOtherTest(test_modeling_common.ModelTesterMixin, ut.TestCase):
+                    has_attentions = False
+            """,
+        }
+    )
+    assert scan(repo)["test_attention_outputs"]["models_skipped"] == ["abs"]
