@@ -151,15 +151,22 @@ class Exploding(nn.Module):
         raise ValueError(f"bad hidden of shape {tuple(hidden.shape)} at {object()}")
 
 
-def test_exception_leaves_model_clean_and_writes_partial_trace(model, input_ids, tmp_path):
+@pytest.mark.parametrize("prune", [True, False])
+def test_exception_leaves_model_clean_and_writes_partial_trace(model, input_ids, tmp_path, prune):
     model.layers[2].proj = Exploding()
     before = {name: dict(vars(module)) for name, module in model.named_modules()}
+    print_options = torch._tensor_str.get_printoptions()
     with pytest.raises(ValueError, match="bad hidden"):
-        trace(model, tmp_path, input_ids, do_prune_layers=False)
+        trace(model, tmp_path, input_ids, do_prune_layers=prune)
     assert {name: dict(vars(module)) for name, module in model.named_modules()} == before
+    assert torch._tensor_str.get_printoptions() == print_options
     root = read_trace(tmp_path)
     assert "exception" not in root
-    failing_layer = root["children"][3]
+    expected_layers = (
+        ["ToyModel.layers.0", "ToyModel.layers.2"] if prune else [f"ToyModel.layers.{i}" for i in range(3)]
+    )
+    assert [child["module_path"] for child in root["children"]] == ["ToyModel.embed", *expected_layers]
+    failing_layer = root["children"][-1]
     assert failing_layer["module_path"] == "ToyModel.layers.2"
     assert "exception" not in failing_layer  # only the module that raised carries it
     raised = failing_layer["children"][-1]
@@ -169,7 +176,9 @@ def test_exception_leaves_model_clean_and_writes_partial_trace(model, input_ids,
         "message": "bad hidden of shape (1, 5, 8) at <object object at 0xXXXXXXXX>",
     }
     assert "outputs" not in raised
-    assert [child["module_path"] for child in root["children"]][-1] == "ToyModel.layers.2"
+    assert raised["inputs"]["args"][0]["mean"].startswith(
+        "tensor("
+    )  # recorded even in a possibly pruned layer
 
 
 def test_each_top_level_forward_gets_its_own_files(model, tmp_path):
