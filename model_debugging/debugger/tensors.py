@@ -53,10 +53,13 @@ def local_tensor(value: Any) -> torch.Tensor | None:
     """The tensor to record for ``value``: itself, the local shard of a DTensor, or None."""
     if type(value) is torch.Tensor:
         return value
-    local = getattr(value, "_local_tensor", None)  # DTensor: what this rank holds
-    if isinstance(local, torch.Tensor):
-        return local
-    return value if isinstance(value, torch.Tensor) else None
+    if isinstance(value, torch.Tensor) and not hasattr(value, "_local_tensor"):
+        return value
+    try:
+        local = getattr(value, "_local_tensor", None)  # DTensor: the shard this rank holds
+    except Exception:  # an object whose __getattr__ raises something else is simply not a tensor
+        return None
+    return local if isinstance(local, torch.Tensor) else None
 
 
 def _remember(recent: dict[int, tuple], tensor: torch.Tensor) -> tuple | None:
@@ -72,8 +75,16 @@ def _remember(recent: dict[int, tuple], tensor: torch.Tensor) -> tuple | None:
     return None
 
 
+def _safe_repr(value: Any) -> str:
+    """``repr(value)`` without addresses; a failing ``__repr__`` must not break the traced forward."""
+    try:
+        return sanitize_addresses(repr(value))
+    except Exception as error:
+        return f"<{type(value).__name__} object; repr() raised {type(error).__name__}: {error}>"
+
+
 def _json_key(key: Any) -> Any:
-    return key if key is None or isinstance(key, (str, int, float, bool)) else sanitize_addresses(repr(key))
+    return key if key is None or isinstance(key, (str, int, float, bool)) else _safe_repr(key)
 
 
 class ValueSerializer:
@@ -123,7 +134,7 @@ class ValueSerializer:
             }
         tensor = local_tensor(value)
         if tensor is None:
-            return sanitize_addresses(repr(value))
+            return _safe_repr(value)
         file_name = None if self._use_repr else self._names.claim(stem)
         # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
         if deferred and not tensor.requires_grad and tensor.grad_fn is None:

@@ -100,12 +100,7 @@ class CallTracer:
             self._resolve(record)
 
     def exit_with_exception(self, call: _OpenCall, exception: BaseException) -> None:
-        if self._attributed_exception is not exception:
-            self._attributed_exception = exception
-            call.record.exception = {
-                "type": type(exception).__name__,
-                "message": sanitize_addresses(str(exception)),
-            }
+        self._attribute(call.record, exception)
         self.exit(call)
 
     def finish(self, output: Any = _NO_OUTPUT) -> dict:
@@ -130,12 +125,7 @@ class CallTracer:
         """Close every call still open (innermost first) after ``exception`` and return the partial tree."""
         while len(self._stack) > 1:
             self.exit_with_exception(self._stack[-1], exception)
-        if self._attributed_exception is not exception:
-            self._attributed_exception = exception
-            self._stack[-1].record.exception = {
-                "type": type(exception).__name__,
-                "message": sanitize_addresses(str(exception)),
-            }
+        self._attribute(self._stack[-1].record, exception)
         return self.finish()
 
     def reset(self) -> None:
@@ -147,6 +137,15 @@ class CallTracer:
         """End for good: forget any open trace and stop background writes."""
         self.reset()
         self._serializer.close()
+
+    def _attribute(self, record: CallRecord, exception: BaseException) -> None:
+        """Record ``exception`` on the first (innermost) call it propagates through."""
+        if self._attributed_exception is not exception:
+            self._attributed_exception = exception
+            record.exception = {
+                "type": type(exception).__name__,
+                "message": sanitize_addresses(str(exception)),
+            }
 
     def _close(self, call: _OpenCall) -> None:
         if self._stack and self._stack[-1] is call:

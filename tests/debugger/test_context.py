@@ -324,3 +324,23 @@ def test_summary_keeps_inputs_named_value(tmp_path):
     assert list(attend["inputs"]["kwargs"]) == ["query", "value"]
     assert attend["inputs"]["kwargs"]["value"]["shape"] == "torch.Size([2])"
     assert "value" not in attend["inputs"]["kwargs"]["value"]
+
+
+class BrokenRepr:
+    def __repr__(self):
+        raise RuntimeError("half-built")
+
+
+class TakesAnything(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = nn.Identity()
+
+    def forward(self, x, extra):
+        return self.leaf(x)
+
+
+def test_an_input_whose_repr_raises_is_recorded_not_fatal(tmp_path):
+    trace(TakesAnything(), tmp_path, torch.ones(1), BrokenRepr())
+    root = read_trace(tmp_path, name="TakesAnything_debug_tree")
+    assert root["inputs"]["args"][1] == "<BrokenRepr object; repr() raised RuntimeError: half-built>"
