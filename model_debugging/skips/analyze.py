@@ -4,7 +4,8 @@ For each test class of a model (a ``unittest.TestCase`` in one of the model's te
 test applies when one of the classes defining it in the common files is in the class's MRO. The
 definition the test resolves to is the first one in the MRO; it is skipped when the class (or a
 base) carries a skip decorator, the definition is unconditionally skipped, or one of its flag
-guards is true for this class. A model skips a test when every applicable class skips it.
+guards is true for this class — following the ``self.helper()`` and ``super().test_x()`` calls it
+makes at its top level. A model skips a test when every applicable class skips it.
 """
 
 from __future__ import annotations
