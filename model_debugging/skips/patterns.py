@@ -299,7 +299,8 @@ def _comments(lines: Sequence[cst.EmptyLine]) -> list[str]:
 def noop_override(function: cst.FunctionDef, line: int) -> Skip | None:
     """A body of only ``pass`` / docstring / ``...`` / bare ``return``: the test does nothing.
 
-    The reason is the docstring, else the comments in the body, else the comments above the ``def``.
+    The reason is the docstring, else the comments in the body, else the comments above the ``def``,
+    else the ``reason`` of its first decorator call (``@pytest.mark.xfail(reason=...)``).
     """
     block = function.body
     if not isinstance(block, cst.IndentedBlock):
@@ -327,6 +328,10 @@ def noop_override(function: cst.FunctionDef, line: int) -> Skip | None:
             above += list(decorator.leading_lines)
         comments = _comments(above)
     comments = [text for text in comments if text]
+    if not comments:  # e.g. @pytest.mark.xfail(reason="...") over a `pass`
+        calls = [decorator.decorator for decorator in function.decorators]
+        comments = [reason_of(call.args) or "" for call in calls if isinstance(call, cst.Call)][:1]
+        comments = [text for text in comments if text]
     return Skip("noop_override", " ".join(comments) if comments else NOOP_REASON, line)
 
 

@@ -50,6 +50,7 @@ def test_pattern_examples(kind, snippet, must_flag):
         ("def test_x(self):\n    pass  # needs a GPU", "needs a GPU"),
         ("# Not supported by this model\ndef test_x(self):\n    pass", "Not supported by this model"),
         ("def test_x(self):\n    pass", "no-op override"),
+        ('@pytest.mark.xfail(reason="uses weight.data")\ndef test_x(self):\n    pass', "uses weight.data"),
     ],
 )
 def test_reason_is_the_text_written_in_the_source(snippet, reason):
