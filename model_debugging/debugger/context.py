@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from model_debugging.debugger.naming import FileNameRegistry
+from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.tensors import ValueSerializer
 from model_debugging.debugger.tracer import CallTracer
 from model_debugging.debugger.writer import TraceWriter
@@ -72,7 +73,10 @@ class _TracingSession:
         self._patches = _ForwardPatches()
         if self._recording:
             serializer = ValueSerializer(use_repr, output_dir, FileNameRegistry())
-            self._tracer = CallTracer(serializer, prune_layers)
+            likely_pruned = (
+                paths_with_later_siblings(model, self._class_name) if prune_layers else frozenset()
+            )
+            self._tracer = CallTracer(serializer, prune_layers, likely_pruned)
             self._writer = TraceWriter(output_dir, self._class_name)
 
     def install(self) -> None:

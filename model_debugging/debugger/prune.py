@@ -20,6 +20,20 @@ def is_numbered(module_path: str) -> bool:
     return _NUMBERED_PATH.match(module_path) is not None
 
 
+def paths_with_later_siblings(model, root_path: str) -> frozenset[str]:
+    """Paths of numbered submodules whose container holds a higher-numbered one (``layers.0`` of 8).
+
+    Such a block is expected to run before another block of its run, so it will most likely be
+    pruned; the tracer keeps its tensors by reference instead of copying them.
+    """
+    paths = set()
+    for name, module in model.named_modules():
+        numbers = [int(child) for child, _ in module.named_children() if child.isdigit()]
+        prefix = f"{root_path}.{name}" if name else root_path
+        paths.update(f"{prefix}.{number}" for number in numbers if number < max(numbers))
+    return frozenset(paths)
+
+
 def is_layer_block(module_path: str, child_paths: Sequence[str]) -> bool:
     """True for a numbered call (``...layers.3``) whose children are its own submodules (``...layers.3.mlp``)."""
     match = _NUMBERED_PATH.match(module_path)

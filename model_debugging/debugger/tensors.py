@@ -6,14 +6,16 @@ Lists and tuples become lists, dicts (``ModelOutput`` included) become dicts, an
 becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``; DTensors are recorded
 from their local shard.
 
-A value may be captured *deferred*: the tensor is cloned (cheap) instead of formatted, and
-:meth:`ValueSerializer.resolve` formats it later, once the tracer knows the record survives
-layer pruning. The clone keeps the recorded values exact even if the model later modifies
-the original tensor in place.
+A value may be captured *deferred* (see :class:`Capture`): the tensor is kept, as a copy or
+by reference, instead of formatted, and :meth:`ValueSerializer.resolve` formats it later, once
+the tracer knows the record survives layer pruning. A copy keeps the values exact even if the
+model later modifies the tensor in place; a reference is free and is used where the record
+will most likely be dropped unformatted (a warning names it if it was modified after all).
 """
 
 from __future__ import annotations
 
+import enum
 import re
 import warnings
 from pathlib import Path
@@ -41,11 +43,21 @@ class TensorEntry(dict):
     """The record of one tensor; a distinct type so the summary strips ``value`` only from tensors."""
 
 
-class _DeferredTensor:
-    __slots__ = ("tensor", "file_name")
+class Capture(enum.Enum):
+    """How a recorded tensor is kept until it is formatted."""
 
-    def __init__(self, tensor: torch.Tensor, file_name: str | None):
+    NOW = "format it now"
+    COPY = "keep a copy; format it once the record is known to stay"
+    REFERENCE = "keep the tensor itself; for records that will most likely be dropped"
+
+
+class _DeferredTensor:
+    __slots__ = ("tensor", "version", "stem", "file_name")
+
+    def __init__(self, tensor: torch.Tensor, version: int | None, stem: str, file_name: str | None):
         self.tensor = tensor
+        self.version = version  # the tensor's version counter when held by reference
+        self.stem = stem
         self.file_name = file_name
 
 
@@ -124,22 +136,24 @@ class ValueSerializer:
         self.end_trace()
         self._files.close()
 
-    def serialize(self, value: Any, stem: str, deferred: bool = False) -> Any:
+    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
         if isinstance(value, (list, tuple)):
-            return [self.serialize(item, f"{stem}_{index}", deferred) for index, item in enumerate(value)]
+            return [self.serialize(item, f"{stem}_{index}", capture) for index, item in enumerate(value)]
         if isinstance(value, dict):
             return {
-                _json_key(key): self.serialize(item, f"{stem}_{key}", deferred) for key, item in value.items()
+                _json_key(key): self.serialize(item, f"{stem}_{key}", capture) for key, item in value.items()
             }
         tensor = local_tensor(value)
         if tensor is None:
             return _safe_repr(value)
         file_name = None if self._use_repr else self._names.claim(stem)
         # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
-        if deferred and not tensor.requires_grad and tensor.grad_fn is None:
-            return _DeferredTensor(self._clone(tensor), file_name)
-        return self._entry(tensor, file_name)
+        if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
+            return self._entry(tensor, file_name)
+        if capture is Capture.COPY:
+            return _DeferredTensor(self._clone(tensor), None, stem, file_name)
+        return _DeferredTensor(tensor, tensor._version, stem, file_name)
 
     def _clone(self, tensor: torch.Tensor) -> torch.Tensor:
         recent = _remember(self._recent_clones, tensor)
@@ -152,7 +166,15 @@ class ValueSerializer:
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
         if type(value) is _DeferredTensor:
-            return self._entry(value.tensor, value.file_name, private=True)
+            if value.version is None:
+                return self._entry(value.tensor, value.file_name, private=True)
+            if value.tensor._version != value.version:
+                warnings.warn(
+                    f"{value.stem}: the tensor was modified in place after it was recorded; the trace shows "
+                    "its modified values (trace with do_prune_layers=False to record it before that)",
+                    stacklevel=2,
+                )
+            return self._entry(value.tensor, value.file_name)
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
             return value
         if isinstance(value, list):

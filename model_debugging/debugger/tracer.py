@@ -3,7 +3,8 @@
 The tracer keeps a stack of open calls. Each call's inputs are serialized when it starts and,
 for modules without submodules, its outputs when it ends. With layer pruning, calls that may
 turn out to be middle layer blocks are captured deferred (see :mod:`.prune`) and formatted only
-once they are known to stay in the tree. A call that raises keeps the exception's type and
+once they are known to stay in the tree: by reference when a higher-numbered sibling exists
+(the block will most likely be pruned), as copies otherwise. A call that raises keeps the exception's type and
 message; only the innermost call that saw an exception records it.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model_debugging.debugger.prune import ChildCalls
-from model_debugging.debugger.tensors import ValueSerializer, sanitize_addresses
+from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
 
 _NO_OUTPUT = object()
 
@@ -40,13 +41,13 @@ class CallRecord:
 
 
 class _OpenCall:
-    __slots__ = ("record", "children", "deferred", "defers_alone")
+    __slots__ = ("record", "children", "capture", "defers_alone")
 
-    def __init__(self, record: CallRecord, prune_layers: bool, deferred: bool, defers_alone: bool):
+    def __init__(self, record: CallRecord, prune_layers: bool, capture: Capture, defers_alone: bool):
         self.record = record
         self.children = ChildCalls(prune_layers)
-        self.deferred = deferred  # captured tensors are cloned and formatted later
-        self.defers_alone = deferred and defers_alone  # the outermost deferred call
+        self.capture = capture  # how tensors recorded in this call are kept until formatted
+        self.defers_alone = defers_alone  # the outermost deferred call
 
 
 class CallTracer:
@@ -55,11 +56,15 @@ class CallTracer:
     Args:
         serializer (`ValueSerializer`): turns inputs/outputs into trace values.
         prune_layers (`bool`): keep only the first and last block of each run of numbered layers.
+        likely_pruned (`frozenset[str]`, *optional*): paths of blocks expected to be followed by another.
     """
 
-    def __init__(self, serializer: ValueSerializer, prune_layers: bool):
+    def __init__(
+        self, serializer: ValueSerializer, prune_layers: bool, likely_pruned: frozenset[str] = frozenset()
+    ):
         self._serializer = serializer
         self._prune_layers = prune_layers
+        self._likely_pruned = likely_pruned
         self._stack: list[_OpenCall] = []
         self._attributed_exception: BaseException | None = None
 
@@ -71,16 +76,19 @@ class CallTracer:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
         self._serializer.start_trace()
         inputs = self._serializer.serialize({"args": args, "kwargs": kwargs}, f"{root_path}_inputs")
-        self._stack.append(_OpenCall(CallRecord(root_path, inputs), self._prune_layers, False, False))
+        self._stack.append(_OpenCall(CallRecord(root_path, inputs), self._prune_layers, Capture.NOW, False))
 
     def enter(self, module_path: str, args: tuple, kwargs: dict) -> _OpenCall:
         parent = self._stack[-1]
-        deferred = parent.deferred or parent.children.may_be_pruned(module_path)
+        capture = parent.capture
+        if capture is Capture.NOW and parent.children.may_be_pruned(module_path):
+            capture = Capture.REFERENCE if module_path in self._likely_pruned else Capture.COPY
         given = {"args": args, "kwargs": kwargs}
         inputs = self._serializer.serialize(
-            {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", deferred
+            {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", capture
         )
-        call = _OpenCall(CallRecord(module_path, inputs), self._prune_layers, deferred, not parent.deferred)
+        defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
+        call = _OpenCall(CallRecord(module_path, inputs), self._prune_layers, capture, defers_alone)
         self._stack.append(call)
         return call
 
@@ -93,7 +101,7 @@ class CallTracer:
                 record.outputs = None  # upstream records no outputs for modules with submodules
             else:
                 record.outputs = self._serializer.serialize(
-                    output, f"{record.module_path}_outputs", call.deferred
+                    output, f"{record.module_path}_outputs", call.capture
                 )
         kept = self._stack[-1].children.add(record, [child.module_path for child in record.children])
         if kept and call.defers_alone:
@@ -151,7 +159,7 @@ class CallTracer:
         if self._stack and self._stack[-1] is call:
             self._stack.pop()
         last_block = call.children.take_last_block()
-        if last_block is not None and not call.deferred:
+        if last_block is not None and call.capture is Capture.NOW:
             self._resolve(last_block)
         call.record.children = call.children.records
 

@@ -344,3 +344,29 @@ def test_an_input_whose_repr_raises_is_recorded_not_fatal(tmp_path):
     trace(TakesAnything(), tmp_path, torch.ones(1), BrokenRepr())
     root = read_trace(tmp_path, name="TakesAnything_debug_tree")
     assert root["inputs"]["args"][1] == "<BrokenRepr object; repr() raised RuntimeError: half-built>"
+
+
+class StopsEarly(nn.Module):
+    """Runs 3 of its 4 layers and scales each layer's output in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(2, 2)) for _ in range(4))
+
+    def forward(self, hidden):
+        for layer in self.layers[:3]:
+            hidden = layer(hidden)
+            hidden.mul_(2)
+        return hidden
+
+
+def test_warns_when_an_unexpected_last_layer_was_modified_in_place(tmp_path):
+    with pytest.warns(
+        UserWarning, match=r"StopsEarly\.layers\.2\.0_outputs: the tensor was modified in place"
+    ):
+        trace(StopsEarly(), tmp_path, torch.ones(1, 2))
+    root = read_trace(tmp_path, name="StopsEarly_debug_tree")
+    assert [child["module_path"] for child in root["children"]] == [
+        "StopsEarly.layers.0",
+        "StopsEarly.layers.2",
+    ]
