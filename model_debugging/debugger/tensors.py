@@ -193,17 +193,14 @@ class ValueSerializer:
         return entry
 
     def _stats_and_lines(self, tensor: torch.Tensor) -> tuple[dict, list[str] | None]:
-        key = id(tensor)
-        recent = self._recent.get(key)
-        if recent is not None and recent[0] is tensor and recent[1] == tensor._version:
-            return recent[2], recent[3]
+        recent = _remember(self._recent, tensor)
+        if recent is not None:
+            return recent
         stats = self._stats(tensor)
         lines = (
             sanitize_addresses(tensor_repr(tensor, self._options)).splitlines() if self._use_repr else None
         )
-        if len(self._recent) >= _REUSE_WINDOW:
-            del self._recent[next(iter(self._recent))]
-        self._recent[key] = (tensor, tensor._version, stats, lines)
+        self._recent[id(tensor)] = (tensor, tensor._version, stats, lines)
         return stats, lines
 
     def _stats(self, tensor: torch.Tensor) -> dict:
