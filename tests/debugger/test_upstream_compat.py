@@ -180,3 +180,35 @@ def test_nested_layer_runs_match_upstream(tmp_path, prune):
     )
     assert [path for path in paths if re.fullmatch(r"Nested\.stages\.\d", path)] == kept_stages
     assert paths.count("Nested.shared") == 2
+
+
+def test_module_called_twice_keeps_the_file_upstream_overwrites(tmp_path):
+    """Upstream names both calls' files alike, so the second call overwrites the first's."""
+    torch.manual_seed(0)
+    model = Nested()
+    saved = torch._tensor_str.get_printoptions()
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", model_addition_debugger_context),
+    ):
+        torch.set_printoptions(**saved)
+        with context(model, debug_path=tmp_path / name, use_repr=False):
+            model(torch.randn(2, 4, generator=torch.Generator().manual_seed(2)))
+    torch.set_printoptions(**saved)
+    trees = {name: load_nested(tmp_path / name) for name in ("upstream", "ours")}
+    first, second = (child for child in trees["ours"]["children"] if child["module_path"] == "Nested.shared")
+    assert [child["module_path"] for child in trees["ours"]["children"]] == [
+        child["module_path"] for child in trees["upstream"]["children"]
+    ]
+    assert second["inputs"]["args"][0]["value"] == "./Nested.shared_inputs_args_0__2.safetensors"
+    upstream_file = (tmp_path / "upstream" / "Nested.shared_inputs_args_0.safetensors").read_bytes()
+    ours_first = (tmp_path / "ours" / first["inputs"]["args"][0]["value"]).read_bytes()
+    ours_second = (tmp_path / "ours" / second["inputs"]["args"][0]["value"]).read_bytes()
+    assert upstream_file == ours_second != ours_first
+    # apart from the renamed second-call files, the trees are identical
+    renamed = json.dumps(trees["ours"]).replace("__2.safetensors", ".safetensors")
+    assert json.loads(renamed) == trees["upstream"]
+
+
+def load_nested(directory):
+    return json.loads((directory / "Nested_debug_tree_FULL_TENSORS.json").read_text())
