@@ -74,13 +74,18 @@ def local_tensor(value: Any) -> torch.Tensor | None:
     return local if isinstance(local, torch.Tensor) else None
 
 
+def _version(tensor: torch.Tensor) -> int | None:
+    """The in-place modification counter; None for inference-mode tensors, which have none."""
+    return None if tensor.is_inference() else tensor._version
+
+
 def _remember(recent: dict[int, tuple], tensor: torch.Tensor) -> tuple | None:
     """What was derived from ``tensor`` if it was seen recently and not modified since.
 
     Keeps at most ``_REUSE_WINDOW`` tensors; holding each one also keeps its ``id`` from being reused.
     """
     seen = recent.get(id(tensor))
-    if seen is not None and seen[0] is tensor and seen[1] == tensor._version:
+    if seen is not None and seen[0] is tensor and seen[1] is not None and seen[1] == _version(tensor):
         return seen[2:]
     if len(recent) >= _REUSE_WINDOW:
         del recent[next(iter(recent))]
@@ -151,16 +156,17 @@ class ValueSerializer:
         # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
         if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
             return self._entry(tensor, file_name)
-        if capture is Capture.COPY:
+        version = _version(tensor)
+        if capture is Capture.COPY or version is None:  # without a version, changes would go unnoticed
             return _DeferredTensor(self._clone(tensor), None, stem, file_name)
-        return _DeferredTensor(tensor, tensor._version, stem, file_name)
+        return _DeferredTensor(tensor, version, stem, file_name)
 
     def _clone(self, tensor: torch.Tensor) -> torch.Tensor:
         recent = _remember(self._recent_clones, tensor)
         if recent is not None:
             return recent[0]
         clone = tensor.detach().clone()
-        self._recent_clones[id(tensor)] = (tensor, tensor._version, clone)
+        self._recent_clones[id(tensor)] = (tensor, _version(tensor), clone)
         return clone
 
     def resolve(self, value: Any) -> Any:
@@ -200,7 +206,7 @@ class ValueSerializer:
         lines = (
             sanitize_addresses(tensor_repr(tensor, self._options)).splitlines() if self._use_repr else None
         )
-        self._recent[id(tensor)] = (tensor, tensor._version, stats, lines)
+        self._recent[id(tensor)] = (tensor, _version(tensor), stats, lines)
         return stats, lines
 
     def _stats(self, tensor: torch.Tensor) -> dict:

@@ -370,3 +370,12 @@ def test_warns_when_an_unexpected_last_layer_was_modified_in_place(tmp_path):
         "StopsEarly.layers.0",
         "StopsEarly.layers.2",
     ]
+
+
+def test_inference_mode_forward_is_traced(model, input_ids, tmp_path):
+    with torch.inference_mode():
+        trace(model, tmp_path, input_ids)
+    assert [child["module_path"] for child in read_trace(tmp_path)["children"]][-2:] == [
+        "ToyModel.layers.3",
+        "ToyModel.head",
+    ]
