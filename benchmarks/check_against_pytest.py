@@ -87,14 +87,22 @@ def compare(repo: str, junit: list[str]) -> int:
             counts["own"] += 1
             continue
         counts["compared"] += 1
+        counts[f"pytest {actual}, scanner {predicted}"] += 1
         if predicted == actual:
             counts["agree"] += 1
+            counts["same reason"] += bool(skip) and skip["reason"] in reasons
         else:
             scanner = f"{predicted} ({skip['kind']}: {skip['reason']})" if skip else predicted
             disagreements.append(f"{model} / {test}: pytest {actual} {reasons[:1]} | scanner {scanner}")
     models = {model for model, _ in observed}
     print(f"models: {len(models)}, tests: {len(tests)} ({', '.join(tests)})")
     print(f"{counts['agree']} of {counts['compared']} (model, test) pairs agree")
+    for actual in ("skipped", "ran"):
+        line = ", ".join(
+            f"scanner {p}: {counts[f'pytest {actual}, scanner {p}']}" for p in ("skipped", "ran")
+        )
+        print(f"  pytest {actual:<7} -> {line}")
+    print(f"  skips where the scanner's reason is pytest's message word for word: {counts['same reason']}")
     print(f"left out: {counts['environment']} skipped by pytest for an environment reason,")
     print(f"          {counts['noop']} no-op overrides (pytest: passed; scanner: skipped by design),")
     print(f"          {counts['own']} tests of a model's own that only share a common test's name")
