@@ -186,9 +186,9 @@ def model_addition_debugger_context(
     output_dir = _usable_output_dir(debug_path) if recording else None
     saved_print_options = torch._tensor_str.get_printoptions()
     session = _TracingSession(model, output_dir, do_prune_layers, use_repr)
-    session.install()
-    torch.set_printoptions(**_TRACE_PRINT_OPTIONS)
     try:
+        session.install()
+        torch.set_printoptions(**_TRACE_PRINT_OPTIONS)
         yield model
     finally:
         session.uninstall()
