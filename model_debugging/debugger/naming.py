@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 SAFETENSORS_SUFFIX = ".safetensors"
-# <>:"/\|?* are reserved on Windows; / and NUL on POSIX; control characters nowhere welcome.
-_UNSAFE_CHARACTERS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
+# <>:"/\|?* are reserved on Windows; / and NUL on POSIX; control characters nowhere welcome;
+# lone surrogates (possible in a Python str) cannot be encoded as a file name at all.
+_UNSAFE_CHARACTERS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f\ud800-\udfff]')
+# Windows also reserves COM0/LPT0 and the superscript digits ¹²³ after COM/LPT.
 _WINDOWS_DEVICE_NAMES = frozenset(
-    {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 10)} | {f"LPT{i}" for i in range(1, 10)}
+    {"CON", "PRN", "AUX", "NUL"} | {f"{port}{digit}" for port in ("COM", "LPT") for digit in "0123456789¹²³"}
 )
 # 255 bytes is the common file-name limit; keep room for ".safetensors" and a "__N" suffix.
 _MAX_STEM_BYTES = 200
@@ -39,6 +42,11 @@ def safe_file_stem(stem: str) -> str:
     return safe
 
 
+def _as_compared_by_file_systems(name: str) -> str:
+    """macOS and Windows file systems ignore letter case, and macOS Unicode normalization, by default."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
+
+
 class FileNameRegistry:
     """Hands out unique ``.safetensors`` file names for one debugger context."""
 
@@ -49,9 +57,8 @@ class FileNameRegistry:
         """Return a file name (no directory) for ``stem`` that no earlier call returned."""
         base = safe_file_stem(stem)
         candidate, count = base, 1
-        # casefold: macOS and Windows file systems are case-insensitive by default
-        while candidate.casefold() in self._taken:
+        while _as_compared_by_file_systems(candidate) in self._taken:
             count += 1
             candidate = f"{base}__{count}"
-        self._taken.add(candidate.casefold())
+        self._taken.add(_as_compared_by_file_systems(candidate))
         return candidate + SAFETENSORS_SUFFIX
