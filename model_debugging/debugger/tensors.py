@@ -30,6 +30,15 @@ from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, ten
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
 STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
 STAT_NAMES = ("mean", "std", "min", "max")
+# What safetensors can store; other tensors are recorded as their repr even with use_repr=False.
+_SAFETENSORS_DTYPES = frozenset(
+    {
+        *(torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.bool),
+        *(torch.int64, torch.int32, torch.int16, torch.int8),
+        *(torch.uint64, torch.uint32, torch.uint16, torch.uint8),
+        *(torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz),
+    }
+)
 # Recently formatted tensors, by identity: a hidden state is often the input of 3-4 modules.
 _REUSE_WINDOW = 16
 
@@ -98,6 +107,15 @@ def _safe_repr(value: Any) -> str:
         return sanitize_addresses(repr(value))
     except Exception as error:
         return f"<{type(value).__name__} object; repr() raised {type(error).__name__}: {error}>"
+
+
+def _fits_safetensors(tensor: torch.Tensor) -> bool:
+    """Whether a ``.safetensors`` file can hold ``tensor`` (not meta, sparse, complex128, quantized, ...)."""
+    return (
+        tensor.dtype in _SAFETENSORS_DTYPES
+        and tensor.layout == torch.strided
+        and tensor.device.type != "meta"
+    )
 
 
 def _json_key(key: Any) -> Any:
@@ -190,11 +208,11 @@ class ValueSerializer:
     def _entry(self, tensor: torch.Tensor, file_name: str | None, private: bool = False) -> TensorEntry:
         stats, lines = self._stats_and_lines(tensor)
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
-        if file_name is None:
-            entry["value"] = lines
-        else:
+        if file_name is not None and _fits_safetensors(tensor):
             self._files.submit(file_name, tensor, private=private)
             entry["value"] = f"./{file_name}"
+        else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
+            entry["value"] = lines if lines is not None else self._lines(tensor)
         entry.update(stats)
         return entry
 
@@ -203,15 +221,16 @@ class ValueSerializer:
         if recent is not None:
             return recent
         stats = self._stats(tensor)
-        lines = (
-            sanitize_addresses(tensor_repr(tensor, self._options)).splitlines() if self._use_repr else None
-        )
+        lines = self._lines(tensor) if self._use_repr else None
         self._recent[id(tensor)] = (tensor, _version(tensor), stats, lines)
         return stats, lines
 
+    def _lines(self, tensor: torch.Tensor) -> list[str]:
+        return sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
+
     def _stats(self, tensor: torch.Tensor) -> dict:
-        # Empty tensors have no min/max (upstream crashes on them); they get no stats at all.
-        if tensor.dtype not in STATS_DTYPES or tensor.numel() == 0:
+        # Empty tensors have no min/max (upstream crashes on them), sparse ones no std: no stats at all.
+        if tensor.dtype not in STATS_DTYPES or tensor.numel() == 0 or tensor.layout != torch.strided:
             return {}
         data = tensor.detach()
         if data.numel() > 1:
