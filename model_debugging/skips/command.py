@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no_cache", "--no-cache", action="store_true", help="neither read nor write the cache"
     )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="after a full scan, print a table of the most skipped tests (default: only when stdout is a terminal)",
+    )
     return parser
 
 
@@ -83,7 +88,8 @@ def _print_single(name: str, entry: dict) -> None:
 
 
 def _print_summary(results: dict) -> None:
-    from model_debugging.reporting import render_terminal_table  # pandas only when a table is printed
+    # Imported here: the table needs pandas, whose import costs more than a whole warm scan.
+    from model_debugging.reporting import render_terminal_table
 
     rows = [
         {
@@ -154,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         result_path = atomic_write_json(output_dir / f"scan_{name}.json", results[name])
         atomic_write_json(output_dir / f"scan_{name}_errors.json", errors)
     else:
-        _print_summary(results)
+        if args.summary or sys.stdout.isatty():
+            _print_summary(results)
         result_path = atomic_write_text(output_dir / RESULT_FILE, _one_test_per_line(results))
         atomic_write_json(output_dir / ERRORS_FILE, errors)
     print(f"\nJSON saved to {result_path.resolve()}")
