@@ -18,6 +18,13 @@ from safetensors.torch import save_file
 _DEFAULT_MAX_PENDING_BYTES = 64 * 2**20
 
 
+def _save(data: torch.Tensor, path: Path) -> None:
+    try:
+        save_file({"data": data}, str(path))
+    except Exception as error:  # safetensors' own error (disk full, ...) does not name the file
+        raise OSError(f"could not write the tensor file {path}: {error}") from error
+
+
 class TensorFileWriter:
     """Writes one tensor per file under the key ``data``, like upstream, in the background.
 
@@ -44,7 +51,7 @@ class TensorFileWriter:
             self._wait_oldest()
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model_debugging_writer")
-        future = self._executor.submit(save_file, {"data": data}, str(self._output_dir / file_name))
+        future = self._executor.submit(_save, data, self._output_dir / file_name)
         self._pending.append((future, size))
         self._pending_bytes += size
 

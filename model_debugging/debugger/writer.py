@@ -59,6 +59,15 @@ class TraceWriter:
         paths = trace_paths(self._output_dir, self._class_name, self._written)
         logger.info("Writing model trace to %s and %s", paths.full_tensors, paths.summary)
         # the text upstream's json.dump(tree, f, indent=2) writes, built faster; written atomically
-        atomic_write_text(paths.full_tensors, dumps_indented(tree))
-        atomic_write_text(paths.summary, dumps_indented(without_values(tree)))
+        _write_trace_file(paths.full_tensors, dumps_indented(tree))
+        _write_trace_file(paths.summary, dumps_indented(without_values(tree)))
         return paths
+
+
+def _write_trace_file(path: Path, text: str) -> None:
+    try:
+        atomic_write_text(path, text)
+    except OSError as error:  # a failed write(2) names no file: say which trace could not be written
+        raise OSError(
+            error.errno, f"{error.strerror or error}; could not write the trace", str(path)
+        ) from error
