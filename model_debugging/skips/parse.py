@@ -229,11 +229,30 @@ def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> Parse
     return ParseError(path, error.editor_line, f"syntax error: {error.message}")
 
 
+def _too_deeply_nested(source: str, path: str) -> ParseError | None:
+    """Python's own error when the nesting is too deep for it: libcst's native parser would crash the process.
+
+    A few thousand nested brackets or unary operators make libcst overflow its stack (a segfault
+    that takes the whole scan down); Python's parser rejects them long before that depth.
+    """
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError) as error:
+        return ParseError(path, 1, f"too deeply nested to parse ({type(error).__name__})")
+    except SyntaxError as error:
+        if error.msg.startswith("too many"):  # nested parentheses, levels of indentation, ...
+            return ParseError(path, error.lineno or 1, f"syntax error: {error.msg}")
+    return None
+
+
 def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     """Parse ``source`` (the text of ``path``, relative to the repository) into records.
 
     With ``elide``, the bodies of plain ``unittest.TestCase`` classes are skipped (see ``elide.py``).
     """
+    too_deep = _too_deeply_nested(source, path)
+    if too_deep is not None:
+        return ParsedFile(path, error=too_deep)
     parsed_source, elided = elide_plain_test_cases(source) if elide else (source, frozenset())
     try:
         module = cst.parse_module(parsed_source)
