@@ -1,0 +1,374 @@
+"""Generated transformers-style checkouts whose scan result is known from how they were generated.
+
+A :class:`CheckoutSpec` says, for every model test class, which skip pattern overrides which common
+test; :func:`write_checkout` renders it as real test modules and :func:`expected_results` computes
+the scanner's answer from the spec alone (same entries, reasons, kinds, files and lines). The
+robustness tests draw specs with hypothesis; ``benchmarks/bench_scanner_scale.py`` draws them with
+:func:`random_checkout` to build checkouts of any size.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+COMMON_FILE = "tests/test_modeling_common.py"
+GENERATION_FILE = "tests/generation/test_utils.py"
+# Common tests guarded by a class flag: test name -> (flag the spec sets, reason written in the guard).
+GUARDED = {
+    "test_attention_outputs": ("has_attentions", "Model does not output attentions"),
+    "test_training": ("is_training", "ModelTester is not configured to run training tests"),
+}
+
+# pattern -> (lines of the override with {test} and {r} (the reason's literal / words), outcome).
+# Outcome: ("skipped", kind), ("ran", condition text or None) or ("inherited", None) when the common
+# definition decides. A "{helper}" line is a method the override calls; its skip is the override's.
+PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, str | None]]] = {
+    "inherit": ((), ("inherited", None)),
+    "runs": (("def {test}(self):", "    self.assertTrue(True)"), ("ran", None)),
+    "super_call": (("def {test}(self):", "    super().{test}()"), ("inherited", None)),
+    "skip_reason": (
+        ("@unittest.skip(reason={r})", "def {test}(self):", "    pass"),
+        ("skipped", "decorator"),
+    ),
+    "skip_positional": (("@unittest.skip({r})", "def {test}(self):", "    run()"), ("skipped", "decorator")),
+    "pytest_skip_mark": (
+        ("@pytest.mark.skip(reason={r})", "def {test}(self):", "    run()"),
+        ("skipped", "decorator"),
+    ),
+    "alias_skip": (("@skip_alias({r})", "def {test}(self):", "    run()"), ("skipped", "decorator")),
+    "skipif_true": (
+        ("@unittest.skipIf(True, {r})", "def {test}(self):", "    run()"),
+        ("skipped", "decorator"),
+    ),
+    "skipunless_false": (
+        ("@unittest.skipUnless(False, {r})", "def {test}(self):", "    run()"),
+        ("skipped", "decorator"),
+    ),
+    "skiptest_call": (
+        ("def {test}(self):", "    self.skipTest(reason={r})", "    run()"),
+        ("skipped", "body"),
+    ),
+    "pytest_skip_call": (("def {test}(self):", "    pytest.skip({r})"), ("skipped", "body")),
+    "raise_skiptest": (("def {test}(self):", "    raise unittest.SkipTest({r})"), ("skipped", "body")),
+    "helper_skip": (
+        (
+            "def {test}(self):",
+            "    self._helper_{test}()",
+            "{helper}",
+            "def _helper_{test}(self):",
+            "    self.skipTest({r})",
+        ),
+        ("skipped", "body"),
+    ),
+    "noop_docstring": (("def {test}(self):", '    """{r}"""'), ("skipped", "noop_override")),
+    "noop_comment": (("def {test}(self):", "    pass  # {r}"), ("skipped", "noop_override")),
+    "noop_comment_above": (("# {r}", "def {test}(self):", "    return"), ("skipped", "noop_override")),
+    "skipif_false": (("@unittest.skipIf(False, {r})", "def {test}(self):", "    run()"), ("ran", None)),
+    "runtime_skipif": (
+        ('@unittest.skipIf(os.environ.get("NO_GPU"), {r})', "def {test}(self):", "    run()"),
+        ("ran", 'unittest.skipIf(os.environ.get("NO_GPU"), {r})'),
+    ),
+    "require_gpu": (("@require_torch_gpu", "def {test}(self):", "    run()"), ("ran", "require_torch_gpu")),
+    "runtime_guard": (
+        ("def {test}(self):", '    if os.environ.get("CI"):', "        self.skipTest({r})", "    run()"),
+        ("ran", 'if os.environ.get("CI"): skip'),
+    ),
+    "skip_in_loop": (
+        ("def {test}(self):", "    for _ in range(1):", "        self.skipTest({r})"),
+        ("ran", None),
+    ),
+    "skip_after_return": (("def {test}(self):", "    return", "    self.skipTest({r})"), ("ran", None)),
+}
+# Patterns whose reason is written as words (a docstring or a comment) rather than a string literal.
+WORD_PATTERNS = frozenset({"noop_docstring", "noop_comment", "noop_comment_above"})
+
+MODEL_HEADER = """\
+import os
+import unittest
+from unittest import skip as skip_alias
+
+import pytest
+from transformers.testing_utils import require_torch_gpu, slow
+
+from ...generation.test_utils import GenerationTesterMixin
+from ...test_modeling_common import ModelTesterMixin
+
+
+def run():
+    pass
+
+
+class {tester}:
+    def __init__(self, parent, is_training=True):
+        self.parent = parent
+        self.is_training = is_training
+"""
+
+
+@dataclass(frozen=True)
+class Override:
+    pattern: str  # a key of PATTERNS
+    reason: str = ""  # any text; only words (letters, digits, single spaces) for WORD_PATTERNS
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """One test class of a model: its mixins, flags, decorators and overrides of common tests."""
+
+    overrides: tuple[tuple[str, Override], ...] = ()
+    generation: bool = False
+    has_attentions: bool | None = None  # None: inherit the mixin's True
+    is_training: bool | None = None  # None: the tester's default True
+    class_skip: str | None = None  # the reason of a @unittest.skip on the class
+    slow: bool = False  # @slow on the class: a condition of every test it runs
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str  # a folder name under tests/models
+    classes: tuple[ClassSpec, ...]
+    integration_tests: int = 0  # methods of a plain unittest.TestCase class (never counted)
+
+
+@dataclass(frozen=True)
+class CheckoutSpec:
+    models: tuple[ModelSpec, ...]
+    common_tests: int = 3  # plain test_common_<i>, besides the GUARDED ones
+    generation_tests: int = 2  # test_generate_<i> of GenerationTesterMixin
+
+
+def common_test_names(spec: CheckoutSpec) -> list[str]:
+    return [*GUARDED, *(f"test_common_{index}" for index in range(spec.common_tests))]
+
+
+def generation_test_names(spec: CheckoutSpec) -> list[str]:
+    return [f"test_generate_{index}" for index in range(spec.generation_tests)]
+
+
+def model_file(name: str) -> str:
+    return f"tests/models/{name}/test_modeling_{name}.py"
+
+
+class _Writer:
+    """Lines of one file, with the line number of every ``def``/``class`` written into it."""
+
+    def __init__(self, text: str = ""):
+        self.lines = text.splitlines()
+
+    def add(self, *lines: str, indent: str = "") -> int:
+        """Append ``lines``; return the line number of the first ``def``/``class`` among them."""
+        first = 0
+        for line in lines:
+            self.lines.append(indent + line if line else "")
+            if not first and line.lstrip().startswith(("def ", "class ")):
+                first = len(self.lines)
+        return first
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _render_common(spec: CheckoutSpec) -> tuple[str, dict[str, int]]:
+    writer = _Writer("class ModelTesterMixin:\n    model_tester = None\n    has_attentions = True")
+    lines = {}
+    for test in common_test_names(spec):
+        writer.add("")
+        if test in GUARDED:
+            flag, reason = GUARDED[test]
+            owner = "self.model_tester" if flag == "is_training" else "self"
+            body = (f"    if not {owner}.{flag}:", f"        self.skipTest(reason={reason!r})")
+        else:
+            body = ()
+        lines[test] = writer.add(f"def {test}(self):", *body, "    self.assertTrue(True)", indent="    ")
+    return writer.text(), lines
+
+
+def _render_generation(spec: CheckoutSpec) -> str:
+    writer = _Writer("class GenerationTesterMixin:\n    main_input_name = None")
+    for test in generation_test_names(spec):
+        writer.add("", f"def {test}(self):", "    self.assertTrue(True)", indent="    ")
+    return writer.text()
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def class_name(model: ModelSpec, index: int) -> str:
+    return f"{_camel(model.name)}{'' if index == 0 else index}ModelTest"
+
+
+def _reason_literal(override: Override) -> str:
+    return override.reason if override.pattern in WORD_PATTERNS else repr(override.reason)
+
+
+def _render_model(model: ModelSpec) -> tuple[str, list[dict[str, Any]]]:
+    """The module's text, and per class: its line and the line each override's skip is reported at."""
+    tester = f"{_camel(model.name)}ModelTester"
+    writer = _Writer(MODEL_HEADER.format(tester=tester))
+    layout = []
+    for index, spec in enumerate(model.classes):
+        writer.add("", "")
+        if spec.class_skip is not None:
+            writer.add(f"@unittest.skip(reason={spec.class_skip!r})")
+        if spec.slow:
+            writer.add("@slow")
+        bases = ", ".join(
+            ["ModelTesterMixin", *(["GenerationTesterMixin"] if spec.generation else []), "unittest.TestCase"]
+        )
+        class_line = writer.add(f"class {class_name(model, index)}({bases}):")
+        if spec.has_attentions is not None:
+            writer.add(f"has_attentions = {spec.has_attentions}", indent="    ")
+        keyword = "" if spec.is_training is None else f", is_training={spec.is_training}"
+        writer.add("", "def setUp(self):", f"    self.model_tester = {tester}(self{keyword})", indent="    ")
+        writer.add("", "def test_model_specific(self):", "    run()", indent="    ")
+        skip_lines = {}
+        for test, override in spec.overrides:
+            template = PATTERNS[override.pattern][0]
+            if not template:
+                continue
+            filled = [line.format(test=test, r=_reason_literal(override), helper="") for line in template]
+            if "{helper}" in template:
+                split = template.index("{helper}")
+                writer.add("", *filled[:split], indent="    ")
+                skip_lines[test] = writer.add("", *filled[split + 1 :], indent="    ")
+            else:
+                skip_lines[test] = writer.add("", *filled, indent="    ")
+        layout.append({"line": class_line, "skip_lines": skip_lines})
+    if model.integration_tests:
+        writer.add("", "", f"class {_camel(model.name)}IntegrationTest(unittest.TestCase):")
+        for index in range(model.integration_tests):
+            writer.add(
+                "", f"def test_integration_{index}(self):", '    self.skipTest("not counted")', indent="    "
+            )
+    return writer.text(), layout
+
+
+def write_checkout(spec: CheckoutSpec, root: str | Path) -> Path:
+    """Write the checkout ``spec`` describes under ``root`` (created if missing) and return ``root``."""
+    root = Path(root)
+    files = {COMMON_FILE: _render_common(spec)[0], GENERATION_FILE: _render_generation(spec)}
+    for model in spec.models:
+        files[model_file(model.name)] = _render_model(model)[0]
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _class_outcome(
+    spec: CheckoutSpec, model: ModelSpec, index: int, layout: dict, test: str, common_lines: dict[str, int]
+) -> dict[str, Any] | None:
+    """``{"status", "skip", "conditions"}`` for one class, or None when the test does not apply to it."""
+    cls = model.classes[index]
+    if test not in common_lines and not cls.generation:
+        return None
+    skip = None
+    conditions = ["slow"] if cls.slow else []
+    here = {"test_class": class_name(model, index), "file": model_file(model.name)}
+    if cls.class_skip is not None:
+        skip = {"reason": cls.class_skip, "kind": "class_decorator", **here, "line": layout["line"]}
+        return {"status": "skipped", "skip": skip, "conditions": []}
+    override = dict(cls.overrides).get(test, Override("inherit"))
+    status, detail = PATTERNS[override.pattern][1]
+    if status == "skipped":
+        reason = override.reason
+        if override.pattern in WORD_PATTERNS:
+            reason = " ".join(reason.split())
+        skip = {"reason": reason, "kind": detail, **here, "line": layout["skip_lines"][test]}
+    elif status == "ran" and detail is not None:
+        conditions.append(detail.format(r=_reason_literal(override)))
+    elif status == "inherited" and test in GUARDED:
+        flag, reason = GUARDED[test]
+        value = cls.has_attentions if flag == "has_attentions" else cls.is_training
+        if value is False:
+            skip = {
+                "reason": reason,
+                "kind": "flag_guard",
+                **here,
+                "file": COMMON_FILE,
+                "line": common_lines[test],
+            }
+    if skip is not None:
+        return {"status": "skipped", "skip": skip, "conditions": []}
+    return {"status": "ran", "skip": None, "conditions": conditions}
+
+
+def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
+    """What ``scan_repository`` must return for the checkout ``spec`` describes."""
+    common_lines = _render_common(spec)[1]
+    layouts = {model.name: _render_model(model)[1] for model in spec.models}
+    tests = [(test, "common") for test in common_test_names(spec)]
+    tests += [(test, "GenerationMixin") for test in generation_test_names(spec)]
+    results = {}
+    for test, origin in tests:
+        ran, skips, not_applicable, conditions = [], [], [], set()
+        for model in spec.models:
+            outcomes = [
+                _class_outcome(spec, model, index, layouts[model.name][index], test, common_lines)
+                for index in range(len(model.classes))
+            ]
+            outcomes = [outcome for outcome in outcomes if outcome is not None]
+            ran_outcomes = [outcome for outcome in outcomes if outcome["status"] == "ran"]
+            if not outcomes:
+                not_applicable.append(model.name)
+            elif ran_outcomes:
+                ran.append(model.name)
+                conditions |= {
+                    f"{model.name}: {text}" for outcome in ran_outcomes for text in outcome["conditions"]
+                }
+            else:
+                skips.append({"model": model.name, **outcomes[0]["skip"]})
+        skips.sort(key=lambda entry: entry["model"])
+        applicable = len(ran) + len(skips)
+        results[test] = {
+            "origin": origin,
+            "models_ran": sorted(ran),
+            "models_skipped": [entry["model"] for entry in skips],
+            "skipped_proportion": round(len(skips) / applicable, 4) if applicable else 0.0,
+            "reasons_skipped": sorted(f"{entry['model']}: {entry['reason']}" for entry in skips),
+            "models_not_applicable": sorted(not_applicable),
+            "skips": skips,
+            "conditions": sorted(conditions),
+        }
+    return results
+
+
+def random_checkout(
+    rng: random.Random,
+    models: int,
+    *,
+    common_tests: int = 40,
+    generation_tests: int = 10,
+    integration_tests: int = 4,
+) -> CheckoutSpec:
+    """A checkout of ``models`` models, each test class overriding about a fifth of the common tests."""
+    tests = [*GUARDED, *(f"test_common_{index}" for index in range(common_tests))]
+    tests += [f"test_generate_{index}" for index in range(generation_tests)]
+    patterns = sorted(PATTERNS)
+    specs = []
+    for index in range(models):
+        classes = []
+        for _ in range(1 if rng.random() < 0.8 else 2):
+            chosen = rng.sample(tests, k=len(tests) // 5)
+            overrides = []
+            for test in chosen:
+                pattern = rng.choice(patterns)
+                reason = " ".join(rng.choice(("not", "supported", "flaky", "model", "GPU")) for _ in range(3))
+                overrides.append((test, Override(pattern, reason)))
+            classes.append(
+                ClassSpec(
+                    overrides=tuple(overrides),
+                    generation=rng.random() < 0.6,
+                    has_attentions=rng.choice((None, True, False)),
+                    is_training=rng.choice((None, True, False)),
+                    class_skip="whole class skipped" if rng.random() < 0.02 else None,
+                    slow=rng.random() < 0.1,
+                )
+            )
+        specs.append(ModelSpec(f"model_{index:05d}", tuple(classes), integration_tests))
+    return CheckoutSpec(tuple(specs), common_tests, generation_tests)
