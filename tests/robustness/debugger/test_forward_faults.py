@@ -150,7 +150,7 @@ def fault_points():
     return points
 
 
-@settings(derandomize=True, database=None, max_examples=80, deadline=None)
+@settings(derandomize=True, database=None, max_examples=60, deadline=None)
 @given(
     point=st.sampled_from(fault_points()),
     fault_type=st.sampled_from([InjectedError, InjectedInterrupt, RuntimeError]),

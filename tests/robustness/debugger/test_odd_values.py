@@ -156,7 +156,7 @@ def check_entries(value, entries, summary_entries, directory):
     assert len(summary_entries) == len(entries)
 
 
-@settings(derandomize=True, database=None, max_examples=120, deadline=None)
+@settings(derandomize=True, database=None, max_examples=100, deadline=None)
 @given(
     shape=st.lists(st.integers(0, 4), max_size=3),
     dtype=st.sampled_from(DTYPES),

@@ -133,7 +133,7 @@ def tensor_entries(node):
 
 @settings(
     derandomize=True,
-    max_examples=150,
+    max_examples=120,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

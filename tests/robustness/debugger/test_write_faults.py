@@ -169,7 +169,7 @@ def cause_chain(error):
         error = error.__cause__
 
 
-@settings(derandomize=True, database=None, max_examples=80, deadline=None)
+@settings(derandomize=True, database=None, max_examples=60, deadline=None)
 @given(
     fail_at=st.integers(0, 24),
     error_number=st.sampled_from([errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO]),
