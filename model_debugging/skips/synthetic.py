@@ -247,6 +247,11 @@ def _render_model(model: ModelSpec) -> tuple[str, list[dict[str, Any]]]:
     return writer.text(), layout
 
 
+def render_model(model: ModelSpec) -> str:
+    """The text of the test module of ``model``."""
+    return _render_model(model)[0]
+
+
 def write_checkout(spec: CheckoutSpec, root: str | Path) -> Path:
     """Write the checkout ``spec`` describes under ``root`` (created if missing) and return ``root``."""
     root = Path(root)
