@@ -122,9 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeats", type=int, default=None, help="timed runs per variant (default 7, quick 3)"
     )
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--memory_probe", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--use_repr", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.threads:  # on a shared machine, 1 thread makes the ratios far less noisy
+        torch.set_num_threads(args.threads)
     if args.memory_probe:
         memory_probe(args.memory_probe, bool(args.use_repr), args.quick)
         return 0
