@@ -217,3 +217,16 @@ def test_a_real_file_size_limit_gives_a_clear_error_and_no_partial_json(tmp_path
         assert "File too large" in outcome["error"] and str(tmp_path) in outcome["error"]
         assert outcome["model_untouched"]
         assert outcome["partial_files"] == []
+
+
+def test_debug_path_under_a_file_fails_before_anything_is_patched(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    model = SmallModel()
+    with (
+        pytest.raises(ValueError, match="is not a usable directory"),
+        model_addition_debugger_context(model, debug_path=blocker / "debug"),
+    ):
+        model(torch.ones(4))
+    assert no_instance_forwards(model)
+    assert blocker.read_text() == "not a directory"
