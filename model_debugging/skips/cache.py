@@ -20,7 +20,7 @@ from model_debugging.reporting.atomic import atomic_write_bytes
 from model_debugging.skips.records import ParsedFile
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-11"
+CACHE_FORMAT = "skips-12"
 
 
 def default_cache_dir() -> Path:

@@ -1,11 +1,17 @@
-"""Blank out the bodies of plain ``unittest.TestCase`` classes before libcst parses a model file.
+"""Blank out code the scanner never reads before libcst parses a model test file.
 
-Integration test classes (bases: only ``unittest.TestCase``) hold over half of the lines of the
-model test files, yet no common test can apply to them: they include no mixin. Python's own C
-parser finds them in a fraction of libcst's time, and their bodies are replaced by ``pass``; the
-class itself is kept, marked elided. A class that another class of the same file inherits from is
-kept whole, and the scanner parses a file again in full when a class elsewhere inherits an elided
-one. Line numbers are unaffected: they come from the original text.
+libcst is most of a cold scan's time, so Python's own C parser first finds two kinds of code and
+replaces it by ``pass``:
+
+- the bodies of plain ``unittest.TestCase`` classes (bases: only ``unittest.TestCase``), i.e.
+  integration tests: no common test can apply to them. The class is kept and marked elided; one
+  that another class of the file inherits from is kept whole, and the scanner parses a file again
+  in full when a class elsewhere inherits an elided one;
+- inside methods (but ``__init__`` and ``setUp``), the nested blocks of loops, ``with``, ``try``,
+  nested functions and classes, and the statements of an ``if`` after its first one: the scanner
+  reads only the top-level statements of a method and the first statement under a top-level ``if``.
+
+Line numbers are unaffected: they come from the original text.
 """
 
 from __future__ import annotations
@@ -13,14 +19,58 @@ from __future__ import annotations
 import ast
 
 PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
+_READ_WHOLE = {"__init__", "setUp"}  # the scanner reads nested statements of these
+_BLOCK_STATEMENTS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
     return [ast.unparse(base) for base in node.bases]
 
 
-def elide_plain_test_cases(source: str) -> tuple[str, frozenset[str]]:
-    """``(source with the bodies of plain TestCase classes replaced by pass, names of those classes)``.
+def _start(node: ast.stmt) -> int:
+    return min([node.lineno] + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
+
+
+def _block_span(header_line: int, block: list[ast.stmt]) -> tuple[int, int, int] | None:
+    """(first line, last line, indent) of a block written on its own lines below its header."""
+    if not block or _start(block[0]) <= header_line or block[-1].end_lineno is None:
+        return None
+    return _start(block[0]), block[-1].end_lineno, block[0].col_offset
+
+
+def _unread_blocks(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int, int]]:
+    spans = []
+    for statement in method.body:
+        if isinstance(statement, ast.If):
+            blocks = [(statement.lineno, statement.body[1:])]
+        elif isinstance(statement, _BLOCK_STATEMENTS):
+            blocks = [(statement.lineno, statement.body)]
+            for handler in getattr(statement, "handlers", ()):
+                blocks.append((handler.lineno, handler.body))
+        else:
+            continue
+        spans += [span for line, block in blocks if (span := _block_span(line, block)) is not None]
+    return spans
+
+
+def _split_lines(source: str) -> list[str]:
+    """Lines as Python numbers them (``str.splitlines`` also splits on form feeds and the like)."""
+    parts = source.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def elide_unread_code(source: str) -> tuple[str, frozenset[str]]:
+    """``(source with unread code replaced by pass, names of the elided plain TestCase classes)``.
 
     The source comes back unchanged when Python cannot parse it (libcst then reports the error).
     """
@@ -30,22 +80,27 @@ def elide_plain_test_cases(source: str) -> tuple[str, frozenset[str]]:
         return source, frozenset()
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inherited = {name for node in classes for name in _base_names(node)}
-    spans = []
+    spans, elided = [], set()
     for node in classes:
         bases = set(_base_names(node))
-        if node.name in inherited or node.keywords or not bases or not bases <= PLAIN_TEST_CASE_BASES:
+        plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
+        span = _block_span(node.lineno, node.body) if plain else None
+        if span is not None:
+            spans.append(span)
+            elided.add(node.name)
             continue
-        first = node.body[0]
-        start = min([first.lineno] + [decorator.lineno for decorator in getattr(first, "decorator_list", ())])
-        if start > node.lineno and node.end_lineno is not None:
-            spans.append((node.name, start, node.end_lineno))
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name not in _READ_WHOLE:
+                spans += _unread_blocks(method)
     if not spans:
         return source, frozenset()
-    lines = source.splitlines(keepends=True)
+    lines = _split_lines(source)
     kept, position = [], 0
-    for _, first, last in spans:
+    for first, last, indent in sorted(spans):
+        if first - 1 < position:
+            continue
         kept.extend(lines[position : first - 1])
-        kept.append("    pass\n")
+        kept.append(" " * indent + "pass\n")
         position = last
     kept.extend(lines[position:])
-    return "".join(kept), frozenset(name for name, _, _ in spans)
+    return "".join(kept), frozenset(elided)

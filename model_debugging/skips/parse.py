@@ -15,7 +15,7 @@ from dataclasses import replace
 import libcst as cst
 
 from model_debugging.skips import patterns
-from model_debugging.skips.elide import elide_plain_test_cases
+from model_debugging.skips.elide import elide_unread_code
 from model_debugging.skips.records import (
     ClassInfo,
     Condition,
@@ -248,16 +248,16 @@ def _too_deeply_nested(source: str, path: str) -> ParseError | None:
 def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     """Parse ``source`` (the text of ``path``, relative to the repository) into records.
 
-    With ``elide``, the bodies of plain ``unittest.TestCase`` classes are skipped (see ``elide.py``).
+    With ``elide``, code the scanner never reads is not parsed (see ``elide.py``).
     """
     too_deep = _too_deeply_nested(source, path)
     if too_deep is not None:
         return ParsedFile(path, error=too_deep)
-    parsed_source, elided = elide_plain_test_cases(source) if elide else (source, frozenset())
+    parsed_source, elided = elide_unread_code(source) if elide else (source, frozenset())
     try:
         module = cst.parse_module(parsed_source)
     except cst.ParserSyntaxError as error:
-        if elided:  # never let the shortcut cost a file: parse it whole
+        if parsed_source is not source:  # never let the shortcut cost a file: parse it whole
             return parse_source(source, path)
         return ParsedFile(path, error=_syntax_error(source, path, error))
     lines = _Lines(source)

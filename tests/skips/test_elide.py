@@ -1,0 +1,79 @@
+"""Blanking out code the scanner never reads leaves every record unchanged."""
+
+import textwrap
+
+import pytest
+
+from model_debugging.skips.elide import elide_unread_code
+from model_debugging.skips.parse import parse_source
+
+TRICKY = textwrap.dedent(
+    '''
+    import unittest
+    from ...test_modeling_common import ModelTesterMixin
+
+    TEXT = "form\\x0cfeed and \\u2028 separators stay on one line"
+
+
+    class ToyModelTest(ModelTesterMixin, unittest.TestCase):
+        has_attentions = False
+
+        def setUp(self):
+            try:
+                self.model_tester = ToyTester(self, is_training=False)
+            except ImportError:
+                pass
+
+        def test_forward(self):
+            if not self.has_attentions:
+                self.skipTest("no attentions")
+                print("after the skip")
+            for model_class in self.all_model_classes:
+                with torch.no_grad():
+                    self.skipTest("decided in the loop")
+
+        @unittest.skip("decorated")
+        def test_training(self):
+            def helper():
+                """nested"""
+            pass
+
+        def test_noop(self):
+            # a comment kept as the reason
+            pass
+
+
+    @unittest.skip("whole class")
+    class ToyIntegrationTest(unittest.TestCase):
+        @slow
+        def test_generate(self):
+            """A long integration test."""
+            for _ in range(3):
+                run()
+
+
+    class ToyFollowUp(unittest.TestCase):
+        def test_x(self):
+            run()
+
+
+    class ToyDerived(ToyFollowUp):
+        pass
+    '''
+)
+
+
+def test_records_are_the_same_with_and_without_elision():
+    full = parse_source(TRICKY, "tests/models/toy/test_modeling_toy.py")
+    fast = parse_source(TRICKY, "tests/models/toy/test_modeling_toy.py", elide=True)
+    assert [info.name for info in fast.classes if info.elided] == ["ToyIntegrationTest"]
+    kept = [info.name for info in fast.classes if not info.elided]
+    assert [info for info in fast.classes if not info.elided] == [
+        info for info in full.classes if info.name in kept
+    ]
+    assert fast.imports == full.imports
+
+
+@pytest.mark.parametrize("source", ["x = (", "class A(Mixin):\n    def f(self): pass\n"])
+def test_unparsable_or_one_line_code_comes_back_unchanged(source):
+    assert elide_unread_code(source)[0] == source
