@@ -7,7 +7,7 @@ run; ``EXAMPLES`` records how many each property generates (the closing note of 
 import string
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from model_debugging.skips import synthetic
@@ -17,6 +17,7 @@ settings.register_profile(
     derandomize=True,
     deadline=None,
     database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no slow "explain" phase in CI
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

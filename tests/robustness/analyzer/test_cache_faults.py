@@ -1,0 +1,136 @@
+"""A damaged, foreign or other-version cache is only a miss: rebuilt, with identical results.
+
+Two scans running at the same time over the same checkout and cache both write complete, correct output.
+"""
+
+import json
+import pickle
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model_debugging.skips import cache, scan_repository, synthetic
+
+EXAMPLES = 30
+SCRIPT = Path(__file__).resolve().parents[3] / "utils" / "scan_skipped_tests.py"
+SPEC = synthetic.random_checkout(random.Random(3), 12, common_tests=4, generation_tests=2)
+EXPECTED = synthetic.expected_results(SPEC)
+
+
+def _damaged(entry: bytes, damage: str, cut: float, noise: bytes, foreign: bytes) -> bytes:
+    key, value = pickle.loads(entry)
+    if damage == "truncated":
+        return entry[: int(len(entry) * cut)]
+    if damage == "garbage":
+        return noise
+    if damage == "empty":
+        return b""
+    if damage == "other_key":  # a valid entry, but written for other content
+        return foreign
+    if damage == "other_type":  # the right key holding something that is not a record
+        return pickle.dumps((key, {"records": "of another version"}))
+    # Records of a module this version does not have (same length: the pickle stays well-formed).
+    return entry.replace(b"model_debugging.skips.records", b"model_debugging.skips.recordz")
+
+
+DAMAGES = st.sampled_from(["truncated", "garbage", "empty", "other_key", "other_type", "unknown_class"])
+
+
+@settings(settings.get_profile("analyzer-robustness"), max_examples=EXAMPLES)
+@given(
+    damages=st.lists(st.tuples(DAMAGES, st.floats(0, 1), st.binary(max_size=64)), min_size=1, max_size=40),
+    single_test=st.booleans(),
+)
+def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, single_test):
+    with tempfile.TemporaryDirectory() as root:
+        repo, cache_dir = synthetic.write_checkout(SPEC, Path(root) / "repo"), Path(root) / "cache"
+        assert scan_repository(repo, cache_dir=cache_dir, jobs=1) == (EXPECTED, [])
+        entries = sorted(cache_dir.rglob("*.pickle"))
+        snapshot = next(
+            entry for entry in entries if isinstance(pickle.loads(entry.read_bytes())[1], cache.ScanSnapshot)
+        )
+        damaged = set()
+        for index, (damage, cut, noise) in enumerate(damages):
+            entry = entries[index % len(entries)]
+            foreign = entries[(index + 1) % len(entries)].read_bytes()
+            before = entry.read_bytes()
+            entry.write_bytes(_damaged(before, damage, cut, noise, foreign))
+            if entry.read_bytes() != before:  # a cut at 100% or a no-op rename leaves it intact
+                damaged.add(entry)
+        name = "test_training" if single_test else None
+        results, errors = scan_repository(repo, cache_dir=cache_dir, jobs=1, test_method_name=name)
+        assert errors == []
+        assert results == (EXPECTED if name is None else {name: EXPECTED[name]})
+        if (
+            snapshot in damaged and name is None
+        ):  # the full scan had to read every file's entry: damaged ones were written again
+            reread = cache.ParseCache(cache_dir)
+            for entry in entries:
+                key = entry.stem
+                assert reread.get(key) is not None or reread.get_snapshot(key) is not None, entry
+
+
+def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
+    repo = synthetic.write_checkout(SPEC, tmp_path / "repo")
+    edited = synthetic.CheckoutSpec(SPEC.models[1:], SPEC.common_tests, SPEC.generation_tests)
+    monkeypatch.setattr(cache, "CACHE_FORMAT", "skips-0")
+    old, _ = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1)
+    monkeypatch.undo()
+    # The old version's entries sit at the paths of the current keys too (a version that forgot to bump).
+    for entry in sorted((tmp_path / "cache").rglob("*.pickle")):
+        key, value = pickle.loads(entry.read_bytes())
+        target = tmp_path / "cache" / key[::-1][:2] / f"{key[::-1]}.pickle"
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(pickle.dumps((key, value)))
+    assert old == EXPECTED
+    (repo / synthetic.model_file(SPEC.models[0].name)).unlink()
+    (repo / synthetic.model_file(SPEC.models[0].name)).parent.rmdir()
+    assert scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1) == (
+        synthetic.expected_results(edited),
+        [],
+    )
+
+
+def _scan_command(repo: Path, output: Path, cache_dir: Path) -> list[str]:
+    return [
+        sys.executable,
+        str(SCRIPT),
+        "--repo",
+        str(repo),
+        "--output_dir",
+        str(output),
+        "--cache_dir",
+        str(cache_dir),
+    ]
+
+
+def test_two_concurrent_scans_over_one_checkout_and_cache_both_write_complete_results(tmp_path):
+    spec = synthetic.random_checkout(random.Random(5), 60, common_tests=10, generation_tests=3)
+    repo = synthetic.write_checkout(spec, tmp_path / "repo")
+    expected = synthetic.expected_results(spec)
+    for round_ in ("cold", "warm"):
+        outputs = [tmp_path / round_ / "a", tmp_path / round_ / "b", tmp_path / round_ / "shared"]
+        commands = [
+            _scan_command(repo, outputs[0], tmp_path / "cache") + ["--jobs", "1"],
+            _scan_command(repo, outputs[1], tmp_path / "cache") + ["--jobs", "2"],
+            _scan_command(repo, outputs[2], tmp_path / "cache") + ["--jobs", "1"],
+            _scan_command(repo, outputs[2], tmp_path / "cache") + ["--jobs", "1"],
+        ]
+        running = [
+            subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for command in commands
+        ]
+        for process in running:
+            _, stderr = process.communicate(timeout=120)
+            assert process.returncode == 0, stderr.decode()
+        for output in outputs:
+            assert json.loads((output / "all_tests_scan_result.json").read_text()) == expected
+            assert json.loads((output / "all_tests_scan_errors.json").read_text()) == []
+            assert sorted(path.name for path in output.iterdir()) == [
+                "all_tests_scan_errors.json",
+                "all_tests_scan_result.json",
+            ]
