@@ -1,0 +1,123 @@
+"""``kill -9`` of a scan at any moment never leaves a partial ``all_tests_scan_result.json``.
+
+The file is then either the previous one, byte for byte, or a complete and correct new result; the
+cache the killed run was writing still gives the right answer.
+"""
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model_debugging.skips import scan_repository, synthetic
+from model_debugging.skips.command import ERRORS_FILE, RESULT_FILE
+from model_debugging.skips.command import main as scan_command
+
+EXAMPLES = 8
+SCRIPT = Path(__file__).resolve().parents[3] / "utils" / "scan_skipped_tests.py"
+SPEC = synthetic.random_checkout(random.Random(11), 60, common_tests=10, generation_tests=3)
+PREVIOUS_SPEC = synthetic.CheckoutSpec(SPEC.models[:5], SPEC.common_tests, SPEC.generation_tests)
+# Runs the command with the write of the result file stopping halfway (flushed to the temporary file).
+HALF_WRITE_THEN_WAIT = """
+import sys, time
+from model_debugging.reporting import atomic
+
+class HalfThenWait:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def write(self, data):
+        self.handle.write(data[: len(data) // 2])
+        self.handle.flush()
+        print("HALF-WRITTEN", flush=True)
+        time.sleep(60)
+
+original = atomic._write_atomically
+
+def stalled(path, mode, fill, **options):
+    if str(path).endswith("{result}"):
+        return original(path, mode, lambda handle: fill(HalfThenWait(handle)), **options)
+    return original(path, mode, fill, **options)
+
+atomic._write_atomically = stalled
+from model_debugging.skips.command import main
+sys.exit(main(sys.argv[1:]))
+""".replace("{result}", RESULT_FILE)
+
+
+@pytest.fixture(scope="module")
+def checkout():
+    """(new checkout, output dir holding the previous result, the previous files' bytes, seconds per cold scan)."""
+    with tempfile.TemporaryDirectory() as root:
+        root = Path(root)
+        old = synthetic.write_checkout(PREVIOUS_SPEC, root / "old")
+        output = root / "output"
+        assert (
+            scan_command(["--repo", str(old), "--output_dir", str(output), "--no_cache", "--jobs", "1"]) == 0
+        )
+        previous = {name: (output / name).read_bytes() for name in (RESULT_FILE, ERRORS_FILE)}
+        repo = synthetic.write_checkout(SPEC, root / "repo")
+        start = time.monotonic()
+        _run(repo, root / "timing", root / "timing-cache").wait(timeout=120)
+        yield repo, output, previous, time.monotonic() - start
+
+
+def _run(repo: Path, output: Path, cache_dir: Path, *, stall: bool = False) -> subprocess.Popen:
+    program = ["-c", HALF_WRITE_THEN_WAIT] if stall else [str(SCRIPT)]
+    arguments = [
+        "--repo",
+        str(repo),
+        "--output_dir",
+        str(output),
+        "--cache_dir",
+        str(cache_dir),
+        "--jobs",
+        "2",
+    ]
+    return subprocess.Popen(
+        [sys.executable, *program, *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+
+
+def _kill(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    process.stdout.close()
+
+
+@settings(settings.get_profile("analyzer-robustness"), max_examples=EXAMPLES)
+@given(moment=st.floats(0, 1.2), during_final_write=st.booleans(), fresh_cache=st.booleans())
+def test_a_killed_scan_leaves_the_previous_result_or_a_complete_one(
+    checkout, moment, during_final_write, fresh_cache
+):
+    repo, output, previous, duration = checkout
+    for name, content in previous.items():
+        (output / name).write_bytes(content)
+    with tempfile.TemporaryDirectory() as private_cache:
+        cache_dir = Path(private_cache) if fresh_cache else output.parent / "shared-cache"
+        process = _run(repo, output, cache_dir, stall=during_final_write)
+        if during_final_write:
+            while process.stdout.readline().strip() != b"HALF-WRITTEN":
+                assert process.poll() is None, "the stalled scan ended before writing its result"
+        else:
+            time.sleep(moment * duration)
+        _kill(process)
+
+        expected = synthetic.expected_results(SPEC)
+        result = (output / RESULT_FILE).read_bytes()
+        if during_final_write:
+            assert result == previous[RESULT_FILE]
+        elif result != previous[RESULT_FILE]:  # the run got as far as replacing it: all of it is there
+            assert json.loads(result) == expected
+        errors = (output / ERRORS_FILE).read_bytes()
+        assert errors == previous[ERRORS_FILE] or json.loads(errors) == []
+        # Whatever the killed run left in the cache is only ever a miss.
+        assert scan_repository(repo, cache_dir=cache_dir, jobs=1) == (expected, [])
