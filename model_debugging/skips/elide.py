@@ -69,15 +69,17 @@ def _split_lines(source: str) -> list[str]:
     return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def elide_unread_code(source: str) -> tuple[str, frozenset[str]]:
+def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str, frozenset[str]]:
     """``(source with unread code replaced by pass, names of the elided plain TestCase classes)``.
 
-    The source comes back unchanged when Python cannot parse it (libcst then reports the error).
+    ``tree`` is ``ast.parse(source)`` when the caller has it. The source comes back unchanged when
+    Python cannot parse it (libcst then reports the error).
     """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return source, frozenset()
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return source, frozenset()
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inherited = {name for node in classes for name in _base_names(node)}
     spans, elided = [], set()

@@ -229,20 +229,23 @@ def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> Parse
     return ParseError(path, error.editor_line, f"syntax error: {error.message}")
 
 
-def _too_deeply_nested(source: str, path: str) -> ParseError | None:
-    """Python's own error when the nesting is too deep for it: libcst's native parser would crash the process.
+def _python_tree(source: str, path: str) -> tuple[ast.Module | None, ParseError | None]:
+    """Python's own parse first: its tree serves ``elide``, and it rejects what would crash libcst.
 
-    A few thousand nested brackets or unary operators make libcst overflow its stack (a segfault
-    that takes the whole scan down); Python's parser rejects them long before that depth.
+    A few thousand nested brackets or unary operators make libcst's native parser overflow its
+    stack (a segfault that takes the whole scan down); Python's parser rejects them long before.
+    Other syntax errors are left to libcst, which reports them.
     """
     try:
-        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST)
+        return ast.parse(source, path), None
     except (RecursionError, MemoryError) as error:
-        return ParseError(path, 1, f"too deeply nested to parse ({type(error).__name__})")
+        return None, ParseError(path, 1, f"too deeply nested to parse ({type(error).__name__})")
     except SyntaxError as error:
         if error.msg.startswith("too many"):  # nested parentheses, levels of indentation, ...
-            return ParseError(path, error.lineno or 1, f"syntax error: {error.msg}")
-    return None
+            return None, ParseError(path, error.lineno or 1, f"syntax error: {error.msg}")
+    except ValueError:  # e.g. a NUL byte; libcst reports it
+        pass
+    return None, None
 
 
 def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
@@ -250,15 +253,15 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
 
     With ``elide``, code the scanner never reads is not parsed (see ``elide.py``).
     """
-    too_deep = _too_deeply_nested(source, path)
+    tree, too_deep = _python_tree(source, path)
     if too_deep is not None:
         return ParsedFile(path, error=too_deep)
-    parsed_source, elided = elide_unread_code(source) if elide else (source, frozenset())
+    parsed_source, elided = elide_unread_code(source, tree) if elide and tree else (source, frozenset())
     try:
         module = cst.parse_module(parsed_source)
     except cst.ParserSyntaxError as error:
         if parsed_source is not source:  # never let the shortcut cost a file: parse it whole
-            return parse_source(source, path)
+            return parse_source(source, path, elide=False)
         return ParsedFile(path, error=_syntax_error(source, path, error))
     lines = _Lines(source)
     imports: list[Import] = []
