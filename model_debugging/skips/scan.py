@@ -157,14 +157,16 @@ def scan_repository(
         tests = {test_method_name: tests[test_method_name]}
 
     resolver = Resolver(files)
-    models: dict[str, list] = {}
+    model_paths: dict[str, list[str]] = {}
     for path in model_files:
-        classes = collect_test_classes(resolver, [path], tests)
-        models.setdefault(Path(path).parent.name, []).extend(classes)
-    results = {}
-    for name, (origin, _) in tests.items():
-        outcomes = {model: model_outcome(resolver, classes, name) for model, classes in models.items()}
-        results[name] = summarize(origin, outcomes)
+        model_paths.setdefault(Path(path).parent.name, []).append(path)
+    # One model's resolved test classes at a time: only their outcomes are kept, not the classes.
+    outcomes: dict[str, dict] = {name: {} for name in tests}
+    for model, paths_of_model in model_paths.items():
+        classes = collect_test_classes(resolver, paths_of_model, tests)
+        for name in tests:
+            outcomes[name][model] = model_outcome(resolver, classes, name)
+    results = {name: summarize(origin, outcomes.pop(name)) for name, (origin, _) in tests.items()}
     errors = [parsed.error.as_dict() for parsed in files.values() if parsed.error is not None]
     errors.sort(key=lambda error: error["path"])
     if full_scan and cache is not None:
