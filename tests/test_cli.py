@@ -37,3 +37,16 @@ def test_output_piped_into_head_ends_without_traceback():
     )
     assert result.stdout == "['yyyyyyyy"
     assert "Traceback" not in result.stderr
+
+
+def test_reporting_names_import_lazily():
+    code = (
+        "import sys\n"
+        "from model_debugging.reporting import atomic_write_json\n"
+        "print('pandas' in sys.modules, 'matplotlib' in sys.modules)\n"
+        "import model_debugging.reporting as reporting\n"
+        "[getattr(reporting, name) for name in reporting.__all__]\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False", "True"]

@@ -1,20 +1,22 @@
-"""The shared reporting layer: atomic writes and table rendering used by every tool."""
+"""The shared reporting layer: atomic writes, tables, CSV, scan results and plots for every tool.
 
-from model_debugging.reporting.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
-from model_debugging.reporting.csv_output import render_csv, write_csv
-from model_debugging.reporting.scan_results import ScanResultsError, load_scan_results
-from model_debugging.reporting.skip_plot import plot_skipped_proportion
-from model_debugging.reporting.tables import render_markdown_table, render_terminal_table
+Names are imported on first use, so ``from model_debugging.reporting import atomic_write_json``
+costs no pandas or matplotlib import (a warm scan is faster than importing pandas).
+"""
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_text",
-    "render_markdown_table",
-    "render_terminal_table",
-    "render_csv",
-    "write_csv",
-    "ScanResultsError",
-    "load_scan_results",
-    "plot_skipped_proportion",
-]
+from model_debugging._lazy import lazy_exports
+
+_EXPORTS = {
+    "atomic_write_bytes": ".atomic",
+    "atomic_write_json": ".atomic",
+    "atomic_write_text": ".atomic",
+    "render_csv": ".csv_output",
+    "write_csv": ".csv_output",
+    "ScanResultsError": ".scan_results",
+    "load_scan_results": ".scan_results",
+    "plot_skipped_proportion": ".skip_plot",
+    "render_markdown_table": ".tables",
+    "render_terminal_table": ".tables",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
