@@ -15,13 +15,24 @@ from model_debugging.skips.records import ParsedFile, ParseError
 _PARALLEL_THRESHOLD = 8
 
 
-def _parse_worker(data: bytes, path: str, elide: bool) -> ParsedFile:
+def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str | None]:
+    """Read and parse one file; the record and the cache key of the content it read (None if unreadable).
+
+    The worker reads the file itself, so the contents of thousands of cold files never wait in the
+    parent's memory (nor in the executor's queue) at once.
+    """
     from model_debugging.skips.parse import parse_bytes  # libcst is imported only when parsing
 
     try:
-        return parse_bytes(data, path, elide)
+        data = (repo / path).read_bytes()
+    except OSError as error:
+        return ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
+    key = cache_key(f"{path}\0elided" if elide else path, data)
+    try:
+        return parse_bytes(data, path, elide), key
     except Exception as error:  # a crash on one file is that file's error, never the run's
-        return ParsedFile(path, error=ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}"))
+        crash = ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}")
+        return ParsedFile(path, error=crash), key
 
 
 def parse_files(
@@ -40,7 +51,7 @@ def parse_files(
     parsed without the bodies of their plain ``unittest.TestCase`` classes.
     """
     parsed: dict[str, ParsedFile] = {}
-    cold: list[tuple[str, bytes, str]] = []  # (path, content, cache key)
+    cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
     for path in paths:
         try:
             data = (repo / path).read_bytes()
@@ -54,29 +65,25 @@ def parse_files(
         if hit is not None:
             parsed[path] = hit
         else:
-            cold.append((path, data, key))
+            cold.append((path, len(data)))
     if not cold:
         return parsed
-    cold.sort(key=lambda item: len(item[1]), reverse=True)  # big files first balances the workers
+    cold.sort(key=lambda item: item[1], reverse=True)  # big files first balances the workers
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
         executor = ProcessPoolExecutor(max_workers=min(jobs, len(cold)))
     else:
         executor = None
-    arguments = (
-        [data for _, data, _ in cold],
-        [path for path, _, _ in cold],
-        [path in elide for path, _, _ in cold],
-    )
+    arguments = ([repo] * len(cold), [path for path, _ in cold], [path in elide for path, _ in cold])
     results = executor.map(_parse_worker, *arguments) if executor else map(_parse_worker, *arguments)
     if progress:
         from tqdm import tqdm
 
         results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
     try:
-        for (path, _, key), result in zip(cold, results, strict=True):
+        for (path, _), (result, key) in zip(cold, results, strict=True):
             parsed[path] = result
-            if cache is not None and result.error is None:
+            if cache is not None and result.error is None and key is not None:
                 cache.put(key, result)
     finally:
         if executor is not None:
