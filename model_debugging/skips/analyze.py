@@ -108,7 +108,10 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
     if found is not None:
         where, skip = found
         return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(where))
-    return Outcome("ran", None, test_class.ref.name, test_class.file, tuple(dict.fromkeys(conditions)))
+    conditions = tuple(dict.fromkeys(conditions))
+    if conditions == test_class.ran.conditions:  # the usual case: share the class's outcome, no new object
+        return test_class.ran
+    return Outcome("ran", None, test_class.ref.name, test_class.file, conditions)
 
 
 def _method_skip(
@@ -166,5 +169,7 @@ def model_outcome(resolver: Resolver, classes: Iterable[CollectedClass], test_na
     ran = [outcome for outcome in outcomes if outcome.status == "ran"]
     if not ran:
         return outcomes[0]
+    if len(ran) == 1:  # its conditions are de-duplicated already; sharing it keeps one object per class
+        return ran[0]
     conditions = tuple(dict.fromkeys(text for outcome in ran for text in outcome.conditions))
     return Outcome("ran", None, ran[0].test_class, ran[0].file, conditions)
