@@ -14,16 +14,18 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from model_debugging.skips import scan_repository, synthetic
 from model_debugging.skips.command import ERRORS_FILE, RESULT_FILE
 from model_debugging.skips.command import main as scan_command
 
-EXAMPLES = 8
+# Random moments (a fraction of one cold scan's duration), spread over start-up, parsing, cache writes
+# and the final write; a fresh cache makes the run cold, the shared one warm after the first runs.
+_MOMENTS = random.Random(0)
+KILLS = [(round(_MOMENTS.uniform(0.05, 1.0), 3), False, _MOMENTS.random() < 0.5) for _ in range(10)]
+KILLS += [(0.0, True, True), (0.0, True, False)]  # halfway through writing the result file
 SCRIPT = Path(__file__).resolve().parents[3] / "utils" / "scan_skipped_tests.py"
-SPEC = synthetic.random_checkout(random.Random(11), 60, common_tests=10, generation_tests=3)
+SPEC = synthetic.random_checkout(random.Random(11), 120, common_tests=10, generation_tests=3)
 PREVIOUS_SPEC = synthetic.CheckoutSpec(SPEC.models[:5], SPEC.common_tests, SPEC.generation_tests)
 # Runs the command with the write of the result file stopping halfway (flushed to the temporary file).
 HALF_WRITE_THEN_WAIT = """
@@ -93,8 +95,7 @@ def _kill(process: subprocess.Popen) -> None:
     process.stdout.close()
 
 
-@settings(settings.get_profile("analyzer-robustness"), max_examples=EXAMPLES)
-@given(moment=st.floats(0, 1.2), during_final_write=st.booleans(), fresh_cache=st.booleans())
+@pytest.mark.parametrize(("moment", "during_final_write", "fresh_cache"), KILLS)
 def test_a_killed_scan_leaves_the_previous_result_or_a_complete_one(
     checkout, moment, during_final_write, fresh_cache
 ):
