@@ -1,5 +1,6 @@
 """Invalid files never crash a scan: each ends up in ``errors`` with its path and a line, the rest is intact."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -57,7 +58,7 @@ def invalid_files(draw):
 
 def _python_rejects(content: bytes) -> bool:
     try:
-        compile(content.decode("utf-8"), "x.py", "exec", flags=1024)  # ast.PyCF_ONLY_AST
+        compile(content.decode("utf-8"), "x.py", "exec", flags=ast.PyCF_ONLY_AST)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     return len(content) > parse.MAX_FILE_BYTES
