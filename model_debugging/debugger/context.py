@@ -92,7 +92,7 @@ class _TracingSession:
     def uninstall(self) -> None:
         self._patches.undo()
         if self._recording:
-            self._tracer.close()
+            self._tracer.reset()
 
     def _submodule_forward(self, module_path: str, has_submodules: bool) -> Callable[[Callable], Callable]:
         tracer = self._tracer

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import save_file
 
 from model_debugging.debugger.naming import FileNameRegistry
-from model_debugging.debugger.tensor_files import TensorFileWriter
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
@@ -133,8 +133,8 @@ class ValueSerializer:
 
     def __init__(self, use_repr: bool, output_dir: Path, names: FileNameRegistry):
         self._use_repr = use_repr
+        self._output_dir = output_dir
         self._names = names
-        self._files = TensorFileWriter(output_dir)
         self._options: PrintOptions | None = None
         self._recent: dict[int, tuple[torch.Tensor, int, dict, list[str] | None]] = {}
         self._recent_clones: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
@@ -143,21 +143,10 @@ class ValueSerializer:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
 
-    def finish_trace(self) -> None:
-        """Wait until every tensor file of the trace is written; raise the first write error."""
-        errors = self._files.wait()
-        if errors:
-            raise OSError(f"{len(errors)} tensor file(s) could not be written: {errors[0]}") from errors[0]
-
     def end_trace(self) -> None:
-        """Forget the trace's tensors (pending writes still complete)."""
-        self._files.wait()
+        """Forget the trace's tensors."""
         self._recent.clear()
         self._recent_clones.clear()
-
-    def close(self) -> None:
-        self.end_trace()
-        self._files.close()
 
     def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
@@ -190,9 +179,7 @@ class ValueSerializer:
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
         if type(value) is _DeferredTensor:
-            if value.version is None:
-                return self._entry(value.tensor, value.file_name, private=True)
-            if value.tensor._version != value.version:
+            if value.version is not None and value.tensor._version != value.version:
                 warnings.warn(
                     f"{value.stem}: the tensor was modified in place after it was recorded; the trace shows "
                     "its modified values (trace with do_prune_layers=False to record it before that)",
@@ -205,11 +192,11 @@ class ValueSerializer:
             return [self.resolve(item) for item in value]
         return {key: self.resolve(item) for key, item in value.items()}
 
-    def _entry(self, tensor: torch.Tensor, file_name: str | None, private: bool = False) -> TensorEntry:
+    def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
         stats, lines = self._stats_and_lines(tensor)
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
         if file_name is not None and _fits_safetensors(tensor):
-            self._files.submit(file_name, tensor, private=private)
+            save_file({"data": tensor.detach().contiguous().cpu()}, str(self._output_dir / file_name))
             entry["value"] = f"./{file_name}"
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = lines if lines is not None else self._lines(tensor)

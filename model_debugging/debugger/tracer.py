@@ -125,7 +125,6 @@ class CallTracer:
             outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
             if outputs:  # upstream drops empty top-level entries
                 tree["outputs"] = outputs
-        self._serializer.finish_trace()
         self.reset()
         return tree
 
@@ -140,11 +139,6 @@ class CallTracer:
         self._stack.clear()
         self._attributed_exception = None
         self._serializer.end_trace()
-
-    def close(self) -> None:
-        """End for good: forget any open trace and stop background writes."""
-        self.reset()
-        self._serializer.close()
 
     def _attribute(self, record: CallRecord, exception: BaseException) -> None:
         """Record ``exception`` on the first (innermost) call it propagates through."""

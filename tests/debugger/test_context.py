@@ -379,3 +379,21 @@ def test_inference_mode_forward_is_traced(model, input_ids, tmp_path):
         "ToyModel.layers.3",
         "ToyModel.head",
     ]
+
+
+class SparseOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = nn.Identity()
+
+    def forward(self, x):
+        return self.leaf(x.to_sparse())
+
+
+def test_tensor_safetensors_cannot_hold_keeps_its_repr(tmp_path):
+    trace(SparseOut(), tmp_path, torch.eye(2), use_repr=False)
+    root = read_trace(tmp_path, name="SparseOut_debug_tree", kind="FULL_TENSORS")
+    assert root["inputs"]["args"][0]["value"] == "./SparseOut_inputs_args_0.safetensors"
+    (leaf,) = root["children"]
+    assert leaf["outputs"]["value"][0].startswith("tensor(indices=tensor([[0, 1],")
+    assert "mean" not in leaf["outputs"]
