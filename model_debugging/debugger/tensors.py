@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
 
 from model_debugging.debugger.naming import FileNameRegistry
+from model_debugging.debugger.tensor_files import write_tensor_file
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
@@ -135,6 +135,7 @@ class ValueSerializer:
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
+        self._write_error: OSError | None = None
         self._options: PrintOptions | None = None
         self._recent: dict[int, tuple[torch.Tensor, int, dict, list[str] | None]] = {}
         self._recent_clones: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
@@ -143,10 +144,17 @@ class ValueSerializer:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
 
+    def finish_trace(self) -> None:
+        """Raise the first tensor-file write error of the trace, now that the forward has run."""
+        error, self._write_error = self._write_error, None
+        if error is not None:
+            raise error
+
     def end_trace(self) -> None:
         """Forget the trace's tensors."""
         self._recent.clear()
         self._recent_clones.clear()
+        self._write_error = None
 
     def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
@@ -196,12 +204,21 @@ class ValueSerializer:
         stats, lines = self._stats_and_lines(tensor)
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
         if file_name is not None and _fits_safetensors(tensor):
-            save_file({"data": tensor.detach().contiguous().cpu()}, str(self._output_dir / file_name))
+            self._write(file_name, tensor)
             entry["value"] = f"./{file_name}"
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = lines if lines is not None else self._lines(tensor)
         entry.update(stats)
         return entry
+
+    def _write(self, file_name: str, tensor: torch.Tensor) -> None:
+        # A failed write must not break the model's forward: the first error is raised once the
+        # forward is over (unless the model raised first), and no further file is attempted.
+        if self._write_error is None:
+            try:
+                write_tensor_file(self._output_dir / file_name, tensor)
+            except OSError as error:
+                self._write_error = error
 
     def _stats_and_lines(self, tensor: torch.Tensor) -> tuple[dict, list[str] | None]:
         recent = _remember(self._recent, tensor)

@@ -125,6 +125,7 @@ class CallTracer:
             outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
             if outputs:  # upstream drops empty top-level entries
                 tree["outputs"] = outputs
+        self._serializer.finish_trace()
         self.reset()
         return tree
 
