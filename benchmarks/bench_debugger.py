@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             + "  ".join(f"{variant} {peak:7.1f}" for variant, peak in peaks.items())
         )
 
+    if args.quick:  # a small model spends relatively more on the 32000-column logits' statistics
+        print("the targets are set for the default configuration; run without --quick to check them")
+        return 0
     (repr_speedup, repr_overhead), (tensors_speedup, _) = rows
     print(
         f"targets (wall clock): upstream/ours >= 2.0 in both modes ({repr_speedup:.2f}, {tensors_speedup:.2f}); "
