@@ -80,3 +80,13 @@ class ParseCache:
 
     def put_snapshot(self, key: str, snapshot: ScanSnapshot) -> None:
         self._store(key, snapshot)
+
+
+class ScratchCache(ParseCache):
+    """A :class:`ParseCache` for one scan only (a temporary folder): entries are written without fsync."""
+
+    def _store(self, key: str, value: Any) -> None:
+        entry = self._entry(key)
+        with contextlib.suppress(OSError):
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            entry.write_bytes(pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -50,24 +50,42 @@ def parse_files(
     The content key of every file read is added to ``keys`` when given. Files in ``elide`` are
     parsed without the bodies of their plain ``unittest.TestCase`` classes.
     """
-    parsed: dict[str, ParsedFile] = {}
+    options = {"cache": cache, "jobs": jobs, "progress": progress, "keys": keys, "elide": elide}
+    return {path: parsed for path, parsed, _ in iter_parsed(repo, paths, **options)}
+
+
+def iter_parsed(
+    repo: Path,
+    paths: Iterable[str],
+    *,
+    cache: ParseCache | None,
+    jobs: int | None = None,
+    progress: bool = False,
+    keys: dict[str, str] | None = None,
+    elide: Container[str] = (),
+) -> Iterator[tuple[str, ParsedFile, str | None]]:
+    """Like :func:`parse_files`, one ``(path, record, cache key of the record)`` at a time.
+
+    Cached records come first, then the cold files as their parsing ends; the caller may drop each
+    record once it has used it. The key is None when the file could not be read.
+    """
     cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
     for path in paths:
         try:
             data = (repo / path).read_bytes()
         except OSError as error:
-            parsed[path] = ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}"))
+            yield path, ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
             continue
         if keys is not None:
             keys[path] = cache_key(path, data)
         key = cache_key(f"{path}\0elided" if path in elide else path, data)
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
-            parsed[path] = hit
+            yield path, hit, key
         else:
             cold.append((path, len(data)))
     if not cold:
-        return parsed
+        return
     cold.sort(key=lambda item: item[1], reverse=True)  # big files first balances the workers
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
@@ -82,10 +100,9 @@ def parse_files(
         results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
     try:
         for (path, _), (result, key) in zip(cold, results, strict=True):
-            parsed[path] = result
             if cache is not None and result.error is None and key is not None:
                 cache.put(key, result)
+            yield path, result, key
     finally:
         if executor is not None:
             executor.shutdown()
-    return parsed

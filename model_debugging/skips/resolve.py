@@ -43,26 +43,32 @@ def absolute_module(current: str, is_package: bool, module: str, level: int) -> 
     return ".".join([*package, module] if module else package)
 
 
+def imported_modules(parsed: ParsedFile) -> set[str]:
+    """Absolute names of modules (and ``module.name`` candidates) that ``parsed`` imports from."""
+    current = module_name(parsed.path)
+    is_package = parsed.path.endswith("__init__.py")
+    names = set()
+    for item in parsed.imports:
+        target = absolute_module(current, is_package, item.module, item.level)
+        names.add(target)
+        if item.name is not None:
+            names.add(f"{target}.{item.name}")
+    return names
+
+
 class Resolver:
     """Looks up classes, linearizes them and evaluates flag expressions against their MRO."""
 
-    def __init__(self, files: Mapping[str, ParsedFile]):
-        self.modules: dict[str, ParsedFile] = {module_name(path): parsed for path, parsed in files.items()}
-        self._packages = {module_name(path) for path in files if path.endswith("__init__.py")}
+    def __init__(self, modules: Mapping[str, ParsedFile]):
+        """``modules`` maps module names to records; it may load them lazily (see ``skips/store.py``)."""
+        self.modules = modules
         self._mro: dict[ClassRef, tuple[ClassRef, ...]] = {}
         self._infos: dict[ClassRef, ClassInfo | None] = {}
 
     # -- names -----------------------------------------------------------------------------------
-    def imported_modules(self, parsed: ParsedFile) -> set[str]:
-        """Absolute names of modules (and ``module.name`` candidates) that ``parsed`` imports from."""
-        current = module_name(parsed.path)
-        names = set()
-        for item in parsed.imports:
-            target = absolute_module(current, current in self._packages, item.module, item.level)
-            names.add(target)
-            if item.name is not None:
-                names.add(f"{target}.{item.name}")
-        return names
+    def _is_package(self, module: str) -> bool:
+        parsed = self.modules.get(module)
+        return parsed is not None and parsed.path.endswith("__init__.py")
 
     def info(self, ref: ClassRef) -> ClassInfo | None:
         if ref not in self._infos:
@@ -85,7 +91,7 @@ class Resolver:
         for item in reversed(parsed.imports):
             if item.local != head:
                 continue
-            target = absolute_module(module, module in self._packages, item.module, item.level)
+            target = absolute_module(module, self._is_package(module), item.module, item.level)
             if item.name is None:  # import a.b as head / import head
                 full = f"{item.module}.{rest}" if rest else item.module
                 return self._resolve_dotted(full, depth)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fnmatch
 import os
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from model_debugging.skips.aggregate import summarize
+from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.analyze import collect_test_classes, model_outcome
-from model_debugging.skips.cache import ParseCache, ScanSnapshot, cache_key, default_cache_dir
-from model_debugging.skips.files import parse_files
+from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
+from model_debugging.skips.store import RecordStore
 
 # Imports are followed into files under these top-level folders only (never into src/).
 _FOLLOW_IMPORTS_UNDER = ("tests",)
@@ -64,27 +67,27 @@ def _module_path(repo: Path, module: str) -> str | None:
     return None
 
 
-def _parse_with_imports(repo: Path, paths: list[str], **parse_options: Any) -> dict[str, ParsedFile]:
-    """Parse ``paths`` and, transitively, the repository files they import from."""
-    files = parse_files(repo, paths, **parse_options)
+def _parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
+    """Parse ``paths`` and, transitively, the repository files they import from.
+
+    Returns the names of the modules (under the followed folders) that some parsed file imports.
+    """
+    imported = new = store.parse(paths, _FOLLOW_IMPORTS_UNDER, **options)
     looked_up: set[str] = set()
-    new = list(files.values())
     while new:
-        resolver = Resolver(files)
         wanted = set()
-        for parsed in new:
-            for module in resolver.imported_modules(parsed) - looked_up:
-                looked_up.add(module)
-                if module.split(".")[0] in _FOLLOW_IMPORTS_UNDER and module not in resolver.modules:
-                    path = _module_path(repo, module)
-                    if path is not None and path not in files:
-                        wanted.add(path)
-        new = list(parse_files(repo, sorted(wanted), **parse_options).values()) if wanted else []
-        files.update((parsed.path, parsed) for parsed in new)
-    return files
+        for module in new - looked_up:
+            looked_up.add(module)
+            if store.path_of_module(module) is None:
+                path = _module_path(repo, module)
+                if path is not None and path not in store:
+                    wanted.add(path)
+        new = store.parse(sorted(wanted), _FOLLOW_IMPORTS_UNDER, **options) if wanted else set()
+        imported = imported | new
+    return imported
 
 
-def common_tests(files: dict[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
+def common_tests(files: Mapping[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
     """test name -> (origin, classes of the common files that define it), in file order."""
     tests: dict[str, tuple[str, set[ClassRef]]] = {}
     for common in settings.common_test_files:
@@ -147,44 +150,65 @@ def scan_repository(
         return _select(snapshot.results, test_method_name), snapshot.errors
 
     keys: dict[str, str] = {}
-    options = {"cache": cache, "jobs": jobs, "keys": keys}
-    files = _parse_with_imports(repo, paths, progress=progress, elide=set(model_files), **options)
-    files.update(parse_files(repo, _inheriting_elided(files, model_files), **options))
-    tests = common_tests(files, settings)
-    full_scan = test_method_name is None
-    _select(tests, test_method_name)  # an unknown name fails before the work
-    if not full_scan:
-        tests = {test_method_name: tests[test_method_name]}
+    with _records_cache(cache) as records_cache:
+        store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs)
+        imported = _parse_with_imports(store, repo, paths, progress=progress, keys=keys)
+        # Records that other files import stay in memory; the others are read again for their model.
+        store.pin(common_paths)
+        store.pin(sorted(filter(None, map(store.path_of_module, imported))))
+        tests = common_tests({path: store.get(path) for path in common_paths if path in store}, settings)
+        full_scan = test_method_name is None
+        _select(tests, test_method_name)  # an unknown name fails before the work
+        if not full_scan:
+            tests = {test_method_name: tests[test_method_name]}
 
-    resolver = Resolver(files)
-    model_paths: dict[str, list[str]] = {}
-    for path in model_files:
-        model_paths.setdefault(Path(path).parent.name, []).append(path)
-    # One model's resolved test classes at a time: only their outcomes are kept, not the classes.
-    outcomes: dict[str, dict] = {name: {} for name in tests}
-    for model, paths_of_model in model_paths.items():
-        classes = collect_test_classes(resolver, paths_of_model, tests)
-        for name in tests:
-            outcomes[name][model] = model_outcome(resolver, classes, name)
-    results = {name: summarize(origin, outcomes.pop(name)) for name, (origin, _) in tests.items()}
-    errors = [parsed.error.as_dict() for parsed in files.values() if parsed.error is not None]
-    errors.sort(key=lambda error: error["path"])
+        model_paths: dict[str, list[str]] = {}
+        for path in model_files:
+            model_paths.setdefault(Path(path).parent.name, []).append(path)
+        # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
+        summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
+        for model, paths_of_model in model_paths.items():
+            resolver = _model_resolver(store, paths_of_model)
+            classes = collect_test_classes(resolver, paths_of_model, tests)
+            for name, summary in summaries.items():
+                summary.add(model, model_outcome(resolver, classes, name))
+        errors = store.errors()
+    results = {name: summaries.pop(name).entry() for name in tests}
     if full_scan and cache is not None:
         cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), results, errors))
     return results, errors
 
 
-def _inheriting_elided(files: dict[str, ParsedFile], model_files: list[str]) -> list[str]:
-    """Files with an elided class that some model test class inherits: they must be parsed in full."""
-    resolver = Resolver(files)
+@contextlib.contextmanager
+def _records_cache(cache: ParseCache | None) -> Iterator[ParseCache]:
+    """The parse cache, or a scratch one for this scan when it runs without cache."""
+    if cache is not None:
+        yield cache
+        return
+    with tempfile.TemporaryDirectory(prefix="model-debugging-scan-") as scratch:
+        yield ScratchCache(scratch)
+
+
+def _model_resolver(store: RecordStore, model_files: list[str]) -> Resolver:
+    """A resolver for one model's files; elided classes they inherit are parsed in full first."""
+    resolver = Resolver(store.view())
+    needed = _inheriting_elided(resolver, model_files)
+    if not needed:
+        return resolver
+    store.parse_in_full(needed)
+    return Resolver(store.view())
+
+
+def _inheriting_elided(resolver: Resolver, model_files: list[str]) -> set[str]:
+    """Files with an elided class that a class of ``model_files`` inherits: they must be parsed in full."""
     needed = set()
     for path in model_files:
-        for info in files[path].classes:
+        for info in resolver.modules[module_name(path)].classes:
             for base in resolver.mro(ClassRef(module_name(path), info.name))[1:]:
                 base_info = resolver.info(base)
                 if base_info is not None and base_info.elided:
                     needed.add(resolver.path_of(base))
-    return sorted(needed)
+    return needed
 
 
 def _select(tests: dict[str, Any], name: str | None) -> dict[str, Any]:
