@@ -122,3 +122,41 @@ def test_a_killed_scan_leaves_the_previous_result_or_a_complete_one(
         assert errors == previous[ERRORS_FILE] or json.loads(errors) == []
         # Whatever the killed run left in the cache is only ever a miss.
         assert scan_repository(repo, cache_dir=cache_dir, jobs=1) == (expected, [])
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``, read from /proc."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        state, parent = fields[0], int(fields[1])
+        if parent == pid and state != "Z":
+            children.append(int(stat.parent.name))
+    return children
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process parents from /proc (Linux)")
+def test_parsing_workers_of_a_killed_scan_exit(checkout):
+    repo, output, _, _ = checkout
+    with tempfile.TemporaryDirectory() as fresh_cache:
+        process = _run(repo, output.parent / "killed-output", Path(fresh_cache))
+        deadline = time.monotonic() + 60
+        while not (workers := _children(process.pid)):
+            assert process.poll() is None, "the scan ended before starting its parsing workers"
+            assert time.monotonic() < deadline, "no parsing worker started"
+            time.sleep(0.01)
+        _kill(process)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived the killed scan"
