@@ -1,5 +1,6 @@
 import json
 import os
+import time
 
 import pytest
 
@@ -31,3 +32,17 @@ def test_new_file_gets_the_mode_open_would_give_and_existing_file_keeps_its_mode
     existing.chmod(0o640)
     atomic_write_text(existing, "new")
     assert existing.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_write_removes_temporaries_left_by_killed_writers_but_not_recent_ones(tmp_path):
+    target = tmp_path / "out.json"
+    stale = tmp_path / ".out.json.abc123.tmp"
+    recent = tmp_path / ".out.json.def456.tmp"
+    other = tmp_path / ".other.json.abc123.tmp"
+    for leftover in (stale, recent, other):
+        leftover.write_text("partial")
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    atomic_write_json(target, {"a": 1})
+    assert sorted(os.listdir(tmp_path)) == sorted([target.name, recent.name, other.name])

@@ -7,10 +7,12 @@ then renamed over the destination (``os.replace`` is atomic on POSIX and Windows
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -24,6 +26,19 @@ def _process_umask() -> int:
 
 
 _DEFAULT_MODE = 0o666 & ~_process_umask()
+
+
+# A writer killed mid-write (kill -9, power loss) leaves its temporary file behind. One this old
+# cannot belong to a write still in progress, so the next write of the same file removes it.
+STALE_TEMPORARY_SECONDS = 3600
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    cutoff = time.time() - STALE_TEMPORARY_SECONDS
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
 
 
 def _write_atomically(path: str | os.PathLike, mode: str, fill: Callable[[IO], None], **open_kwargs) -> Path:
@@ -42,6 +57,7 @@ def _write_atomically(path: str | os.PathLike, mode: str, fill: Callable[[IO], N
             mode = _DEFAULT_MODE
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
+        _remove_stale_temporaries(target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
