@@ -5,6 +5,7 @@ import time
 import pytest
 
 from model_debugging.reporting import atomic_write_json, atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_with
 
 
 def test_json_round_trip_and_no_temp_files_left(tmp_path):
@@ -46,3 +47,32 @@ def test_a_write_removes_temporaries_left_by_killed_writers_but_not_recent_ones(
     os.utime(other, (old, old))
     atomic_write_json(target, {"a": 1})
     assert sorted(os.listdir(tmp_path)) == sorted([target.name, recent.name, other.name])
+
+
+def test_names_up_to_the_file_system_limit_can_be_written(tmp_path):
+    name = "é" * 120 + ".json"  # 245 bytes: a temporary named after it in full would not fit
+    assert json.loads(atomic_write_json(tmp_path / name, [1]).read_text()) == [1]
+    assert os.listdir(tmp_path) == [name]
+
+
+def test_atomic_write_with_publishes_only_complete_files(tmp_path):
+    target = tmp_path / "tensor.bin"
+    atomic_write_with(target, lambda temporary: temporary.write_bytes(b"first"), durable=False)
+
+    def fail_halfway(temporary):
+        temporary.write_bytes(b"par")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write_with(target, fail_halfway)
+    assert target.read_bytes() == b"first"
+    assert os.listdir(tmp_path) == ["tensor.bin"]
+
+
+def test_atomic_write_with_keeps_the_mode_of_a_replaced_file(tmp_path):
+    target = tmp_path / "tensor.bin"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    atomic_write_with(target, lambda temporary: temporary.write_bytes(b"new"))
+    assert target.read_bytes() == b"new"
+    assert target.stat().st_mode & 0o777 == 0o640

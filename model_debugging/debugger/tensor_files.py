@@ -1,7 +1,8 @@
 """Writing a ``use_repr=False`` tensor to its own ``.safetensors`` file, as upstream does.
 
 The file holds the tensor under the key ``data`` (contiguous, on CPU), so it is bit for bit the
-file upstream writes. A failed write raises an ``OSError`` that names the file.
+file upstream writes. It appears under its name only once complete (a killed trace leaves no
+truncated tensor file). A failed write raises an ``OSError`` that names the file.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from model_debugging.reporting.atomic import atomic_write_with
+
 
 def write_tensor_file(path: Path, tensor: torch.Tensor) -> None:
     """Write ``tensor`` to ``path`` under the key ``data``."""
     try:
-        save_file({"data": tensor.detach().contiguous().cpu()}, str(path))
+        data = {"data": tensor.detach().contiguous().cpu()}
+        # no fsync per tensor: a trace writes hundreds of them inside the timed forward
+        atomic_write_with(path, lambda temporary: save_file(data, str(temporary)), durable=False)
     except Exception as error:  # safetensors' own error (disk full, ...) does not name the file
         raise OSError(f"could not write the tensor file {path}: {error}") from error
