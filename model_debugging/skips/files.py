@@ -52,25 +52,6 @@ def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str |
         return ParsedFile(path, error=crash), key
 
 
-def parse_files(
-    repo: Path,
-    paths: Iterable[str],
-    *,
-    cache: ParseCache | None,
-    jobs: int | None = None,
-    progress: bool = False,
-    keys: dict[str, str] | None = None,
-    elide: Container[str] = (),
-) -> dict[str, ParsedFile]:
-    """Parse ``paths`` (relative to ``repo``); unreadable files come back as error records.
-
-    The content key of every file read is added to ``keys`` when given. Files in ``elide`` are
-    parsed without the bodies of their plain ``unittest.TestCase`` classes.
-    """
-    options = {"cache": cache, "jobs": jobs, "progress": progress, "keys": keys, "elide": elide}
-    return {path: parsed for path, parsed, _ in iter_parsed(repo, paths, **options)}
-
-
 def iter_parsed(
     repo: Path,
     paths: Iterable[str],
@@ -81,9 +62,11 @@ def iter_parsed(
     keys: dict[str, str] | None = None,
     elide: Container[str] = (),
 ) -> Iterator[tuple[str, ParsedFile, str | None]]:
-    """Like :func:`parse_files`, one ``(path, record, cache key of the record)`` at a time.
+    """Parse ``paths`` (relative to ``repo``), yielding ``(path, record, cache key of the record)``.
 
-    Cached records come first, then the cold files as their parsing ends; the caller may drop each
+    Unreadable files come back as error records. The content key of every file read is added to
+    ``keys`` when given. Files in ``elide`` are parsed without the bodies of their plain
+    ``unittest.TestCase`` classes. Cached records come first, then the cold files as their parsing ends; the caller may drop each
     record once it has used it. The key is None when the file could not be read.
     """
     cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
