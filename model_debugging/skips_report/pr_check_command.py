@@ -13,7 +13,7 @@ from model_debugging.skips_report.analyzer import AnalyzerError, scan_checkout
 from model_debugging.skips_report.git_snapshot import GitError, export_revision
 from model_debugging.skips_report.pr_check import find_introduced_skips
 from model_debugging.skips_report.pr_report import build_pr_report
-from model_debugging.skips_report.sections import render_markdown, render_text
+from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.skips_report.settings import load_settings
 
 # exit codes: 0 no rarely-skipped test newly skipped, 1 some are, 2 the check could not run

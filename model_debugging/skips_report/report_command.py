@@ -13,7 +13,7 @@ from model_debugging.reporting import (
     plot_skipped_proportion,
     write_csv,
 )
-from model_debugging.skips_report.sections import render_markdown, render_text
+from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.skips_report.settings import load_settings
 from model_debugging.skips_report.trend import compute_trend
 from model_debugging.skips_report.trend_report import build_trend_report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from model_debugging.skips_report.sections import Report, Section
+from model_debugging.reporting.report import Report, Section
 from model_debugging.skips_report.settings import ReportSettings
 from model_debugging.skips_report.trend import SkipTrend
 
