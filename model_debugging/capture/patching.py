@@ -15,6 +15,7 @@ from torch import nn
 from model_debugging.capture.hooks import remove_capture_hooks
 from model_debugging.capture.recorder import OutputRecorder
 from model_debugging.capture.registry import PatchRules, current_patch_rules
+from model_debugging.capture.swap_ledger import SwapLedger
 
 __all__ = [
     "DEFAULT_PATCH_NAMESPACES",
@@ -32,7 +33,7 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _namespaces_lock = threading.Lock()
 _registered_namespaces: list[str] = []
 # Swapping and restoring walk and mutate shared modules; one context at a time does it.
-_swap_lock = threading.RLock()
+_ledger = SwapLedger()
 
 
 def register_patch_namespace(name: str) -> None:
@@ -70,13 +71,16 @@ def apply_patches(namespaces: Iterable[str] = ()) -> Iterator[MappingProxyType]:
 
     In every loaded module of the patch namespaces (`get_patch_namespaces()` plus ``namespaces``, each
     meaning the package and its submodules), each module-level attribute holding an `nn.Module`
-    subclass whose class name matches the registry is set to its replacement. Code that looks the
+    subclass whose attribute name matches the registry (as in transformers; ``Linear`` bound as
+    ``Dense`` is matched as ``Dense``) is set to its replacement. Code that looks the
     class up in its module at call time, like a layer's ``__init__`` building ``LlamaMLP(config)``,
     builds the replacement. On exit, also on error, every swapped attribute gets back the exact object
     it held. Modules first imported inside the block are not patched: import them before.
 
-    Nested contexts patch on top of the current state and restore, on exit, what they found on entry,
-    so inner blocks may add replacements and the outer ones stay in effect until the outer block ends.
+    Nested contexts patch on top of the current state, so inner blocks may add replacements and the
+    outer ones stay in effect until the outer block ends. Blocks may be closed in any order (e.g. two
+    ``ExitStack``s): each takes back only its own swaps, and once all are closed every attribute holds
+    its original object again.
     Patching changes process-wide state: other threads see the swapped classes while the block runs.
 
     Args:
@@ -97,49 +101,38 @@ def apply_patches(namespaces: Iterable[str] = ()) -> Iterator[MappingProxyType]:
         _check_namespace(name)
     roots = (*get_patch_namespaces(), *namespaces)
     rules = current_patch_rules()
-    swapped: dict[str, tuple[ModuleType, str, type, type]] = {}
-    with _swap_lock:
-        try:
-            if rules:
-                _swap(roots, rules, swapped)
-        except BaseException:
-            _restore(swapped)
-            raise
+    block = object()  # this block's identity in the ledger
+    swapped: dict[str, tuple[type, type]] = {}
     try:
-        yield MappingProxyType(
-            {key: (original, replacement) for key, (_, _, original, replacement) in swapped.items()}
-        )
+        if rules:
+            _swap(block, roots, rules, swapped)
+        yield MappingProxyType(swapped)
     finally:
-        with _swap_lock:
-            _restore(swapped)
+        _ledger.release(block)
 
 
 def _in_namespaces(module_name: str, roots: tuple[str, ...]) -> bool:
     return any(module_name == root or module_name.startswith(f"{root}.") for root in roots)
 
 
-def _swap(roots: tuple[str, ...], rules: PatchRules, swapped: dict) -> None:
-    for module in list(sys.modules.values()):
-        module_name = getattr(module, "__name__", None)
-        if not isinstance(module, ModuleType) or not isinstance(module_name, str):
-            continue
-        if not _in_namespaces(module_name, roots):
-            continue
-        # vars(), not dir(): never trigger a lazy module's imports
-        for attribute, value in list(vars(module).items()):
-            if not (isinstance(value, type) and issubclass(value, nn.Module)):
+def _swap(block: object, roots: tuple[str, ...], rules: PatchRules, swapped: dict) -> None:
+    with _ledger.lock:
+        for module in list(sys.modules.values()):
+            module_name = getattr(module, "__name__", None)
+            if not isinstance(module, ModuleType) or not isinstance(module_name, str):
                 continue
-            replacement = rules.replacement_for(value.__name__)
-            if replacement is None or replacement is value:
+            if not _in_namespaces(module_name, roots):
                 continue
-            setattr(module, attribute, replacement)
-            swapped[f"{module_name}.{attribute}"] = (module, attribute, value, replacement)
-
-
-def _restore(swapped: dict) -> None:
-    for module, attribute, original, _ in reversed(swapped.values()):
-        setattr(module, attribute, original)
-    swapped.clear()
+            # vars(), not dir(): never trigger a lazy module's imports
+            for attribute, value in list(vars(module).items()):
+                if not (isinstance(value, type) and issubclass(value, nn.Module)):
+                    continue
+                # keys match the name the module binds, like transformers: an alias is patched under its alias
+                replacement = rules.replacement_for(attribute)
+                if replacement is None or replacement is value:
+                    continue
+                _ledger.swap(block, module, attribute, replacement)
+                swapped[f"{module_name}.{attribute}"] = (value, replacement)
 
 
 def patch_output_recorders(model: nn.Module) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 
 from torch import nn
 
 __all__ = [
+    "PatchKeyNotFoundError",
     "PatchRules",
     "clear_patch_mapping",
     "current_patch_rules",
@@ -17,42 +19,44 @@ __all__ = [
     "unregister_patch_mapping",
 ]
 
+
+class PatchKeyNotFoundError(KeyError, ValueError):
+    """A key to unregister is not in the registry.
+
+    A `KeyError` (what earlier releases of this package raised) and a `ValueError` (what
+    ``transformers.monkey_patching`` raises), so handlers written for either keep working.
+    """
+
+    def __str__(self) -> str:
+        # KeyError would show the message quoted like a dict key
+        return str(self.args[0])
+
+
 _lock = threading.Lock()
-# key -> (compiled pattern, replacement); insertion order is the order patterns are tried in
-_mapping: dict[str, tuple[re.Pattern, type[nn.Module]]] = {}
+# key -> (compiled pattern, or None for a key that is not a valid regex, replacement);
+# insertion order is the order patterns are tried in
+_mapping: dict[str, tuple[re.Pattern | None, type[nn.Module]]] = {}
 
 
 def register_patch_mapping(mapping: Mapping[str, type[nn.Module]], overwrite: bool = False) -> None:
     """Register replacements for module classes, applied by `apply_patches` and `patch_output_recorders`.
 
-    A key is an exact class name or a regex tested with `re.search` against class names (so
-    ``"Attention$"`` matches every class ending in ``Attention``; anchor with ``^...$`` to match
-    whole names). An exact key wins over patterns; among patterns, the first registered wins.
-    The whole mapping is validated before anything is registered.
+    A key is an exact name or a regex tested with `re.search` (so ``"Attention$"`` matches every name
+    ending in ``Attention``; anchor with ``^...$`` to match whole names). An exact key wins over
+    patterns; among patterns, the first registered wins. A key that is not a valid regex is kept as an
+    exact name, with a warning. The whole mapping is validated before anything is registered.
 
     Args:
-        mapping (`Mapping[str, type[nn.Module]]`): class name or pattern -> replacement class.
+        mapping (`Mapping[str, type[nn.Module]]`): name or pattern -> replacement class.
         overwrite (`bool`, *optional*, defaults to `False`): replace keys that are already registered.
 
     Raises:
-        TypeError: a key is not a string, or a replacement is not an `nn.Module` subclass.
-        ValueError: a key is already registered and ``overwrite`` is False, or a key is not a valid regex.
+        TypeError: a key is not a string, or a replacement is not a subclass of `nn.Module`.
+        ValueError: a key is already registered and ``overwrite`` is False.
     """
-    validated = {}
-    for key, replacement in mapping.items():
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"patch mapping keys must be non-empty class names or patterns, got {key!r}")
-        if not (isinstance(replacement, type) and issubclass(replacement, nn.Module)):
-            kind = replacement.__name__ if isinstance(replacement, type) else type(replacement).__name__
-            raise TypeError(
-                f"replacement for {key!r} must be an nn.Module subclass, got {replacement!r} ({kind})"
-            )
-        try:
-            validated[key] = (re.compile(key), replacement)
-        except re.error as error:
-            raise ValueError(
-                f"patch mapping key {key!r} is not a valid regular expression: {error}"
-            ) from None
+    validated = {
+        key: (_compile(key), _checked_replacement(key, replacement)) for key, replacement in mapping.items()
+    }
     with _lock:
         duplicates = [key for key in validated if key in _mapping]
         if duplicates and not overwrite:
@@ -63,13 +67,45 @@ def register_patch_mapping(mapping: Mapping[str, type[nn.Module]], overwrite: bo
         _mapping.update(validated)
 
 
+def _compile(key) -> re.Pattern | None:
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"patch mapping keys must be non-empty class names or patterns, got {key!r}")
+    try:
+        return re.compile(key)
+    except re.error as error:
+        warnings.warn(
+            f"patch mapping key {key!r} is not a valid regular expression ({error}); it matches that exact name only",
+            stacklevel=4,
+        )
+        return None
+
+
+def _checked_replacement(key: str, replacement) -> type[nn.Module]:
+    if isinstance(replacement, type) and issubclass(replacement, nn.Module):
+        return replacement
+    if isinstance(replacement, type):
+        described = (
+            f"class {replacement.__name__} (bases {[base.__name__ for base in replacement.__mro__[1:]]})"
+        )
+    else:
+        described = f"{replacement!r}, an instance of {type(replacement).__name__}, not a class"
+    raise TypeError(f"replacement for {key!r} must be a subclass of nn.Module, got {described}")
+
+
 def unregister_patch_mapping(keys: str | Iterable[str]) -> None:
-    """Remove registered keys (spelled exactly as registered); unknown keys raise `KeyError`, removing none."""
+    """Remove registered keys, spelled exactly as registered.
+
+    Raises:
+        PatchKeyNotFoundError: (a `KeyError` and a `ValueError`) a key is not registered; none is removed.
+    """
     keys = [keys] if isinstance(keys, str) else list(keys)
     with _lock:
         unknown = [key for key in keys if key not in _mapping]
         if unknown:
-            raise KeyError(f"not in the patch mapping: {unknown}; registered keys: {list(_mapping)}")
+            raise PatchKeyNotFoundError(
+                f"class or pattern {unknown} not found in monkey patch mapping cache. Cannot unregister "
+                f"what is not registered; nothing was removed. Registered keys: {list(_mapping)}"
+            )
         for key in keys:
             del _mapping[key]
 
@@ -89,18 +125,18 @@ def clear_patch_mapping() -> None:
 class PatchRules:
     """A snapshot of the registry, so one patching pass sees one consistent mapping."""
 
-    def __init__(self, entries: dict[str, tuple[re.Pattern, type[nn.Module]]]):
+    def __init__(self, entries: dict[str, tuple[re.Pattern | None, type[nn.Module]]]):
         self._entries = entries
 
     def __bool__(self) -> bool:
         return bool(self._entries)
 
-    def replacement_for(self, class_name: str) -> type[nn.Module] | None:
+    def replacement_for(self, name: str) -> type[nn.Module] | None:
         """The exact key's replacement if registered, else the first pattern's that `re.search`-matches."""
-        if class_name in self._entries:
-            return self._entries[class_name][1]
+        if name in self._entries:
+            return self._entries[name][1]
         for pattern, replacement in self._entries.values():
-            if pattern.search(class_name):
+            if pattern is not None and pattern.search(name):
                 return replacement
         return None
 
