@@ -1,7 +1,7 @@
 """Peak memory and time of a cold scan of generated checkouts 1x, 2x, 5x and 10x transformers' size.
 
 transformers' tests hold about 440 model test files; 10x is about 4,400. Each size is generated with
-``model_debugging.skips.synthetic`` (its answer is known, and checked) and scanned in a fresh process
+``tests/support/synthetic.py`` (its answer is known, and checked) and scanned in a fresh process
 without cache, so the figures are those of one cold ``scan_skipped_tests.py`` run:
 
     python benchmarks/bench_scanner_scale.py                 # 1x 2x 5x 10x of 440 files
@@ -24,13 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_debugging.skips import synthetic  # noqa: E402
+from tests.support import synthetic  # noqa: E402
 
 TRANSFORMERS_MODEL_TEST_FILES = 440
 # Runs in a fresh process: baseline after imports, then one cold scan; prints one JSON line.
 _MEASURE = """
 import json, resource, sys, time
-from model_debugging.skips import scan_repository, synthetic
+from model_debugging.skips import scan_repository
+from tests.support import synthetic
 import libcst, tqdm  # imported by any real run: part of the baseline, not of the scan
 
 def peak_mib(who):
@@ -43,8 +44,9 @@ def peak_mib(who):
 
 baseline = peak_mib(resource.RUSAGE_SELF)
 start = time.perf_counter()
-results, errors = scan_repository(sys.argv[1], use_cache=False, jobs=int(sys.argv[2]))
+scan = scan_repository(sys.argv[1], use_cache=False, jobs=int(sys.argv[2]))
 seconds = time.perf_counter() - start
+results, errors = scan.to_json(), scan.errors
 print(json.dumps({
     "seconds": seconds,
     "baseline_mib": baseline,

@@ -60,7 +60,7 @@ def read_junit(paths: list[str]) -> dict[tuple[str, str], list[tuple[str, str]]]
 
 def compare(repo: str, junit: list[str]) -> int:
     observed = read_junit(junit)
-    results, _ = scan_repository(repo)
+    results = scan_repository(repo).to_json()
     tests = sorted({test for _, test in observed if test in results})
     counts: dict[str, int] = defaultdict(int)
     disagreements = []

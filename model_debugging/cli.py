@@ -1,7 +1,9 @@
 """The ``model-debugging`` command: one entry point, a subcommand per tool.
 
 Each subcommand lives in its tool's package and is imported only when used, so
-``model-debugging scan`` never imports torch.
+``model-debugging scan`` never imports torch. Every subcommand follows the conventions of
+:mod:`model_debugging.command_line`: ``model-debugging <command> --help``, exit 0 when all is well,
+1 for a finding (new skips, a divergence), 2 for unusable input, and one-line errors.
 """
 
 from __future__ import annotations
@@ -10,18 +12,29 @@ import os
 import sys
 from importlib import import_module
 
-# subcommand -> ("module:function", one-line help); the function takes argv and returns an exit code
+from model_debugging.command_line import EXIT_OK, EXIT_USAGE
+
+PROG = "model-debugging"
+# subcommand -> ("module:function", one-line help); the function takes (argv, prog) and returns an exit code
 SUBCOMMANDS = {
     "scan": ("model_debugging.skips.command:main", "report which models skip each common test"),
+    "report": ("model_debugging.skips.report_command:main", "skip trend between two scan results"),
+    "check-skips": (
+        "model_debugging.skips.pr_check.command:main",
+        "list the test skips a change introduces (exit 1 on a rarely skipped test)",
+    ),
     "compare": ("model_debugging.debugger.compare_command:main", "find where two debugger traces diverge"),
-    "report": ("model_debugging.skips_report.report_command:main", "skip trend between two scan results"),
 }
 
 
 def _usage() -> str:
-    lines = ["usage: model-debugging <command> [options]", "", "commands:"]
-    lines += [f"  {name:<10} {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
-    lines += ["", "Run 'model-debugging <command> --help' for the options of a command."]
+    lines = [f"usage: {PROG} <command> [options]", "", "commands:"]
+    lines += [f"  {name:<12} {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
+    lines += [
+        "",
+        f"Run '{PROG} <command> --help' for the options of a command.",
+        "Exit codes: 0 ok, 1 a finding (new skips, a divergence), 2 unusable input.",
+    ]
     return "\n".join(lines)
 
 
@@ -29,11 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in {"-h", "--help"}:
         print(_usage())
-        return 0 if argv else 2
+        return EXIT_OK if argv else EXIT_USAGE
     command, rest = argv[0], argv[1:]
     if command not in SUBCOMMANDS:
-        print(f"model-debugging: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
+        print(
+            f"{PROG}: error: unknown command {command!r} (choose from {', '.join(SUBCOMMANDS)})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     module_name, function_name = SUBCOMMANDS[command][0].split(":")
     function = getattr(import_module(module_name), function_name)
     try:
@@ -41,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # output piped into e.g. `head`, which closed early: files are already written, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -7,15 +7,15 @@ Used by .github/workflows/skip-report.yml with GH_TOKEN set and `actions: read`.
         --artifact skip-scan-result --output_dir previous
 """
 
-import argparse
 import os
 import sys
 
-from model_debugging.skips_report.previous_run import GitHubCLIError, fetch_previous_result
+from model_debugging.command_line import EXIT_OK, EXIT_USAGE, ArgumentParser
+from model_debugging.skips.previous_run import GitHubCLIError, fetch_previous_result
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="utils/fetch_previous_scan.py", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="utils/fetch_previous_scan.py", description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="OWNER/NAME of the repository running the workflow")
     parser.add_argument("--workflow", required=True, help="workflow file name, e.g. skip-report.yml")
     parser.add_argument("--artifact", required=True, help="name of the artifact holding the scan result")
@@ -28,13 +28,13 @@ def main(argv=None) -> int:
         path, why = fetch_previous_result(args.repo, args.workflow, args.artifact, args.output_dir)
     except GitHubCLIError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(why)
     if args.github_output:
         # the runner's protocol: append key=value lines
         with open(args.github_output, "a", encoding="utf-8") as output:
             output.write(f"found={'true' if path else 'false'}\npath={path or ''}\n")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

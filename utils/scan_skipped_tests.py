@@ -26,4 +26,4 @@ if str(PROJECT_ROOT) not in sys.path:
 from model_debugging.skips.command import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="utils/scan_skipped_tests.py"))

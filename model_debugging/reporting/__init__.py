@@ -18,6 +18,7 @@ _EXPORTS = {
     "write_csv": ".csv_output",
     "ScanResultsError": ".scan_results",
     "load_scan_results": ".scan_results",
+    "scan_results_frame": ".scan_results",
     "plot_skipped_proportion": ".skip_plot",
     "render_markdown_table": ".tables",
     "render_terminal_table": ".tables",

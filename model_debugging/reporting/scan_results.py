@@ -40,7 +40,7 @@ def _read_json(path: Path) -> object:
         raise ScanResultsError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
 
 
-def _check_entry(path: Path, test: str, entry: object) -> None:
+def _check_entry(path: str | os.PathLike, test: str, entry: object) -> None:
     if not isinstance(entry, dict):
         raise ScanResultsError(f"{path}: test '{test}': expected an object, got {type(entry).__name__}")
     for key in UPSTREAM_COLUMNS:
@@ -59,11 +59,15 @@ def _check_entry(path: Path, test: str, entry: object) -> None:
 def load_scan_results(path: str | os.PathLike) -> pd.DataFrame:
     """Read an analyzer result; errors name the file (and line, or test and key)."""
     path = Path(path)
-    data = _read_json(path)
+    return scan_results_frame(_read_json(path), path)
+
+
+def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>") -> pd.DataFrame:
+    """The frame of an analyzer result mapping (as ``json.load`` gives it); errors name ``source``."""
     if not isinstance(data, dict):
-        raise ScanResultsError(f"{path}: expected an object keyed by test name, got {type(data).__name__}")
+        raise ScanResultsError(f"{source}: expected an object keyed by test name, got {type(data).__name__}")
     for test, entry in data.items():
-        _check_entry(path, test, entry)
+        _check_entry(source, test, entry)
     frame = pd.DataFrame.from_dict(data, orient="index")
     if frame.empty:
         frame = pd.DataFrame(columns=list(UPSTREAM_COLUMNS))

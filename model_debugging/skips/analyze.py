@@ -12,23 +12,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
-from model_debugging.skips.records import Method, Skip
+from model_debugging.skips.records import Method, Skip, SkipKind
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+
+
+class Status(str, Enum):
+    """The verdict for one (model, test) pair; every pair gets exactly one."""
+
+    RAN = "ran"  # pytest runs it (perhaps under environment conditions, listed apart)
+    SKIPPED = "skipped"  # pytest skips it whatever the environment
+    UNDECIDED = "undecided"  # it depends on something the analyzer cannot evaluate statically
+    NOT_APPLICABLE = "not_applicable"  # no collected test class of the model has the test
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happens to one test in one model: ``status`` is ``ran``, ``skipped`` or ``not_applicable``."""
+    """What happens to one test in one model.
 
-    status: str
+    ``skip`` is set when ``status`` is skipped; ``undecided_because`` says what could not be
+    evaluated when it is undecided.
+    """
+
+    status: Status
     skip: Skip | None = None
     test_class: str | None = None
     file: str | None = None  # where the skip is written (the test class's file when it ran)
     conditions: tuple[str, ...] = ()
+    undecided_because: str | None = None
 
 
-NOT_APPLICABLE = Outcome("not_applicable")
+NOT_APPLICABLE = Outcome(Status.NOT_APPLICABLE)
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
 BASELINE_CONDITIONS = frozenset({"require_torch"})
 
@@ -90,7 +105,7 @@ def collect_test_classes(
                     if condition.text not in BASELINE_CONDITIONS
                 )
             )
-            ran = Outcome("ran", None, info.name, path, class_conditions)
+            ran = Outcome(Status.RAN, None, info.name, path, class_conditions)
             found.append(CollectedClass(ref, path, info.line, mro, class_skip, definitions, applicable, ran))
     return found
 
@@ -99,7 +114,7 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
     """Run or skip for one class; the caller has checked that the test applies to it."""
     if test_class.class_skip is not None:
         owner, skip = test_class.class_skip
-        return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(owner))
+        return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(owner))
     owner, method = test_class.definitions[test_name]
     if method.skip is None and not method.guards and not method.conditions and not method.calls:
         return test_class.ran
@@ -107,11 +122,11 @@ def class_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str
     found = _method_skip(resolver, test_class, owner, method, conditions, set())
     if found is not None:
         where, skip = found
-        return Outcome("skipped", skip, test_class.ref.name, resolver.path_of(where))
+        return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(where))
     conditions = tuple(dict.fromkeys(conditions))
     if conditions == test_class.ran.conditions:  # the usual case: share the class's outcome, no new object
         return test_class.ran
-    return Outcome("ran", None, test_class.ref.name, test_class.file, conditions)
+    return Outcome(Status.RAN, None, test_class.ref.name, test_class.file, conditions)
 
 
 def _method_skip(
@@ -130,7 +145,7 @@ def _method_skip(
     for guard in method.guards:
         verdict = resolver.evaluate(test_class.linearization, guard.condition)
         if verdict:
-            return owner, Skip("flag_guard", guard.reason, guard.line)
+            return owner, Skip(SkipKind.FLAG_GUARD, guard.reason, guard.line)
         if verdict is None:
             conditions.append(f"if {guard.code}: skip (not decidable statically)")
     for kind, name in method.calls:
@@ -138,7 +153,7 @@ def _method_skip(
         if target is None or (target[0], name) in seen:
             continue
         found = _method_skip(resolver, test_class, *target, conditions, seen)
-        if found is not None and found[1].kind != "noop_override":  # calling a no-op is no skip
+        if found is not None and found[1].kind is not SkipKind.NOOP_OVERRIDE:  # calling a no-op is no skip
             return found
     return None
 
@@ -166,10 +181,10 @@ def model_outcome(resolver: Resolver, classes: Iterable[CollectedClass], test_na
     ]
     if not outcomes:
         return NOT_APPLICABLE
-    ran = [outcome for outcome in outcomes if outcome.status == "ran"]
+    ran = [outcome for outcome in outcomes if outcome.status is Status.RAN]
     if not ran:
         return outcomes[0]
     if len(ran) == 1:  # its conditions are de-duplicated already; sharing it keeps one object per class
         return ran[0]
     conditions = tuple(dict.fromkeys(text for outcome in ran for text in outcome.conditions))
-    return Outcome("ran", None, ran[0].test_class, ran[0].file, conditions)
+    return Outcome(Status.RAN, None, ran[0].test_class, ran[0].file, conditions)

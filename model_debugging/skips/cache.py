@@ -18,9 +18,10 @@ from typing import Any
 
 from model_debugging.reporting.atomic import atomic_write_bytes
 from model_debugging.skips.records import ParsedFile
+from model_debugging.skips.results import ScanResult
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-12"
+CACHE_FORMAT = "skips-13"
 
 
 def default_cache_dir() -> Path:
@@ -41,8 +42,7 @@ class ScanSnapshot:
     """A whole scan's answer and the content keys of every file it read."""
 
     file_keys: tuple[tuple[str, str], ...]
-    results: dict[str, Any]
-    errors: list[dict[str, Any]]
+    result: ScanResult
 
 
 class ParseCache:

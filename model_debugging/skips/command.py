@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from model_debugging.command_line import EXIT_OK, EXIT_USAGE, ArgumentParser, fail
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
+from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
 from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
 
-RESULT_FILE = "all_tests_scan_result.json"
-ERRORS_FILE = "all_tests_scan_errors.json"
-EXIT_OK, EXIT_USAGE, EXIT_NOT_A_CHECKOUT = 0, 2, 3
-_PROJECT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "scan_skipped_tests.yaml"
 SUMMARY_ROWS = 10
 REASONS_SHOWN = 10
 
@@ -28,14 +26,14 @@ output files (in --output_dir):
 
 exit codes:
   {EXIT_OK}  the result was written (unparsable files, if any, are listed in the errors file)
-  {EXIT_USAGE}  bad arguments: unknown test name, invalid --config
-  {EXIT_NOT_A_CHECKOUT}  --repo is not a transformers checkout (the message says what is missing)
+  {EXIT_USAGE}  unusable input: bad arguments, unknown test name, invalid --config, or --repo is not
+     a transformers checkout (the message says what is missing); nothing is written
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="scan_skipped_tests.py",
+def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog,
         description="Report, for each common test, which models run it and which skip it (and why), "
         "by reading the test sources with libcst; nothing in the checkout is imported or run.",
         epilog=_EPILOG,
@@ -52,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--config",
-        help="settings YAML (default: configs/scan_skipped_tests.yaml of this project, else built-in defaults)",
+        help="settings YAML (default: the built-in settings, the same as configs/scan_skipped_tests.yaml)",
     )
     parser.add_argument("--jobs", type=int, help="parallel parsing processes (default: CPU count)")
     parser.add_argument(
@@ -71,37 +69,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_single(name: str, entry: dict) -> None:
-    ran, skipped = len(entry["models_ran"]), len(entry["models_skipped"])
+def _print_single(name: str, result: TestResult) -> None:
+    ran, skipped = len(result.models_ran), len(result.skips)
     total = ran + skipped
     print(f"\n== {name} ==")
     print(f"Ran     : {ran}/{total}")
-    print(f"Skipped : {skipped}/{total} ({entry['skipped_proportion']:.1%})")
-    if entry["models_not_applicable"]:
+    print(f"Skipped : {skipped}/{total} ({result.skipped_proportion:.1%})")
+    if result.models_undecided:
+        print(f"Undecided: {len(result.models_undecided)} models (see conditions)")
+    if result.models_not_applicable:
         print(
-            f"Not applicable: {len(entry['models_not_applicable'])} models (no test class includes the mixin)"
+            f"Not applicable: {len(result.models_not_applicable)} models (no test class includes the mixin)"
         )
-    for reason in entry["reasons_skipped"][:REASONS_SHOWN]:
+    reasons = result.reasons_skipped
+    for reason in reasons[:REASONS_SHOWN]:
         print(f" - {reason}")
-    if len(entry["reasons_skipped"]) > REASONS_SHOWN:
+    if len(reasons) > REASONS_SHOWN:
         print(" - ...")
 
 
-def _print_summary(results: dict) -> None:
+def _print_summary(result: ScanResult) -> None:
     # Imported here: the table needs pandas, whose import costs more than a whole warm scan.
     from model_debugging.reporting import render_terminal_table
 
     rows = [
         {
             "test": name,
-            "origin": entry["origin"],
-            "ran": len(entry["models_ran"]),
-            "skipped": len(entry["models_skipped"]),
-            "n/a": len(entry["models_not_applicable"]),
-            "skipped %": f"{entry['skipped_proportion']:.1%}",
+            "origin": test.origin,
+            "ran": len(test.models_ran),
+            "skipped": len(test.skips),
+            "n/a": len(test.models_not_applicable),
+            "skipped %": f"{test.skipped_proportion:.1%}",
         }
-        for name, entry in results.items()
-        if entry["models_ran"] or entry["models_skipped"]
+        for name, test in result.tests.items()
+        if test.models_ran or test.skips
     ]
     rows.sort(key=lambda row: (-row["skipped"], row["test"]))
     if rows:
@@ -109,32 +110,18 @@ def _print_summary(results: dict) -> None:
         print(render_terminal_table(rows[:SUMMARY_ROWS]))
 
 
-def _one_test_per_line(results: dict) -> str:
-    """The result as JSON with one test per line: readable, diffable, and 10x faster than ``indent=2``."""
-    lines = [
-        f"  {json.dumps(name)}: {json.dumps(entry, ensure_ascii=False)}" for name, entry in results.items()
-    ]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
-        if args.config:
-            settings = load_settings(args.config)
-        elif _PROJECT_CONFIG.is_file():
-            settings = load_settings(_PROJECT_CONFIG)
-        else:
-            settings = DEFAULT_SETTINGS
+        settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(prog, str(error))
 
     def announce(count: int) -> None:
         print(f"Parsing {count} model test files...", flush=True)
 
     try:
-        results, errors = scan_repository(
+        result = scan_repository(
             args.repo,
             config=settings,
             test_method_name=args.test_method_name,
@@ -144,29 +131,24 @@ def main(argv: list[str] | None = None) -> int:
             progress=sys.stderr.isatty(),
             on_start=announce,
         )
-    except CheckoutError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_NOT_A_CHECKOUT
-    except UnknownTestError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    for error in errors:
-        print(f"{error['path']}:{error['line']}: {error['message']}", file=sys.stderr)
+    except (CheckoutError, UnknownTestError) as error:
+        return fail(prog, str(error))
+    for error in result.errors:
+        print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name
     if name:
-        _print_single(name, results[name])
-        result_path = atomic_write_json(output_dir / f"scan_{name}.json", results[name])
-        atomic_write_json(output_dir / f"scan_{name}_errors.json", errors)
+        _print_single(name, result.tests[name])
+        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.tests[name].to_json())
+        atomic_write_json(output_dir / f"scan_{name}_errors.json", result.errors_json())
     else:
         if args.summary or sys.stdout.isatty():
-            _print_summary(results)
-        result_path = atomic_write_text(output_dir / RESULT_FILE, _one_test_per_line(results))
-        atomic_write_json(output_dir / ERRORS_FILE, errors)
+            _print_summary(result)
+        result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
+        atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
     print(f"\nJSON saved to {result_path.resolve()}")
-    if errors:
-        print(
-            f"{len(errors)} file(s) could not be parsed; see {ERRORS_FILE if not name else result_path.stem + '_errors.json'}"
-        )
+    if result.errors:
+        errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"
+        print(f"{len(result.errors)} file(s) could not be parsed; see {errors_name}")
     return EXIT_OK

@@ -25,6 +25,7 @@ from model_debugging.skips.records import (
     ParsedFile,
     ParseError,
     Skip,
+    SkipKind,
     TesterCall,
 )
 
@@ -193,7 +194,7 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
     for decorator in node.decorators:
         found = patterns.skip_decorator(decorator, aliases, line)
         if found is not None and skip is None:
-            skip = Skip("class_decorator", found.reason, line)
+            skip = Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
         condition = patterns.condition_decorator(decorator, aliases, line)
         if condition is not None:
             conditions.append(condition)

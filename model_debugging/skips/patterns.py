@@ -13,7 +13,17 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from model_debugging.skips.records import BoolOp, Condition, Equals, Flag, Guard, NonLiteral, Not, Skip
+from model_debugging.skips.records import (
+    BoolOp,
+    Condition,
+    Equals,
+    Flag,
+    Guard,
+    NonLiteral,
+    Not,
+    Skip,
+    SkipKind,
+)
 
 UNCONDITIONAL_REASON = "unconditional skip"
 NOOP_REASON = "no-op override"
@@ -126,14 +136,14 @@ def skip_decorator(decorator: cst.Decorator, aliases: Mapping[str, str], line: i
     name = canonical(dotted_name(call.func if call else target), aliases)
     args = call.args if call else ()
     if name in SKIP_DECORATORS:
-        return Skip("decorator", reason_of(args) or UNCONDITIONAL_REASON, line)
+        return Skip(SkipKind.DECORATOR, reason_of(args) or UNCONDITIONAL_REASON, line)
     if name in SKIP_IF_DECORATORS | SKIP_UNLESS_DECORATORS and call is not None:
         condition = _condition_argument(args)
         value = literal_value(condition) if condition is not None else NonLiteral("")
         if isinstance(value, NonLiteral):
             return None
         if bool(value) == (name in SKIP_IF_DECORATORS):
-            return Skip("decorator", reason_of(args, 1) or f"condition: {code(condition)}", line)
+            return Skip(SkipKind.DECORATOR, reason_of(args, 1) or f"condition: {code(condition)}", line)
     return None
 
 
@@ -180,7 +190,7 @@ def body_skip(body: Sequence[cst.BaseStatement], aliases: Mapping[str, str], lin
             return None
         reason = skip_statement(statement, aliases)
         if reason is not None:
-            return Skip("body", reason, line)
+            return Skip(SkipKind.BODY, reason, line)
     return None
 
 
@@ -311,7 +321,7 @@ def noop_override(function: cst.FunctionDef, line: int) -> Skip | None:
         return None
     docstring = function.get_docstring(clean=True)
     if docstring:
-        return Skip("noop_override", " ".join(docstring.split()), line)
+        return Skip(SkipKind.NOOP_OVERRIDE, " ".join(docstring.split()), line)
     comments: list[str] = []
     if isinstance(block, cst.IndentedBlock):
         if block.header.comment is not None:
@@ -332,7 +342,7 @@ def noop_override(function: cst.FunctionDef, line: int) -> Skip | None:
         calls = [decorator.decorator for decorator in function.decorators]
         comments = [reason_of(call.args) or "" for call in calls if isinstance(call, cst.Call)][:1]
         comments = [text for text in comments if text]
-    return Skip("noop_override", " ".join(comments) if comments else NOOP_REASON, line)
+    return Skip(SkipKind.NOOP_OVERRIDE, " ".join(comments) if comments else NOOP_REASON, line)
 
 
 # pattern name -> (kind it produces, snippets it must flag, snippets it must not flag)

@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from model_debugging.skips_report.analyzer import RESULT_NAME
+from model_debugging.skips.output import RESULT_FILE
 
 
 class GitHubCLIError(RuntimeError):
@@ -51,7 +51,7 @@ def fetch_previous_result(
     )
     if result.returncode != 0:
         return None, f"run {run_id} has no artifact {artifact!r} (expired?): {result.stderr.strip()}"
-    path = Path(output_dir) / RESULT_NAME
+    path = Path(output_dir) / RESULT_FILE
     if not path.is_file():
-        return None, f"artifact {artifact!r} of run {run_id} holds no {RESULT_NAME}"
+        return None, f"artifact {artifact!r} of run {run_id} holds no {RESULT_FILE}"
     return path, f"previous result from run {run_id}"

@@ -6,7 +6,8 @@ Nothing here refers to libcst, so a warm scan never imports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Literal, Union
 
 
 @dataclass(frozen=True)
@@ -16,14 +17,25 @@ class NonLiteral:
     code: str
 
 
+# What a literal in the source evaluates to; anything else is a NonLiteral.
+LiteralValue = Union[str, bytes, int, float, bool, None, tuple, list, dict, NonLiteral]  # noqa: UP007
+
+
+class SkipKind(str, Enum):
+    """How a skip is written; the value is what the result's ``skips[].kind`` holds."""
+
+    DECORATOR = "decorator"  # @unittest.skip / @pytest.mark.skip / skipIf(<literal>) on the test
+    BODY = "body"  # self.skipTest / pytest.skip / raise SkipTest at the top of the test's body
+    NOOP_OVERRIDE = "noop_override"  # the test is overridden by a body that does nothing
+    CLASS_DECORATOR = "class_decorator"  # a skip decorator on the test class or a base
+    FLAG_GUARD = "flag_guard"  # `if not self.<flag>: self.skipTest(...)` with the flag false
+
+
 @dataclass(frozen=True)
 class Skip:
-    """An unconditional skip written in the source.
+    """An unconditional skip written in the source."""
 
-    ``kind`` is one of ``decorator``, ``body``, ``noop_override``, ``class_decorator``, ``flag_guard``.
-    """
-
-    kind: str
+    kind: SkipKind
     reason: str
     line: int
 
@@ -36,37 +48,41 @@ class Flag:
     """
 
     path: tuple[str, ...]
-    default: Any = None
+    default: LiteralValue = None
     has_default: bool = False
 
 
 @dataclass(frozen=True)
 class Not:
-    operand: Any
+    operand: FlagExpression
 
 
 @dataclass(frozen=True)
 class BoolOp:
-    """``and`` / ``or`` over operands (each a Flag, Not, BoolOp, Equals or a literal)."""
+    """``and`` / ``or`` over operands."""
 
-    operator: str
-    operands: tuple[Any, ...]
+    operator: Literal["and", "or"]
+    operands: tuple[FlagExpression, ...]
 
 
 @dataclass(frozen=True)
 class Equals:
     """``<flag> == <literal>`` / ``is`` (``negated`` for ``!=`` / ``is not``)."""
 
-    operand: Any
-    value: Any
+    operand: FlagExpression
+    value: LiteralValue
     negated: bool = False
+
+
+# A condition over class flags, as a guard tests it.
+FlagExpression = Union[Flag, Not, BoolOp, Equals]  # noqa: UP007 (a runtime alias; `|` needs 3.10 classes)
 
 
 @dataclass(frozen=True)
 class Guard:
     """``if <condition>: <skip>`` at the top level of a test body; ``condition`` uses only class flags."""
 
-    condition: Any
+    condition: FlagExpression
     reason: str
     line: int
     code: str
@@ -96,7 +112,7 @@ class TesterCall:
     """``self.model_tester = <callee>(self, key=literal, ...)`` in ``setUp``."""
 
     callee: str
-    keywords: tuple[tuple[str, Any], ...] = ()
+    keywords: tuple[tuple[str, LiteralValue], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,12 +126,12 @@ class ClassInfo:
     name: str
     line: int
     bases: tuple[str, ...]
-    attributes: tuple[tuple[str, Any], ...] = ()
+    attributes: tuple[tuple[str, LiteralValue], ...] = ()
     methods: tuple[Method, ...] = ()
     skip: Skip | None = None
     conditions: tuple[Condition, ...] = ()
     tester_call: TesterCall | None = None
-    init_defaults: tuple[tuple[str, Any], ...] = ()
+    init_defaults: tuple[tuple[str, LiteralValue], ...] = ()
     elided: bool = False  # a plain TestCase whose body was not parsed (see skips/elide.py)
 
     def method(self, name: str) -> Method | None:
@@ -124,7 +140,7 @@ class ClassInfo:
                 return method
         return None
 
-    def attribute(self, name: str) -> tuple[bool, Any]:
+    def attribute(self, name: str) -> tuple[bool, LiteralValue]:
         for key, value in self.attributes:
             if key == name:
                 return True, value
@@ -150,7 +166,7 @@ class ParseError:
     line: int
     message: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | int]:
         return {"path": self.path, "line": self.line, "message": self.message}
 
 

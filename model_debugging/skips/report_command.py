@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
 from model_debugging.config import ConfigError
 from model_debugging.reporting import (
     ScanResultsError,
@@ -14,13 +14,13 @@ from model_debugging.reporting import (
     write_csv,
 )
 from model_debugging.reporting.report import render_markdown, render_text
-from model_debugging.skips_report.settings import load_settings
-from model_debugging.skips_report.trend import compute_trend
-from model_debugging.skips_report.trend_report import build_trend_report
+from model_debugging.skips.report_settings import load_settings
+from model_debugging.skips.trend import compute_trend
+from model_debugging.skips.trend_report import build_trend_report
 
 
 def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         description="Compare two all_tests_scan_result.json files: skipped proportions that changed, "
         "models that newly skip or stopped skipping a test, new and removed common tests, most skipped tests.",
@@ -32,7 +32,9 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
     parser.add_argument(
         "--plot", help="also draw the most skipped tests as a bar chart (needs the plot extra)"
     )
-    parser.add_argument("--config", help="thresholds and row counts (default: configs/skip_report.yaml)")
+    parser.add_argument(
+        "--config", help="thresholds and row counts (default: built-in, the same as configs/skip_report.yaml)"
+    )
     return parser
 
 
@@ -43,8 +45,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         previous = load_scan_results(args.previous) if args.previous else None
         current = load_scan_results(args.current)
     except (ConfigError, ScanResultsError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(prog, str(error))
     trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
     report = build_trend_report(trend, report_settings)
     print(render_text(report), end="")
@@ -56,4 +57,4 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         print(
             f"plot written to {plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)}"
         )
-    return 0
+    return EXIT_OK

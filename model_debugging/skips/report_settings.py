@@ -1,7 +1,8 @@
-"""``configs/skip_report.yaml``: thresholds and row counts of the trend report and the PR check.
+"""Thresholds and row counts of the trend report and the PR check (``skip_report.yaml``).
 
-Every key is optional; a missing file section or key takes the default below. Values are
-validated and errors name the file and the dotted key.
+Every key is optional; a missing section or key takes the default below. Without a file, the
+built-in ``defaults/skip_report.yaml`` (package data; ``configs/skip_report.yaml`` of the repository
+is an editable copy) is read. Values are validated and errors name the file and the dotted key.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from pathlib import Path
 
 from model_debugging.config import ConfigError, Field, load_yaml, validate_mapping
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "skip_report.yaml"
+BUILT_IN_CONFIG = Path(__file__).with_name("defaults") / "skip_report.yaml"
 
 _REPORT_FIELDS = {
     "min_proportion_change": Field((int, float), default=0.0),
@@ -61,11 +61,8 @@ def _section(data: dict, name: str, fields: dict[str, Field], path) -> dict:
 
 
 def load_settings(path: str | os.PathLike | None = None) -> tuple[ReportSettings, PRCheckSettings]:
-    """Read the config at ``path``; without one, the project's file, or the defaults if it is absent."""
-    if path is None:
-        if not DEFAULT_CONFIG.is_file():
-            return ReportSettings(), PRCheckSettings()
-        path = DEFAULT_CONFIG
+    """Read the config at ``path``; without one, the built-in defaults."""
+    path = BUILT_IN_CONFIG if path is None else path
     data = validate_mapping(load_yaml(path), _SECTIONS, path=path)
     report = _section(data, "report", _REPORT_FIELDS, path)
     pr_check = _section(data, "pr_check", _PR_CHECK_FIELDS, path)

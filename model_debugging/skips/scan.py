@@ -7,7 +7,7 @@ import difflib
 import fnmatch
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from model_debugging.skips.analyze import collect_test_classes, model_outcome
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+from model_debugging.skips.results import ScanResult
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.store import RecordStore
 
@@ -116,8 +117,8 @@ def scan_repository(
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
     progress: bool = False,
-    on_start: Any = None,
-) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    on_start: Callable[[int], None] | None = None,
+) -> ScanResult:
     """Scan a transformers checkout statically (nothing in it is imported or run).
 
     Args:
@@ -131,9 +132,10 @@ def scan_repository(
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
 
     Returns:
-        `(results, errors)`: results maps each common test name to its entry (`origin`, `models_ran`,
-        `models_skipped`, `skipped_proportion`, `reasons_skipped`, `models_not_applicable`, `skips`,
-        `conditions`); errors lists `{"path", "line", "message"}` for files that could not be parsed.
+        `ScanResult`: ``tests`` maps each common test name to its
+        :class:`~model_debugging.skips.results.TestResult` (every model ran, skipped, undecided or not
+        applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
+        upstream ``all_tests_scan_result.json`` mapping.
     """
     repo = Path(repo)
     settings = config or DEFAULT_SETTINGS
@@ -147,7 +149,7 @@ def scan_repository(
     snapshot_key = cache_key("snapshot", repr((str(repo.resolve()), settings, paths)).encode())
     snapshot = _valid_snapshot(repo, cache.get_snapshot(snapshot_key)) if cache is not None else None
     if snapshot is not None:
-        return _select(snapshot.results, test_method_name), snapshot.errors
+        return _selected(snapshot.result, test_method_name)
 
     keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
@@ -158,8 +160,8 @@ def scan_repository(
         store.pin(sorted(filter(None, map(store.path_of_module, imported))))
         tests = common_tests({path: store.get(path) for path in common_paths if path in store}, settings)
         full_scan = test_method_name is None
-        _select(tests, test_method_name)  # an unknown name fails before the work
-        if not full_scan:
+        if not full_scan:  # an unknown name fails before the work
+            _check_known(tests, test_method_name)
             tests = {test_method_name: tests[test_method_name]}
 
         model_paths: dict[str, list[str]] = {}
@@ -173,10 +175,10 @@ def scan_repository(
             for name, summary in summaries.items():
                 summary.add(model, model_outcome(resolver, classes, name))
         errors = store.errors()
-    results = {name: summaries.pop(name).entry() for name in tests}
+    result = ScanResult({name: summaries.pop(name).result() for name in tests}, errors)
     if full_scan and cache is not None:
-        cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), results, errors))
-    return results, errors
+        cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), result))
+    return result
 
 
 @contextlib.contextmanager
@@ -211,13 +213,18 @@ def _inheriting_elided(resolver: Resolver, model_files: list[str]) -> set[str]:
     return needed
 
 
-def _select(tests: dict[str, Any], name: str | None) -> dict[str, Any]:
-    """All of ``tests``, or only ``name`` (an :class:`UnknownTestError` when absent)."""
-    if name is None:
-        return tests
+def _check_known(tests: Mapping[str, object], name: str) -> None:
+    """Raise :class:`UnknownTestError` (with the closest names) when ``name`` is not in ``tests``."""
     if name not in tests:
         raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))
-    return {name: tests[name]}
+
+
+def _selected(result: ScanResult, name: str | None) -> ScanResult:
+    """``result`` whole, or with only the test ``name``."""
+    if name is None:
+        return result
+    _check_known(result.tests, name)
+    return ScanResult({name: result.tests[name]}, result.errors)
 
 
 def _valid_snapshot(repo: Path, snapshot: ScanSnapshot | None) -> ScanSnapshot | None:

@@ -1,13 +1,14 @@
 """The scanner's settings: which files hold the common tests, where the model tests live.
 
-The built-in :data:`DEFAULT_SETTINGS` are the same as ``configs/scan_skipped_tests.yaml``, so an
-installed wheel works without the repository's ``configs/`` folder.
+The built-in :data:`DEFAULT_SETTINGS` are read from ``defaults/scan_skipped_tests.yaml``, package
+data of this package; the repository's ``configs/scan_skipped_tests.yaml`` is an editable copy of it.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from model_debugging.config import ConfigError, Field, load_yaml, validate_mapping
 
@@ -25,14 +26,7 @@ class ScanSettings:
     test_file_pattern: str
 
 
-DEFAULT_SETTINGS = ScanSettings(
-    common_test_files=(
-        CommonTestFile("tests/test_modeling_common.py", "common"),
-        CommonTestFile("tests/generation/test_utils.py", "GenerationMixin"),
-    ),
-    models_dir="tests/models",
-    test_file_pattern="test_modeling_*.py",
-)
+BUILT_IN_CONFIG = Path(__file__).with_name("defaults") / "scan_skipped_tests.yaml"
 
 _FIELDS = {
     "common_test_files": Field(list, required=True, item_types=dict),
@@ -52,3 +46,6 @@ def load_settings(path: str | os.PathLike) -> ScanSettings:
     if not files:
         raise ConfigError(path, "must list at least one file", key="common_test_files")
     return ScanSettings(tuple(files), data["models_dir"], data["test_file_pattern"])
+
+
+DEFAULT_SETTINGS = load_settings(BUILT_IN_CONFIG)

@@ -91,9 +91,9 @@ class RecordStore:
             self._keys[path] = key
         return parsed
 
-    def errors(self) -> list[dict]:
+    def errors(self) -> tuple[ParseError, ...]:
         """The parse errors of every file, sorted by path."""
-        return [self._errors[path].as_dict() for path in sorted(self._errors)]
+        return tuple(self._errors[path] for path in sorted(self._errors))
 
     def view(self) -> Mapping[str, ParsedFile]:
         """Module name -> record, loading records once per view: give each model a view of its own."""

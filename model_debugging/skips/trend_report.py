@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
-from model_debugging.skips_report.settings import ReportSettings
-from model_debugging.skips_report.trend import SkipTrend
+from model_debugging.skips.report_settings import ReportSettings
+from model_debugging.skips.trend import SkipTrend
 
 
 def _formatted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:

@@ -65,12 +65,12 @@ def make_repo(tmp_path):
 @pytest.fixture
 def scan(tmp_path):
     """Scan a checkout with a private cache; returns the result mapping (errors in ``.errors``)."""
-    from model_debugging.skips import scan_repository
+    from tests.support.scanning import scan_json
 
     def run(repo: Path, **options):
         options.setdefault("cache_dir", tmp_path / "cache")
         options.setdefault("jobs", 1)
-        results, errors = scan_repository(repo, **options)
+        results, errors = scan_json(repo, **options)
         run.errors = errors
         return results
 

@@ -90,7 +90,8 @@ def test_unknown_test_name_suggests_close_names(repo, tmp_path, capsys):
 
 
 def test_not_a_checkout_is_a_one_line_error(tmp_path, capsys):
-    assert main(["--repo", str(tmp_path), "--output_dir", str(tmp_path), "--no_cache"]) == 3
+    # unusable input: exit 2, like every command
+    assert main(["--repo", str(tmp_path), "--output_dir", str(tmp_path), "--no_cache"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
     assert "tests/test_modeling_common.py is missing" in err and str(tmp_path) in err
@@ -152,9 +153,9 @@ def test_script_help_documents_exit_codes():
 
 
 def test_demo_tree_shows_every_pattern(tmp_path):
-    from model_debugging.skips import scan_repository
+    from tests.support.scanning import scan_json
 
-    results, errors = scan_repository(PROJECT / "examples" / "mini_transformers", use_cache=False, jobs=1)
+    results, errors = scan_json(PROJECT / "examples" / "mini_transformers", use_cache=False, jobs=1)
     assert [error["path"] for error in errors] == ["tests/models/tiny_broken/test_modeling_tiny_broken.py"]
     kinds = {skip["kind"] for entry in results.values() for skip in entry["skips"]}
     assert kinds == {"decorator", "body", "flag_guard", "noop_override", "class_decorator"}

@@ -41,7 +41,7 @@ def test_only_pinned_and_unparsable_records_stay_in_memory(make_repo, tmp_path):
     assert "tests.models.roberta.test_modeling_roberta" in view
     assert view["tests.models.roberta.test_modeling_roberta"].class_named("RobertaModelTester") is not None
     assert set(store._pinned) == {BERT, BROKEN}  # loaded for the view, not kept by the store
-    assert [error["path"] for error in store.errors()] == [BROKEN]
+    assert [error.path for error in store.errors()] == [BROKEN]
 
 
 def test_a_record_whose_cache_entry_is_gone_is_parsed_again(make_repo, tmp_path):

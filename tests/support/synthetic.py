@@ -304,7 +304,7 @@ def _class_outcome(
 
 
 def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
-    """What ``scan_repository`` must return for the checkout ``spec`` describes."""
+    """What ``scan_repository(...).to_json()`` must return for the checkout ``spec`` describes."""
     common_lines = _render_common(spec)[1]
     layouts = {model.name: _render_model(model)[1] for model in spec.models}
     tests = [(test, "common") for test in common_test_names(spec)]
@@ -337,6 +337,7 @@ def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
             "skipped_proportion": round(len(skips) / applicable, 4) if applicable else 0.0,
             "reasons_skipped": sorted(f"{entry['model']}: {entry['reason']}" for entry in skips),
             "models_not_applicable": sorted(not_applicable),
+            "models_undecided": [],
             "skips": skips,
             "conditions": sorted(conditions),
         }

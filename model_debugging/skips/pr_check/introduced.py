@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from model_debugging.skips_report.trend import all_models
+from model_debugging.skips.trend import all_models
 
 INTRODUCED_COLUMNS = ["test", "model", "reason", "share before", "share after", "note", "flagged"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
-from model_debugging.skips_report.settings import PRCheckSettings
+from model_debugging.skips.report_settings import PRCheckSettings
 
 
 def build_pr_report(introduced: pd.DataFrame, settings: PRCheckSettings, base_ref: str) -> Report:

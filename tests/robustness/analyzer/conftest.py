@@ -1,4 +1,4 @@
-"""Hypothesis strategies over generated checkouts (``model_debugging.skips.synthetic``), as fixtures.
+"""Hypothesis strategies over generated checkouts (``tests/support/synthetic.py``), as fixtures.
 
 Every property runs with a fixed number of examples, derandomized, so CI draws the same cases each
 run; ``EXAMPLES`` records how many each property generates (the closing note of issue 7 lists them).
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import synthetic
+from tests.support import synthetic
 
 settings.register_profile(
     "analyzer-robustness",

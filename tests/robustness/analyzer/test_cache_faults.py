@@ -14,7 +14,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import cache, scan_repository, synthetic
+from model_debugging.skips import cache
+from tests.support import synthetic
+from tests.support.scanning import scan_json
 
 EXAMPLES = 30
 SCRIPT = Path(__file__).resolve().parents[3] / "utils" / "scan_skipped_tests.py"
@@ -49,7 +51,7 @@ DAMAGES = st.sampled_from(["truncated", "garbage", "empty", "other_key", "other_
 def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, single_test):
     with tempfile.TemporaryDirectory() as root:
         repo, cache_dir = synthetic.write_checkout(SPEC, Path(root) / "repo"), Path(root) / "cache"
-        assert scan_repository(repo, cache_dir=cache_dir, jobs=1) == (EXPECTED, [])
+        assert scan_json(repo, cache_dir=cache_dir, jobs=1) == (EXPECTED, [])
         entries = sorted(cache_dir.rglob("*.pickle"))
         snapshot = next(
             entry for entry in entries if isinstance(pickle.loads(entry.read_bytes())[1], cache.ScanSnapshot)
@@ -63,7 +65,7 @@ def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, singl
             if entry.read_bytes() != before:  # a cut at 100% or a no-op rename leaves it intact
                 damaged.add(entry)
         name = "test_training" if single_test else None
-        results, errors = scan_repository(repo, cache_dir=cache_dir, jobs=1, test_method_name=name)
+        results, errors = scan_json(repo, cache_dir=cache_dir, jobs=1, test_method_name=name)
         assert errors == []
         assert results == (EXPECTED if name is None else {name: EXPECTED[name]})
         if (
@@ -79,7 +81,7 @@ def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
     repo = synthetic.write_checkout(SPEC, tmp_path / "repo")
     edited = synthetic.CheckoutSpec(SPEC.models[1:], SPEC.common_tests, SPEC.generation_tests)
     monkeypatch.setattr(cache, "CACHE_FORMAT", "skips-0")
-    old, _ = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1)
+    old, _ = scan_json(repo, cache_dir=tmp_path / "cache", jobs=1)
     monkeypatch.undo()
     # The old version's entries sit at the paths of the current keys too (a version that forgot to bump).
     for entry in sorted((tmp_path / "cache").rglob("*.pickle")):
@@ -90,7 +92,7 @@ def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
     assert old == EXPECTED
     (repo / synthetic.model_file(SPEC.models[0].name)).unlink()
     (repo / synthetic.model_file(SPEC.models[0].name)).parent.rmdir()
-    assert scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1) == (
+    assert scan_json(repo, cache_dir=tmp_path / "cache", jobs=1) == (
         synthetic.expected_results(edited),
         [],
     )

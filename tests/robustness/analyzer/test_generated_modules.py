@@ -6,7 +6,8 @@ import tempfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import scan_repository, synthetic
+from tests.support import synthetic
+from tests.support.scanning import scan_json
 
 EXAMPLES = 100
 
@@ -17,7 +18,7 @@ def test_scan_of_a_generated_checkout_equals_its_spec(specs, data):
     spec = data.draw(specs)
     with tempfile.TemporaryDirectory() as root:
         synthetic.write_checkout(spec, root)
-        results, errors = scan_repository(root, use_cache=False, jobs=1)
+        results, errors = scan_json(root, use_cache=False, jobs=1)
     assert errors == []
     assert results == synthetic.expected_results(spec)
 
@@ -29,6 +30,6 @@ def test_a_checkout_using_every_pattern_scans_exactly_in_parallel(tmp_path):
     }
     assert used == set(synthetic.PATTERNS)
     synthetic.write_checkout(spec, tmp_path)
-    results, errors = scan_repository(tmp_path, use_cache=False, jobs=2)
+    results, errors = scan_json(tmp_path, use_cache=False, jobs=2)
     assert errors == []
     assert results == synthetic.expected_results(spec)

@@ -10,7 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import parse, scan_repository, synthetic
+from model_debugging.skips import parse
+from tests.support import synthetic
+from tests.support.scanning import scan_json
 
 EXAMPLES = 40
 SCRIPT = Path(__file__).resolve().parents[3] / "utils" / "scan_skipped_tests.py"
@@ -93,7 +95,7 @@ def test_invalid_files_become_errors_with_path_and_line(bad):
             (Path(root) / path).parent.mkdir(parents=True)
             (Path(root) / path).write_bytes(content)
             written[path] = content
-        results, errors = scan_repository(root, use_cache=False, jobs=1)
+        results, errors = scan_json(root, use_cache=False, jobs=1)
     by_path = {error["path"]: error for error in errors}
     assert set(by_path) <= set(written)
     for path, content in written.items():
@@ -113,7 +115,7 @@ def test_a_non_utf8_byte_is_reported_at_its_line():
     with tempfile.TemporaryDirectory() as root:
         synthetic.write_checkout(GOOD, root)
         (Path(root) / synthetic.model_file("good")).write_bytes(content)
-        _, errors = scan_repository(root, use_cache=False, jobs=1)
+        _, errors = scan_json(root, use_cache=False, jobs=1)
     assert errors == [
         {
             "path": synthetic.model_file("good"),

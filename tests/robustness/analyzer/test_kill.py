@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from model_debugging.skips import scan_repository, synthetic
 from model_debugging.skips.command import ERRORS_FILE, RESULT_FILE
 from model_debugging.skips.command import main as scan_command
+from tests.support import synthetic
+from tests.support.scanning import scan_json
 
 # Random moments (a fraction of one cold scan's duration), spread over start-up, parsing, cache writes
 # and the final write; a fresh cache makes the run cold, the shared one warm after the first runs.
@@ -121,7 +122,7 @@ def test_a_killed_scan_leaves_the_previous_result_or_a_complete_one(
         errors = (output / ERRORS_FILE).read_bytes()
         assert errors == previous[ERRORS_FILE] or json.loads(errors) == []
         # Whatever the killed run left in the cache is only ever a miss.
-        assert scan_repository(repo, cache_dir=cache_dir, jobs=1) == (expected, [])
+        assert scan_json(repo, cache_dir=cache_dir, jobs=1) == (expected, [])
 
 
 def _children(pid: int) -> list[int]:

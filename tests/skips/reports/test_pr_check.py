@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from model_debugging.reporting import load_scan_results
-from model_debugging.skips_report import find_introduced_skips
-from model_debugging.skips_report.analyzer import ANALYZER_SCRIPT
-from model_debugging.skips_report.pr_check_command import main
+from model_debugging.skips.pr_check import find_introduced_skips
+from model_debugging.skips.pr_check.command import main
 
 COMMON = """
 class ModelTesterMixin:
@@ -110,7 +109,7 @@ def test_script_runs_and_reports_no_new_skips(checkout):
     result = subprocess.run(
         [
             sys.executable,
-            str(ANALYZER_SCRIPT.parent / "check_new_skips.py"),
+            str(Path(__file__).resolve().parents[3] / "utils" / "check_new_skips.py"),
             "--repo",
             str(checkout),
             "--base",

@@ -3,9 +3,9 @@ import sys
 from pathlib import Path
 
 from model_debugging.cli import main as cli_main
-from model_debugging.skips_report.report_command import main
+from model_debugging.skips.report_command import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PREVIOUS = {
     "test_inputs_embeds": (["bert", "llama"], {"vit": "ViT | no inputs_embeds"}),
     "test_training": (["bert", "llama", "vit"], {}),

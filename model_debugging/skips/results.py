@@ -1,0 +1,95 @@
+"""What a scan returns: frozen records per common test, turned into the JSON shape only at output.
+
+:meth:`ScanResult.to_json` gives upstream's ``all_tests_scan_result.json`` mapping (its keys keep
+their meaning) plus the extras: ``models_not_applicable``, ``models_undecided``, ``skips`` (one
+record per skipped model) and ``conditions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from model_debugging.skips.records import ParseError, SkipKind
+
+
+@dataclass(frozen=True)
+class SkippedPair:
+    """One model that skips the test: the reason written in the source and where."""
+
+    model: str
+    reason: str
+    kind: SkipKind
+    test_class: str | None
+    file: str | None
+    line: int
+
+    def to_json(self) -> dict[str, str | int | None]:
+        return {
+            "model": self.model,
+            "reason": self.reason,
+            "kind": self.kind.value,
+            "test_class": self.test_class,
+            "file": self.file,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Every model's verdict on one common test; each model is in exactly one of the four groups.
+
+    ``conditions`` holds ``"<model>: <condition>"`` lines: environment guards of models that run
+    the test, and what keeps an undecided model undecided.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    origin: str
+    models_ran: tuple[str, ...]
+    skips: tuple[SkippedPair, ...]  # sorted by model
+    models_undecided: tuple[str, ...]
+    models_not_applicable: tuple[str, ...]
+    conditions: tuple[str, ...]
+
+    @property
+    def models_skipped(self) -> tuple[str, ...]:
+        return tuple(skip.model for skip in self.skips)
+
+    @property
+    def skipped_proportion(self) -> float:
+        """Skipped over the models the test is decided for (ran + skipped), rounded to 4 digits."""
+        decided = len(self.models_ran) + len(self.skips)
+        return round(len(self.skips) / decided, 4) if decided else 0.0
+
+    @property
+    def reasons_skipped(self) -> list[str]:
+        return sorted(f"{skip.model}: {skip.reason}" for skip in self.skips)
+
+    def to_json(self) -> dict[str, object]:
+        """Upstream keys first (same order), then the extras."""
+        return {
+            "origin": self.origin,
+            "models_ran": list(self.models_ran),
+            "models_skipped": list(self.models_skipped),
+            "skipped_proportion": self.skipped_proportion,
+            "reasons_skipped": self.reasons_skipped,
+            "models_not_applicable": list(self.models_not_applicable),
+            "models_undecided": list(self.models_undecided),
+            "skips": [skip.to_json() for skip in self.skips],
+            "conditions": list(self.conditions),
+        }
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """A whole scan: ``tests`` in the common files' order, and the files that could not be read."""
+
+    tests: Mapping[str, TestResult]
+    errors: tuple[ParseError, ...]
+
+    def to_json(self) -> dict[str, dict[str, object]]:
+        return {name: result.to_json() for name, result in self.tests.items()}
+
+    def errors_json(self) -> list[dict[str, str | int]]:
+        return [error.as_dict() for error in self.errors]
