@@ -29,7 +29,7 @@ PEAK_TARGET_PAIRS = 3.0
 # Runs in the subprocess: its RSS is the comparison's alone, not the tracing's.
 _MEASURE = """
 import json, sys, time
-from model_debugging.debugger.compare import compare_traces
+from model_debugging.compare import compare_traces
 
 def status_bytes(field):  # VmHWM is this process's own peak; ru_maxrss may report the parent's from before exec
     with open("/proc/self/status") as status:
@@ -83,7 +83,7 @@ def write_traces(directory: Path, quick: bool) -> tuple[Path, Path]:
 
 def largest_pair_bytes(reference: Path, candidate: Path) -> int:
     """Size of the largest tensor pair on disk (safetensors adds a header of a few bytes)."""
-    from model_debugging.reporting.traces import read_trace
+    from model_debugging.debugger.trace_format import read_trace
 
     def sizes(path: Path) -> dict[str, int]:
         trace = read_trace(path)

@@ -23,7 +23,7 @@ SUBCOMMANDS = {
         "model_debugging.skips.pr_check.command:main",
         "list the test skips a change introduces (exit 1 on a rarely skipped test)",
     ),
-    "compare": ("model_debugging.debugger.compare_command:main", "find where two debugger traces diverge"),
+    "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),
 }
 
 

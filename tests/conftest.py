@@ -1,4 +1,4 @@
-"""Builders for small hand-written debugger traces (the format of docs/debugger.md)."""
+"""Builders for small hand-written debugger traces (the format of docs/debugger.md), shared by the debugger and compare tests."""
 
 from __future__ import annotations
 

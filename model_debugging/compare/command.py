@@ -10,30 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
+from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
 from model_debugging.config import ConfigError
-from model_debugging.debugger.compare import TraceComparison, compare_traces
-from model_debugging.debugger.renames import RenameRuleError, load_rename_rules, parse_rename_rule
-from model_debugging.reporting import (
-    atomic_write_json,
-    atomic_write_text,
-    render_markdown_table,
-    render_terminal_table,
-)
-from model_debugging.reporting.traces import TraceError
+from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.reporting import atomic_write_json, atomic_write_text
 
 PROG = "model-debugging compare"
-# Terminal output lists at most this many differing module calls; the markdown and JSON hold all.
-TERMINAL_ROWS = 20
-TABLE_COLUMNS = [
-    "index",
-    "module_path",
-    "call_index",
-    "status",
-    "max_abs_diff",
-    "max_rel_diff",
-    "mean_abs_diff",
-    "details",
-]
 
 
 def _tolerance(text: str) -> float:
@@ -75,51 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", type=Path, metavar="OUT.json", help="write the result as JSON")
     return parser
-
-
-def render_terminal(result: TraceComparison) -> str:
-    lines = result.summary_lines()
-    differing = result.to_frame().query("status != 'equal'")[TABLE_COLUMNS]
-    if len(differing):
-        lines += [
-            "",
-            f"module calls that differ ({len(differing)}):",
-            render_terminal_table(differing.head(TERMINAL_ROWS)),
-        ]
-        if len(differing) > TERMINAL_ROWS:
-            lines.append(
-                f"... {len(differing) - TERMINAL_ROWS} more (write them all with --markdown or --json)"
-            )
-    return "\n".join(lines)
-
-
-def render_markdown(result: TraceComparison) -> str:
-    parts = ["# Trace comparison", "", *(f"- {line}" for line in result.summary_lines()), ""]
-    parts += ["## Module calls", "", render_markdown_table(result.to_frame()[TABLE_COLUMNS]), ""]
-    for side, unmatched in (
-        ("reference", result.unmatched_reference),
-        ("candidate", result.unmatched_candidate),
-    ):
-        if unmatched:
-            parts += [f"## Only in the {side}", "", *(f"- `{path}`" for path in unmatched), ""]
-    return "\n".join(parts)
-
-
-def write_plot(result: TraceComparison, path: Path) -> None:
-    from model_debugging.reporting.divergence_plot import plot_divergence
-
-    if result.divergence_origin is not None:
-        marked, label = result.divergence_origin, "divergence origin"
-    else:
-        marked, label = result.first_input_divergence, "inputs first differ"
-    plot_divergence(
-        [module.module_path for module in result.modules],
-        [module.max_abs_diff for module in result.modules],
-        path,
-        marked=None if marked is None else marked.index,
-        marked_label=label,
-        tolerance=result.atol,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

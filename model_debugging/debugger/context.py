@@ -12,11 +12,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from model_debugging.debugger.naming import FileNameRegistry
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.tensors import ValueSerializer
+from model_debugging.debugger.trace_format.names import FileNameRegistry
+from model_debugging.debugger.trace_format.writing import TraceWriter
 from model_debugging.debugger.tracer import CallTracer
-from model_debugging.debugger.writer import TraceWriter
 
 logger = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from typing import Any
 
 import torch
 
-from model_debugging.debugger.naming import FileNameRegistry
-from model_debugging.debugger.tensor_files import write_tensor_file
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
+from model_debugging.debugger.trace_format.names import STAT_NAMES, FileNameRegistry
+from model_debugging.debugger.trace_format.records import TensorEntry
+from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
 STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
-STAT_NAMES = ("mean", "std", "min", "max")
 # What safetensors can store; other tensors are recorded as their repr even with use_repr=False.
 _SAFETENSORS_DTYPES = frozenset(
     {
@@ -46,10 +46,6 @@ _REUSE_WINDOW = 16
 def sanitize_addresses(text: str) -> str:
     """Replace ``object at 0x7f...`` by a stable placeholder so traces diff cleanly."""
     return _MEMORY_ADDRESS.sub("object at 0xXXXXXXXX", text) if "0x" in text else text
-
-
-class TensorEntry(dict):
-    """The record of one tensor; a distinct type so the summary strips ``value`` only from tensors."""
 
 
 class Capture(enum.Enum):

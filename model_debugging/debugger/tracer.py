@@ -116,15 +116,11 @@ class CallTracer:
         root = self._stack[-1]
         self._close(root)
         record = root.record
-        tree = {"module_path": record.module_path, "inputs": record.inputs}
-        if record.exception is not None:
-            tree["exception"] = record.exception
-        if record.children:
-            tree["children"] = [child.to_json() for child in record.children]
-        elif output is not _NO_OUTPUT:
+        if not record.children and output is not _NO_OUTPUT:
             outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
             if outputs:  # upstream drops empty top-level entries
-                tree["outputs"] = outputs
+                record.outputs = outputs
+        tree = record.to_json()
         self._serializer.finish_trace()
         self.reset()
         return tree

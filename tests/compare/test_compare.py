@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from model_debugging import compare_traces
-from model_debugging.debugger import compare as compare_module
-from model_debugging.reporting.traces import TraceError
+from model_debugging.compare import numeric as compare_module
+from model_debugging.debugger.trace_format import TraceError
 
 
 def test_identical_traces_are_equivalent(tmp_path, toy_trace):
@@ -175,7 +175,7 @@ def test_corrupt_tensor_file_is_named(toy_traces):
 def test_full_tensor_comparison_holds_one_pair_at_a_time(toy_traces, monkeypatch):
     alive: set[int] = set()
     most_alive = 0
-    load = compare_module._load_tensor
+    load = compare_module.read_tensor_file
 
     def tracked_load(path):
         nonlocal most_alive
@@ -187,7 +187,7 @@ def test_full_tensor_comparison_holds_one_pair_at_a_time(toy_traces, monkeypatch
         most_alive = max(most_alive, len(alive))
         return tensor
 
-    monkeypatch.setattr(compare_module, "_load_tensor", tracked_load)
+    monkeypatch.setattr(compare_module, "read_tensor_file", tracked_load)
     result = compare_traces(*toy_traces)
     assert len(result.modules) == 5
     assert most_alive == 2

@@ -1,7 +1,7 @@
 import json
 
 from model_debugging.cli import main as cli_main
-from model_debugging.debugger.compare_command import main
+from model_debugging.compare.command import main
 
 
 def test_equivalent_traces_exit_0(tmp_path, toy_trace, capsys):

@@ -2,8 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from model_debugging.config import ConfigError
-from model_debugging.debugger.renames import (
+from model_debugging.compare.renames import (
     RenameRule,
     RenameRuleError,
     apply_rename_rules,
@@ -11,6 +10,7 @@ from model_debugging.debugger.renames import (
     load_rename_rules,
     parse_rename_rule,
 )
+from model_debugging.config import ConfigError
 
 
 def test_rule_string_rewrites_paths_with_groups():

@@ -5,7 +5,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.debugger.json_text import dumps_indented
+from model_debugging.debugger.trace_format.json_text import dumps_indented
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 keys = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)

@@ -54,32 +54,23 @@ def dumps_indented(value, indent: int = 2) -> str:
             append(int.__repr__(item))
         elif isinstance(item, float):
             append(_float_text(item))
-        elif isinstance(item, dict):
+        elif isinstance(item, (dict, list, tuple)):
+            is_dict = isinstance(item, dict)
             if not item:
-                append("{}")
+                append("{}" if is_dict else "[]")
                 return
             inner = "\n" + " " * (indent * (level + 1))
-            append("{")
-            first = True
-            for key, child in item.items():
-                append(inner if first else "," + inner)
-                first = False
-                append(_key_text(key))
-                append(": ")
+            append("{" if is_dict else "[")
+            separator = inner
+            for child in item.items() if is_dict else item:
+                append(separator)
+                separator = "," + inner
+                if is_dict:
+                    key, child = child
+                    append(_key_text(key))
+                    append(": ")
                 encode(child, level + 1)
-            append("\n" + " " * (indent * level) + "}")
-        elif isinstance(item, (list, tuple)):
-            if not item:
-                append("[]")
-                return
-            inner = "\n" + " " * (indent * (level + 1))
-            append("[")
-            first = True
-            for child in item:
-                append(inner if first else "," + inner)
-                first = False
-                encode(child, level + 1)
-            append("\n" + " " * (indent * level) + "]")
+            append("\n" + " " * (indent * level) + ("}" if is_dict else "]"))
         else:
             raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
 

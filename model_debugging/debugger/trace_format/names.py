@@ -1,6 +1,11 @@
-"""Safetensors file names that stay inside ``debug_path`` and never collide.
+"""The names of a trace's files: the two JSON files, and tensor files that stay inside ``debug_path``.
 
-Names follow upstream (module path + ``_inputs``/``_outputs`` + ``_{index}``/``_{key}``) and are
+The first top-level forward in a context keeps upstream's JSON names,
+``<Class>_debug_tree_SUMMARY.json`` and ``<Class>_debug_tree_FULL_TENSORS.json``; later ones
+(e.g. the steps of ``generate``) are numbered ``<Class>_debug_tree_2_...``, ``_3_``, ... instead
+of overwriting the first.
+
+Tensor file names follow upstream (module path + ``_inputs``/``_outputs`` + ``_{index}``/``_{key}``) and are
 kept unchanged whenever they are already safe. A name is made safe for Linux, macOS and Windows
 by replacing path separators, control and reserved characters, prefixing Windows device names
 and shortening it below the file-name length limit. A name already handed out in the same
@@ -11,10 +16,19 @@ letter case or unsafe characters) gets ``__2``, ``__3``, ... appended.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
 
+SUMMARY_SUFFIX = "_SUMMARY.json"
+FULL_TENSORS_SUFFIX = "_FULL_TENSORS.json"
 SAFETENSORS_SUFFIX = ".safetensors"
+# the key a tensor file stores its tensor under
+TENSOR_KEY = "data"
+# the statistics a tensor entry carries, in the order upstream writes them
+STAT_NAMES = ("mean", "std", "min", "max")
 # <>:"/\|?* are reserved on Windows; / and NUL on POSIX; control characters nowhere welcome;
 # lone surrogates (possible in a Python str) cannot be encoded as a file name at all.
 _UNSAFE_CHARACTERS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f\ud800-\udfff]')
@@ -62,3 +76,18 @@ class FileNameRegistry:
             candidate = f"{base}__{count}"
         self._taken.add(_as_compared_by_file_systems(candidate))
         return candidate + SAFETENSORS_SUFFIX
+
+
+@dataclass(frozen=True)
+class TracePaths:
+    summary: Path
+    full_tensors: Path
+
+
+def trace_paths(output_dir: str | os.PathLike, class_name: str, forward_number: int = 1) -> TracePaths:
+    """Where the trace of the ``forward_number``-th top-level forward of a context is written."""
+    base = f"{class_name}_debug_tree" if forward_number == 1 else f"{class_name}_debug_tree_{forward_number}"
+    base = safe_file_stem(base)
+    return TracePaths(
+        Path(output_dir) / f"{base}{SUMMARY_SUFFIX}", Path(output_dir) / f"{base}{FULL_TENSORS_SUFFIX}"
+    )

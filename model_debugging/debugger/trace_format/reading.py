@@ -1,98 +1,36 @@
 """Read a model addition debugger trace into plain records, without importing torch.
 
 A trace is the pair ``<Class>_debug_tree_SUMMARY.json`` / ``<Class>_debug_tree_FULL_TENSORS.json``
-(plus one ``.safetensors`` file per tensor when it was recorded with ``use_repr=False``). Both the
-compare tool and reports read traces through this module.
+(plus one ``.safetensors`` file per tensor when it was recorded with ``use_repr=False``).
 
 Example::
 
     trace = read_trace("debug_output/")          # a directory or either JSON file
     for node in trace.nodes:                      # execution order
         print(node.module_path, [entry.sub_path for entry in node.outputs])
-    frame = load_trace("debug_output/")           # one row per module call
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import pandas as pd
-
-SUMMARY_SUFFIX = "_SUMMARY.json"
-FULL_TENSORS_SUFFIX = "_FULL_TENSORS.json"
-STAT_NAMES = ("mean", "std", "min", "max")
+from model_debugging.debugger.trace_format.names import (
+    FULL_TENSORS_SUFFIX,
+    SAFETENSORS_SUFFIX,
+    STAT_NAMES,
+    SUMMARY_SUFFIX,
+)
+from model_debugging.debugger.trace_format.records import TensorRecord, Trace, TraceError, TraceNode
 
 # "tensor(-8.9514e-01, device='cuda:0')", "tensor(nan)", "tensor(0.)", "tensor(1.2500e-01, dtype=torch.bfloat16)"
 _STAT_RE = re.compile(r"^tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?))\s*[,)]", re.IGNORECASE)
 _SHAPE_RE = re.compile(r"^torch\.Size\(\[([\d,\s]*)\]\)$")
-
-
-class TraceError(ValueError):
-    """A trace file is missing, unreadable or not in the debugger format; the message names the file."""
-
-    def __init__(self, path: str | os.PathLike, message: str):
-        self.path = str(path)
-        super().__init__(f"{self.path}: {message}")
-
-
-@dataclass(frozen=True)
-class TensorRecord:
-    """One leaf of a node's ``inputs`` or ``outputs``.
-
-    ``sub_path`` locates it: ``args.0``, ``kwargs.attention_mask``, ``kwargs.position_embeddings.1``
-    for inputs; ``""`` (a single output), ``0``, ``last_hidden_state`` for outputs. A tensor has
-    ``shape`` and ``dtype``; anything else was recorded as its repr and sits in ``text``.
-    """
-
-    sub_path: str
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-    stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
-    file: Path | None = None  # the safetensors file (use_repr=False traces only)
-    text: str | None = None  # repr of a non-tensor value
-
-    @property
-    def is_tensor(self) -> bool:
-        return self.dtype is not None
-
-
-@dataclass(frozen=True)
-class TraceNode:
-    """One recorded module call.
-
-    ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
-    ``outputs`` is ``None`` when the debugger did not record them (modules with children).
-    """
-
-    order: int
-    module_path: str
-    depth: int
-    call_index: int
-    is_leaf: bool
-    inputs: tuple[TensorRecord, ...]
-    outputs: tuple[TensorRecord, ...] | None
-    exception: str | None = None
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A parsed trace: the JSON file it came from and its nodes in execution order."""
-
-    path: Path
-    mode: Literal["tensors", "stats"]  # "tensors": safetensors files hold every tensor
-    nodes: tuple[TraceNode, ...]
-
-    @property
-    def root_path(self) -> str:
-        return self.nodes[0].module_path if self.nodes else ""
 
 
 def find_traces(directory: str | os.PathLike) -> list[Path]:
@@ -166,7 +104,7 @@ def _join(prefix: str, key: Any) -> str:
 
 
 def _safetensors_file(value: Any, trace_file: Path) -> Path | None:
-    if not (isinstance(value, str) and value.endswith(".safetensors")):
+    if not (isinstance(value, str) and value.endswith(SAFETENSORS_SUFFIX)):
         return None
     directory = trace_file.parent.resolve()
     file = (directory / value).resolve()
@@ -247,58 +185,6 @@ def read_trace(path: str | os.PathLike) -> Trace:
     except json.JSONDecodeError as error:
         raise TraceError(trace_file, f"invalid JSON at line {error.lineno}: {error.msg}") from None
     nodes = tuple(_walk(tree, trace_file))
-    tensors = [record for node in nodes for record in _records(node) if record.is_tensor]
+    tensors = [record for node in nodes for record in node.records if record.is_tensor]
     mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
     return Trace(path=trace_file, mode=mode, nodes=nodes)
-
-
-def _records(node: TraceNode) -> tuple[TensorRecord, ...]:
-    return node.inputs + (node.outputs or ())
-
-
-def _shapes(records: tuple[TensorRecord, ...] | None) -> dict[str, tuple[int, ...]] | None:
-    if records is None:
-        return None
-    return {record.sub_path: record.shape for record in records if record.is_tensor}
-
-
-def _dtypes(records: tuple[TensorRecord, ...] | None) -> dict[str, str] | None:
-    if records is None:
-        return None
-    return {record.sub_path: record.dtype for record in records if record.is_tensor}
-
-
-def _first_stats(records: tuple[TensorRecord, ...] | None) -> dict[str, float]:
-    for record in records or ():
-        if record.stats:
-            return {name: math.nan if value is None else value for name, value in record.stats}
-    return {}
-
-
-def load_trace(path: str | os.PathLike) -> pd.DataFrame:
-    """One row per recorded module call, in execution order.
-
-    Columns: ``order``, ``module_path``, ``depth``, ``call_index``, ``is_leaf``, ``input_shapes`` /
-    ``input_dtypes`` / ``output_shapes`` / ``output_dtypes`` (dicts keyed by sub-path; outputs are
-    None when not recorded), ``mean``/``std``/``min``/``max`` of the first output tensor with
-    statistics (else of the first such input; NaN when there is none), and ``exception``.
-    """
-    rows = []
-    for node in read_trace(path).nodes:
-        stats = _first_stats(node.outputs) or _first_stats(node.inputs)
-        rows.append(
-            {
-                "order": node.order,
-                "module_path": node.module_path,
-                "depth": node.depth,
-                "call_index": node.call_index,
-                "is_leaf": node.is_leaf,
-                "input_shapes": _shapes(node.inputs),
-                "input_dtypes": _dtypes(node.inputs),
-                "output_shapes": _shapes(node.outputs),
-                "output_dtypes": _dtypes(node.outputs),
-                **{name: stats.get(name, math.nan) for name in STAT_NAMES},
-                "exception": node.exception,
-            }
-        )
-    return pd.DataFrame(rows)

@@ -1,8 +1,9 @@
-"""Writing a ``use_repr=False`` tensor to its own ``.safetensors`` file, as upstream does.
+"""A ``use_repr=False`` tensor in its own ``.safetensors`` file, as upstream writes it, and reading it back.
 
 The file holds the tensor under the key ``data`` (contiguous, on CPU), so it is bit for bit the
 file upstream writes. It appears under its name only once complete (a killed trace leaves no
-truncated tensor file). A failed write raises an ``OSError`` that names the file.
+truncated tensor file). A failed write raises an ``OSError`` that names the file; a failed read
+a ``TraceError`` that does.
 """
 
 from __future__ import annotations
@@ -10,16 +11,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
+from model_debugging.debugger.trace_format.names import TENSOR_KEY
+from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.reporting.atomic import atomic_write_with
 
 
 def write_tensor_file(path: Path, tensor: torch.Tensor) -> None:
     """Write ``tensor`` to ``path`` under the key ``data``."""
     try:
-        data = {"data": tensor.detach().contiguous().cpu()}
+        data = {TENSOR_KEY: tensor.detach().contiguous().cpu()}
         # no fsync per tensor: a trace writes hundreds of them inside the timed forward
         atomic_write_with(path, lambda temporary: save_file(data, str(temporary)), durable=False)
     except Exception as error:  # safetensors' own error (disk full, ...) does not name the file
         raise OSError(f"could not write the tensor file {path}: {error}") from error
+
+
+def read_tensor_file(path: Path) -> torch.Tensor:
+    """The tensor a trace's ``.safetensors`` file holds under the key ``data``."""
+    if not path.is_file():
+        raise TraceError(path, "tensor file named in the trace is missing")
+    try:
+        with safe_open(path, framework="pt") as handle:
+            return handle.get_tensor(TENSOR_KEY)
+    except (SafetensorError, OSError, KeyError) as error:
+        raise TraceError(path, f"cannot read tensor {TENSOR_KEY!r}: {error}") from None

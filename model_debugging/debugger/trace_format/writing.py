@@ -1,38 +1,17 @@
-"""Writing a finished trace: ``<Class>_debug_tree_FULL_TENSORS.json`` and ``..._SUMMARY.json``.
-
-The first top-level forward in a context keeps upstream's file names; later ones (e.g. the
-steps of ``generate``) are numbered ``<Class>_debug_tree_2_...``, ``_3_``, ... instead of
-overwriting the first.
-"""
+"""Writing a finished trace: ``<Class>_debug_tree_FULL_TENSORS.json`` and ``..._SUMMARY.json``."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_debugging.debugger.json_text import dumps_indented
-from model_debugging.debugger.naming import safe_file_stem
-from model_debugging.debugger.tensors import TensorEntry
-from model_debugging.reporting import atomic_write_text
+from model_debugging.debugger.trace_format.json_text import dumps_indented
+from model_debugging.debugger.trace_format.names import TracePaths, trace_paths
+from model_debugging.debugger.trace_format.records import TensorEntry
+from model_debugging.reporting.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TracePaths:
-    summary: Path
-    full_tensors: Path
-
-
-def trace_paths(output_dir: str | Path, class_name: str, forward_number: int = 1) -> TracePaths:
-    """Where the trace of the ``forward_number``-th top-level forward of a context is written."""
-    base = f"{class_name}_debug_tree" if forward_number == 1 else f"{class_name}_debug_tree_{forward_number}"
-    base = safe_file_stem(base)
-    return TracePaths(
-        Path(output_dir) / f"{base}_SUMMARY.json", Path(output_dir) / f"{base}_FULL_TENSORS.json"
-    )
 
 
 def without_values(value: Any) -> Any:

@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger import tensor_files
+from model_debugging.debugger.trace_format import tensor_files
 from model_debugging.reporting import atomic
 
 CHILD = Path(__file__).with_name("file_size_limit_child.py")

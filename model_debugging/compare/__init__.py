@@ -1,0 +1,22 @@
+"""Trace comparison: which module calls to compare, how their tensors differ, and the verdict.
+
+- :mod:`.matching`: pairs module calls of two traces (paths after rename rules, call order);
+- :mod:`.renames`: the rename rules;
+- :mod:`.numeric`: differences between two recorded tensors (files or statistics);
+- :mod:`.result`: the typed result (`TraceComparison`, `ModuleComparison`, `ModuleStatus`);
+- :mod:`.engine`: :func:`compare_traces`, which ties them together;
+- :mod:`.rendering` and :mod:`.command`: the ``model-debugging compare`` report and command.
+
+Traces are read only through :mod:`model_debugging.debugger.trace_format`.
+"""
+
+from model_debugging._lazy import lazy_exports
+
+_EXPORTS_BY_MODULE = {
+    ".engine": ("compare_traces",),
+    ".result": ("ModuleComparison", "ModuleStatus", "TraceComparison"),
+    ".renames": ("RenameRule", "RenameRuleError"),
+}
+_EXPORTS = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

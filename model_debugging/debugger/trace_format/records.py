@@ -1,0 +1,80 @@
+"""The record types of a trace: what the debugger writes per tensor, and what a reader gets back."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+# "tensors": a safetensors file holds every tensor; "stats": only the JSON's statistics are known
+TraceMode = Literal["tensors", "stats"]
+
+
+class TensorEntry(dict):
+    """The JSON record of one tensor as written; a distinct type so the summary strips ``value`` only from tensors."""
+
+
+class TraceError(ValueError):
+    """A trace file is missing, unreadable or not in the debugger format; the message names the file."""
+
+    def __init__(self, path: str | os.PathLike, message: str):
+        self.path = str(path)
+        super().__init__(f"{self.path}: {message}")
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """One leaf of a node's ``inputs`` or ``outputs``.
+
+    ``sub_path`` locates it: ``args.0``, ``kwargs.attention_mask``, ``kwargs.position_embeddings.1``
+    for inputs; ``""`` (a single output), ``0``, ``last_hidden_state`` for outputs. A tensor has
+    ``shape`` and ``dtype``; anything else was recorded as its repr and sits in ``text``.
+    """
+
+    sub_path: str
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
+    file: Path | None = None  # the safetensors file (use_repr=False traces only)
+    text: str | None = None  # repr of a non-tensor value
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.dtype is not None
+
+
+@dataclass(frozen=True)
+class TraceNode:
+    """One recorded module call.
+
+    ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
+    ``outputs`` is ``None`` when the debugger did not record them (modules with children).
+    """
+
+    order: int
+    module_path: str
+    depth: int
+    call_index: int
+    is_leaf: bool
+    inputs: tuple[TensorRecord, ...]
+    outputs: tuple[TensorRecord, ...] | None
+    exception: str | None = None
+
+    @property
+    def records(self) -> tuple[TensorRecord, ...]:
+        """The inputs' records followed by the outputs' (when recorded)."""
+        return self.inputs + (self.outputs or ())
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A parsed trace: the JSON file it came from and its nodes in execution order."""
+
+    path: Path
+    mode: TraceMode
+    nodes: tuple[TraceNode, ...]
+
+    @property
+    def root_path(self) -> str:
+        return self.nodes[0].module_path if self.nodes else ""
