@@ -1,6 +1,8 @@
 """Forward hooks that record submodule outputs into the buffers of the call that asked for them.
 
-Hooks are installed once per model and stay in place; each one looks up the buffers of the current
+Each capturing call brings the model's hooks in line with its current tree and declarations, so
+layers appended or replaced after an earlier capture, and recorders reassigned since, are recorded
+like the original ones. Installed hooks stay in place; each one looks up the buffers of the current
 call in a context variable and returns at once when that call did not request its field. Python
 starts every thread with an empty context, so concurrent calls never see each other's buffers.
 """
@@ -8,32 +10,61 @@ starts every thread with an empty context, so concurrent calls never see each ot
 from __future__ import annotations
 
 import threading
+import weakref
 from contextvars import ContextVar
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from model_debugging.capture.recorder import OutputRecorder, recorders_from_declaration
 
-__all__ = ["active_buffers", "ensure_capture_hooks", "remove_capture_hooks"]
+__all__ = ["active_buffers", "declares_recorders", "remove_capture_hooks", "sync_capture_hooks"]
 
 # field name -> values recorded so far, for the innermost capturing call of this context
 active_buffers: ContextVar[dict[str, list] | None] = ContextVar(
     "model_debugging_capture_buffers", default=None
 )
 
-_INSTALLED = "_model_debugging_capture_hooks"
-_install_lock = threading.Lock()
+_OWNER = "_model_debugging_capture_owner"
+_install_lock = threading.RLock()
+
+
+class _Owner:
+    """Marks the hooks one declaring model installed and remembers the modules holding them.
+
+    A copy of the model (``copy.deepcopy``, pickling) gets a fresh owner, which its copied hooks
+    then point to, so the copy keeps recording exactly once.
+    """
+
+    __slots__ = ("__weakref__", "hooked")
+
+    def __init__(self) -> None:
+        self.hooked: weakref.WeakSet[nn.Module] = weakref.WeakSet()
+
+    def __deepcopy__(self, memo: dict) -> _Owner:
+        return _Owner()
+
+    def __reduce__(self):
+        return (_Owner, ())
+
+
+class HookSpec(NamedTuple):
+    """What one hook records; ``owner`` stands for the model whose declaration asked for it."""
+
+    owner: _Owner
+    field: str
+    index: int
+    initial_input: bool
 
 
 class _RecordingHook:
     """Appends one item of a module's output to the active call's buffer for ``field``."""
 
-    __slots__ = ("field", "index", "path")
+    __slots__ = ("path", "spec")
 
-    def __init__(self, field: str, index: int, path: str):
-        self.field = field
-        self.index = index
+    def __init__(self, spec: HookSpec, path: str):
+        self.spec = spec
         self.path = path
 
     # Registered with kwargs; torch marks that a moment after adding the hook, so a forward running
@@ -42,10 +73,10 @@ class _RecordingHook:
         buffers = active_buffers.get()
         if buffers is None:
             return
-        buffer = buffers.get(self.field)
+        buffer = buffers.get(self.spec.field)
         if buffer is None:
             return
-        if self.field == "hidden_states" and not buffer:
+        if self.spec.initial_input and self.spec.field == "hidden_states" and not buffer:
             kwargs = kwargs_and_output[0] if len(kwargs_and_output) == 2 else {}
             buffer.append(_first_input(args, kwargs))
         value = self._select(module, kwargs_and_output[-1])
@@ -56,11 +87,11 @@ class _RecordingHook:
         if not isinstance(output, (tuple, list)) and not hasattr(output, "to_tuple"):
             return output
         try:
-            return output[self.index]
+            return output[self.spec.index]
         except IndexError:
             raise IndexError(
-                f"cannot record {self.field!r} from {self.path or 'the model'} ({type(module).__name__}): "
-                f"its output has {len(output)} items, the recorder reads index {self.index}"
+                f"cannot record {self.spec.field!r} from {self.path or 'the model'} ({type(module).__name__}): "
+                f"its output has {len(output)} items, the recorder reads index {self.spec.index}"
             ) from None
 
 
@@ -78,45 +109,80 @@ def declares_recorders(module: nn.Module) -> bool:
     return getattr(module, "_can_record_outputs", None) is not None
 
 
-def ensure_capture_hooks(model: nn.Module) -> None:
-    """Install ``model``'s recording hooks unless they already are; safe to call from many threads."""
-    if model.__dict__.get(_INSTALLED):
-        return
+@torch.compiler.disable
+def sync_capture_hooks(model: nn.Module) -> None:
+    """Give ``model`` and its sub-models exactly the hooks their current tree and declarations call for.
+
+    Adds hooks to matching modules that lack them (new layers, new recorder targets) and removes this
+    model's hooks from modules that no longer match or left the tree. Nothing is changed when the
+    hooks are already right, so concurrent forwards are not disturbed. Runs eagerly under
+    ``torch.compile``; safe to call from many threads.
+    """
     with _install_lock:
-        if not model.__dict__.get(_INSTALLED):
-            _install(model)
+        _sync(model)
 
 
-def _install(model: nn.Module) -> None:
+def _sync(model: nn.Module) -> None:
     recorders = recorders_from_declaration(getattr(model, "_can_record_outputs", None), type(model).__name__)
-    _install_in_subtree(model, "", recorders)
-    model.__dict__[_INSTALLED] = True
+    owner = model.__dict__.get(_OWNER)
+    if owner is None:
+        owner = model.__dict__[_OWNER] = _Owner()
+    wanted: dict[nn.Module, dict[HookSpec, str]] = {}
+    sub_models: list[nn.Module] = []
+    _collect(model, "", owner, recorders, wanted, sub_models)
+    for module in [*owner.hooked, *(module for module in wanted if module not in owner.hooked)]:
+        _apply(module, owner, wanted.get(module, {}))
+        if module in wanted:
+            owner.hooked.add(module)
+        else:
+            owner.hooked.discard(module)
+    for sub_model in sub_models:
+        _sync(sub_model)
 
 
-def _install_in_subtree(module: nn.Module, path: str, recorders: list[tuple[str, OutputRecorder]]) -> None:
+def _collect(
+    module: nn.Module,
+    path: str,
+    owner: _Owner,
+    recorders: list[tuple[str, OutputRecorder]],
+    wanted: dict[nn.Module, dict[HookSpec, str]],
+    sub_models: list[nn.Module],
+) -> None:
     for name, child in module.named_children():
-        if not declares_recorders(child):
-            _install_in_subtree(child, f"{path}.{name}" if path else name, recorders)
-        elif not child.__dict__.get(_INSTALLED):
+        if declares_recorders(child):
             # a nested sub-model records with its own declaration, paths relative to itself
-            _install(child)
+            if child not in sub_models:
+                sub_models.append(child)
+        else:
+            _collect(child, f"{path}.{name}" if path else name, owner, recorders, wanted, sub_models)
     for field, recorder in recorders:
-        if not recorder.matches(module, path):
-            continue
-        index = recorder.resolved_index(field)
-        # a module registered under two names is visited twice but must record once
-        if not any(
-            isinstance(hook, _RecordingHook) and (hook.field, hook.index) == (field, index)
-            for hook in module._forward_hooks.values()
-        ):
-            module.register_forward_hook(_RecordingHook(field, index, path), with_kwargs=True)
+        if recorder.matches(module, path):
+            spec = HookSpec(
+                owner, field, recorder.resolved_index(field), recorder.capture_initial_hidden_state
+            )
+            # a module registered under two names is visited twice but records once
+            wanted.setdefault(module, {}).setdefault(spec, path)
+
+
+def _apply(module: nn.Module, owner: _Owner, wanted: dict[HookSpec, str]) -> None:
+    present = set()
+    for hook_id, hook in list(module._forward_hooks.items()):
+        if isinstance(hook, _RecordingHook) and hook.spec.owner is owner:
+            if hook.spec in wanted and hook.spec not in present:
+                present.add(hook.spec)
+            else:
+                del module._forward_hooks[hook_id]
+                module._forward_hooks_with_kwargs.pop(hook_id, None)
+    for spec, path in wanted.items():
+        if spec not in present:
+            module.register_forward_hook(_RecordingHook(spec, path), with_kwargs=True)
 
 
 def remove_capture_hooks(model: nn.Module) -> None:
     """Remove every recording hook from ``model`` and its submodules; the next capture reinstalls them.
 
-    Use it after changing a model's ``_can_record_outputs`` (`patch_output_recorders` does), or to
-    return a model to exactly zero hook overhead.
+    Use it to return a model to exactly zero hook overhead. (Changing ``_can_record_outputs`` or a
+    recorder no longer needs it: the next capture follows the change.)
     """
     with _install_lock:
         for module in model.modules():
@@ -124,4 +190,4 @@ def remove_capture_hooks(model: nn.Module) -> None:
                 if isinstance(hook, _RecordingHook):
                     del module._forward_hooks[hook_id]
                     module._forward_hooks_with_kwargs.pop(hook_id, None)
-            module.__dict__.pop(_INSTALLED, None)
+            module.__dict__.pop(_OWNER, None)

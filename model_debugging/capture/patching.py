@@ -12,7 +12,6 @@ from types import MappingProxyType, ModuleType
 
 from torch import nn
 
-from model_debugging.capture.hooks import remove_capture_hooks
 from model_debugging.capture.recorder import OutputRecorder
 from model_debugging.capture.registry import PatchRules, current_patch_rules
 from model_debugging.capture.swap_ledger import SwapLedger
@@ -142,12 +141,11 @@ def patch_output_recorders(model: nn.Module) -> None:
     of its class still names the originals, so nothing would be recorded from them. This sets, on
     each affected instance, a patched copy of its declaration (plain classes, class names and
     `OutputRecorder` targets matched by class name); the class attribute and other instances are
-    left untouched. Recording hooks already installed are removed so the next capture uses the copy.
+    left untouched. The next capture installs its hooks from the copy.
     """
     rules = current_patch_rules()
     if not rules:
         return
-    changed = False
     for module in model.modules():
         declared = getattr(module, "_can_record_outputs", None)
         if not declared:
@@ -155,9 +153,6 @@ def patch_output_recorders(model: nn.Module) -> None:
         patched = {field: _patch_declared(value, rules) for field, value in declared.items()}
         if patched != declared:
             module._can_record_outputs = patched
-            changed = True
-    if changed:
-        remove_capture_hooks(model)
 
 
 def _patch_declared(declared, rules: PatchRules):

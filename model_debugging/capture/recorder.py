@@ -9,14 +9,19 @@ from torch import nn
 __all__ = ["OutputRecorder", "default_index", "recorders_from_declaration"]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=True)
 class OutputRecorder:
     """Where one output field (e.g. ``"attentions"``) is read from during a forward pass.
 
-    A submodule is recorded when it is an instance of ``target_class`` or its class is named
-    ``class_name``, and, if ``layer_name`` is given, when its dotted path inside the model contains
-    ``layer_name`` as whole components (``"crossattention"`` matches ``layers.0.crossattention`` but
-    not ``layers.0.crossattention_norm``; ``"layers.3.attn"`` matches only that layer).
+    A submodule is recorded when it is an instance of ``target_class``, or when ``class_name`` is its
+    class's name or the last components of its dotted path (``"self_attn"`` matches
+    ``layers.0.self_attn``); and, if ``layer_name`` is given, when its dotted path inside the model
+    contains ``layer_name`` as whole components (``"crossattention"`` matches
+    ``layers.0.crossattention`` but not ``layers.0.crossattention_norm``; ``"layers.3.attn"`` matches
+    only that layer).
+
+    Assignable like transformers' recorder (``recorder.target_class = NewAttention``, as patching code
+    does); every assignment is validated, and the next capture uses the new value.
 
     Args:
         target_class (`type[nn.Module]`, *optional*):
@@ -29,7 +34,13 @@ class OutputRecorder:
             Restricts recording to modules at a matching path, e.g. to tell cross-attention from
             self-attention when both use the same class.
         class_name (`str`, *optional*):
-            Exact class name to match, for classes that cannot be imported where the model is declared.
+            A class name, or the trailing components of a module path, for classes that cannot be
+            imported where the model is declared.
+        capture_initial_hidden_state (`bool`, *optional*, defaults to `True`):
+            For ``hidden_states``: whether the input of the first recorded module comes first.
+        num_hidden_layers_key (`str`, *optional*, defaults to `"num_hidden_layers"`):
+            Accepted for transformers compatibility. Negative ``output_hidden_states`` indices are
+            resolved against the hidden states actually recorded, so no config value is needed.
 
     Example:
         ```python
@@ -45,18 +56,42 @@ class OutputRecorder:
     index: int | None = None
     layer_name: str | None = None
     class_name: str | None = None
+    capture_initial_hidden_state: bool = True
+    num_hidden_layers_key: str = "num_hidden_layers"
 
     def __post_init__(self) -> None:
+        self._check()
+        object.__setattr__(self, "_checked", True)
+
+    def __setattr__(self, name: str, value) -> None:
+        if "_checked" not in self.__dict__:  # still in __init__; __post_init__ checks all fields at once
+            object.__setattr__(self, name, value)
+            return
+        previous = getattr(self, name)
+        object.__setattr__(self, name, value)
+        try:
+            self._check()
+        except (TypeError, ValueError):
+            object.__setattr__(self, name, previous)
+            raise
+
+    def _check(self) -> None:
         if self.target_class is None and self.class_name is None:
             raise ValueError("OutputRecorder needs a target_class or a class_name, got neither")
         if self.target_class is not None and not (
             isinstance(self.target_class, type) and issubclass(self.target_class, nn.Module)
         ):
             raise TypeError(
-                f"OutputRecorder target_class must be an nn.Module subclass, got {self.target_class!r}"
+                f"OutputRecorder target_class must be a subclass of nn.Module, got {self.target_class!r}"
             )
-        if self.index is not None and not isinstance(self.index, int):
+        if self.index is not None and (isinstance(self.index, bool) or not isinstance(self.index, int)):
             raise TypeError(f"OutputRecorder index must be an int or None, got {self.index!r}")
+        if self.class_name is not None and not (
+            isinstance(self.class_name, str) and self.class_name.strip(".")
+        ):
+            raise ValueError(
+                f"OutputRecorder class_name must name a class or a module path, got {self.class_name!r}"
+            )
         if self.layer_name is not None and not self.layer_name.strip("."):
             raise ValueError(f"OutputRecorder layer_name must name a module path, got {self.layer_name!r}")
 
@@ -67,13 +102,18 @@ class OutputRecorder:
     def matches(self, module: nn.Module, path: str) -> bool:
         """Whether ``module``, found at dotted ``path`` inside the declaring model, is recorded."""
         class_matches = (self.target_class is not None and isinstance(module, self.target_class)) or (
-            self.class_name is not None and type(module).__name__ == self.class_name
+            self.class_name is not None
+            and (type(module).__name__ == self.class_name or _ends_with_components(path, self.class_name))
         )
         if not class_matches:
             return False
         if self.layer_name is None:
             return True
         return f".{self.layer_name.strip('.')}." in f".{path}."
+
+
+def _ends_with_components(path: str, suffix: str) -> bool:
+    return f".{path}".endswith(f".{suffix.strip('.')}")
 
 
 def default_index(field: str) -> int:

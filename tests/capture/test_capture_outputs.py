@@ -254,7 +254,7 @@ def test_a_failing_forward_leaves_no_active_capture(toy):
     ("arguments", "error", "message"),
     [
         ({}, ValueError, "target_class or a class_name"),
-        ({"target_class": int}, TypeError, "nn.Module subclass"),
+        ({"target_class": int}, TypeError, "must be a subclass of nn.Module"),
         ({"target_class": nn.Linear, "index": "1"}, TypeError, "index must be an int"),
         ({"target_class": nn.Linear, "layer_name": "."}, ValueError, "layer_name"),
     ],
