@@ -14,11 +14,9 @@ from dataclasses import replace
 
 import libcst as cst
 
-from model_debugging.skips import patterns
 from model_debugging.skips.elide import elide_unread_code
 from model_debugging.skips.records import (
     ClassInfo,
-    Condition,
     Import,
     Method,
     NonLiteral,
@@ -28,6 +26,17 @@ from model_debugging.skips.records import (
     SkipKind,
     TesterCall,
 )
+from model_debugging.skips.rules import (
+    BodySkip,
+    ConditionDecorator,
+    Context,
+    DelegatedCalls,
+    FlagGuard,
+    NoopOverride,
+    RuntimeGuard,
+    SkipDecorator,
+)
+from model_debugging.skips.rules.nodes import code, dotted_name, literal_value
 
 MAX_FILE_BYTES = 2_000_000
 _DEFINITION_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -64,17 +73,17 @@ def _imports(statement: cst.BaseStatement) -> Iterator[Import]:
     for small in statement.body:
         if isinstance(small, cst.Import):
             for alias in small.names:
-                module = patterns.dotted_name(alias.name) or ""
+                module = dotted_name(alias.name) or ""
                 if alias.asname is not None:
-                    yield Import(patterns.dotted_name(alias.asname.name) or module, module, None)
+                    yield Import(dotted_name(alias.asname.name) or module, module, None)
                 else:
                     head = module.split(".")[0]
                     yield Import(head, head, None)
         elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-            module = patterns.dotted_name(small.module) if small.module is not None else ""
+            module = dotted_name(small.module) if small.module is not None else ""
             for alias in small.names:
-                name = patterns.dotted_name(alias.name) or ""
-                local = patterns.dotted_name(alias.asname.name) if alias.asname is not None else name
+                name = dotted_name(alias.name) or ""
+                local = dotted_name(alias.asname.name) if alias.asname is not None else name
                 yield Import(local or name, module or "", name, len(small.relative))
 
 
@@ -94,7 +103,7 @@ def _assigned_attributes(body: Sequence[cst.BaseStatement]) -> list[tuple[str, o
             continue
         for small in statement.body:
             if isinstance(small, cst.Assign):
-                value = patterns.literal_value(small.value)
+                value = literal_value(small.value)
                 for target in small.targets:
                     if isinstance(target.target, cst.Name):
                         attributes.append((target.target.value, value))
@@ -103,7 +112,7 @@ def _assigned_attributes(body: Sequence[cst.BaseStatement]) -> list[tuple[str, o
                 and small.value is not None
                 and isinstance(small.target, cst.Name)
             ):
-                attributes.append((small.target.value, patterns.literal_value(small.value)))
+                attributes.append((small.target.value, literal_value(small.value)))
     return attributes
 
 
@@ -114,7 +123,7 @@ def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.Base
         for small in statement.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    name = patterns.dotted_name(target.target)
+                    name = dotted_name(target.target)
                     if name and name.startswith("self.") and name.count(".") == 1:
                         yield name[5:], small.value
             elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
@@ -124,7 +133,7 @@ def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.Base
 def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
     """What ``__init__`` leaves on ``self`` when called with no arguments but the required ones."""
     defaults = {
-        param.name.value: patterns.literal_value(param.default)
+        param.name.value: literal_value(param.default)
         for param in (*function.params.params, *function.params.kwonly_params)
         if param.default is not None
     }
@@ -134,14 +143,14 @@ def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
             if isinstance(value, cst.Name) and value.value in defaults:
                 found[name] = defaults[value.value]
             else:
-                found[name] = patterns.literal_value(value)
+                found[name] = literal_value(value)
             continue
         func = value.func
-        callee = func.attr.value if isinstance(func, cst.Attribute) else patterns.dotted_name(func) or ""
+        callee = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or ""
         if callee == "setdefault" and len(value.args) == 2:
-            key = patterns.literal_value(value.args[0].value)
+            key = literal_value(value.args[0].value)
             if isinstance(key, str):
-                found.setdefault(key, patterns.literal_value(value.args[1].value))
+                found.setdefault(key, literal_value(value.args[1].value))
         elif callee == "__init__":  # super().__init__(parent, is_training=False, x=x)
             for arg in value.args:
                 if arg.keyword is None:
@@ -149,18 +158,18 @@ def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
                 if isinstance(arg.value, cst.Name) and arg.value.value in defaults:
                     found.setdefault(arg.keyword.value, defaults[arg.value.value])
                 else:
-                    found.setdefault(arg.keyword.value, patterns.literal_value(arg.value))
+                    found.setdefault(arg.keyword.value, literal_value(arg.value))
     return list(found.items())
 
 
 def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
     for name, value in _self_assignments(function):
         if name == "model_tester" and isinstance(value, cst.Call):
-            callee = patterns.dotted_name(value.func)
+            callee = dotted_name(value.func)
             if callee is None:
                 return None
             keywords = tuple(
-                (arg.keyword.value, patterns.literal_value(arg.value)) for arg in value.args if arg.keyword
+                (arg.keyword.value, literal_value(arg.value)) for arg in value.args if arg.keyword
             )
             return TesterCall(callee, keywords)
     return None
@@ -168,36 +177,28 @@ def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
 
 def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
     name = function.name.value
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    calls = patterns.delegated_calls(body)
+    context = Context(aliases, line)
+    calls = DelegatedCalls.check(function, context)
+    guards = FlagGuard.check(function, context)
+    guard_conditions = RuntimeGuard.check(function, context)
     if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
-        decorated = (patterns.skip_decorator(decorator, aliases, line) for decorator in function.decorators)
-        skip = next((found for found in decorated if found is not None), None)
-        guards, guard_conditions = patterns.guards(body, aliases, line)
-        skip = skip or patterns.body_skip(body, aliases, line)
+        skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
         return Method(name, line, skip, guards, guard_conditions, calls)
-    skip: Skip | None = None
-    conditions: list[Condition] = []
-    for decorator in function.decorators:
-        skip = skip or patterns.skip_decorator(decorator, aliases, line)
-        condition = patterns.condition_decorator(decorator, aliases, line)
-        if condition is not None:
-            conditions.append(condition)
-    skip = skip or patterns.body_skip(body, aliases, line) or patterns.noop_override(function, line)
-    guards, guard_conditions = patterns.guards(body, aliases, line)
-    return Method(name, line, skip, guards, tuple(conditions) + guard_conditions, calls)
+    skip = (
+        SkipDecorator.check(function, context)
+        or BodySkip.check(function, context)
+        or NoopOverride.check(function, context)
+    )
+    conditions = ConditionDecorator.check(function, context)
+    return Method(name, line, skip, guards, conditions + guard_conditions, calls)
 
 
 def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
-    bases = tuple(patterns.dotted_name(arg.value) or patterns.code(arg.value) for arg in node.bases)
-    skip, conditions = None, []
-    for decorator in node.decorators:
-        found = patterns.skip_decorator(decorator, aliases, line)
-        if found is not None and skip is None:
-            skip = Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
-        condition = patterns.condition_decorator(decorator, aliases, line)
-        if condition is not None:
-            conditions.append(condition)
+    bases = tuple(dotted_name(arg.value) or code(arg.value) for arg in node.bases)
+    context = Context(aliases, line)
+    found = SkipDecorator.check(node, context)
+    skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
+    conditions = ConditionDecorator.check(node, context)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
     for statement in _flatten(body):

@@ -1,13 +1,16 @@
-"""Every skip pattern flags the snippets it must flag and none of those it must not."""
+"""Every rule flags its INVALID examples and none of its VALID ones; reasons are the source's words."""
 
 import textwrap
 
+import libcst as cst
 import pytest
 
 from model_debugging.skips.parse import parse_source
-from model_debugging.skips.patterns import PATTERN_EXAMPLES
+from model_debugging.skips.rules import RULES, Context
 
 HEADER = "import unittest\nimport pytest\nfrom unittest import skip\n\n\nclass SomeTest:\n"
+# what HEADER's imports make of these names
+ALIASES = {"unittest": "unittest", "pytest": "pytest", "skip": "unittest.skip"}
 
 
 def _method(snippet: str):
@@ -17,23 +20,28 @@ def _method(snippet: str):
     return parsed.classes[0].methods[0]
 
 
-def _flags(method, kind: str) -> bool:
-    if kind == "flag_guard":
-        return bool(method.guards)
-    return method.skip is not None and method.skip.kind == kind
+def _function(snippet: str) -> cst.FunctionDef:
+    module = cst.parse_module(HEADER + textwrap.indent(snippet, "    ") + "\n")
+    return module.body[-1].body.body[0]
 
 
 CASES = [
-    pytest.param(kind, snippet, must, id=f"{name}-{'flags' if must else 'ignores'}-{index}")
-    for name, (kind, valid, invalid) in PATTERN_EXAMPLES.items()
-    for must, snippets in ((True, valid), (False, invalid))
+    pytest.param(rule, snippet, must, id=f"{rule.__name__}-{'INVALID' if must else 'VALID'}-{index}")
+    for rule in RULES
+    for must, snippets in ((True, rule.INVALID), (False, rule.VALID))
     for index, snippet in enumerate(snippets)
 ]
 
 
-@pytest.mark.parametrize(("kind", "snippet", "must_flag"), CASES)
-def test_pattern_examples(kind, snippet, must_flag):
-    assert _flags(_method(snippet), kind) is must_flag
+def test_every_rule_has_examples_both_ways():
+    assert len(RULES) == 7
+    for rule in RULES:
+        assert rule.__doc__ and rule.INVALID and rule.VALID, rule.__name__
+
+
+@pytest.mark.parametrize(("rule", "snippet", "must_flag"), CASES)
+def test_rule_examples(rule, snippet, must_flag):
+    assert bool(rule.check(_function(snippet), Context(ALIASES, 7))) is must_flag
 
 
 @pytest.mark.parametrize(
@@ -77,7 +85,7 @@ def test_runtime_conditions_are_conditions_not_skips():
 def test_fast_string_values_match_libcst(literal):
     import libcst as cst
 
-    from model_debugging.skips.patterns import simple_string_value
+    from model_debugging.skips.rules.nodes import simple_string_value
 
     node = cst.parse_expression(literal)
     if isinstance(node, cst.SimpleString):
