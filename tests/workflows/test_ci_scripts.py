@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import tomllib
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # a stand-in for the GitHub CLI: logs its arguments, answers `run list` from $FAKE_RUNS and
@@ -75,6 +77,15 @@ def test_fetch_reports_a_failing_gh(tmp_path):
     assert "HTTP 403" in result.stderr
 
 
+def test_install_scanner_deps_gives_the_version_for_the_cache_key(tmp_path):
+    output = tmp_path / "github_output"
+    script = ROOT / "utils" / "install_scanner_deps.py"
+    command = [sys.executable, str(script), "--dry_run", "--github_output", str(output)]
+    subprocess.run(command, capture_output=True, text=True, check=True)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert output.read_text() == f"version={version}\n"
+
+
 def test_install_scanner_deps_leaves_torch_out():
     script = ROOT / "utils" / "install_scanner_deps.py"
     result = subprocess.run(
@@ -83,4 +94,4 @@ def test_install_scanner_deps_leaves_torch_out():
     install_deps, install_project = result.stdout.splitlines()
     assert "libcst" in install_deps and "pandas" in install_deps and "matplotlib" in install_deps
     assert "torch" not in install_deps and "safetensors" not in install_deps
-    assert install_project.endswith(f"--no-deps --editable {ROOT}")
+    assert install_project.endswith(f"--no-deps {ROOT}")  # a regular install: nothing read from the checkout
