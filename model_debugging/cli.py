@@ -24,6 +24,7 @@ SUBCOMMANDS = {
         "list the test skips a change introduces (exit 1 on a rarely skipped test)",
     ),
     "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),
+    "view": ("model_debugging.explorer.command:main", "write an HTML page to explore a trace or a diff"),
 }
 
 

@@ -113,6 +113,11 @@ def _safetensors_file(value: Any, trace_file: Path) -> Path | None:
     return file
 
 
+def _repr_lines(value: Any) -> tuple[str, ...]:
+    is_lines = isinstance(value, list) and all(isinstance(line, str) for line in value)
+    return tuple(value) if is_lines else ()
+
+
 def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord]:
     if _is_tensor_entry(value):
         stats = tuple((name, parse_stat(value[name])) for name in STAT_NAMES if name in value)
@@ -122,6 +127,7 @@ def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord
             dtype=value["dtype"],
             stats=stats,
             file=_safetensors_file(value.get("value"), trace_file),
+            value_lines=_repr_lines(value.get("value")),
         )
     elif isinstance(value, dict):
         for key, item in value.items():

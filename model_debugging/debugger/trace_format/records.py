@@ -38,6 +38,7 @@ class TensorRecord:
     stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
     file: Path | None = None  # the safetensors file (use_repr=False traces only)
     text: str | None = None  # repr of a non-tensor value
+    value_lines: tuple[str, ...] = ()  # a tensor's printed values (use_repr=True FULL_TENSORS traces)
 
     @property
     def is_tensor(self) -> bool:

@@ -1,0 +1,79 @@
+"""One trace as the rows of the page's call tree."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from model_debugging.debugger.trace_format import Trace, TraceNode
+from model_debugging.explorer.badges import Badge, jump_badges, non_finite_badges
+from model_debugging.explorer.comparison_view import CallComparison
+from model_debugging.explorer.tensor_view import TensorView, tensor_view
+
+
+@dataclass(frozen=True)
+class CallView:
+    """One module call: a row of the tree and the content of its detail pane.
+
+    ``parent`` is the index of the parent row in the page's row list (-1 for the root).
+    """
+
+    node: TraceNode
+    parent: int
+    inputs: tuple[TensorView, ...]
+    outputs: tuple[TensorView, ...] | None
+    badges: tuple[Badge, ...] = ()
+    comparison: CallComparison | None = None
+
+    def to_json(self, parent_path: str | None) -> dict:
+        node = self.node
+        name = node.module_path
+        if parent_path and name.startswith(parent_path + "."):
+            name = name[len(parent_path) + 1 :]
+        entry: dict = {
+            "path": node.module_path,
+            "name": name,
+            "parent": self.parent,
+            "call": node.call_index,
+            "inputs": [tensor.to_json() for tensor in self.inputs],
+            "outputs": None if self.outputs is None else [tensor.to_json() for tensor in self.outputs],
+        }
+        if node.exception:
+            entry["exception"] = node.exception
+        if self.badges:
+            entry["badges"] = [badge.to_json() for badge in self.badges]
+        if self.comparison is not None:
+            entry["comparison"] = self.comparison.to_json()
+        return entry
+
+
+def parent_indices(nodes: Sequence[TraceNode]) -> list[int]:
+    """The parent of each node of a pre-order node list, from the depths (-1 for the root)."""
+    parents: list[int] = []
+    open_calls: list[int] = []  # the current path from the root, by index
+    for index, node in enumerate(nodes):
+        del open_calls[node.depth :]
+        parents.append(open_calls[-1] if open_calls else -1)
+        open_calls.append(index)
+    return parents
+
+
+def trace_calls(trace: Trace) -> list[CallView]:
+    """The rows of ``trace`` in execution order, with their badges and tensor views."""
+    parents = parent_indices(trace.nodes)
+    jumps = jump_badges(trace.nodes, parents)
+    calls = []
+    for index, node in enumerate(trace.nodes):
+        badges = non_finite_badges(node)
+        if index in jumps:
+            badges.append(jumps[index])
+        calls.append(
+            CallView(
+                node=node,
+                parent=parents[index],
+                inputs=tuple(tensor_view(record) for record in node.inputs),
+                outputs=None if node.outputs is None else tuple(tensor_view(r) for r in node.outputs),
+                badges=tuple(badges),
+            )
+        )
+    return calls

@@ -1,0 +1,78 @@
+"""``model-debugging view TRACE_DIR``: write one self-contained HTML page to explore a trace.
+
+Exit codes: 0 the page was written, 2 an input was unusable or the page could not be written (the
+message names the file and why; an existing page is left as it was).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
+from model_debugging.compare import RenameRuleError
+from model_debugging.debugger.trace_format import TraceError
+from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
+
+PROG = "model-debugging view"
+
+
+def build_parser(prog: str = PROG) -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog,
+        description="Write one self-contained HTML page (no network access needed) to explore a "
+        "model addition debugger trace, or where it diverges from a candidate trace.",
+        epilog="exit status: 0 page written, 2 unusable input",
+    )
+    parser.add_argument(
+        "trace", type=Path, help="a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="CAND_DIR",
+        help="a candidate trace: colour the calls that diverge from it",
+    )
+    parser.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="REGEX=REPLACEMENT",
+        help="with --compare: rewrite module paths (relative to the model) before matching; repeatable",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help=f"the page to write (default: TRACE_DIR/{DEFAULT_PAGE_NAME})",
+    )
+    return parser
+
+
+def _output_problem(output: Path | None) -> str | None:
+    if output is None:
+        return None
+    if output.is_dir():
+        return f"{output}: is a directory; give a file name"
+    if not output.parent.is_dir():
+        return f"{output}: the directory {output.parent} does not exist"
+    return None
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as exit_request:  # --help, or a usage error argparse already printed
+        return int(exit_request.code or 0)
+    if args.rename and args.compare is None:
+        return fail(prog, "--rename needs --compare")
+    problem = _output_problem(args.output)
+    if problem:
+        return fail(prog, problem)
+    try:
+        page = write_view(args.trace, args.output, compare=args.compare, rename=args.rename)
+    except (TraceError, RenameRuleError) as error:
+        return fail(prog, str(error))
+    except OSError as error:
+        return fail(prog, f"cannot write the page: {error}")
+    print(f"wrote {page} ({page.stat().st_size / 1e6:.1f} MB); open it in a browser")
+    return EXIT_OK

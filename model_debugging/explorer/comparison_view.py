@@ -1,0 +1,57 @@
+"""How a trace comparison colours the tree: a status per call and how far a diverged call diverges."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from model_debugging.explorer.tensor_view import json_number
+
+# a diverged call's level: 1 just above tolerance, one more per factor of 10 above it, 5 at most
+MAX_LEVEL = 5
+
+
+class CallStatus(str, Enum):
+    EQUAL = "equal"
+    DIVERGED = "diverged"
+    UNMATCHED = "unmatched"  # in the reference trace only
+    CANDIDATE_ONLY = "candidate-only"
+
+
+@dataclass(frozen=True)
+class CallComparison:
+    """What the compare engine found for one call (``verdict`` is its own status text)."""
+
+    status: CallStatus
+    level: int = 0
+    verdict: str = ""
+    candidate_path: str | None = None
+    max_abs_diff: float | None = None
+    max_rel_diff: float | None = None
+    mean_abs_diff: float | None = None
+    details: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        entry: dict = {"status": self.status.value}
+        if self.status in (CallStatus.EQUAL, CallStatus.DIVERGED):
+            entry.update(
+                level=self.level,
+                verdict=self.verdict,
+                candidatePath=self.candidate_path,
+                maxAbsDiff=json_number(self.max_abs_diff),
+                maxRelDiff=json_number(self.max_rel_diff),
+                meanAbsDiff=json_number(self.mean_abs_diff),
+                details=list(self.details),
+            )
+        return entry
+
+
+def divergence_level(max_abs_diff: float | None, atol: float) -> int:
+    """1 for a difference just above ``atol``, +1 per factor of 10 beyond it; the most when unknown or not finite."""
+    if max_abs_diff is None or not math.isfinite(max_abs_diff):
+        return MAX_LEVEL
+    ratio = max_abs_diff / atol if atol > 0 else math.inf
+    if not math.isfinite(ratio):
+        return MAX_LEVEL
+    return min(MAX_LEVEL, 1 + int(math.floor(math.log10(max(ratio, 1.0)))))

@@ -1,0 +1,117 @@
+"""One tree for a comparison: the reference's calls, coloured by the compare result, with the
+candidate's unmatched calls shown where they ran (under their matched parent, after their
+preceding sibling)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from model_debugging.compare import ModuleStatus
+from model_debugging.explorer.calls import CallView
+from model_debugging.explorer.comparison_view import CallComparison, CallStatus, divergence_level
+
+if TYPE_CHECKING:
+    from model_debugging.compare import ModuleComparison, TraceComparison
+
+# a row of the merged tree: ("reference", index) or ("candidate", index) into that side's calls
+_RowKey = tuple[str, int]
+_REFERENCE, _CANDIDATE = "reference", "candidate"
+
+
+@dataclass(frozen=True)
+class OverlaidTree:
+    """The merged rows in pre-order, and where the origin and the first input divergence sit in them."""
+
+    calls: tuple[CallView, ...]
+    origin: int | None
+    first_input_divergence: int | None
+
+
+def _call_key(call: CallView) -> tuple[str, int]:
+    return call.node.module_path, call.node.call_index
+
+
+def _reference_comparisons(
+    row_of: dict[tuple[str, int], int], result: TraceComparison
+) -> tuple[dict[int, CallComparison], dict[tuple[str, int], int]]:
+    """Each matched reference row's comparison, and the reference row of each matched candidate call."""
+    comparisons: dict[int, CallComparison] = {}
+    candidate_rows: dict[tuple[str, int], int] = {}
+    candidate_calls: Counter[str] = Counter()
+    for module in result.modules:
+        row = row_of[(module.module_path, module.call_index)]
+        diverged = module.status is not ModuleStatus.EQUAL
+        comparisons[row] = CallComparison(
+            status=CallStatus.DIVERGED if diverged else CallStatus.EQUAL,
+            level=divergence_level(module.max_abs_diff, result.atol) if diverged else 0,
+            verdict=module.status.value,
+            candidate_path=module.candidate_path,
+            max_abs_diff=module.max_abs_diff,
+            max_rel_diff=module.max_rel_diff,
+            mean_abs_diff=module.mean_abs_diff,
+            details=tuple(module.details),
+        )
+        candidate_rows[(module.candidate_path, candidate_calls[module.candidate_path])] = row
+        candidate_calls[module.candidate_path] += 1
+    return comparisons, candidate_rows
+
+
+def _children_with_candidate_only(
+    reference: list[CallView], candidate: list[CallView], candidate_rows: dict[tuple[str, int], int]
+) -> dict[_RowKey, list[_RowKey]]:
+    children: dict[_RowKey, list[_RowKey]] = {}
+    for index, call in enumerate(reference):
+        if call.parent >= 0:
+            children.setdefault((_REFERENCE, call.parent), []).append((_REFERENCE, index))
+    merged_key: dict[int, _RowKey] = {}  # candidate index -> its row in the merged tree
+    last_child: dict[int, _RowKey] = {}  # candidate parent index -> merged key of its latest child
+    for index, call in enumerate(candidate):
+        matched = candidate_rows.get(_call_key(call))
+        if matched is not None:
+            merged_key[index] = (_REFERENCE, matched)
+        else:
+            merged_key[index] = (_CANDIDATE, index)
+            parent = merged_key.get(call.parent, (_REFERENCE, 0))
+            siblings = children.setdefault(parent, [])
+            previous = last_child.get(call.parent)
+            position = siblings.index(previous) + 1 if previous in siblings else 0
+            siblings.insert(position, merged_key[index])
+        last_child[call.parent] = merged_key[index]
+    return children
+
+
+def overlay_comparison(
+    reference: list[CallView], candidate: list[CallView], result: TraceComparison
+) -> OverlaidTree:
+    """The merged tree of ``reference`` and the calls only ``candidate`` made, coloured by ``result``."""
+    row_of = {_call_key(call): index for index, call in enumerate(reference)}
+    comparisons, candidate_rows = _reference_comparisons(row_of, result)
+    children = _children_with_candidate_only(reference, candidate, candidate_rows)
+    unmatched = CallComparison(CallStatus.UNMATCHED)
+    candidate_only = CallComparison(CallStatus.CANDIDATE_ONLY)
+    rows: list[CallView] = []
+    position: dict[_RowKey, int] = {}
+    stack: list[tuple[_RowKey, int]] = [((_REFERENCE, 0), -1)]
+    while stack:
+        key, parent = stack.pop()
+        side, index = key
+        position[key] = len(rows)
+        if side == _REFERENCE:
+            call = replace(reference[index], parent=parent, comparison=comparisons.get(index, unmatched))
+        else:
+            call = replace(candidate[index], parent=parent, comparison=candidate_only)
+        rows.append(call)
+        stack.extend((child, position[key]) for child in reversed(children.get(key, [])))
+
+    def merged_row(module: ModuleComparison | None) -> int | None:
+        if module is None:
+            return None
+        return position[(_REFERENCE, row_of[(module.module_path, module.call_index)])]
+
+    return OverlaidTree(
+        calls=tuple(rows),
+        origin=merged_row(result.divergence_origin),
+        first_input_divergence=merged_row(result.first_input_divergence),
+    )

@@ -1,0 +1,87 @@
+"""Build the explorer page for a trace, or for a trace compared with a candidate trace."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from model_debugging.explorer.calls import CallView, trace_calls
+from model_debugging.explorer.overlay import overlay_comparison
+from model_debugging.explorer.page import render_page
+from model_debugging.explorer.source import read_view_trace
+from model_debugging.reporting import atomic_write_text
+
+DEFAULT_PAGE_NAME = "trace.html"
+
+
+def _rows(calls: Sequence[CallView]) -> list[dict]:
+    return [call.to_json(calls[call.parent].node.module_path if call.parent >= 0 else None) for call in calls]
+
+
+def view_document(
+    trace_path: str | os.PathLike,
+    compare: str | os.PathLike | None = None,
+    rename: Sequence[str] = (),
+) -> dict:
+    """The JSON the page embeds: the trace's calls in pre-order and, with ``compare``, the comparison.
+
+    Raises:
+        TraceError: a trace is missing or unreadable.
+        RenameRuleError: a rename rule is invalid.
+    """
+    trace = read_view_trace(trace_path)
+    calls = trace_calls(trace)
+    document: dict = {
+        "title": trace.root_path or trace.path.name,
+        "source": str(trace.path),
+        "mode": trace.mode,
+        "comparison": None,
+    }
+    if compare is None:
+        document["nodes"] = _rows(calls)
+        return document
+
+    from model_debugging import compare_traces
+
+    result = compare_traces(trace.path, compare, rename=list(rename))
+    candidate = read_view_trace(compare)
+    tree = overlay_comparison(calls, trace_calls(candidate), result)
+    document["nodes"] = _rows(tree.calls)
+    document["comparison"] = {
+        "candidate": str(candidate.path),
+        "lines": result.summary_lines(),
+        "origin": tree.origin,
+        "firstInputDivergence": tree.first_input_divergence,
+    }
+    return document
+
+
+def default_page_path(trace_path: str | os.PathLike) -> Path:
+    """``TRACE_DIR/trace.html`` for a directory; ``<trace base>.html`` beside a trace JSON file."""
+    path = Path(trace_path)
+    if path.is_dir():
+        return path / DEFAULT_PAGE_NAME
+    stem = path.name.removesuffix(".json").removesuffix("_SUMMARY").removesuffix("_FULL_TENSORS")
+    return path.with_name(f"{stem}.html")
+
+
+def write_view(
+    trace_path: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    compare: str | os.PathLike | None = None,
+    rename: Sequence[str] = (),
+) -> Path:
+    """Write the explorer page for ``trace_path`` (atomically) and return where it went.
+
+    Args:
+        trace_path (`str` or `os.PathLike`): a debugger output directory or one of its trace JSON files.
+        output (`str` or `os.PathLike`, *optional*): the page to write; defaults to ``trace.html`` in
+            the trace directory.
+        compare (`str` or `os.PathLike`, *optional*): a candidate trace to compare ``trace_path`` with.
+        rename (`Sequence[str]`, *optional*): ``REGEX=REPLACEMENT`` rules for matching module paths.
+    """
+    page = render_page(view_document(trace_path, compare, rename))
+    target = Path(output) if output is not None else default_page_path(trace_path)
+    atomic_write_text(target, page)
+    return target
