@@ -72,20 +72,21 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
 def _print_single(name: str, result: TestResult) -> None:
     ran, skipped = len(result.models_ran), len(result.skips)
     total = ran + skipped
-    print(f"\n== {name} ==")
-    print(f"Ran     : {ran}/{total}")
-    print(f"Skipped : {skipped}/{total} ({result.skipped_proportion:.1%})")
+    lines = [
+        f"\n== {name} ==",
+        f"Ran     : {ran}/{total}",
+        f"Skipped : {skipped}/{total} ({result.skipped_proportion:.1%})",
+    ]
     if result.models_undecided:
-        print(f"Undecided: {len(result.models_undecided)} models (see conditions)")
+        lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
     if result.models_not_applicable:
-        print(
-            f"Not applicable: {len(result.models_not_applicable)} models (no test class includes the mixin)"
-        )
+        count = len(result.models_not_applicable)
+        lines.append(f"Not applicable: {count} models (no test class includes the mixin)")
     reasons = result.reasons_skipped
-    for reason in reasons[:REASONS_SHOWN]:
-        print(f" - {reason}")
+    lines += [f" - {reason}" for reason in reasons[:REASONS_SHOWN]]
     if len(reasons) > REASONS_SHOWN:
-        print(" - ...")
+        lines.append(" - ...")
+    print("\n".join(lines))
 
 
 def _print_summary(result: ScanResult) -> None:

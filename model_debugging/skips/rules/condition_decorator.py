@@ -5,28 +5,23 @@ from __future__ import annotations
 import libcst as cst
 
 from model_debugging.skips.records import Condition, NonLiteral
+from model_debugging.skips.rules import nodes
 from model_debugging.skips.rules.base import Context, Rule, register
-from model_debugging.skips.rules.nodes import (
-    SKIP_IF_DECORATORS,
-    SKIP_UNLESS_DECORATORS,
-    code,
-    condition_argument,
-    decorator_call,
-    literal_value,
-)
+
+_CONDITIONAL = nodes.SKIP_IF_DECORATORS | nodes.SKIP_UNLESS_DECORATORS
 
 
 def decorator_condition(decorator: cst.Decorator, context: Context) -> Condition | None:
-    name, call = decorator_call(decorator, context.aliases)
+    name, call = nodes.decorator_call(decorator, context.aliases)
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
     if last.startswith("require_") or last == "slow":
-        return Condition(code(decorator.decorator), context.line)
-    if name in SKIP_IF_DECORATORS | SKIP_UNLESS_DECORATORS and call is not None:
-        condition = condition_argument(call.args)
-        if condition is None or isinstance(literal_value(condition), NonLiteral):
-            return Condition(code(decorator.decorator), context.line)
+        return Condition(nodes.code(decorator.decorator), context.line)
+    if name in _CONDITIONAL and call is not None:
+        condition = nodes.condition_argument(call.args)
+        if condition is None or isinstance(nodes.literal_value(condition), NonLiteral):
+            return Condition(nodes.code(decorator.decorator), context.line)
     return None
 
 
