@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) examples/trace_tiny_model.py --output_dir demo_output/debugger
+	$(VENV)/bin/model-debugging view demo_output/debugger
 	$(PY) utils/scan_skipped_tests.py --repo examples/mini_transformers --output_dir demo_output/scanner --summary
 
 test: $(STAMP)
