@@ -8,12 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from model_debugging.skips.records import BoolOp, ClassInfo, Equals, Flag, NonLiteral, Not, ParsedFile
+from model_debugging.skips.records import (
+    BoolOp,
+    ClassInfo,
+    Equals,
+    Flag,
+    FlagExpression,
+    LiteralValue,
+    NonLiteral,
+    Not,
+    ParsedFile,
+)
 
 TEST_CASE_BASES = {"unittest.TestCase", "unittest.case.TestCase"}
-_MISSING = object()
+
+
+class _Missing:
+    """The type of :data:`_MISSING`: no class of the MRO sets the attribute."""
+
+
+_MISSING = _Missing()
 
 
 @dataclass(frozen=True)
@@ -140,7 +155,9 @@ class Resolver:
         return any(ref.external and ref.name in TEST_CASE_BASES for ref in mro)
 
     # -- attributes ------------------------------------------------------------------------------
-    def class_attribute(self, mro: tuple[ClassRef, ...], name: str) -> tuple[Any, ClassRef | None]:
+    def class_attribute(
+        self, mro: tuple[ClassRef, ...], name: str
+    ) -> tuple[LiteralValue | _Missing, ClassRef | None]:
         """The class-level value of ``name`` first found in ``mro`` (a method counts as non-literal)."""
         for ref in mro:
             info = self.info(ref)
@@ -153,7 +170,7 @@ class Resolver:
                 return NonLiteral(f"{ref.name}.{name}()"), ref
         return _MISSING, None
 
-    def tester_class(self, mro: tuple[ClassRef, ...]) -> tuple[ClassRef | None, dict[str, Any]]:
+    def tester_class(self, mro: tuple[ClassRef, ...]) -> tuple[ClassRef | None, dict[str, LiteralValue]]:
         """The model tester that ``setUp`` creates, with the literal keywords it passes."""
         for ref in mro:
             info = self.info(ref)
@@ -172,7 +189,7 @@ class Resolver:
             return self.resolve(owner.module, callee), dict(call.keywords)
         return None, {}
 
-    def tester_attribute(self, mro: tuple[ClassRef, ...], name: str) -> Any:
+    def tester_attribute(self, mro: tuple[ClassRef, ...], name: str) -> LiteralValue | _Missing:
         tester, keywords = self.tester_class(mro)
         if name in keywords:
             return keywords[name]
@@ -188,7 +205,7 @@ class Resolver:
         value, _ = self.class_attribute(tester_mro, name)
         return value
 
-    def flag_value(self, mro: tuple[ClassRef, ...], flag: Flag) -> Any:
+    def flag_value(self, mro: tuple[ClassRef, ...], flag: Flag) -> LiteralValue:
         if len(flag.path) == 1:
             value, _ = self.class_attribute(mro, flag.path[0])
         elif len(flag.path) == 2 and flag.path[0] == "model_tester":
@@ -199,7 +216,7 @@ class Resolver:
             return flag.default if flag.has_default else NonLiteral("self." + ".".join(flag.path))
         return value
 
-    def evaluate(self, mro: tuple[ClassRef, ...], expression: Any) -> bool | None:
+    def evaluate(self, mro: tuple[ClassRef, ...], expression: FlagExpression | LiteralValue) -> bool | None:
         """Truth of a guard condition for the class with this MRO; None when it cannot be known."""
         if isinstance(expression, Flag):
             value = self.flag_value(mro, expression)
