@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from model_debugging.cli import main
 
 
@@ -50,3 +52,24 @@ def test_reporting_names_import_lazily():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False", "True"]
+
+
+MY_COMMANDS = ["scan", "report", "check-skips"]
+
+
+@pytest.mark.parametrize("command", MY_COMMANDS)
+def test_every_command_has_help_named_after_the_command(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: model-debugging {command} ")
+
+
+@pytest.mark.parametrize("command", MY_COMMANDS)
+def test_a_bad_argument_is_one_line_and_exit_2(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--no_such_option", "x" * 5000])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"model-debugging {command}: error: ")
+    assert len(err) < 500  # a long value is shortened
