@@ -12,6 +12,7 @@ from model_debugging.capture.patching import (
     unregister_patch_namespace,
 )
 from model_debugging.capture.registry import (
+    PatchKeyNotFoundError,
     clear_patch_mapping,
     get_patch_mapping,
     register_patch_mapping,
@@ -20,6 +21,7 @@ from model_debugging.capture.registry import (
 
 __all__ = [
     "DEFAULT_PATCH_NAMESPACES",
+    "PatchKeyNotFoundError",
     "apply_patches",
     "clear_patch_mapping",
     "get_patch_mapping",

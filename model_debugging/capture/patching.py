@@ -12,7 +12,7 @@ from types import MappingProxyType, ModuleType
 
 from torch import nn
 
-from model_debugging.capture.recorder import OutputRecorder
+from model_debugging.capture.recorder import OutputRecorder, is_foreign_recorder
 from model_debugging.capture.registry import PatchRules, current_patch_rules
 from model_debugging.capture.swap_ledger import SwapLedger
 
@@ -158,7 +158,7 @@ def patch_output_recorders(model: nn.Module) -> None:
 def _patch_declared(declared, rules: PatchRules):
     if isinstance(declared, (list, tuple)):
         return type(declared)(_patch_declared(item, rules) for item in declared)
-    if isinstance(declared, OutputRecorder):
+    if isinstance(declared, OutputRecorder) or is_foreign_recorder(declared):
         name = declared.target_class.__name__ if declared.target_class is not None else declared.class_name
         replacement = rules.replacement_for(name)
         return declared if replacement is None else dataclasses.replace(declared, target_class=replacement)

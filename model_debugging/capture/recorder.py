@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 from torch import nn
 
-__all__ = ["OutputRecorder", "default_index", "recorders_from_declaration"]
+__all__ = [
+    "OutputRecorder",
+    "as_our_recorder",
+    "default_index",
+    "is_foreign_recorder",
+    "recorders_from_declaration",
+]
 
 
 @dataclass(eq=True)
@@ -116,6 +122,24 @@ def _ends_with_components(path: str, suffix: str) -> bool:
     return f".{path}".endswith(f".{suffix.strip('.')}")
 
 
+_RECORDER_FIELDS = ("target_class", "index", "layer_name", "class_name")
+
+
+def is_foreign_recorder(item) -> bool:
+    """Whether ``item`` is another library's recorder of the same shape (transformers' `OutputRecorder`)."""
+    return not isinstance(item, (type, str, OutputRecorder)) and all(
+        hasattr(item, name) for name in _RECORDER_FIELDS
+    )
+
+
+def as_our_recorder(item) -> OutputRecorder:
+    """The same recorder as ours; its index is kept exactly (transformers' default is 0, not per field)."""
+    return OutputRecorder(
+        *(getattr(item, name) for name in _RECORDER_FIELDS),
+        capture_initial_hidden_state=getattr(item, "capture_initial_hidden_state", True),
+    )
+
+
 def default_index(field: str) -> int:
     """Hidden-state fields record a module's first output; every other field its second."""
     return 0 if field.endswith("hidden_states") else 1
@@ -126,13 +150,15 @@ def recorders_from_declaration(
 ) -> list[tuple[str, OutputRecorder]]:
     """Normalise a ``_can_record_outputs`` mapping into ``(field, OutputRecorder)`` pairs.
 
-    Values may be a module class, a class name, an `OutputRecorder`, or a list of those.
+    Values may be a module class, a class name, an `OutputRecorder` (ours or transformers'), or a list of those.
     """
     pairs = []
     for field, declared in (can_record_outputs or {}).items():
         for item in declared if isinstance(declared, (list, tuple)) else [declared]:
             if isinstance(item, OutputRecorder):
                 pairs.append((field, item))
+            elif is_foreign_recorder(item):
+                pairs.append((field, as_our_recorder(item)))
             elif isinstance(item, str):
                 pairs.append((field, OutputRecorder(class_name=item)))
             elif isinstance(item, type) and issubclass(item, nn.Module):
