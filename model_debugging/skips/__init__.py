@@ -12,7 +12,7 @@ The trend report (``trend``, ``report_command``) and the pull-request check (``p
 beside the analyzer.
 """
 
-from model_debugging.skips.analyze import Status
+from model_debugging.skips.outcome import Status
 from model_debugging.skips.records import SkipKind
 from model_debugging.skips.results import ScanResult, SkippedPair, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository

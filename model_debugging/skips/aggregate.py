@@ -6,7 +6,7 @@ so a scan never keeps an outcome per model and test.
 
 from __future__ import annotations
 
-from model_debugging.skips.analyze import Outcome, Status
+from model_debugging.skips.outcome import Outcome, Status
 from model_debugging.skips.results import SkippedPair, TestResult
 
 

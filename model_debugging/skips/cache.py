@@ -21,7 +21,7 @@ from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-13"
+CACHE_FORMAT = "skips-14"
 
 
 def default_cache_dir() -> Path:

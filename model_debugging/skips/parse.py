@@ -14,8 +14,10 @@ from dataclasses import replace
 
 import libcst as cst
 
+from model_debugging.skips import collection
 from model_debugging.skips.elide import elide_unread_code
 from model_debugging.skips.records import (
+    STAR,
     ClassInfo,
     Import,
     Method,
@@ -79,8 +81,11 @@ def _imports(statement: cst.BaseStatement) -> Iterator[Import]:
                 else:
                     head = module.split(".")[0]
                     yield Import(head, head, None)
-        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        elif isinstance(small, cst.ImportFrom):
             module = dotted_name(small.module) if small.module is not None else ""
+            if isinstance(small.names, cst.ImportStar):  # every public name of the module
+                yield Import(STAR, module or "", STAR, len(small.relative))
+                continue
             for alias in small.names:
                 name = dotted_name(alias.name) or ""
                 local = dotted_name(alias.asname.name) if alias.asname is not None else name
@@ -91,7 +96,7 @@ def _aliases(imports: Sequence[Import]) -> dict[str, str]:
     """local name -> dotted name it stands for (absolute imports only; enough for unittest/pytest)."""
     aliases = {}
     for item in imports:
-        if item.level == 0:
+        if item.level == 0 and item.name != STAR:
             aliases[item.local] = item.module if item.name is None else f"{item.module}.{item.name}"
     return aliases
 
@@ -199,6 +204,10 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
     found = SkipDecorator.check(node, context)
     skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
     conditions = ConditionDecorator.check(node, context)
+    statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
+    marked, mark_conditions = collection.pytestmark(statements, context)
+    skip, conditions = skip or marked, conditions + mark_conditions
+    shadowing, deleted = collection.class_bindings(statements)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
     for statement in _flatten(body):
@@ -219,6 +228,8 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
         conditions=tuple(conditions),
         tester_call=tester_call,
         init_defaults=init_defaults,
+        shadowing=shadowing,
+        deleted=deleted,
     )
 
 
@@ -279,7 +290,12 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
             classes.append(replace(info, elided=True) if info.name in elided else info)
         elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
             functions.append(statement.name.value)
-    return ParsedFile(path, tuple(imports), tuple(classes), tuple(functions))
+    context = Context(aliases, 1)
+    classes = collection.module_level_classes(statements, classes, context)
+    module_skip, module_conditions = collection.pytestmark(statements, context)
+    return ParsedFile(
+        path, tuple(imports), tuple(classes), tuple(functions), None, module_skip, module_conditions
+    )
 
 
 def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:

@@ -29,6 +29,8 @@ class SkipKind(str, Enum):
     NOOP_OVERRIDE = "noop_override"  # the test is overridden by a body that does nothing
     CLASS_DECORATOR = "class_decorator"  # a skip decorator on the test class or a base
     FLAG_GUARD = "flag_guard"  # `if not self.<flag>: self.skipTest(...)` with the flag false
+    PYTESTMARK = "pytestmark"  # `pytestmark = pytest.mark.skip(...)` in the module or a class of the MRO
+    SETUP = "setup"  # setUp / setUpClass skips before the test runs
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ class ClassInfo:
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, LiteralValue], ...] = ()
     elided: bool = False  # a plain TestCase whose body was not parsed (see skips/elide.py)
+    # names bound last by something other than a `def` (they shadow an inherited test), or deleted
+    shadowing: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
 
     def method(self, name: str) -> Method | None:
         for method in self.methods:
@@ -147,11 +152,15 @@ class ClassInfo:
         return False, None
 
 
+STAR = "*"  # Import.local and Import.name of `from module import *`
+
+
 @dataclass(frozen=True)
 class Import:
     """``local`` is bound to ``name`` of ``module`` (``name`` is None for ``import module``).
 
-    ``level`` counts the leading dots of a relative import.
+    ``level`` counts the leading dots of a relative import; ``from module import *`` has both
+    ``local`` and ``name`` :data:`STAR`.
     """
 
     local: str
@@ -179,6 +188,9 @@ class ParsedFile:
     classes: tuple[ClassInfo, ...] = ()
     test_functions: tuple[str, ...] = field(default=())
     error: ParseError | None = None
+    # module-level `pytestmark`: applies to the tests of the classes this module defines
+    module_skip: Skip | None = None
+    module_conditions: tuple[Condition, ...] = ()
 
     def class_named(self, name: str) -> ClassInfo | None:
         for info in self.classes:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from model_debugging.skips.records import (
+    STAR,
     BoolOp,
     ClassInfo,
     Equals,
@@ -115,6 +116,18 @@ class Resolver:
             if target in self.modules:
                 return self.resolve(target, f"{item.name}.{rest}" if rest else item.name, depth + 1)
             return ClassRef(None, f"{target}.{item.name}.{rest}" if rest else f"{target}.{item.name}")
+        return self._from_star_imports(module, parsed, dotted, depth)
+
+    def _from_star_imports(self, module: str, parsed: ParsedFile, dotted: str, depth: int) -> ClassRef:
+        """``dotted`` looked up in the modules ``module`` star-imports, the last import first."""
+        for item in reversed(parsed.imports):
+            if item.name != STAR:
+                continue
+            target = absolute_module(module, self._is_package(module), item.module, item.level)
+            if target in self.modules:
+                found = self.resolve(target, dotted, depth + 1)
+                if not found.external:
+                    return found
         return ClassRef(None, dotted)
 
     def _resolve_dotted(self, full: str, depth: int) -> ClassRef:

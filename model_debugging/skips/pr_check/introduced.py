@@ -9,10 +9,36 @@ from model_debugging.skips.trend import all_models
 INTRODUCED_COLUMNS = ["test", "model", "reason", "share before", "share after", "note", "flagged"]
 
 
+# how a model that ran the test before the change may not run it after it, besides a skip
+_NOT_COLLECTED = "no longer collected (the class shadows, deletes or stops collecting the test)"
+_UNDECIDED = "no longer decidable statically"
+
+
+def _column(frame: pd.DataFrame, test: str, column: str) -> list[str]:
+    value = frame.at[test, column] if column in frame.columns else None
+    return value if isinstance(value, list) else []
+
+
+def _reasons_out_of_ran(base: pd.DataFrame, head: pd.DataFrame, test: str) -> dict[str, str]:
+    """Models that ran ``test`` in base and, still present, are not applicable or undecided in head."""
+    ran_before = set(base.at[test, "models_ran"])
+    found = {
+        model: _NOT_COLLECTED for model in _column(head, test, "models_not_applicable") if model in ran_before
+    }
+    found.update(
+        {model: _UNDECIDED for model in _column(head, test, "models_undecided") if model in ran_before}
+    )
+    return found
+
+
 def find_introduced_skips(
     base: pd.DataFrame, head: pd.DataFrame, *, min_skipped_share: float
 ) -> pd.DataFrame:
-    """Every (model, test) that head skips and base did not, one row each.
+    """Every (model, test) that base ran or did not have and head does not run, one row each.
+
+    A model that ran the test before and is skipped, not applicable (the test is shadowed, deleted,
+    or its class no longer collected) or undecided after the change counts: any way out of "ran" is
+    a new skip.
 
     Args:
         base (`pandas.DataFrame`): the scan of the base revision (:func:`load_scan_results`).
@@ -32,7 +58,11 @@ def find_introduced_skips(
         share_after = float(head.at[test, "skipped_proportion"])
         share_before = float(base.at[test, "skipped_proportion"]) if known else float("nan")
         compared = share_before if known else share_after
-        for model in sorted(set(head.at[test, "models_skipped"]) - skipped_before):
+        reasons = _reasons_out_of_ran(base, head, test) if known else {}
+        reasons.update(
+            {model: head.at[test, "skip_reasons"].get(model, "") for model in head.at[test, "models_skipped"]}
+        )
+        for model in sorted(set(reasons) - skipped_before):
             notes = [] if known else ["new test"]
             if model not in base_models:
                 notes.append("new model")
@@ -40,7 +70,7 @@ def find_introduced_skips(
                 {
                     "test": test,
                     "model": model,
-                    "reason": head.at[test, "skip_reasons"].get(model, ""),
+                    "reason": reasons[model],
                     "share before": share_before,
                     "share after": share_after,
                     "note": ", ".join(notes),

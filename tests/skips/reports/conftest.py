@@ -1,4 +1,7 @@
 import json
+import subprocess
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +31,62 @@ def write_scan(tmp_path):
         return str(path)
 
     return write
+
+
+COMMON = """
+class ModelTesterMixin:
+    def test_forward(self):
+        self.assertTrue(self.all_model_classes is not None)
+
+    def test_inputs_embeds(self):
+        self.assertTrue(self.all_model_classes is not None)
+
+    def test_training(self):
+        self.assertTrue(self.all_model_classes is not None)
+"""
+
+
+def model_test(name: str, skips: dict[str, str]) -> str:
+    methods = "".join(
+        f'\n    @unittest.skip("{reason}")\n    def {test}(self):\n        pass\n'
+        for test, reason in skips.items()
+    )
+    return textwrap.dedent(
+        f"""
+        import unittest
+
+        from ...test_modeling_common import ModelTesterMixin
+
+
+        class {name.capitalize()}ModelTest(ModelTesterMixin, unittest.TestCase):
+            all_model_classes = ()
+        """
+    ) + (methods or "    pass\n")
+
+
+def write_model(repo: Path, name: str, skips: dict[str, str]) -> None:
+    folder = repo / "tests" / "models" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text("")
+    (folder / f"test_modeling_{name}.py").write_text(model_test(name, skips))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch) -> Path:
+    """A tiny transformers-like git repository: 6 models, half of them skip test_inputs_embeds."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # keep the analyzer's parse cache here
+    repo = tmp_path / "transformers"
+    (repo / "tests" / "models").mkdir(parents=True)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "models" / "__init__.py").write_text("")
+    (repo / "tests" / "test_modeling_common.py").write_text(COMMON)
+    for index, name in enumerate(["bert", "llama", "vit", "opt", "gpt2", "t5"]):
+        write_model(repo, name, {"test_inputs_embeds": f"{name} has no inputs_embeds"} if index % 2 else {})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    return repo

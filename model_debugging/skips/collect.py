@@ -1,0 +1,140 @@
+"""Which test classes pytest collects from a model's files, and what each test name resolves to.
+
+A class is collected when it is a ``unittest.TestCase`` defined in one of the files and ``__test__``
+is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). In the
+class, a test resolves to the first definition in the MRO; a name bound last by something other
+than a ``def`` (``test_x = None``) shadows the test, which pytest then does not collect; ``del``
+in a class body unbinds that class's own definition. A class is skipped as a whole by a skip
+decorator or ``pytestmark`` on a class of its MRO, by its module's ``pytestmark``, or by a skip
+its ``setUpClass`` / ``setUp`` always raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from model_debugging.skips.calls import method_skip
+from model_debugging.skips.outcome import Outcome, Status
+from model_debugging.skips.records import ClassInfo, Method, NonLiteral, ParsedFile, Skip, SkipKind
+from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+
+# Every model test class needs torch; listing it for every test of every model would drown the rest.
+BASELINE_CONDITIONS = frozenset({"require_torch"})
+# unittest runs setUpClass once before the class's tests and setUp before each: a skip there skips them
+SETUP_METHODS = ("setUpClass", "setUp")
+
+
+@dataclass(frozen=True)
+class CollectedClass:
+    """A collected test class of a model, with what it resolves every test name to."""
+
+    ref: ClassRef
+    file: str
+    line: int
+    linearization: tuple[ClassRef, ...]
+    class_skip: tuple[ClassRef, Skip] | None  # skip decorator / pytestmark on the class, its MRO or module
+    definitions: Mapping[str, tuple[ClassRef, Method]]
+    applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
+    ran: Outcome  # shared by every test this class runs without conditions
+    setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
+    undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
+
+
+def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> dict[str, tuple[ClassRef, Method]]:
+    """Name -> (defining class, method) as attribute lookup on the class finds them; shadowed names are absent."""
+    definitions: dict[str, tuple[ClassRef, Method]] = {}
+    for base in reversed(mro):
+        info = resolver.info(base)
+        if info is None:
+            continue
+        unbound = set(info.shadowing) | set(info.deleted)
+        for method in info.methods:
+            if method.name not in unbound:
+                definitions[method.name] = (base, method)
+        for name in info.shadowing:
+            definitions.pop(name, None)
+    return definitions
+
+
+def _class_skip(
+    resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], parsed: ParsedFile
+) -> tuple[ClassRef, Skip] | None:
+    for base in mro:
+        info = resolver.info(base)
+        if info is not None and info.skip is not None:
+            return base, info.skip
+    return (ref, parsed.module_skip) if parsed.module_skip is not None else None
+
+
+def _not_collected(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[bool, str | None]:
+    """``(True, None)`` when ``__test__`` is false in the MRO; ``(False, code)`` when it is not a literal."""
+    value, owner = resolver.class_attribute(mro, "__test__")
+    if owner is None:
+        return False, None
+    if isinstance(value, NonLiteral):
+        return False, f"__test__ = {value.code}"
+    return not value, None
+
+
+def _conditions(resolver: Resolver, mro: tuple[ClassRef, ...], parsed: ParsedFile) -> tuple[str, ...]:
+    infos: list[ClassInfo] = [info for info in map(resolver.info, mro) if info is not None]
+    texts = [condition.text for info in infos for condition in info.conditions]
+    texts += [condition.text for condition in parsed.module_conditions]
+    return tuple(dict.fromkeys(text for text in texts if text not in BASELINE_CONDITIONS))
+
+
+def _setup_skip(
+    resolver: Resolver, collected: CollectedClass, conditions: list[str]
+) -> tuple[ClassRef, Skip] | None:
+    for name in SETUP_METHODS:
+        if name not in collected.definitions:
+            continue
+        owner, method = collected.definitions[name]
+        found = method_skip(resolver, collected, owner, method, conditions, set())
+        if found is not None and found[1].kind is not SkipKind.NOOP_OVERRIDE:
+            where, skip = found
+            return where, Skip(SkipKind.SETUP, skip.reason, method.line)
+    return None
+
+
+def collect_test_classes(
+    resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
+) -> list[CollectedClass]:
+    """The test classes pytest collects from ``files``.
+
+    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``.
+    """
+    found = []
+    for path in files:
+        parsed = resolver.modules.get(module_name(path))
+        if parsed is None:
+            continue
+        for info in parsed.classes:
+            ref = ClassRef(module_name(path), info.name)
+            mro = resolver.mro(ref)
+            if not resolver.is_test_case(mro):
+                continue
+            not_collected, undecided = _not_collected(resolver, mro)
+            if not_collected:
+                continue
+            definitions = _definitions(resolver, mro)
+            bases = set(mro)
+            applicable = frozenset(
+                name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
+            )
+            conditions = list(_conditions(resolver, mro, parsed))
+            class_skip = _class_skip(resolver, ref, mro, parsed)
+            ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
+            collected = CollectedClass(
+                ref, path, info.line, mro, class_skip, definitions, applicable, ran, None, undecided
+            )
+            setup_skip = _setup_skip(resolver, collected, conditions)
+            conditions = list(dict.fromkeys(conditions))
+            if setup_skip is not None or tuple(conditions) != ran.conditions:
+                ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
+                collected = CollectedClass(
+                    ref, path, info.line, mro, class_skip, definitions, applicable, ran, setup_skip, undecided
+                )
+            found.append(collected)
+    return found
