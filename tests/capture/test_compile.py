@@ -1,6 +1,6 @@
 """`@capture_outputs` inside `torch.compile`: the same outputs as eager, and no capture where none is asked.
 
-The default (inductor) backend takes over a minute on this 2-core machine, so `make test` compiles
+The default (inductor) backend took 50 s on this loaded 2-core machine, so `make test` compiles
 with the ``eager`` backend, which runs the same Dynamo tracing of the decorator and its hooks without
 generating kernels. ``MODEL_DEBUGGING_SLOW=1`` adds the default backend.
 """
@@ -19,7 +19,8 @@ BACKENDS = [
         marks=[
             pytest.mark.slow,
             pytest.mark.skipif(
-                os.environ.get("MODEL_DEBUGGING_SLOW") != "1", reason="set MODEL_DEBUGGING_SLOW=1 (about 80 s)"
+                os.environ.get("MODEL_DEBUGGING_SLOW") != "1",
+                reason="set MODEL_DEBUGGING_SLOW=1 (about 50 s)",
             ),
         ],
     ),

@@ -210,3 +210,10 @@ def test_merge_with_config_defaults_fills_use_cache_from_the_config():
         return model(1), model(1, use_cache=False), model(1, False)
 
     assert run_both(scenario) == ((True, False, False),) * 2
+
+
+def test_index_zero_selects_the_first_state_only_here():
+    """A documented difference: transformers reads ``output_hidden_states=0`` as false."""
+    theirs, ours = capture(by_class, config={"num_hidden_layers": 3}, output_hidden_states=0)
+    assert "hidden_states" not in theirs
+    assert len(ours["hidden_states"]) == 1

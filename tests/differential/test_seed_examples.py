@@ -1,8 +1,10 @@
 """The examples of the transformers pages on these tools, run as written with only the package prefix changed.
 
-Pages: "Model debugging toolboxes" (transformers docs) and the debugger's reference page. Their
-pretrained checkpoints and processors need a download, so each model here is built from a tiny config
-of the same architecture, and the inputs a processor would give are built by hand.
+Pages: "Model debugging toolboxes" (transformers docs), the debugger's reference page, and the page on
+the output-capturing decorators (its patch-registry example; its model example is a fragment of a
+modeling file with package-relative imports, so it is not run). Pretrained checkpoints and processors
+need a download, so each model here is built from a tiny config of the same architecture, and the
+inputs a processor would give are built by hand.
 """
 
 from __future__ import annotations
@@ -158,3 +160,32 @@ def test_memory_addresses_in_input_reprs_are_sanitized(tmp_path, monkeypatch):
     assert "object at 0xXXXXXXXX" in text
     assert not re.search(r"0x(?!XXXXXXXX)[0-9a-fA-F]+", text)
     assert out1.shape == (1, 4)
+
+
+class SequentialExperts(torch.nn.Module):
+    pass
+
+
+class FusedAttention(torch.nn.Module):
+    pass
+
+
+class CustomLlamaAttention(torch.nn.Module):
+    pass
+
+
+def test_register_and_unregister_patch_mappings():
+    from model_debugging.monkey_patching import register_patch_mapping, unregister_patch_mapping
+
+    # Exact name – replaces only Qwen2MoeExperts
+    register_patch_mapping({"Qwen2MoeExperts": SequentialExperts})
+    # Regex – replaces every class whose name ends in "Attention"
+    register_patch_mapping({".*Attention$": FusedAttention})
+    # Anchored version – only matches Llama2Attention, Llama3Attention, …
+    register_patch_mapping({"^Llama\\d+Attention$": CustomLlamaAttention})
+    # Same way, custom keys can be removed from the registry by passing the name that was registered
+    unregister_patch_mapping(["Qwen2MoeExperts", ".*Attention$"])
+
+    from model_debugging.monkey_patching import get_patch_mapping
+
+    assert get_patch_mapping() == {"^Llama\\d+Attention$": CustomLlamaAttention}
