@@ -1,0 +1,98 @@
+"""Find the library sources of a checkout and read them: cached records first, the rest in parallel."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.read import read_library_file
+from model_debugging.skips.library.records import LibraryFile
+
+# Files outside models/ whose classes and mappings the common tests consult.
+_SHARED_FILES = ("modeling_utils.py", "configuration_utils.py", "generation/utils.py")
+_MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
+_BATCH = 24  # files per worker task: fewer round trips than one file each
+
+
+def library_root(repo: Path) -> Path | None:
+    """``src/<package>`` holding ``models/`` (``src/transformers`` in a transformers checkout), or None."""
+    source = repo / "src"
+    if not source.is_dir():
+        return None
+    for package in sorted(source.iterdir()):
+        if (package / "models").is_dir() and (package / "modeling_utils.py").is_file():
+            return package
+    return None
+
+
+def library_paths(repo: Path, root: Path) -> list[str]:
+    """Repository-relative paths of the files the facts come from, sorted."""
+    found = [root / name for name in _SHARED_FILES if (root / name).is_file()]
+    for folder in sorted((root / "models").iterdir()):
+        if not folder.is_dir():
+            continue
+        found += [
+            path
+            for path in sorted(folder.glob("*.py"))
+            if path.name.startswith(_MODEL_FILE_PREFIXES) and not path.name.startswith("modeling_flax_")
+        ]
+    return [path.relative_to(repo).as_posix() for path in found]
+
+
+def _library_key(path: str, data: bytes) -> str:
+    return cache_key(f"{path}\0library", data)
+
+
+def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
+    records = []
+    for path in paths:
+        try:
+            source = (repo / path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            records.append(LibraryFile(path, error=f"{path}:1: cannot read: {error}"))
+            continue
+        records.append(read_library_file(path, source))
+    return records
+
+
+def load_library(
+    repo: Path, cache: ParseCache | None, *, jobs: int | None = None, keys: dict[str, str] | None = None
+) -> tuple[Library | None, list[str]]:
+    """The checkout's :class:`Library` (None without ``src/``) and the files that could not be read.
+
+    The content key of every file read goes to ``keys`` (the scan snapshot checks them next time).
+    """
+    root = library_root(repo)
+    if root is None:
+        return None, []
+    records: list[LibraryFile] = []
+    cold: list[tuple[str, str]] = []
+    for path in library_paths(repo, root):
+        data = (repo / path).read_bytes()
+        key = _library_key(path, data)
+        if keys is not None:
+            keys[path] = cache_key(path, data)
+        hit = cache._load(key, LibraryFile) if cache is not None else None
+        if hit is not None:
+            records.append(hit)
+        else:
+            cold.append((path, key))
+    if cold:
+        batches = [cold[start : start + _BATCH] for start in range(0, len(cold), _BATCH)]
+        jobs = jobs or os.cpu_count() or 1
+        arguments = ([repo] * len(batches), [[path for path, _ in batch] for batch in batches])
+        if jobs > 1 and len(batches) > 1:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as executor:
+                results = list(executor.map(_read_batch, *arguments))
+        else:
+            results = list(map(_read_batch, *arguments))
+        for batch, batch_records in zip(batches, results, strict=True):
+            for (_, key), record in zip(batch, batch_records, strict=True):
+                if cache is not None and record.error is None:
+                    cache._store(key, record)
+                records.append(record)
+    errors = [record.error for record in records if record.error is not None]
+    return Library(records, repo), errors

@@ -1,0 +1,205 @@
+"""Read one library source file with the standard library's ``ast`` (never import it).
+
+``ast`` is used here rather than libcst: these files are only read for names, literals and
+signatures, and Python's own parser is several times faster (see docs/scanner.md).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from model_debugging.skips.library.records import ClassName, LibraryClass, LibraryFile, Opaque, Value
+
+# Methods whose parameter names the common tests inspect with ``inspect.signature``.
+SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
+_INIT_METHODS = ("__init__", "__post_init__")
+
+
+def read_library_file(path: str, source: str) -> LibraryFile:
+    """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", 0) or 0
+        return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
+    classes: list[LibraryClass] = []
+    mappings: list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = []
+    imports: list[tuple[str, str]] = []
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.ClassDef):
+            classes.append(_read_class(node))
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            module = "." * node.level + node.module
+            imports.extend((alias.asname or alias.name, module) for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            mapping = _read_mapping(node)
+            if mapping is not None:
+                mappings.append(mapping)
+    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports))
+
+
+def _top_level(body: list[ast.stmt]):
+    """Statements of the module, also those inside top-level ``if`` / ``try`` blocks."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _top_level(node.body)
+        else:
+            yield node
+
+
+def value_of(node: ast.expr | None) -> Value:
+    """A literal's value, a :class:`ClassName` for a name, else :class:`Opaque` with the code."""
+    if node is None:
+        return Opaque("")
+    if isinstance(node, ast.Name):
+        return ClassName(node.id) if node.id not in ("True", "False", "None") else ast.literal_eval(node)
+    if isinstance(node, ast.Attribute):
+        return ClassName(node.attr)
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Opaque(ast.unparse(node))
+
+
+def _read_class(node: ast.ClassDef) -> LibraryClass:
+    attributes: list[tuple[str, Value]] = []
+    methods: list[str] = []
+    signatures: list[tuple[str, tuple[str, ...]]] = []
+    init_defaults: list[tuple[str, Value]] = []
+    annotations: list[tuple[str, str]] = []
+    assigned: set[str] = set()
+    for item in node.body:
+        if isinstance(item, ast.Assign):
+            value = value_of(item.value)
+            attributes.extend((target.id, value) for target in item.targets if isinstance(target, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            if item.value is not None:
+                attributes.append((item.target.id, value_of(item.value)))
+            else:
+                attributes.append((item.target.id, Opaque("")))
+                annotation = value_of(item.annotation)
+                if isinstance(annotation, ClassName):
+                    annotations.append((item.target.id, annotation.name))
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods.append(item.name)
+            if item.name in SIGNATURE_METHODS:
+                signatures.append((item.name, _parameter_names(item.args)))
+            if item.name in _INIT_METHODS:
+                defaults, others = _init_assignments(item)
+                init_defaults.extend(defaults)
+                assigned |= others
+    return LibraryClass(
+        name=node.name,
+        line=node.lineno,
+        bases=tuple(_base_name(base) for base in node.bases),
+        attributes=tuple(attributes),
+        methods=tuple(methods),
+        signatures=tuple(signatures),
+        assigned_in_init=tuple(sorted(assigned)),
+        init_defaults=tuple((name, value) for name, value in init_defaults if name not in assigned),
+        decorators=tuple(ast.unparse(decorator) for decorator in node.decorator_list),
+        annotations=tuple(annotations),
+    )
+
+
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript):  # Generic[T]-style bases
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ast.unparse(node)
+
+
+def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
+    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+    if arguments.vararg is not None:
+        names.append(arguments.vararg.arg)
+    names += [arg.arg for arg in arguments.kwonlyargs]
+    if arguments.kwarg is not None:
+        names.append(arguments.kwarg.arg)
+    return tuple(name for name in names if name not in ("self", "cls"))
+
+
+def _init_assignments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[list[tuple[str, Value]], set[str]]:
+    """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
+    ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time)."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: dict[str, ast.expr] = dict(
+        zip(
+            [arg.arg for arg in positional[len(positional) - len(arguments.defaults) :]],
+            arguments.defaults,
+            strict=True,
+        )
+    )
+    defaults.update(
+        {
+            arg.arg: default
+            for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if default is not None
+        }
+    )
+    decided: list[tuple[str, Value]] = []
+    top_level = set()
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            name = _self_attribute(statement.targets[0])
+            source = statement.value
+            if name is None:
+                continue
+            if isinstance(source, ast.Name) and source.id in defaults:
+                value = value_of(defaults[source.id])
+            else:
+                value = value_of(source)
+            if not isinstance(value, (Opaque, ClassName)):
+                decided.append((name, value))
+                top_level.add(id(statement))
+    assigned = set()
+    for node in ast.walk(function):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if isinstance(node, ast.Assign) and id(node) in top_level:
+            continue
+        for target in targets:
+            name = _self_attribute(target)
+            if name is not None:
+                assigned.add(name)
+    return decided, assigned
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
+
+
+def _read_mapping(
+    node: ast.Assign | ast.AnnAssign,
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+    """``NAME_NAMES = OrderedDict([("key", "Class"), ("key", ("A", "B")), ...])``."""
+    target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+    if not isinstance(target, ast.Name) or not target.id.endswith("_NAMES"):
+        return None
+    call = node.value
+    if not isinstance(call, ast.Call) or len(call.args) != 1:
+        return None
+    try:
+        items = ast.literal_eval(call.args[0])
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    entries = []
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            names = item[1] if isinstance(item[1], (list, tuple)) else (item[1],)
+            entries.append((item[0], tuple(name for name in names if isinstance(name, str))))
+    return target.id, tuple(entries)

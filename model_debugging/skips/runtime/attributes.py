@@ -1,0 +1,308 @@
+"""Attributes and methods of the symbolic values: where the library's facts are consulted."""
+
+from __future__ import annotations
+
+import re
+
+from model_debugging.skips.library.index import MISSING, Library
+from model_debugging.skips.library.records import ClassName, LibraryClass, MethodValue, Opaque
+from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.values import (
+    AutoMapping,
+    Builtin,
+    Config,
+    ConfigClass,
+    Helper,
+    Method,
+    ModelClass,
+    ModelInstance,
+    Parameters,
+    SourceFile,
+    Tester,
+    TestSelf,
+    Unknown,
+)
+
+_SAME_INSTANCE = {"to", "eval", "train", "float", "half", "cpu", "requires_grad_"}
+_STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split", "replace"}
+_BASE_CONFIG = "PreTrainedConfig"
+
+
+def known(value: object) -> bool:
+    return not isinstance(value, Unknown)
+
+
+def truth(value: object) -> bool:
+    if isinstance(value, Parameters):
+        return bool(value.names)
+    return (
+        bool(value)
+        if isinstance(value, (str, int, float, bool, type(None), tuple, list, dict, set))
+        else True
+    )
+
+
+def text(value: object) -> str:
+    if isinstance(value, Unknown):
+        return "{" + value.code + "}"
+    if isinstance(value, (ModelClass, ModelInstance, ConfigClass)):
+        return f"<class '{value.info.name}'>"
+    return str(value)
+
+
+def comparable(value: object) -> bool:
+    """Values whose equality is identity of the class they stand for."""
+    return isinstance(value, (ModelClass, ConfigClass, str, int, type(None)))
+
+
+def contains(facts: TestClassFacts, container: object, item: object) -> bool | None:
+    """``item in container``, or None when only the run knows."""
+    if not known(item) or not known(container):
+        return None
+    if isinstance(container, Parameters):
+        return item in container.names if isinstance(item, str) else None
+    if isinstance(container, AutoMapping):
+        if not isinstance(item, ConfigClass):
+            return None
+        return _config_in_mapping(facts.library, item.info, container.names)
+    if isinstance(container, (list, tuple, set, frozenset, dict, str)):
+        if isinstance(container, str) and not isinstance(item, str):
+            return None
+        if isinstance(item, (ModelClass, ConfigClass)):
+            return any(isinstance(entry, type(item)) and entry.info is item.info for entry in container)
+        return item in container
+    return None
+
+
+def _config_in_mapping(library: Library, config: LibraryClass, mapping: str) -> bool | None:
+    """Whether an auto mapping keyed by configuration classes has ``config`` (by its model type)."""
+    config_names = library.mappings.get("CONFIG_MAPPING_NAMES")
+    keys = library.mapping_keys(mapping)
+    if config_names is None or keys is None:
+        return None
+    model_types = [key for key, names in config_names if config.name in names]
+    return any(model_type in keys for model_type in model_types)
+
+
+def source_file(facts: TestClassFacts, target: object, unknown: Unknown) -> object:
+    """``inspect.getfile(cls)`` (the file defining a library class) or ``open(<that file>)``."""
+    if isinstance(target, SourceFile):
+        return target
+    if isinstance(target, (ModelClass, ConfigClass)):
+        path = facts.library.path_of(target.info)
+        return unknown if path is None else SourceFile(path)
+    return unknown
+
+
+def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool | None:
+    """``PreTrainedModel._can_set_attn_implementation``: decided from the text of the class's file."""
+    owner = library.defines(info, "_can_set_attn_implementation")
+    path = library.path_of(info)
+    text = library.source(path) if path else None
+    if owner is None or owner.name != "PreTrainedModel" or text is None:
+        return None
+    if re.search(r"class \w+Attention\(nn.Module\)", text):
+        return "eager_attention_forward" in text and "ALL_ATTENTION_FUNCTIONS.get_interface(" in text
+    return True
+
+
+def parameters(facts: TestClassFacts, function: object, unknown: Unknown) -> object:
+    """``inspect.signature(function)``: the declared names of a library method."""
+    if isinstance(function, Method):
+        names = facts.library.signature(function.info, function.name)
+        return unknown if names is None else Parameters(names)
+    return unknown
+
+
+def attribute(
+    facts: TestClassFacts, owner: object, name: str, unknown: Unknown, missing: object = None
+) -> object:
+    """``owner.name``; ``missing`` is returned when the attribute surely does not exist (else Unknown)."""
+    missing = unknown if missing is None else missing
+    if isinstance(owner, TestSelf):
+        return _test_attribute(facts, name, unknown, missing)
+    if isinstance(owner, Tester):
+        value = facts.tester_attribute(name)
+        return missing if value is ABSENT else value
+    if isinstance(owner, (ModelClass, ModelInstance)):
+        return _model_attribute(facts.library, owner, name, unknown)
+    if isinstance(owner, Config):
+        return config_value(facts, owner, name, unknown, missing)
+    if isinstance(owner, ConfigClass):
+        if name == "__name__":
+            return owner.info.name
+        return _literal(facts.library, facts.library.attribute(owner.info, name), unknown)
+    if isinstance(owner, Parameters) and name == "parameters":
+        return owner
+    if isinstance(owner, Builtin) and owner.name == "inspect" and name in ("signature", "getfile"):
+        return Builtin(name)
+    if isinstance(owner, Builtin) and owner.name == "re":
+        return Builtin(name) if name == "search" else getattr(re, name, unknown)
+    return unknown
+
+
+def _test_attribute(facts: TestClassFacts, name: str, unknown: Unknown, missing: object) -> object:
+    if name == "model_tester":
+        return Tester()
+    if name == "all_model_classes" and facts.model_classes is not None:
+        return tuple(ModelClass(info) for info in facts.model_classes)
+    if name == "all_generative_model_classes":
+        classes = facts.generative_classes
+        if classes is None and facts.model_classes is not None:
+            verdicts = [can_generate(facts.library, info) for info in facts.model_classes]
+            if None in verdicts:
+                return unknown
+            classes = tuple(
+                info for info, verdict in zip(facts.model_classes, verdicts, strict=True) if verdict
+            )
+        return unknown if classes is None else tuple(ModelClass(info) for info in classes)
+    if name == "skipTest":
+        return Helper(name)
+    value = facts.attribute(name)
+    return missing if value is ABSENT else value
+
+
+def _literal(library: Library, value: object, unknown: Unknown) -> object:
+    if value is MISSING:
+        return unknown
+    if isinstance(value, Opaque):
+        return unknown.existing()
+    if isinstance(value, ClassName):
+        found = library.find(value.name)
+        if found is None:
+            return unknown.existing()
+        return ConfigClass(found) if _is_config(library, found) else ModelClass(found)
+    if isinstance(value, MethodValue):
+        return unknown.existing()
+    if isinstance(value, dict):
+        return {key: _literal(library, item, unknown) for key, item in value.items()}
+    return value
+
+
+def _is_config(library: Library, info: LibraryClass) -> bool:
+    return _BASE_CONFIG in {ancestor.name for ancestor in library.mro(info)}
+
+
+def _model_attribute(
+    library: Library, owner: ModelClass | ModelInstance, name: str, unknown: Unknown
+) -> object:
+    info = owner.info
+    if name == "__name__":
+        return info.name
+    if isinstance(owner, ModelInstance):
+        if name == "config":
+            return owner.config
+        if any(name in ancestor.assigned_in_init for ancestor in library.mro(info)):
+            return unknown.existing()
+    value = library.attribute(info, name)
+    if isinstance(value, MethodValue):
+        return Method(info, name)
+    return _literal(library, value, unknown)
+
+
+def config_value(
+    facts: TestClassFacts, config: Config, name: str, unknown: Unknown, missing: object
+) -> object:
+    """A value of the tester's configuration: set by the test, passed by the tester, or the class default.
+
+    The tester's attribute of the same name is taken as what it passes (testers build their
+    configuration from their own attributes); a value the configuration's ``__init__`` or
+    ``__post_init__`` computes is known only at run time.
+    """
+    for key, value in config.overrides:
+        if key == name:
+            return value
+    library, info = facts.library, config.info
+    if info is None:
+        return unknown
+    if name == "__class__":
+        return ConfigClass(info)
+    mro = library.mro(info)
+    aliases = library.attribute(info, "attribute_map")
+    if isinstance(aliases, dict) and isinstance(aliases.get(name), str):
+        name = aliases[name]
+    declared = library.attribute(info, name)
+    init_default = next(
+        (value for ancestor in mro for key, value in ancestor.init_defaults if key == name), MISSING
+    )
+    computed = any(name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG)
+    if declared is MISSING and init_default is MISSING and not computed:
+        passed = facts.tester_attribute(name)
+        if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
+            return missing  # neither declared nor passed: the attribute does not exist
+        return unknown
+    if isinstance(declared, MethodValue):
+        return Method(info, name)
+    passed = facts.tester_attribute(name)
+    if passed is not ABSENT:
+        return unknown.existing() if isinstance(passed, Unknown) else passed
+    if computed:
+        return unknown.existing()
+    value = init_default if init_default is not MISSING else declared
+    return _literal(library, value, unknown.existing())
+
+
+def can_generate(library: Library, info: LibraryClass) -> bool | None:
+    """``PreTrainedModel.can_generate``: a ``GenerationMixin`` base, a generating base, or its own
+    ``prepare_inputs_for_generation``; None when a class of the MRO overrides ``can_generate``."""
+    owner = library.defines(info, "can_generate")
+    if owner is not None and owner.name != "PreTrainedModel":
+        return None
+    if "GenerationMixin" in info.bases:
+        return True
+    for base_name in info.bases:
+        base = library.find(base_name)
+        if base is not None and "PreTrainedModel" not in base.name and can_generate(library, base):
+            return True
+    return library.defines(info, "prepare_inputs_for_generation") is not None
+
+
+def call_method(
+    facts: TestClassFacts, owner: object, name: str, arguments: list[object], unknown: Unknown
+) -> object:
+    """``owner.name(*arguments)`` for the methods whose result the library's sources decide."""
+    if (
+        isinstance(owner, str)
+        and name in _STRING_METHODS
+        and all(isinstance(item, str) for item in arguments)
+    ):
+        return getattr(owner, name)(*arguments)
+    if isinstance(owner, dict) and name in ("keys", "values", "items") and not arguments:
+        return list(getattr(owner, name)())
+    if isinstance(owner, Parameters) and name == "keys":
+        return owner
+    if isinstance(owner, Tester):
+        if name == "prepare_config_and_inputs_for_common":
+            return (Config(facts.config_class), Unknown("inputs_dict"))
+        if name == "get_config":
+            return Config(facts.config_class)
+        return unknown
+    if isinstance(owner, ModelClass):
+        if name in ("can_generate", "_can_set_attn_implementation"):
+            decide = can_generate if name == "can_generate" else _can_set_attn_implementation
+            verdict = decide(facts.library, owner.info)
+            return unknown if verdict is None else verdict
+        if name in ("_from_config", "from_config") and arguments:
+            return ModelInstance(owner.info, arguments[0])
+        return unknown
+    if isinstance(owner, SourceFile) and name == "read":
+        text = facts.library.source(owner.path)
+        return unknown if text is None else text
+    if isinstance(owner, re.Match) and name == "group":
+        return owner.group(*arguments)
+    if isinstance(owner, ModelInstance) and name in _SAME_INSTANCE:
+        return owner
+    if isinstance(owner, Config) and name == "get_text_config":
+        return _text_config(facts.library, owner, unknown)
+    return unknown
+
+
+def _text_config(library: Library, config: Config, unknown: Unknown) -> object:
+    """``config.get_text_config()`` is the configuration itself when it has no sub-configurations."""
+    if config.info is None:
+        return unknown
+    owner = library.defines(config.info, "get_text_config")
+    sub_configs = library.attribute(config.info, "sub_configs")
+    if (owner is None or owner.name == _BASE_CONFIG) and sub_configs in ({}, MISSING):
+        return config
+    return unknown

@@ -1,0 +1,68 @@
+"""The common test files read with ``ast``, for the evaluator to run their definitions."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_SKIP_CALLS = ("self.skipTest", "pytest.skip")
+
+
+@dataclass(frozen=True)
+class CommonDefinitions:
+    """``(path, class name, method name) -> ast.FunctionDef`` of the common files, and which may skip.
+
+    A definition may skip when it calls ``self.skipTest`` / ``pytest.skip`` / raises ``SkipTest``
+    anywhere in its body, or calls ``self.<helper>`` where some common definition of that name may.
+    """
+
+    functions: dict[tuple[str, str, str], ast.FunctionDef]
+    may_skip: frozenset[str]  # method names
+
+    def get(self, path: str | None, class_name: str, method: str) -> ast.FunctionDef | None:
+        return self.functions.get((path or "", class_name, method))
+
+
+def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
+    """``sources`` maps each common file's path to its text (a file that does not parse is left out)."""
+    functions: dict[tuple[str, str, str], ast.FunctionDef] = {}
+    for path, source in sources.items():
+        try:
+            tree = ast.parse(source, filename=path)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef):
+                        functions[path, node.name, item.name] = item
+    direct: dict[str, bool] = {}
+    calls: dict[str, set[str]] = {}
+    for (_, _, name), function in functions.items():
+        skips, called = _skips_and_calls(function)
+        direct[name] = direct.get(name, False) or skips
+        calls.setdefault(name, set()).update(called)
+    may_skip = {name for name, skips in direct.items() if skips}
+    changed = True
+    while changed:  # a helper that calls a skipping helper may skip too
+        changed = False
+        for name, called in calls.items():
+            if name not in may_skip and called & may_skip:
+                may_skip.add(name)
+                changed = True
+    return CommonDefinitions(functions, frozenset(may_skip))
+
+
+def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
+    skips = False
+    called = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            target = ast.unparse(node.func)
+            if target in _SKIP_CALLS:
+                skips = True
+            elif target.startswith("self.") and target.count(".") == 1:
+                called.add(target[5:])
+        elif isinstance(node, ast.Raise) and node.exc is not None and "SkipTest" in ast.unparse(node.exc):
+            skips = True
+    return skips, called

@@ -1,0 +1,36 @@
+"""What the run-time evaluator needs to know about one test class, gathered by the analyzer."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.records import LibraryClass
+
+# Returned by the lookups below when the name is not there at all.
+ABSENT = object()
+
+
+@dataclass(frozen=True)
+class TestClassFacts:
+    """One collected test class, seen from its common test's body.
+
+    ``attribute`` / ``tester_attribute`` return a literal, an ``Unknown`` or :data:`ABSENT`;
+    ``definition`` returns the ``ast`` definition ``self.<name>`` runs when it is written in a
+    common file, else None; ``model_classes`` is ``all_model_classes`` resolved in the library
+    (None when some name could not be); ``generative_classes`` is set when the class overrides
+    ``all_generative_model_classes``; ``names`` are the module-level names of the common file the
+    evaluator knows (auto mappings imported there).
+    """
+
+    library: Library
+    name: str
+    attribute: Callable[[str], object]
+    tester_attribute: Callable[[str], object]
+    definition: Callable[[str], ast.FunctionDef | None]
+    model_classes: tuple[LibraryClass, ...] | None
+    generative_classes: tuple[LibraryClass, ...] | None
+    config_class: LibraryClass | None
+    names: dict[str, object]

@@ -1,0 +1,141 @@
+"""What a statement can do without being run: skip, end the test, or change which names.
+
+The evaluator runs only the statements that may reach a skip; for the others it needs only their
+effects. They are computed once per statement and kept on the ``ast`` node.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_SKIP_CALLS = frozenset({"self.skipTest", "pytest.skip"})
+
+
+@dataclass(frozen=True)
+class Effects:
+    """``may_skip``: a skip call (or a helper that may skip) is inside; ``ends``: a ``return`` or
+    ``raise`` (also ``break``/``continue`` outside inner loops) is; ``names`` / ``attributes``:
+    the variables, and ``(variable, attribute)`` pairs, it assigns."""
+
+    may_skip: bool
+    ends: ast.stmt | None
+    names: frozenset[str]
+    attributes: frozenset[tuple[str, str]]
+
+
+def effects(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
+    found = getattr(node, "_skip_effects", None)
+    if found is None:
+        found = _compute(node, skipping_helpers)
+        node._skip_effects = found  # type: ignore[attr-defined]
+    return found
+
+
+def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
+    may_skip = False
+    ends: ast.stmt | None = None
+    names: set[str] = set()
+    attributes: set[tuple[str, str]] = set()
+    loops_inside = {
+        id(inner)
+        for child in ast.iter_child_nodes(node)
+        for inner in ast.walk(child)
+        if isinstance(inner, (ast.For, ast.While))
+    }
+    loop_bodies = {
+        id(stmt)
+        for inner in ast.walk(node)
+        if id(inner) in loops_inside
+        for stmt in ast.walk(inner)
+        if stmt is not inner
+    }
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            target = _dotted(inner.func)
+            if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
+                may_skip = True
+        elif isinstance(inner, ast.Raise):
+            if inner.exc is not None and "SkipTest" in _dotted(
+                inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
+            ):
+                may_skip = True
+            ends = ends or inner
+        elif (
+            isinstance(inner, ast.Return)
+            or isinstance(inner, (ast.Break, ast.Continue))
+            and id(inner) not in loop_bodies
+        ):
+            ends = ends or inner
+        elif isinstance(inner, (ast.Name)) and isinstance(inner.ctx, ast.Store):
+            names.add(inner.id)
+        elif (
+            isinstance(inner, ast.Attribute)
+            and isinstance(inner.ctx, ast.Store)
+            and isinstance(inner.value, ast.Name)
+        ):
+            attributes.add((inner.value.id, inner.attr))
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
+            names.add(inner.name)
+    return Effects(may_skip, ends, frozenset(names), frozenset(attributes))
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> frozenset[str]:
+    """The variables whose values can decide a skip of ``function``: read by the condition of an
+    ``if``/loop that may skip or by a skipping call, and, in turn, by what is assigned to them."""
+    found = getattr(function, "_skip_relevant", None)
+    if found is not None:
+        return found
+    relevant: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.While)) and effects(node, skipping_helpers).may_skip:
+            relevant |= _read(node.test)
+        elif isinstance(node, ast.For) and effects(node, skipping_helpers).may_skip:
+            relevant |= _read(node.iter)
+        elif isinstance(node, ast.Call):
+            target = _dotted(node.func)
+            if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
+                relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
+    assignments = [
+        node
+        for node in ast.walk(function)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for node in assignments:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            source = node.iter if isinstance(node, ast.For) else node.value
+            if source is not None and assigned_names(targets) & relevant:
+                added = _read(source) - relevant
+                if added:
+                    relevant |= added
+                    changed = True
+    function._skip_relevant = frozenset(relevant)  # type: ignore[attr-defined]
+    return function._skip_relevant
+
+
+def assigned_names(targets: list[ast.expr]) -> set[str]:
+    """The variables an assignment binds or changes (``config.x = ...`` changes ``config``)."""
+    names = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+    return names
+
+
+def _read(node: ast.AST) -> set[str]:
+    return {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)}

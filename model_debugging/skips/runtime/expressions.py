@@ -1,0 +1,283 @@
+"""Evaluate one expression of a common test on symbolic values; what cannot be known is ``Unknown``."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable
+
+from model_debugging.skips.runtime import attributes
+from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.values import (
+    Builtin,
+    Config,
+    Helper,
+    ModelClass,
+    ModelInstance,
+    Parameters,
+    Skipped,
+    TestSelf,
+    Unknown,
+)
+
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+_BINARY = {ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mod: operator.mod}
+_BUILTINS = {
+    "len", "any", "all", "set", "list", "tuple", "hasattr", "getattr", "get_values", "sorted", "str", "bool", "int", "open",
+}  # fmt: skip
+_MODULES = {"inspect", "re"}
+_STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split"}
+_PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset)
+
+# Calls a helper statement evaluates: (helper name, arguments) -> value, or raises Skipped.
+CallHelper = Callable[[str, list[object], dict[str, object]], object]
+
+
+class Evaluator:
+    """Evaluates expressions of one test for one test class (``facts``) with local ``variables``."""
+
+    def __init__(self, facts: TestClassFacts, call_helper: CallHelper):
+        self.facts, self.call_helper = facts, call_helper
+
+    def value(self, node: ast.expr, variables: dict[str, object]) -> object:
+        try:
+            return self._value(node, variables)
+        except Skipped:
+            raise
+        except Exception:  # an operation on values of the wrong kind: only the run knows
+            return Unknown(node=node)
+
+    def _value(self, node: ast.expr, variables: dict[str, object]) -> object:
+        unknown = Unknown(node=node)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node.id, variables, unknown)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = [self.value(item, variables) for item in node.elts]
+            kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+            return (
+                unknown if any(isinstance(item, Unknown) for item in items) and kind is set else kind(items)
+            )
+        if isinstance(node, ast.JoinedStr):
+            parts = [
+                part.value if isinstance(part, ast.Constant) else self.value(part.value, variables)
+                for part in node.values
+            ]
+            return "".join(attributes.text(part) for part in parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.value(node.operand, variables)
+            return unknown if not attributes.known(inner) else not attributes.truth(inner)
+        if isinstance(node, ast.BoolOp):
+            return self._bool_op(node, variables, unknown)
+        if isinstance(node, ast.Compare):
+            return self._compare(node, variables, unknown)
+        if isinstance(node, ast.Attribute):
+            return attributes.attribute(self.facts, self.value(node.value, variables), node.attr, unknown)
+        if isinstance(node, ast.Call):
+            return self._call(node, variables, unknown)
+        if isinstance(node, ast.NamedExpr):
+            result = self.value(node.value, variables)
+            variables[node.target.id] = result
+            return result
+        if isinstance(node, ast.BinOp):
+            left, right = self.value(node.left, variables), self.value(node.right, variables)
+            operation = _BINARY.get(type(node.op))
+            if (
+                operation is not None
+                and isinstance(left, (int, str, tuple, list))
+                and isinstance(right, (int, str, tuple, list))
+            ):
+                return operation(left, right)
+            return unknown
+        if isinstance(node, ast.IfExp):
+            test = self.value(node.test, variables)
+            if not attributes.known(test):
+                return unknown
+            return self.value(node.body if attributes.truth(test) else node.orelse, variables)
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            return self._comprehension(node, variables, unknown)
+        if isinstance(node, ast.Subscript):
+            container, key = self.value(node.value, variables), self.value(node.slice, variables)
+            if isinstance(container, (list, tuple, dict, str)) and attributes.known(key):
+                return container[key]
+        return unknown
+
+    def _name(self, name: str, variables: dict[str, object], unknown: Unknown) -> object:
+        if name in variables:
+            return variables[name]
+        if name == "self":
+            return TestSelf()
+        if name in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[name]
+        if name in self.facts.names:
+            return self.facts.names[name]
+        if name in _BUILTINS or name in _MODULES:
+            return Builtin(name)
+        return unknown
+
+    def _bool_op(self, node: ast.BoolOp, variables: dict[str, object], unknown: Unknown) -> object:
+        decisive = isinstance(node.op, ast.Or)  # a true operand decides an `or`, a false one an `and`
+        undecided = False
+        result: object = None
+        for operand in node.values:
+            result = self.value(operand, variables)
+            if not attributes.known(result):
+                undecided = True
+                continue
+            if attributes.truth(result) == decisive:
+                return result
+        return unknown if undecided else result
+
+    def _compare(self, node: ast.Compare, variables: dict[str, object], unknown: Unknown) -> object:
+        left = self.value(node.left, variables)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.value(right_node, variables)
+            if isinstance(op, (ast.In, ast.NotIn)):
+                found = attributes.contains(self.facts, right, left)
+                if found is None:
+                    return unknown
+                outcome = found if isinstance(op, ast.In) else not found
+            elif isinstance(left, _PLAIN) and isinstance(right, _PLAIN) and type(op) in _COMPARE:
+                if isinstance(op, (ast.Is, ast.IsNot)):
+                    outcome = (left is None and right is None) or (
+                        left is not None and left == right and right is not None
+                    )
+                    outcome = outcome if isinstance(op, ast.Is) else not outcome
+                else:
+                    outcome = _COMPARE[type(op)](left, right)
+            elif (
+                isinstance(op, (ast.Eq, ast.NotEq))
+                and attributes.comparable(left)
+                and attributes.comparable(right)
+            ):
+                outcome = (left == right) == isinstance(op, ast.Eq)
+            else:
+                return unknown
+            if not outcome:
+                return False
+            left = right
+        return True
+
+    def _comprehension(self, node: ast.expr, variables: dict[str, object], unknown: Unknown) -> object:
+        results: list[object] = []
+
+        def generate(index: int, scope: dict[str, object]) -> bool:
+            if index == len(node.generators):
+                results.append(self.value(node.elt, scope))
+                return True
+            generator = node.generators[index]
+            iterable = self.value(generator.iter, scope)
+            if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)) or not isinstance(
+                generator.target, ast.Name
+            ):
+                return False
+            for item in iterable:
+                inner = {**scope, generator.target.id: item}
+                conditions = [self.value(condition, inner) for condition in generator.ifs]
+                if not all(attributes.known(condition) for condition in conditions):
+                    return False
+                if all(attributes.truth(condition) for condition in conditions) and not generate(
+                    index + 1, inner
+                ):
+                    return False
+            return True
+
+        if not generate(0, dict(variables)):
+            return unknown
+        return set(results) if isinstance(node, ast.SetComp) else results
+
+    def _call(self, node: ast.Call, variables: dict[str, object], unknown: Unknown) -> object:
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "skip"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "pytest"
+        ):
+            reason = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "reason"), None)
+            )
+            raise Skipped(
+                attributes.text(self.value(reason, variables)) if reason is not None else "", node.lineno
+            )
+        function = self.value(node.func, variables)
+        arguments = [self.value(argument, variables) for argument in node.args]
+        keywords = {
+            keyword.arg: self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg
+        }
+        if isinstance(function, Helper):
+            if function.name == "skipTest":
+                reason = arguments[0] if arguments else keywords.get("reason", "")
+                raise Skipped(attributes.text(reason), node.lineno)
+            return self.call_helper(function.name, arguments, keywords)
+        if isinstance(function, Builtin):
+            return _builtin(self.facts, function.name, arguments, unknown)
+        if isinstance(function, ModelClass):  # model_class(config)
+            config = arguments[0] if arguments and isinstance(arguments[0], Config) else unknown
+            return ModelInstance(function.info, config)
+        if isinstance(node.func, ast.Attribute):
+            owner = self.value(node.func.value, variables)
+            return attributes.call_method(self.facts, owner, node.func.attr, arguments, unknown)
+        return unknown
+
+
+def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:
+    if name in ("hasattr", "getattr"):
+        if len(arguments) < 2 or not isinstance(arguments[1], str):
+            return unknown
+        value = attributes.attribute(facts, arguments[0], arguments[1], unknown, missing=ABSENT)
+        if name == "hasattr":
+            return unknown if isinstance(value, Unknown) and not value.exists else value is not ABSENT
+        if value is ABSENT:
+            return arguments[2] if len(arguments) > 2 else unknown
+        return value
+    if name == "signature":
+        return attributes.parameters(facts, arguments[0], unknown) if arguments else unknown
+    if name in ("getfile", "open"):
+        return attributes.source_file(facts, arguments[0], unknown) if arguments else unknown
+    if name == "search":  # re.search(pattern, text, flags)
+        if len(arguments) >= 2 and all(isinstance(item, (str, int)) for item in arguments[:3]):
+            return re.search(*arguments[:3])
+        return unknown
+    if arguments and isinstance(arguments[0], Parameters) and name in ("set", "list", "tuple"):
+        return {"set": set, "list": list, "tuple": tuple}[name](arguments[0].names)
+    if name == "get_values":
+        if not arguments or not isinstance(arguments[0], dict):
+            return unknown
+        return [
+            name
+            for names in arguments[0].values()
+            for name in (names if isinstance(names, tuple) else (names,))
+        ]
+    if not arguments or not all(attributes.known(argument) for argument in arguments):
+        return unknown
+    plain = {
+        "int": int,
+        "len": len,
+        "any": any,
+        "all": all,
+        "set": set,
+        "list": list,
+        "tuple": tuple,
+        "sorted": sorted,
+        "str": str,
+        "bool": bool,
+    }
+    if name in plain and all(isinstance(argument, _PLAIN) for argument in arguments):
+        return plain[name](*arguments)
+    if name in ("any", "all") and isinstance(arguments[0], list):
+        return plain[name](attributes.truth(item) for item in arguments[0])
+    return unknown

@@ -1,0 +1,334 @@
+"""Run a common test's body on symbolic values, statement by statement, to the first skip it meets.
+
+Control flow follows Python's: a ``for`` over known model classes runs once per class (a skip in
+the loop ends the whole test at the first class that triggers it), a branch whose condition is
+known is the only one run. Where a condition is unknown, both branches run: if only one of them
+skips, the test is undecided; if one ends the test (a ``return``, ``break``, ``raise``) and the
+other goes on, a skip met later is undecided too.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Literal
+
+from model_debugging.skips.runtime import attributes
+from model_debugging.skips.runtime.context import TestClassFacts
+from model_debugging.skips.runtime.effects import assigned_names, effects, relevant_names
+from model_debugging.skips.runtime.expressions import Evaluator
+from model_debugging.skips.runtime.values import Config, Skipped, Unknown
+
+_MAX_DEPTH = 6  # nested helper calls followed
+_MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
+_SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
+
+
+@dataclass(frozen=True)
+class RuntimeVerdict:
+    """What the test does for one test class: ``condition`` says why it is undecided."""
+
+    status: Literal["ran", "skipped", "undecided"]
+    reason: str = ""
+    line: int = 0
+    condition: str = ""
+
+
+class _Undecided(Exception):
+    def __init__(self, condition: ast.AST | str):
+        super().__init__("undecided")
+        self.condition = condition
+
+    def text(self) -> str:
+        return self.condition if isinstance(self.condition, str) else _describe(self.condition)
+
+
+class _SkipSignal(Exception):
+    def __init__(self, skipped: Skipped):
+        super().__init__(skipped.reason)
+        self.skipped = skipped
+
+
+class _Exit(Exception):
+    """``return`` / ``raise`` (the test ends, as run) or ``break`` / ``continue`` (``kind``)."""
+
+    def __init__(self, kind: str, value: object = None):
+        super().__init__(kind)
+        self.kind, self.value = kind, value
+
+
+@dataclass
+class _Frame:
+    """One function being run: conditions under which some of its paths already ended."""
+
+    pending: list[ast.AST | str] = field(default_factory=list)
+    relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
+
+
+def evaluate_test(
+    facts: TestClassFacts, function: ast.FunctionDef, skipping_helpers: frozenset[str]
+) -> RuntimeVerdict:
+    """Run ``function`` (a common test's definition) for the test class ``facts`` describes.
+
+    ``skipping_helpers`` names the methods of the common files that may skip (others are not run).
+    """
+    runner = _Runner(facts, skipping_helpers)
+    try:
+        runner.call(function, [], {}, depth=0)
+    except _SkipSignal as signal:
+        return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
+    except _Undecided as undecided:
+        return RuntimeVerdict("undecided", condition=undecided.text())
+    return RuntimeVerdict("ran")
+
+
+class _Runner:
+    def __init__(self, facts: TestClassFacts, skipping_helpers: frozenset[str]):
+        self.facts, self.skipping_helpers = facts, skipping_helpers
+        self.depth = 0
+        self.evaluator = Evaluator(facts, self._call_helper)
+        self.frame = _Frame()
+
+    # -- functions --------------------------------------------------------------------------------
+    def call(
+        self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object], depth: int
+    ) -> object:
+        variables = self._bind_parameters(function, arguments, keywords)
+        caller, self.frame = self.frame, _Frame(relevant=relevant_names(function, self.skipping_helpers))
+        try:
+            self.block(function.body, variables)
+        except _Exit as exit_:
+            return exit_.value if exit_.kind == "return" else None
+        except Skipped as skipped:
+            raise self._skip(skipped) from None
+        finally:
+            self.frame = caller
+        return None
+
+    def _skip(self, skipped: Skipped) -> Exception:
+        """A skip reached on a path the frame is unsure the test takes is undecided."""
+        if self.frame.pending:
+            return _Undecided(self.frame.pending[0])
+        return _SkipSignal(skipped)
+
+    def _call_helper(self, name: str, arguments: list[object], keywords: dict[str, object]) -> object:
+        definition = self.facts.definition(name) if name in self.skipping_helpers else None
+        if definition is None or self.depth >= _MAX_DEPTH:
+            return Unknown(f"self.{name}(...)")
+        self.depth += 1
+        try:
+            return self.call(definition, arguments, keywords, self.depth)
+        finally:
+            self.depth -= 1
+
+    def _bind_parameters(
+        self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object]
+    ) -> dict[str, object]:
+        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]  # self
+        variables: dict[str, object] = {}
+        defaults = dict(
+            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
+        )
+        for index, name in enumerate(names):
+            if index < len(arguments):
+                variables[name] = arguments[index]
+            elif name in keywords:
+                variables[name] = keywords[name]
+            else:
+                default = defaults.get(name)
+                variables[name] = self.evaluator.value(default, {}) if default is not None else Unknown(name)
+        for argument in function.args.kwonlyargs:
+            variables[argument.arg] = keywords.get(argument.arg, Unknown(argument.arg))
+        for extra in (function.args.vararg, function.args.kwarg):
+            if extra is not None:
+                variables[extra.arg] = Unknown(extra.arg)
+        return variables
+
+    # -- statements -------------------------------------------------------------------------------
+    def block(self, statements: list[ast.stmt], variables: dict[str, object]) -> None:
+        for statement in statements:
+            self.statement(statement, variables)
+
+    def statement(self, node: ast.stmt, variables: dict[str, object]) -> None:
+        value = self.evaluator.value
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.Try)) and self._inert(node):
+            self._apply_effects([node], variables)
+            return
+        if isinstance(node, ast.Expr) and not effects(node, self.skipping_helpers).may_skip:
+            return
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not assigned_names(targets) & self.frame.relevant:
+                return
+        try:
+            if isinstance(node, ast.Expr):
+                value(node.value, variables)
+            elif isinstance(node, ast.Assign):
+                result = value(node.value, variables)
+                for target in node.targets:
+                    self._bind(target, result, variables)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._bind(node.target, value(node.value, variables), variables)
+            elif isinstance(node, ast.AugAssign):
+                self._bind(node.target, Unknown(node=node.target), variables)
+            elif isinstance(node, ast.If):
+                self._if(node, variables)
+            elif isinstance(node, (ast.For, ast.While)):
+                self._loop(node, variables)
+            elif isinstance(node, ast.With):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        self._bind(item.optional_vars, value(item.context_expr, variables), variables)
+                self.block(node.body, variables)
+            elif isinstance(node, ast.Try):
+                try:
+                    self.block(node.body, variables)
+                finally:
+                    self.block(node.finalbody, variables)
+                self.block(node.orelse, variables)
+            elif isinstance(node, ast.Return):
+                raise _Exit("return", value(node.value, variables) if node.value is not None else None)
+            elif isinstance(node, ast.Raise):
+                self._raise(node, variables)
+            elif isinstance(node, (ast.Break, ast.Continue)):
+                raise _Exit("break" if isinstance(node, ast.Break) else "continue")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                variables[node.name] = Unknown(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    variables[(alias.asname or alias.name).split(".")[0]] = Unknown(alias.name)
+        except Skipped as skipped:
+            raise self._skip(skipped) from None
+
+    def _raise(self, node: ast.Raise, variables: dict[str, object]) -> None:
+        exception = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if exception is not None and ast.unparse(exception) in _SKIP_EXCEPTIONS:
+            arguments = node.exc.args if isinstance(node.exc, ast.Call) else []
+            reason = self.evaluator.value(arguments[0], variables) if arguments else ""
+            raise Skipped(attributes.text(reason), node.lineno)
+        raise _Exit("raise")  # the test fails: it ran
+
+    def _bind(self, target: ast.expr, result: object, variables: dict[str, object]) -> None:
+        if isinstance(target, ast.Name):
+            variables[target.id] = result
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = result if isinstance(result, (tuple, list)) and len(result) == len(target.elts) else None
+            for index, element in enumerate(target.elts):
+                self._bind(element, items[index] if items is not None else Unknown(node=element), variables)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            owner = variables.get(target.value.id)
+            if owner is not None and hasattr(owner, "with_value"):
+                variables[target.value.id] = owner.with_value(target.attr, result)
+
+    # -- branches and loops -----------------------------------------------------------------------
+    def _run_branch(self, statements: list[ast.stmt], variables: dict[str, object]) -> tuple[str, object]:
+        """Run a branch on a copy of the variables: ``(how it ended, detail)``."""
+        try:
+            self.block(statements, variables)
+        except _SkipSignal as signal:
+            return "skip", signal
+        except _Undecided as undecided:
+            return "undecided", undecided
+        except _Exit as exit_:
+            return "exit", exit_
+        return "next", None
+
+    def _if(self, node: ast.If, variables: dict[str, object]) -> None:
+        test = self.evaluator.value(node.test, variables)
+        if attributes.known(test):
+            self.block(node.body if attributes.truth(test) else node.orelse, variables)
+            return
+        if self._inert(node):
+            self._apply_effects([node], variables, condition=node.test)
+            return
+        self._fork(node.test, [node.body, node.orelse], variables)
+
+    def _inert(self, node: ast.stmt) -> bool:
+        """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
+        found = effects(node, self.skipping_helpers)
+        return not found.may_skip and not (found.names & self.frame.relevant)
+
+    def _apply_effects(
+        self, statements: list[ast.stmt], variables: dict[str, object], condition: ast.AST | None = None
+    ) -> None:
+        """Statements that cannot skip are not run: what they assign becomes unknown, and a path
+        they may end makes later skips undecided."""
+        for statement in statements:
+            found = effects(statement, self.skipping_helpers)
+            for name in found.names:
+                variables[name] = Unknown(name)
+            for name, attribute in found.attributes:
+                owner = variables.get(name)
+                if isinstance(owner, Config):
+                    variables[name] = owner.with_value(attribute, Unknown(f"{name}.{attribute}"))
+            if found.ends is not None:
+                self.frame.pending.append(condition if condition is not None else found.ends)
+
+    def _fork(
+        self, condition: ast.AST | str, branches: list[list[ast.stmt]], variables: dict[str, object]
+    ) -> None:
+        """Run each branch when only the run knows which one is taken."""
+        scopes = [dict(variables) for _ in branches]
+        pending = list(self.frame.pending)
+        outcomes = []
+        for statements, scope in zip(branches, scopes, strict=True):
+            self.frame.pending = list(pending)
+            outcomes.append(self._run_branch(statements, scope))
+        self.frame.pending = pending
+        kinds = {kind for kind, _ in outcomes}
+        if kinds == {"skip"}:
+            raise outcomes[0][1]
+        if "undecided" in kinds:
+            raise next(detail for kind, detail in outcomes if kind == "undecided")
+        if "skip" in kinds:
+            raise _Undecided(condition)
+        if kinds == {"exit"}:
+            raise outcomes[0][1]
+        if "exit" in kinds:
+            self.frame.pending.append(condition)
+        going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
+        _merge(variables, going_on)
+
+    def _loop(self, node: ast.For | ast.While, variables: dict[str, object]) -> None:
+        iterable = self.evaluator.value(node.iter, variables) if isinstance(node, ast.For) else None
+        known = (
+            isinstance(iterable, (list, tuple, set, frozenset, dict, str))
+            and len(iterable) <= _MAX_ITERATIONS
+        )
+        if not known:
+            if isinstance(node, ast.For):
+                self._bind(node.target, Unknown(node=node.target), variables)
+            self._fork(node, [node.body, []], variables)
+            return
+        for item in iterable:
+            self._bind(node.target, item, variables)
+            try:
+                self.block(node.body, variables)
+            except _Exit as exit_:
+                if exit_.kind == "break":
+                    return
+                if exit_.kind != "continue":
+                    raise
+        self.block(node.orelse, variables)
+
+
+def _describe(node: ast.AST) -> str:
+    """The condition a verdict names: an ``if``'s test, a loop's header, a statement's first line."""
+    if isinstance(node, ast.For):
+        return f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    if isinstance(node, ast.While):
+        return f"while {ast.unparse(node.test)}"
+    return ast.unparse(node).splitlines()[0]
+
+
+def _merge(variables: dict[str, object], scopes: list[dict[str, object]]) -> None:
+    """After a fork, a variable the branches left with different values is unknown."""
+    names = {name for scope in scopes for name in scope}
+    for name in names:
+        values = [scope.get(name, Unknown(name)) for scope in scopes]
+        first = values[0]
+        try:
+            same = all(value == first for value in values[1:])
+        except Exception:
+            same = False
+        variables[name] = first if same else Unknown(name)

@@ -1,0 +1,181 @@
+"""Build a :class:`TestClassFacts` for a collected test class from the analyzer's resolver."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.records import ClassName, LibraryClass
+from model_debugging.skips.records import NonLiteral
+from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
+from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
+
+# Testers that list their model classes from one base class by naming convention
+# (tests/causal_lm_tester.py, tests/vlm_tester.py): tester attribute -> name suffix, in list order.
+_CONVENTIONAL_CLASSES = {
+    "CausalLMModelTester": (
+        ("base_model_class", ""),
+        ("causal_lm_class", "ForCausalLM"),
+        ("question_answering_class", "ForQuestionAnswering"),
+        ("sequence_classification_class", "ForSequenceClassification"),
+        ("token_classification_class", "ForTokenClassification"),
+    ),
+    "VLMModelTester": (
+        ("base_model_class", ""),
+        ("conditional_generation_class", "ForConditionalGeneration"),
+        ("sequence_classification_class", None),
+    ),
+}
+
+
+def mapping_names(library: Library) -> dict[str, object]:
+    """The auto mappings a common file imports: ``X_NAMES`` as a dict, ``X`` as an :class:`AutoMapping`."""
+    names: dict[str, object] = {}
+    for name, entries in library.mappings.items():
+        names[name] = {key: classes if len(classes) != 1 else classes[0] for key, classes in entries}
+        names[name.removesuffix("_NAMES")] = AutoMapping(name)
+    return names
+
+
+def class_facts(
+    resolver: Resolver,
+    name: str,
+    linearization: tuple[ClassRef, ...],
+    library: Library,
+    definition: Callable[[str], ast.FunctionDef | None],
+    names: dict[str, object],
+) -> TestClassFacts:
+    """What the common tests may consult about the test class ``name`` (its MRO is ``linearization``)."""
+
+    attributes: dict[str, object] = {}
+    tester_attributes: dict[str, object] = {}
+
+    def attribute(key: str) -> object:
+        if key not in attributes:
+            attributes[key] = _attribute(key)
+        return attributes[key]
+
+    def tester_attribute(key: str) -> object:
+        if key not in tester_attributes:
+            tester_attributes[key] = _tester_attribute(key)
+        return tester_attributes[key]
+
+    def _attribute(key: str) -> object:
+        value, owner = resolver.class_attribute(linearization, key)
+        if value is _MISSING:
+            return ABSENT
+        if isinstance(value, NonLiteral):
+            return Helper(key) if value.code.endswith(f".{key}()") else Unknown(value.code, exists=True)
+        return value
+
+    def _tester_attribute(key: str) -> object:
+        value = resolver.tester_attribute(linearization, key)
+        if value is _MISSING:
+            return ABSENT
+        if isinstance(value, NonLiteral):
+            return Unknown(value.code, exists=True)
+        return value
+
+    model_classes = _model_classes(resolver, linearization, library)
+    generative = None
+    value, owner = resolver.class_attribute(linearization, "all_generative_model_classes")
+    if owner is not None and isinstance(value, NonLiteral) and not value.code.endswith("()"):
+        generative = _classes_in(value.code, library)
+    config_class = _config_class(resolver, linearization, library, model_classes)
+    return TestClassFacts(
+        library, name, attribute, tester_attribute, definition, model_classes, generative, config_class, names
+    )
+
+
+def _classes_in(code: str, library: Library) -> tuple[LibraryClass, ...] | None:
+    """The classes of ``(A, B) if is_torch_available() else ()`` / ``(A, B)`` / ``[A]``; None if unreadable."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.IfExp):  # the `if is_torch_available()` guard: torch is there when tests run
+        node = node.body
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        return None
+    found = []
+    for element in node.elts:
+        name = element.attr if isinstance(element, ast.Attribute) else getattr(element, "id", None)
+        info = library.find(name) if name else None
+        if info is None:
+            return None
+        found.append(info)
+    return tuple(found)
+
+
+def _model_classes(
+    resolver: Resolver, linearization: tuple[ClassRef, ...], library: Library
+) -> tuple[LibraryClass, ...] | None:
+    value, _ = resolver.class_attribute(linearization, "all_model_classes")
+    if isinstance(value, NonLiteral):
+        return _classes_in(value.code, library)
+    if isinstance(value, tuple | list) and not value:
+        return ()
+    if value is None:  # filled in by setUp from a conventional tester
+        return _conventional_classes(resolver, linearization, library)
+    return None
+
+
+def _conventional_classes(
+    resolver: Resolver, linearization: tuple[ClassRef, ...], library: Library
+) -> tuple[LibraryClass, ...] | None:
+    tester, _ = resolver.tester_class(linearization)
+    if tester is None or tester.external:
+        return None
+    family = next(
+        (
+            _CONVENTIONAL_CLASSES[ref.name]
+            for ref in resolver.mro(tester)
+            if ref.name in _CONVENTIONAL_CLASSES
+        ),
+        None,
+    )
+    if family is None:
+        return None
+    base = _named_class(resolver.tester_attribute(linearization, "base_model_class"), library)
+    if base is None:
+        return None
+    prefix = base.name.replace("Model", "")
+    found = []
+    for attribute_name, suffix in family:
+        value = resolver.tester_attribute(linearization, attribute_name)
+        info = _named_class(value, library)
+        if info is None and value is None and suffix is not None:
+            info = library.find(prefix + suffix) if suffix else base
+        elif info is None and value is not None and value is not _MISSING:
+            return None
+        if info is not None:
+            found.append(info)
+    return tuple(found)
+
+
+def _named_class(value: object, library: Library) -> LibraryClass | None:
+    if isinstance(value, NonLiteral):
+        return library.find(value.code.rpartition(".")[2])
+    if isinstance(value, ClassName):
+        return library.find(value.name)
+    return None
+
+
+def _config_class(
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    library: Library,
+    model_classes: tuple[LibraryClass, ...] | None,
+) -> LibraryClass | None:
+    """The configuration class the tester builds: its ``config_class``, else the model classes'."""
+    found = _named_class(resolver.tester_attribute(linearization, "config_class"), library)
+    if found is not None:
+        return found
+    if model_classes:
+        value = library.attribute(model_classes[0], "config_class")
+        if isinstance(value, ClassName):
+            return library.find(value.name)
+        return library.annotation(model_classes[0], "config")
+    return None

@@ -1,0 +1,128 @@
+"""The symbolic values the run-time evaluator computes with, beside plain Python literals."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from model_debugging.skips.library.records import LibraryClass
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value only the run knows, produced by the expression ``node`` (or written ``source``).
+
+    ``exists`` says the attribute it was read from is known to exist (``hasattr`` is then True).
+    The expression's text is made only when a verdict needs it: unparsing on every step cost more
+    than the evaluation itself.
+    """
+
+    source: str = ""
+    node: ast.AST | None = field(default=None, compare=False)
+    exists: bool = False
+
+    @property
+    def code(self) -> str:
+        return ast.unparse(self.node) if self.node is not None else self.source
+
+    def existing(self) -> Unknown:
+        return Unknown(self.source, self.node, exists=True)
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    """A model class of the library (``model_class`` in ``for model_class in self.all_model_classes``)."""
+
+    info: LibraryClass
+
+
+@dataclass(frozen=True)
+class ModelInstance:
+    """``model_class(config)``: class attributes are known, what ``__init__`` assigns is not."""
+
+    info: LibraryClass
+    config: object
+
+
+@dataclass(frozen=True)
+class Method:
+    """``model_class.forward`` / ``model.prepare_inputs_for_generation``: its signature can be read."""
+
+    info: LibraryClass
+    name: str
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """``inspect.signature(f).parameters``: membership is exact on the declared names."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConfigClass:
+    info: LibraryClass
+
+
+@dataclass(frozen=True)
+class Config:
+    """The configuration the tester builds: its class, and values set on it by the test."""
+
+    info: LibraryClass | None
+    overrides: tuple[tuple[str, object], ...] = ()
+
+    def with_value(self, name: str, value: object) -> Config:
+        return Config(self.info, (*[item for item in self.overrides if item[0] != name], (name, value)))
+
+
+@dataclass(frozen=True)
+class Tester:
+    """``self.model_tester``."""
+
+
+@dataclass(frozen=True)
+class TestSelf:
+    """``self`` in a test method."""
+
+
+@dataclass(frozen=True)
+class Helper:
+    """``self.<name>``: a method of the test class; calling it runs its definition when readable."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class AutoMapping:
+    """``MODEL_MAPPING`` and friends: keyed by configuration classes."""
+
+    names: str  # the ``*_NAMES`` mapping behind it
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """``inspect.getfile(cls)`` / ``open(...)`` of a library file: ``.read()`` gives its text."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A function the evaluator knows (``len``, ``getattr``, ``get_values``, ``inspect.signature``, ...)."""
+
+    name: str
+
+
+class Skipped(Exception):  # noqa: N818 - it is a skip, not an error
+    """Raised through the evaluator when the test reaches ``self.skipTest`` (``reason``, ``line``)."""
+
+    def __init__(self, reason: str, line: int):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+@dataclass
+class Pending:
+    """Paths of the test that already ended as run under a condition the evaluator could not decide."""
+
+    conditions: list[str] = field(default_factory=list)
