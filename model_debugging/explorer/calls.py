@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from model_debugging.debugger.trace_format import Trace, TraceNode
 from model_debugging.explorer.badges import Badge, jump_badges, non_finite_badges
 from model_debugging.explorer.comparison_view import CallComparison
-from model_debugging.explorer.tensor_view import TensorView, tensor_view
+from model_debugging.explorer.tensor_view import TensorView, ValueTable, tensor_view
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class CallView:
     badges: tuple[Badge, ...] = ()
     comparison: CallComparison | None = None
 
-    def to_json(self, parent_path: str | None) -> dict:
+    def to_json(self, parent_path: str | None, values: ValueTable) -> dict:
         node = self.node
         name = node.module_path
         if parent_path and name.startswith(parent_path + "."):
@@ -35,8 +35,8 @@ class CallView:
             "name": name,
             "parent": self.parent,
             "call": node.call_index,
-            "inputs": [tensor.to_json() for tensor in self.inputs],
-            "outputs": None if self.outputs is None else [tensor.to_json() for tensor in self.outputs],
+            "inputs": [tensor.to_json(values) for tensor in self.inputs],
+            "outputs": None if self.outputs is None else [tensor.to_json(values) for tensor in self.outputs],
         }
         if node.exception:
             entry["exception"] = node.exception

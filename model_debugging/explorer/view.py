@@ -10,13 +10,19 @@ from model_debugging.explorer.calls import CallView, trace_calls
 from model_debugging.explorer.overlay import overlay_comparison
 from model_debugging.explorer.page import render_page
 from model_debugging.explorer.source import read_view_trace
+from model_debugging.explorer.tensor_view import ValueTable
 from model_debugging.reporting import atomic_write_text
 
 DEFAULT_PAGE_NAME = "trace.html"
 
 
-def _rows(calls: Sequence[CallView]) -> list[dict]:
-    return [call.to_json(calls[call.parent].node.module_path if call.parent >= 0 else None) for call in calls]
+def _add_rows(document: dict, calls: Sequence[CallView]) -> None:
+    values = ValueTable()
+    document["nodes"] = [
+        call.to_json(calls[call.parent].node.module_path if call.parent >= 0 else None, values)
+        for call in calls
+    ]
+    document["values"] = values.texts()
 
 
 def view_document(
@@ -24,7 +30,8 @@ def view_document(
     compare: str | os.PathLike | None = None,
     rename: Sequence[str] = (),
 ) -> dict:
-    """The JSON the page embeds: the trace's calls in pre-order and, with ``compare``, the comparison.
+    """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct printed
+    values they refer to by index (``values``) and, with ``compare``, the comparison.
 
     Raises:
         TraceError: a trace is missing or unreadable.
@@ -39,7 +46,7 @@ def view_document(
         "comparison": None,
     }
     if compare is None:
-        document["nodes"] = _rows(calls)
+        _add_rows(document, calls)
         return document
 
     from model_debugging import compare_traces
@@ -47,7 +54,7 @@ def view_document(
     result = compare_traces(trace.path, compare, rename=list(rename))
     candidate = read_view_trace(compare)
     tree = overlay_comparison(calls, trace_calls(candidate), result)
-    document["nodes"] = _rows(tree.calls)
+    _add_rows(document, tree.calls)
     document["comparison"] = {
         "candidate": str(candidate.path),
         "lines": result.summary_lines(),

@@ -35,10 +35,15 @@ def test_every_call_is_listed_in_execution_order_with_its_parent(tmp_path):
     assert nodes["ToyModel.layers.0"]["outputs"] is None  # not recorded for modules with children
 
 
-def test_repr_trace_carries_printed_values(tmp_path):
-    output = _by_path(view_document(write_toy_trace(tmp_path)))["ToyModel.head"]["outputs"][0]
-    assert output["values"][0].startswith("tensor([[[")
+def test_repr_trace_carries_printed_values_each_distinct_text_once(tmp_path):
+    document = view_document(write_toy_trace(tmp_path))
+    nodes = _by_path(document)
+    output = nodes["ToyModel.head"]["outputs"][0]
+    assert document["values"][output["values"]].startswith("tensor([[[")
     assert "histogram" not in output
+    # the tensor layers.0 passes on is printed once, referred to by both calls
+    passed_on = nodes["ToyModel.layers.0.scale"]["outputs"][0]["values"]
+    assert nodes["ToyModel.layers.1.proj"]["inputs"][0]["values"] == passed_on
 
 
 def test_tensor_file_trace_carries_a_histogram_per_tensor(tmp_path):
@@ -122,7 +127,7 @@ def test_module_names_cannot_break_out_of_the_embedded_data(tmp_path):
     name = "</script><script>alert(1)</script><!--"
     trace = write_toy_trace(tmp_path, ToySpec(extra={name: 1.0}))
     page = render_page(view_document(trace))
-    assert page.count("</script>") == 2  # the data block's and the explorer script's own
+    assert page.count("</script>") == 3  # the data, the values and the explorer script
     embedded = page.split('<script type="application/json" id="trace-data">')[1].split("</script>")[0]
     assert f"ToyModel.extra.{name}" in _by_path(json.loads(embedded))
 

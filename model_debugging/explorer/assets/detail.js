@@ -1,0 +1,83 @@
+// The detail pane: one call's facts, comparison, and each input and output tensor.
+let valueTexts = null;
+function printedValues(index) {
+  valueTexts = valueTexts || JSON.parse(document.getElementById("trace-values").textContent);
+  return valueTexts[index];
+}
+function tensorBlock(tensor) {
+  if (!tensor.shape) {
+    return el("div", { class: "tensor" }, el("div", { class: "head" }, `${tensor.at || "(value)"} = ${tensor.text}`));
+  }
+  const block = el("div", { class: "tensor" }, el("div", { class: "head" }, `${tensor.at || "(tensor)"}  ${shapeText(tensor)}`));
+  if (tensor.stats) {
+    const names = Object.keys(tensor.stats);
+    block.append(
+      el("table", {},
+        el("tr", {}, ...names.map((name) => el("th", {}, name))),
+        el("tr", {}, ...names.map((name) => el("td", {}, number(tensor.stats[name]))))),
+    );
+  }
+  if (tensor.histogram) block.append(histogram(tensor.histogram));
+  if (tensor.histogramError) block.append(el("p", { class: "nonfinite" }, tensor.histogramError));
+  if (tensor.values !== undefined) {
+    const more = tensor.valuesDropped ? `\n… ${tensor.valuesDropped} more lines` : "";
+    block.append(el("pre", {}, printedValues(tensor.values) + more));
+  }
+  return block;
+}
+function histogram(h) {
+  const ns = "http://www.w3.org/2000/svg";
+  const width = 300, height = 80, top = 4, bottom = 14;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "hist");
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  const peak = Math.max(1, ...h.counts);
+  const barWidth = width / Math.max(1, h.counts.length);
+  h.counts.forEach((value, k) => {
+    const bar = document.createElementNS(ns, "rect");
+    const barHeight = ((height - top - bottom) * value) / peak;
+    bar.setAttribute("x", k * barWidth + 0.5);
+    bar.setAttribute("y", height - bottom - barHeight);
+    bar.setAttribute("width", Math.max(1, barWidth - 1));
+    bar.setAttribute("height", barHeight);
+    bar.append(document.createElementNS(ns, "title"));
+    bar.firstChild.textContent = String(value);
+    svg.append(bar);
+  });
+  [[0, "start", h.low], [width, "end", h.high]].forEach(([x, anchor, value]) => {
+    const label = document.createElementNS(ns, "text");
+    label.setAttribute("x", x);
+    label.setAttribute("y", height - 2);
+    label.setAttribute("text-anchor", anchor);
+    label.textContent = formatNumber(value);
+    svg.append(label);
+  });
+  const extra = [["NaN", h.nan], ["+inf", h.posinf], ["-inf", h.neginf]].filter(([, n]) => n > 0);
+  const box = el("div", {}, svg);
+  if (extra.length) box.append(el("div", { class: "nonfinite" }, extra.map(([name, n]) => `${n} ${name}`).join(", ")));
+  return box;
+}
+function renderDetail(view, i) {
+  const { nodes, depth, children, comparison } = view;
+  const node = nodes[i];
+  const facts = [["call", `#${node.call}`], ["depth", String(depth[i])], ["children", String(children[i].length)]];
+  if (node.parent >= 0) facts.push(["parent", nodes[node.parent].path]);
+  if (node.exception) facts.push(["raised", node.exception]);
+  for (const badge of node.badges || []) facts.push([badge.label, badge.detail]);
+  const cmp = node.comparison;
+  if (cmp && (cmp.status === "equal" || cmp.status === "diverged")) {
+    facts.push(["compare", cmp.verdict], ["candidate", cmp.candidatePath]);
+    if (cmp.maxAbsDiff !== null) facts.push(["max abs diff", number(cmp.maxAbsDiff)], ["max rel diff", number(cmp.maxRelDiff)], ["mean abs diff", number(cmp.meanAbsDiff)]);
+    for (const line of cmp.details) facts.push(["detail", line]);
+  } else if (cmp) {
+    facts.push(["compare", cmp.status === "unmatched" ? "only in the reference trace" : "only in the candidate trace"]);
+  }
+  if (comparison && comparison.origin === i) facts.push(["origin", "the first call whose inputs agree and outputs differ"]);
+  const parts = [el("h2", {}, node.path), el("dl", {}, ...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]))];
+  parts.push(el("h3", {}, "Inputs"), ...(node.inputs.length ? node.inputs.map(tensorBlock) : [el("p", { class: "hint" }, "none recorded")]));
+  parts.push(el("h3", {}, "Outputs"));
+  if (node.outputs === null) parts.push(el("p", { class: "hint" }, "not recorded (the debugger records outputs of leaf modules)"));
+  else parts.push(...(node.outputs.length ? node.outputs.map(tensorBlock) : [el("p", { class: "hint" }, "none")]));
+  view.pane.replaceChildren(...parts);
+}
