@@ -17,7 +17,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from model_debugging.capture.recorder import OutputRecorder, recorders_from_declaration
+from model_debugging.capture.recorder import RECORDER_STATE_FIELDS, OutputRecorder, recorders_from_declaration
 
 __all__ = ["active_buffers", "declares_recorders", "remove_capture_hooks", "sync_capture_hooks"]
 
@@ -37,10 +37,12 @@ class _Owner:
     then point to, so the copy keeps recording exactly once.
     """
 
-    __slots__ = ("__weakref__", "hooked")
+    __slots__ = ("__weakref__", "hooked", "synced_tree")
 
     def __init__(self) -> None:
         self.hooked: weakref.WeakSet[nn.Module] = weakref.WeakSet()
+        # the tree as the last sync saw it (see _tree_state); None until the first sync
+        self.synced_tree: list | None = None
 
     def __deepcopy__(self, memo: dict) -> _Owner:
         return _Owner()
@@ -104,9 +106,18 @@ def _first_input(args: tuple, kwargs: dict):
     return next((value for value in kwargs.values() if isinstance(value, torch.Tensor)), None)
 
 
+_MISSING = object()
+
+
+def declaration_of(module: nn.Module):
+    """``module._can_record_outputs`` (instance first, then class), without nn.Module's slow ``__getattr__``."""
+    declared = module.__dict__.get("_can_record_outputs", _MISSING)
+    return getattr(type(module), "_can_record_outputs", None) if declared is _MISSING else declared
+
+
 def declares_recorders(module: nn.Module) -> bool:
     """A module declaring ``_can_record_outputs`` (even ``{}``) owns the recording of its subtree."""
-    return getattr(module, "_can_record_outputs", None) is not None
+    return declaration_of(module) is not None
 
 
 @torch.compiler.disable
@@ -119,14 +130,52 @@ def sync_capture_hooks(model: nn.Module) -> None:
     ``torch.compile``; safe to call from many threads.
     """
     with _install_lock:
+        owner = _owner_of(model)
+        if owner.synced_tree is not None and _unchanged(owner.synced_tree, model):
+            return
         _sync(model)
+        owner.synced_tree = _tree_state(model)
 
 
-def _sync(model: nn.Module) -> None:
-    recorders = recorders_from_declaration(getattr(model, "_can_record_outputs", None), type(model).__name__)
+def _owner_of(model: nn.Module) -> _Owner:
     owner = model.__dict__.get(_OWNER)
     if owner is None:
         owner = model.__dict__[_OWNER] = _Owner()
+    return owner
+
+
+def _tree_state(model: nn.Module) -> list:
+    """Every module's path, a weak reference to it, and its declaration's content: what the hooks depend on."""
+    return [(name, weakref.ref(module), _declaration_state(module)) for name, module in model.named_modules()]
+
+
+def _unchanged(previous: list, model: nn.Module) -> bool:
+    current = list(model.named_modules())
+    return len(current) == len(previous) and all(
+        name == current_name and reference() is module and declared == _declaration_state(module)
+        for (name, reference, declared), (current_name, module) in zip(previous, current, strict=True)
+    )
+
+
+def _declaration_state(module: nn.Module):
+    """The content of a declaration, copied: a recorder changed in place no longer compares equal."""
+    declared = declaration_of(module)
+    if declared is None:
+        return None
+    return tuple((field, _item_state(item)) for field, item in declared.items())
+
+
+def _item_state(item):
+    if isinstance(item, (list, tuple)):
+        return tuple(_item_state(part) for part in item)
+    if isinstance(item, (type, str)):
+        return item
+    return (type(item), *(getattr(item, name, None) for name in RECORDER_STATE_FIELDS))
+
+
+def _sync(model: nn.Module) -> None:
+    recorders = recorders_from_declaration(declaration_of(model), type(model).__name__)
+    owner = _owner_of(model)
     wanted: dict[nn.Module, dict[HookSpec, str]] = {}
     sub_models: list[nn.Module] = []
     _collect(model, "", owner, recorders, wanted, sub_models)

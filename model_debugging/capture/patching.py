@@ -128,10 +128,13 @@ def _swap(block: object, roots: tuple[str, ...], rules: PatchRules, swapped: dic
                     continue
                 # keys match the name the module binds, like transformers: an alias is patched under its alias
                 replacement = rules.replacement_for(attribute)
-                if replacement is None or replacement is value:
+                if replacement is None:
                     continue
+                # recorded even when an outer block already put the same class there: this block keeps
+                # it in place if the outer one closes first
                 _ledger.swap(block, module, attribute, replacement)
-                swapped[f"{module_name}.{attribute}"] = (value, replacement)
+                if replacement is not value:
+                    swapped[f"{module_name}.{attribute}"] = (value, replacement)
 
 
 def patch_output_recorders(model: nn.Module) -> None:

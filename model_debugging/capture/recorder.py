@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from torch import nn
 
 __all__ = [
+    "RECORDER_STATE_FIELDS",
     "OutputRecorder",
     "as_our_recorder",
     "default_index",
@@ -123,6 +124,8 @@ def _ends_with_components(path: str, suffix: str) -> bool:
 
 
 _RECORDER_FIELDS = ("target_class", "index", "layer_name", "class_name")
+# every field that changes what a recorder records
+RECORDER_STATE_FIELDS = (*_RECORDER_FIELDS, "capture_initial_hidden_state")
 
 
 def is_foreign_recorder(item) -> bool:

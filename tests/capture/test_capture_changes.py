@@ -189,3 +189,20 @@ def test_a_deep_copy_of_a_captured_model_records_each_layer_once(toy):
     clone = copy.deepcopy(model)
     assert len(clone(toy.input_ids, output_hidden_states=True).hidden_states) == 4
     assert len(model(toy.input_ids, output_hidden_states=True).hidden_states) == 4
+
+
+def test_layers_replaced_again_and_again_are_each_recorded(toy):
+    model = toy.Decoder(toy.config())
+    for _ in range(5):  # the replaced layer is freed each time, so a new one may reuse its id
+        model(toy.input_ids, output_hidden_states=True)
+        model.layers[2] = toy.Block(8, cross=False)
+        out = model(toy.input_ids, output_hidden_states=True)
+        expected = toy.manual_outputs(model, toy.input_ids)["hidden_states"]
+        torch.testing.assert_close(out.hidden_states, tuple(expected))
+
+
+def test_a_declaration_set_on_the_instance_after_a_capture_is_followed(toy):
+    model = toy.Decoder(toy.config())
+    assert len(model(toy.input_ids, output_attentions=True).attentions) == 3
+    model._can_record_outputs = {"attentions": OutputRecorder(toy.Attention, layer_name="layers.0.self_attn")}
+    assert len(model(toy.input_ids, output_attentions=True).attentions) == 1
