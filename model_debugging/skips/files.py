@@ -12,6 +12,7 @@ from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key
 from model_debugging.skips.records import ParsedFile, ParseError
+from model_debugging.skips.source_files import read_source
 
 # Below this many cold files, starting worker processes costs more than it saves.
 _PARALLEL_THRESHOLD = 8
@@ -41,7 +42,7 @@ def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str |
     from model_debugging.skips.parse import parse_bytes  # libcst is imported only when parsing
 
     try:
-        data = (repo / path).read_bytes()
+        data = read_source(repo / path)
     except OSError as error:
         return ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
     key = cache_key(f"{path}\0elided" if elide else path, data)
@@ -72,7 +73,7 @@ def iter_parsed(
     cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
     for path in paths:
         try:
-            data = (repo / path).read_bytes()
+            data = read_source(repo / path)
         except OSError as error:
             yield path, ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
             continue

@@ -39,8 +39,8 @@ from model_debugging.skips.rules import (
     SkipDecorator,
 )
 from model_debugging.skips.rules.nodes import code, dotted_name, literal_value
+from model_debugging.skips.source_files import MAX_FILE_BYTES, decode_source
 
-MAX_FILE_BYTES = 2_000_000
 _DEFINITION_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -299,18 +299,15 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
 
 
 def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
-    """Decode and parse; a huge or non-UTF-8 file becomes a :class:`ParseError` record."""
+    """Decode (as Python does) and parse; a huge or undecodable file becomes a :class:`ParseError` record."""
     if len(data) > MAX_FILE_BYTES:
         return ParsedFile(
-            path, error=ParseError(path, 1, f"file too large ({len(data)} bytes > {MAX_FILE_BYTES})")
+            path, error=ParseError(path, 1, f"file too large (more than {MAX_FILE_BYTES} bytes)")
         )
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        return ParsedFile(
-            path, error=ParseError(path, line, f"not UTF-8: {error.reason} at byte {error.start}")
-        )
+    source, refusal = decode_source(data, path)
+    if refusal is not None:
+        line, message = refusal
+        return ParsedFile(path, error=ParseError(path, line, f"cannot decode: {message}"))
     return parse_source(source, path, elide=elide)
 
 

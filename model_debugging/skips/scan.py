@@ -18,6 +18,7 @@ from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 from model_debugging.skips.results import ScanResult
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
+from model_debugging.skips.source_files import read_source
 from model_debugging.skips.store import RecordStore
 
 # Imports are followed into files under these top-level folders only (never into src/).
@@ -233,7 +234,7 @@ def _valid_snapshot(repo: Path, snapshot: ScanSnapshot | None) -> ScanSnapshot |
         return None
     for path, key in snapshot.file_keys:
         try:
-            data = (repo / path).read_bytes()
+            data = read_source(repo / path)
         except OSError:
             return None
         if cache_key(path, data) != key:

@@ -60,7 +60,7 @@ def invalid_files(draw):
 
 def _python_rejects(content: bytes) -> bool:
     try:
-        compile(content.decode("utf-8"), "x.py", "exec", flags=ast.PyCF_ONLY_AST)
+        compile(content, "x.py", "exec", flags=ast.PyCF_ONLY_AST)  # the bytes, as an import reads them
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     return len(content) > parse.MAX_FILE_BYTES
@@ -108,10 +108,10 @@ def test_invalid_files_become_errors_with_path_and_line(bad):
     assert _restrict(results, {"good"}) == synthetic.expected_results(GOOD)
 
 
-def test_a_non_utf8_byte_is_reported_at_its_line():
+def test_a_byte_python_cannot_decode_is_reported_with_pythons_message():
     module = _valid_module()
     at = module.index(b"class ")
-    content = module[:at] + b"# caf\xe9\n" + module[at:]
+    content = module[:at] + b'NAME = "caf\xe9"\n' + module[at:]
     with tempfile.TemporaryDirectory() as root:
         synthetic.write_checkout(GOOD, root)
         (Path(root) / synthetic.model_file("good")).write_bytes(content)
@@ -120,9 +120,22 @@ def test_a_non_utf8_byte_is_reported_at_its_line():
         {
             "path": synthetic.model_file("good"),
             "line": content[:at].count(b"\n") + 1,
-            "message": f"not UTF-8: invalid continuation byte at byte {at + 5}",
+            "message": "cannot decode: (unicode error) 'utf-8' codec can't decode byte 0xe9 in position 3: "
+            "unexpected end of data",
         }
     ]
+
+
+def test_a_bad_byte_in_a_comment_is_read_as_python_reads_it():
+    # Python decodes tokens: an undecodable byte in a comment does not stop the import, nor the scan
+    module = _valid_module()
+    at = module.index(b"class ")
+    content = module[:at] + b"# caf\xe9\n" + module[at:]
+    with tempfile.TemporaryDirectory() as root:
+        synthetic.write_checkout(GOOD, root)
+        (Path(root) / synthetic.model_file("good")).write_bytes(content)
+        results, errors = scan_json(root, use_cache=False, jobs=1)
+    assert errors == [] and results == synthetic.expected_results(GOOD)
 
 
 def test_the_command_survives_every_kind_of_bad_file_in_parallel_workers(tmp_path):
