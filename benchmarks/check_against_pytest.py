@@ -1,19 +1,21 @@
 """Compare the scanner's answer with what pytest really did on a transformers checkout.
 
-Run pytest on the checkout first (in its own venv), e.g. for a few common tests over some models:
+The truth is compact data committed under ``benchmarks/data/`` (see ``pytest_truth.py`` for how
+it is made from pytest's junit XML), so the comparison reruns in seconds without pytest:
 
-    cd /path/to/transformers && HF_HUB_OFFLINE=1 python -m pytest tests/models/{llama,bert}/test_modeling_*.py \\
-        -n 2 -rs -k "test_training or test_inputs_embeds" --junitxml=/tmp/junit.xml
+    python benchmarks/check_against_pytest.py --repo /path/to/transformers \\
+        --truth benchmarks/data/pytest_truth.csv.gz
 
-then, from this project's root:
+``--junit FILE ...`` reads junit XML directly instead (then ``--tests_file`` names the tests run).
 
-    python benchmarks/check_against_pytest.py --repo /path/to/transformers --junit /tmp/junit.xml
-
-For every (model, test) pair present in the junit file, pytest's verdict (the model skips the test
-when every one of its test classes skipped it) is compared with the scanner's. Pairs that pytest
-skipped for an environment reason (GPU, slow, missing package, ...) are counted apart, and so are
-no-op overrides, which pytest reports as passed and the scanner as skipped by design. Exit code 0
-always; the disagreements are printed one per line.
+For every (model, test) pair of the truth, pytest's verdict is "skipped" when every test class
+of the model skipped it, "ran" otherwise; a pair of a collected model with no test case at all
+is "not collected" (no class of the model has the test, or an attribute shadows it). Pairs that
+pytest skipped for an environment reason (GPU, slow, flash attention, a missing package) are left
+out, and so are no-op overrides (pytest: passed; the scanner: skipped by design). Printed:
+agreement over the scored pairs (an undecided pair counts as a disagreement), skipped precision
+and recall, the undecided share, not-collected pairs the scanner calls ran, a per-test table and
+every disagreement. Exit code 0 always.
 """
 
 from __future__ import annotations
@@ -21,102 +23,183 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import xml.etree.ElementTree as ElementTree
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.pytest_truth import TruthRow, read_truth, rows_from_junit  # noqa: E402
 from model_debugging.skips import scan_repository  # noqa: E402
 
 # Skip reasons that depend on the machine, not on the model.
 ENVIRONMENT_REASON = re.compile(
     r"\b(gpus?|cuda|accelerators?|xpu|npu|hpu|mps|multi[- ]gpu)\b|flash|\bslow\b|test requires|"
-    r"not installed|is not available|deepspeed|bitsandbytes|torchvision|timm|\bkernels\b|compute capability",
+    r"not installed|is not available|deepspeed|bitsandbytes|torchvision|timm|\bkernels\b|compute capability|"
+    r"requires? .*(torch|optimum|quanto)",
     re.IGNORECASE,
 )
+VERDICTS = ("ran", "skipped", "undecided", "not_applicable")
 
 
-def read_junit(paths: list[str]) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """(model, test) -> [(status, reason) per test class]; status is passed, failed or skipped."""
-    pairs: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for path in paths:
-        for case in ElementTree.parse(path).getroot().iter("testcase"):
-            parts = case.get("classname", "").split(".")
-            if len(parts) < 5 or parts[:2] != ["tests", "models"]:
-                continue
-            model, test = parts[2], case.get("name", "").split("[")[0]
-            skipped = case.find("skipped")
-            if skipped is not None and skipped.get("type") == "pytest.xfail":
-                pairs[model, test].append(("xfailed", ""))  # it ran, and failed as expected
-            elif skipped is not None:
-                pairs[model, test].append(("skipped", skipped.get("message", "")))
-            elif case.find("failure") is not None or case.find("error") is not None:
-                pairs[model, test].append(("failed", ""))
+def pytest_verdicts(
+    rows: list[TruthRow], models: list[str], tests: list[str]
+) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """(model, test) -> (ran | skipped | environment | not_collected, skip reasons)."""
+    by_pair: dict[tuple[str, str], list[TruthRow]] = defaultdict(list)
+    for row in rows:
+        by_pair[row.model, row.test].append(row)
+    verdicts = {}
+    for model in models:
+        for test in tests:
+            cases = by_pair.get((model, test), [])
+            reasons = [case.reason for case in cases if case.outcome == "skipped"]
+            if not cases:
+                verdicts[model, test] = ("not_collected", [])
+            elif len(reasons) < len(cases):
+                verdicts[model, test] = ("ran", reasons)
+            elif all(ENVIRONMENT_REASON.search(reason) for reason in reasons):
+                verdicts[model, test] = ("environment", reasons)
             else:
-                pairs[model, test].append(("passed", ""))
-    return pairs
+                verdicts[model, test] = ("skipped", reasons)
+    return verdicts
 
 
-def compare(repo: str, junit: list[str]) -> int:
-    observed = read_junit(junit)
-    results = scan_repository(repo).to_json()
-    tests = sorted({test for _, test in observed if test in results})
-    counts: dict[str, int] = defaultdict(int)
-    disagreements = []
-    for (model, test), classes in sorted(observed.items()):
-        if test not in tests:
+def scanner_verdicts(results: dict, tests: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(model, test) -> (verdict, detail) from the scan's JSON entries."""
+    found = {}
+    for test in tests:
+        entry = results.get(test)
+        if entry is None:
             continue
-        entry = results[test]
-        skip = next((item for item in entry["skips"] if item["model"] == model), None)
-        if model in entry["models_skipped"]:
-            predicted = "skipped"
-        elif model in entry["models_ran"]:
-            predicted = "ran"
-        else:
-            predicted = "not applicable"
-        reasons = [reason for status, reason in classes if status == "skipped"]
-        actual = "skipped" if len(reasons) == len(classes) else "ran"
-        if actual == "skipped" and all(ENVIRONMENT_REASON.search(reason) for reason in reasons):
+        skips = {item["model"]: item for item in entry.get("skips", [])}
+        undecided = {
+            line.split(": ", 1)[0]: line.split(": ", 1)[1]
+            for line in entry.get("conditions", [])
+            if ": undecided: " in line
+        }
+        for verdict, key in zip(
+            VERDICTS,
+            ("models_ran", "models_skipped", "models_undecided", "models_not_applicable"),
+            strict=True,
+        ):
+            for model in entry.get(key, []):
+                skip = skips.get(model)
+                detail = f"{skip['kind']}: {skip['reason']}" if skip else undecided.get(model, "")
+                found[model, test] = (verdict, detail)
+    return found
+
+
+def compare(repo: str, header: dict[str, str], rows: list[TruthRow]) -> int:
+    tests = header["tests"].split()
+    models = header["models"].split()
+    truth = pytest_verdicts(rows, models, tests)
+    scanned = scanner_verdicts(scan_repository(repo).to_json(), tests)
+    per_test: dict[str, Counter] = defaultdict(Counter)
+    total: Counter = Counter()
+    disagreements = []
+    for (model, test), (actual, reasons) in sorted(truth.items()):
+        predicted, detail = scanned.get((model, test), ("not_applicable", ""))
+        counts = per_test[test]
+        if actual == "environment":
             counts["environment"] += 1
             continue
-        if predicted == "skipped" and skip["kind"] == "noop_override" and actual == "ran":
+        if actual == "not_collected":
+            counts["not collected"] += 1
+            if predicted == "ran":
+                counts["not collected, called ran"] += 1
+                disagreements.append(f"{model} / {test}: pytest collected nothing | scanner ran")
+            continue
+        if predicted == "skipped" and detail.startswith("noop_override") and actual == "ran":
             counts["noop"] += 1
             continue
-        if predicted == "not applicable":  # `-k` also selected a model's own test of the same name
-            counts["own"] += 1
+        if predicted == "not_applicable":
+            counts["scanner not applicable"] += 1
+            disagreements.append(f"{model} / {test}: pytest {actual} | scanner not applicable")
             continue
-        counts["compared"] += 1
-        counts[f"pytest {actual}, scanner {predicted}"] += 1
+        counts["scored"] += 1
+        counts[f"{actual}->{predicted}"] += 1
         if predicted == actual:
             counts["agree"] += 1
-            counts["same reason"] += bool(skip) and skip["reason"] in reasons
         else:
-            scanner = f"{predicted} ({skip['kind']}: {skip['reason']})" if skip else predicted
-            disagreements.append(f"{model} / {test}: pytest {actual} {reasons[:1]} | scanner {scanner}")
-    models = {model for model, _ in observed}
-    print(f"models: {len(models)}, tests: {len(tests)} ({', '.join(tests)})")
-    print(f"{counts['agree']} of {counts['compared']} (model, test) pairs agree")
-    for actual in ("skipped", "ran"):
-        line = ", ".join(
-            f"scanner {p}: {counts[f'pytest {actual}, scanner {p}']}" for p in ("skipped", "ran")
+            disagreements.append(
+                f"{model} / {test}: pytest {actual} {reasons[:1]} | scanner {predicted} ({detail})"
+            )
+    for counts in per_test.values():
+        total.update(counts)
+    print(f"truth: {header.get('label', '')}")
+    print(
+        f"models: {len(models)} (uncollected by pytest, left out: {header.get('uncollected', '') or 'none'})"
+    )
+    print(f"tests: {len(tests)}")
+    _summary("all tests", total)
+    print()
+    print(
+        "| test | scored | agree | pytest skipped | scanner skipped (right) | undecided | env | not collected (called ran) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for test in tests:
+        counts = per_test[test]
+        skipped = sum(counts[f"skipped->{p}"] for p in VERDICTS)
+        predicted_skipped = counts["skipped->skipped"] + counts["ran->skipped"]
+        undecided = counts["skipped->undecided"] + counts["ran->undecided"]
+        print(
+            f"| {test} | {counts['scored']} | {counts['agree']} | {skipped} | {predicted_skipped} ({counts['skipped->skipped']}) "
+            f"| {undecided} | {counts['environment']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
         )
-        print(f"  pytest {actual:<7} -> {line}")
-    print(f"  skips where the scanner's reason is pytest's message word for word: {counts['same reason']}")
-    print(f"left out: {counts['environment']} skipped by pytest for an environment reason,")
-    print(f"          {counts['noop']} no-op overrides (pytest: passed; scanner: skipped by design),")
-    print(f"          {counts['own']} tests of a model's own that only share a common test's name")
+    print()
     for line in disagreements:
         print(f"  DISAGREE {line}")
     return 0
 
 
+def _summary(title: str, counts: Counter) -> None:
+    scored = counts["scored"]
+    agree = counts["agree"]
+    predicted_skipped = counts["skipped->skipped"] + counts["ran->skipped"]
+    actual_skipped = sum(counts[f"skipped->{p}"] for p in VERDICTS)
+    undecided = counts["skipped->undecided"] + counts["ran->undecided"]
+    precision = counts["skipped->skipped"] / predicted_skipped if predicted_skipped else 1.0
+    recall = counts["skipped->skipped"] / actual_skipped if actual_skipped else 1.0
+    print(f"{title}: {agree} of {scored} scored (model, test) pairs agree ({agree / max(scored, 1):.2%})")
+    print(
+        f"  skipped precision {precision:.4f}, recall {recall:.4f} ({counts['skipped->skipped']} of {actual_skipped} pytest skips found)"
+    )
+    print(f"  undecided: {undecided} ({undecided / max(scored, 1):.2%} of scored pairs)")
+    print(
+        "  confusion (pytest->scanner): "
+        + ", ".join(f"{key} {counts[key]}" for key in sorted(counts) if "->" in key)
+    )
+    print(
+        f"  not-collected pairs called ran: {counts['not collected, called ran']} (of {counts['not collected']} not collected)"
+    )
+    print(
+        f"  left out: {counts['environment']} environment skips, {counts['noop']} no-op overrides, "
+        f"{counts['scanner not applicable']} pairs the scanner calls not applicable"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", required=True, help="the transformers checkout pytest ran on")
-    parser.add_argument("--junit", required=True, nargs="+", help="junit XML file(s) written by pytest")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--truth", help="compact truth written by benchmarks/pytest_truth.py")
+    source.add_argument("--junit", nargs="+", help="junit XML file(s) written by pytest")
+    parser.add_argument("--tests_file", help="with --junit: a file whose test_* words are the tests run")
     args = parser.parse_args(argv)
-    return compare(args.repo, args.junit)
+    if args.truth:
+        header, rows = read_truth(Path(args.truth))
+    else:
+        if not args.tests_file:
+            parser.error("--junit needs --tests_file")
+        tests = sorted(set(re.findall(r"\btest_\w+", Path(args.tests_file).read_text())))
+        rows, uncollected = rows_from_junit(args.junit, set(tests))
+        models = sorted({row.model for row in rows} - uncollected)
+        header = {
+            "tests": " ".join(tests),
+            "models": " ".join(models),
+            "uncollected": " ".join(sorted(uncollected)),
+        }
+    return compare(args.repo, header, rows)
 
 
 if __name__ == "__main__":

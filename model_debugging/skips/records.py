@@ -31,6 +31,7 @@ class SkipKind(str, Enum):
     FLAG_GUARD = "flag_guard"  # `if not self.<flag>: self.skipTest(...)` with the flag false
     PYTESTMARK = "pytestmark"  # `pytestmark = pytest.mark.skip(...)` in the module or a class of the MRO
     SETUP = "setup"  # setUp / setUpClass skips before the test runs
+    RUNTIME = "runtime"  # a skip the common test reaches at run time, decided from the library's sources
 
 
 @dataclass(frozen=True)

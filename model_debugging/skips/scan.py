@@ -17,6 +17,7 @@ from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, 
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 from model_debugging.skips.results import ScanResult
+from model_debugging.skips.runtime.checks import load_runtime_checks
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.source_files import read_source
 from model_debugging.skips.store import RecordStore
@@ -165,6 +166,7 @@ def scan_repository(
             _check_known(tests, test_method_name)
             tests = {test_method_name: tests[test_method_name]}
 
+        runtime = load_runtime_checks(repo, common_paths, records_cache, jobs=jobs, keys=keys)
         model_paths: dict[str, list[str]] = {}
         for path in model_files:
             model_paths.setdefault(Path(path).parent.name, []).append(path)
@@ -174,7 +176,7 @@ def scan_repository(
             resolver = _model_resolver(store, paths_of_model)
             classes = collect_test_classes(resolver, paths_of_model, tests)
             for name, summary in summaries.items():
-                summary.add(model, model_outcome(resolver, classes, name))
+                summary.add(model, model_outcome(resolver, classes, name, runtime))
         errors = store.errors()
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, errors)
     if full_scan and cache is not None:

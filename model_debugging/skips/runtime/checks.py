@@ -1,0 +1,83 @@
+"""The run-time checks of one scan: the library read once, facts built once per test class."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from model_debugging.skips.cache import ParseCache
+from model_debugging.skips.collect import CollectedClass
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.load import load_library
+from model_debugging.skips.resolve import ClassRef, Resolver
+from model_debugging.skips.runtime.common import CommonDefinitions, read_common_definitions
+from model_debugging.skips.runtime.context import TestClassFacts
+from model_debugging.skips.runtime.statements import RuntimeVerdict, evaluate_test
+from model_debugging.skips.runtime.test_side import class_facts, mapping_names
+from model_debugging.skips.source_files import read_source
+
+NO_LIBRARY_NOTE = (
+    "note: no library sources (src/<package>/models) in {repo}: skips decided at run time from the "
+    "model and config classes are reported as undecided"
+)
+
+
+class RuntimeChecks:
+    """Evaluates the common tests' run-time skips against the library for each collected class."""
+
+    def __init__(self, library: Library, definitions: CommonDefinitions):
+        self.library, self.definitions = library, definitions
+        self._names = mapping_names(library)
+        self._facts: dict[ClassRef, TestClassFacts] = {}
+        self._resolver: Resolver | None = None
+
+    def verdict(
+        self, resolver: Resolver, test_class: CollectedClass, test_name: str
+    ) -> RuntimeVerdict | None:
+        """What the common definition of ``test_name`` does for this class; None when it cannot skip
+        (or the class runs its own definition)."""
+        if test_name not in self.definitions.may_skip:
+            return None
+        owner, _ = test_class.definitions[test_name]
+        function = self.definitions.get(resolver.path_of(owner), owner.name, test_name)
+        if function is None:
+            return None
+        return evaluate_test(self._class_facts(resolver, test_class), function, self.definitions.may_skip)
+
+    def _class_facts(self, resolver: Resolver, test_class: CollectedClass) -> TestClassFacts:
+        if resolver is not self._resolver:  # a new model: the facts of the previous one are done with
+            self._facts.clear()
+            self._resolver = resolver
+        facts = self._facts.get(test_class.ref)
+        if facts is None:
+
+            def definition(name: str):
+                found = test_class.definitions.get(name)
+                if found is None:
+                    return None
+                return self.definitions.get(resolver.path_of(found[0]), found[0].name, name)
+
+            facts = class_facts(
+                resolver, test_class.ref.name, test_class.linearization, self.library, definition, self._names
+            )
+            self._facts[test_class.ref] = facts
+        return facts
+
+
+def load_runtime_checks(
+    repo: Path, common_paths: list[str], cache: ParseCache | None, *, jobs: int | None, keys: dict[str, str]
+) -> RuntimeChecks:
+    """Read the library (cached per file) and the common files; says once on stderr when there is no library."""
+    library, errors = load_library(repo, cache, jobs=jobs, keys=keys)
+    if library is None:
+        print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
+        library = Library(())
+    for error in errors:
+        print(error, file=sys.stderr)
+    sources = {}
+    for path in common_paths:
+        try:
+            sources[path] = read_source(repo / path).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return RuntimeChecks(library, read_common_definitions(sources))
