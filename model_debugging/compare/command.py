@@ -1,15 +1,18 @@
 """``model-debugging compare REF CAND``: find where two debugger traces diverge.
 
 Exit codes: 0 the traces are equivalent within tolerance, 1 they diverge (or a module is found on
-one side only), 2 an input is unusable (the message names the file and why).
+one side only), 2 an input or an output path is unusable (one line naming the file and why;
+output paths are checked before any trace is read, and nothing is written then).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import importlib.util
+import os
 from pathlib import Path
 
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
@@ -27,9 +30,9 @@ def _tolerance(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog,
         description="Find where two model addition debugger traces diverge.",
         epilog="exit status: 0 equivalent within tolerance, 1 diverged, 2 unusable input",
     )
@@ -61,28 +64,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def _output_problem(path: Path) -> str | None:
+    """Why ``path`` cannot receive an output file, or None when it can."""
+    if path.is_dir():
+        return f"{path}: is a directory; give a file name"
+    if not path.parent.is_dir():
+        return f"{path}: the directory {path.parent} does not exist"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"{path}: the directory {path.parent} is not writable"
+    return None
+
+
+def _check_outputs(args: argparse.Namespace) -> str | None:
+    for path in (args.json, args.markdown, args.plot):
+        problem = path and _output_problem(path)
+        if problem:
+            return problem
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
+    return None
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
-        args = parser.parse_args(argv)
+        args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
+    problem = _check_outputs(args)
+    if problem:
+        return fail(prog, problem)
     try:
         rules = load_rename_rules(args.config) if args.config else ()
         rules += tuple(parse_rename_rule(text) for text in args.rename)
         result = compare_traces(args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules)
-    except (TraceError, ConfigError, RenameRuleError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        atomic_write_json(args.json, result.to_dict())
-    if args.markdown:
-        atomic_write_text(args.markdown, render_markdown(result))
-    if args.plot:
-        try:
+        if args.json:
+            atomic_write_json(args.json, result.to_dict())
+        if args.markdown:
+            atomic_write_text(args.markdown, render_markdown(result))
+        if args.plot:
             write_plot(result, args.plot)
-        except ImportError as error:
-            print(f"{PROG}: error: {error}", file=sys.stderr)
-            return 2
+    except (TraceError, ConfigError, RenameRuleError) as error:
+        return fail(prog, str(error))
+    except OSError as error:  # an output file could not be written after all (disk full, ...)
+        return fail(prog, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))
     print(render_terminal(result))
-    return 0 if result.equivalent else 1
+    return EXIT_OK if result.equivalent else EXIT_FINDING

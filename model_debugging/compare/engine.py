@@ -28,7 +28,7 @@ from model_debugging.compare.numeric import GroupDiff, PairComparer
 from model_debugging.compare.renames import RenameRule, coerce_rename_rules
 from model_debugging.compare.result import ModuleComparison, TraceComparison
 from model_debugging.debugger.trace_format.reading import read_trace
-from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceError, TraceNode
 
 __all__ = ["compare_traces"]
 
@@ -65,6 +65,9 @@ def compare_traces(
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
     rules = coerce_rename_rules(rename)
     reference_trace, candidate_trace = read_trace(reference), read_trace(candidate)
+    for trace in (reference_trace, candidate_trace):
+        if not any(record.is_tensor for node in trace.nodes for record in node.records):
+            raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
     comparer = PairComparer(atol, rtol, mode)
 

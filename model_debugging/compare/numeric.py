@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
+from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
-from model_debugging.debugger.trace_format.tensor_files import read_tensor_file
+from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
 # Elements per slice when diffing a tensor pair. The ten or so passes over a slice then run in
 # the CPU cache instead of memory (about 3x faster than 1M-element slices), and temporaries stay tiny.
@@ -49,29 +49,45 @@ class PairComparer:
 
     def compare(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         if self.mode == "tensors":
-            diff.add(*self._compare_files(reference.file, candidate.file))
+            diff.add(*self._compare_files(reference, candidate))
         else:
             self._compare_stats(reference, candidate, diff)
 
     def _compare_stats(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
-        candidate_stats = dict(candidate.stats)
-        for name, expected in reference.stats:
+        """Compare the statistics both sides recorded: the float64/exact ones when both have them."""
+        use_exact = bool(reference.statistics and candidate.statistics)
+        expected_stats = reference.statistics if use_exact else reference.stats
+        candidate_stats = dict(candidate.statistics if use_exact else candidate.stats)
+        exact_dtype = is_exact_dtype(reference.dtype) and is_exact_dtype(candidate.dtype)
+        for name, expected in expected_stats:
             actual = candidate_stats.get(name)
             if expected is None or actual is None:
+                if expected is not actual:  # one side has a value (e.g. a std), the other none
+                    diff.add(False, math.inf, math.inf, 0.0, 1)
                 continue
-            if (math.isnan(expected) and math.isnan(actual)) or expected == actual:
-                error = 0.0
+            same = expected == actual or (math.isnan(expected) and math.isnan(actual))
+            error = 0.0 if same else abs(actual - expected)
+            error = math.inf if math.isnan(error) else float(error)
+            magnitude = abs(expected) if math.isfinite(expected) else 0.0
+            relative = error / magnitude if magnitude else 0.0
+            if exact_dtype or name in EXACT_STATISTICS:
+                within = same
             else:
-                error = abs(actual - expected)
-                error = math.inf if math.isnan(error) else error
-            relative = error / abs(expected) if expected and math.isfinite(expected) else 0.0
-            diff.add(error <= self.atol + self.rtol * abs(expected), error, relative, error, 1)
+                within = error <= self.atol + self.rtol * magnitude
+            diff.add(within, error, relative, error, 1)
 
-    def _compare_files(self, reference: Path, candidate: Path) -> tuple[bool, float, float, float, int]:
-        expected, actual = read_tensor_file(reference).reshape(-1), read_tensor_file(candidate).reshape(-1)
+    def _compare_files(
+        self, reference: TensorRecord, candidate: TensorRecord
+    ) -> tuple[bool, float, float, float, int]:
+        expected, actual = read_recorded_tensor(reference), read_recorded_tensor(candidate)
         self.bytes_compared += _nbytes(expected) + _nbytes(actual)
         same_dtype = expected.dtype == actual.dtype
-        work_dtype = torch.float64 if torch.float64 in (expected.dtype, actual.dtype) else torch.float32
+        expected, actual = _as_real_elements(expected), _as_real_elements(actual)
+        if expected.numel() != actual.numel():  # complex against real: the dtype mismatch is reported
+            return False, math.inf, math.inf, 0.0, 0
+        exact = not (expected.dtype.is_floating_point or actual.dtype.is_floating_point)
+        wide = exact or torch.float64 in (expected.dtype, actual.dtype)
+        work_dtype = torch.float64 if wide else torch.float32
         within, max_abs, max_rel, abs_sum = True, 0.0, 0.0, 0.0
         for start in range(0, expected.numel(), _CHUNK_ELEMENTS):
             ref = expected[start : start + _CHUNK_ELEMENTS]
@@ -79,7 +95,9 @@ class PairComparer:
             if same_dtype and torch.equal(ref, cand):
                 continue  # bit-identical slice (the common case before a divergence): all differences 0
             chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype))
-            within = within and chunk[0]
+            # integers and bools (this slice is not bit-identical) differ: no tolerance, and no
+            # float rounding of a large int64 can hide the difference
+            within = within and not exact and chunk[0]
             max_abs, max_rel, abs_sum = max(max_abs, chunk[1]), max(max_rel, chunk[2]), abs_sum + chunk[3]
         return within, max_abs, max_rel, abs_sum, expected.numel()
 
@@ -108,3 +126,10 @@ class PairComparer:
 
 def _nbytes(tensor: torch.Tensor) -> int:
     return tensor.numel() * tensor.element_size()
+
+
+def _as_real_elements(tensor: torch.Tensor) -> torch.Tensor:
+    """A flat view whose elements are compared: a complex tensor's real and imaginary parts side by side."""
+    if tensor.is_complex():
+        return torch.view_as_real(tensor.resolve_conj()).reshape(-1)
+    return tensor.reshape(-1)

@@ -5,22 +5,25 @@ from __future__ import annotations
 import functools
 import logging
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 
+from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.prune import paths_with_later_siblings
-from model_debugging.debugger.tensors import ValueSerializer
-from model_debugging.debugger.trace_format.names import FileNameRegistry
-from model_debugging.debugger.trace_format.writing import TraceWriter
+from model_debugging.debugger.recursion import recursion_headroom
+from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
+from model_debugging.debugger.trace_format.names import FileNameRegistry, TracePaths
+from model_debugging.debugger.trace_format.writing import TraceWriter, move_aside_older_trace
 from model_debugging.debugger.tracer import CallTracer
 
 logger = logging.getLogger(__name__)
 
-_NOT_SET = object()
 # upstream prints tensors in scientific notation on 120-column lines
 _TRACE_PRINT_OPTIONS = {"sci_mode": True, "linewidth": 120}
 
@@ -43,40 +46,33 @@ def _usable_output_dir(debug_path: str | Path | None) -> Path:
     return output_dir
 
 
-class _ForwardPatches:
-    """Per-instance ``forward`` replacements that can be undone exactly."""
-
-    def __init__(self) -> None:
-        self._patched: list[tuple[nn.Module, object]] = []
-
-    def patch(self, module: nn.Module, make_forward: Callable[[Callable], Callable]) -> None:
-        own_forward = module.__dict__.get("forward", _NOT_SET)
-        module.__dict__["forward"] = make_forward(module.forward)
-        self._patched.append((module, own_forward))
-
-    def undo(self) -> None:
-        for module, own_forward in reversed(self._patched):
-            if own_forward is _NOT_SET:
-                module.__dict__.pop("forward", None)
-            else:
-                module.__dict__["forward"] = own_forward
-        self._patched.clear()
-
-
 class _TracingSession:
-    """Everything one context installs on a model, and takes away again."""
+    """Everything one context installs on a model, and takes away again.
+
+    Each thread that runs a top-level forward inside the context gets its own tracer, so calls
+    from several threads are recorded as separate traces, never mixed in one tree.
+    """
 
     def __init__(self, model: nn.Module, output_dir: Path | None, prune_layers: bool, use_repr: bool):
         self._model = model
         self._class_name = type(model).__name__
+        self._output_dir = output_dir
         self._recording = output_dir is not None
-        self._patches = _ForwardPatches()
+        self._prune_layers = prune_layers
+        self._use_repr = use_repr
+        self._patches = ForwardPatches()
+        self._installed = False
+        self._threads = threading.local()
+        self._tracers: list[CallTracer] = []
+        self._tracers_lock = threading.Lock()
+        depth = max(name.count(".") + 1 for name, _ in model.named_modules())
+        # a frame per module level for the wrappers, plus the recording stack at the deepest call
+        self._extra_frames = 2 * depth + 2 * MAX_VALUE_DEPTH + 200
         if self._recording:
-            serializer = ValueSerializer(use_repr, output_dir, FileNameRegistry())
-            likely_pruned = (
+            self._names = FileNameRegistry()
+            self._likely_pruned = (
                 paths_with_later_siblings(model, self._class_name) if prune_layers else frozenset()
             )
-            self._tracer = CallTracer(serializer, prune_layers, likely_pruned)
             self._writer = TraceWriter(output_dir, self._class_name)
 
     def install(self) -> None:
@@ -88,27 +84,40 @@ class _TracingSession:
                         module, self._submodule_forward(f"{self._class_name}.{name}", has_submodules)
                     )
         self._patches.patch(self._model, self._top_level_forward)
+        self._installed = True
 
     def uninstall(self) -> None:
+        self._installed = False
         self._patches.undo()
-        if self._recording:
-            self._tracer.reset()
+        with self._tracers_lock:
+            for tracer in self._tracers:
+                tracer.reset()
+
+    def _thread_tracer(self) -> CallTracer:
+        tracer = getattr(self._threads, "tracer", None)
+        if tracer is None:
+            serializer = ValueSerializer(self._use_repr, self._output_dir, self._names)
+            tracer = self._threads.tracer = CallTracer(serializer, self._prune_layers, self._likely_pruned)
+            with self._tracers_lock:
+                self._tracers.append(tracer)
+        return tracer
 
     def _submodule_forward(self, module_path: str, has_submodules: bool) -> Callable[[Callable], Callable]:
-        tracer = self._tracer
-
         def make_forward(original: Callable) -> Callable:
             @functools.wraps(original)
             def traced_forward(*args, **kwargs):
-                if not tracer.active:  # called outside a traced top-level forward
+                tracer = getattr(self._threads, "tracer", None)
+                if not self._installed or tracer is None or not tracer.recording:
+                    return original(*args, **kwargs)  # outside a traced top-level forward of this thread
+                call = _record(tracer, tracer.enter, module_path, args, kwargs)
+                if call is None:
                     return original(*args, **kwargs)
-                call = tracer.enter(module_path, args, kwargs)
                 try:
                     output = original(*args, **kwargs)
                 except BaseException as error:
-                    tracer.exit_with_exception(call, error)
+                    _record(tracer, tracer.exit_with_exception, call, error)
                     raise
-                tracer.exit(call, output, has_submodules=has_submodules)
+                _record(tracer, functools.partial(tracer.exit, has_submodules=has_submodules), call, output)
                 return output
 
             return traced_forward
@@ -118,34 +127,74 @@ class _TracingSession:
     def _top_level_forward(self, original: Callable) -> Callable:
         @functools.wraps(original)
         def traced_forward(*args, **kwargs):
-            if not self._recording or self._tracer.active:
+            if not self._installed or not self._recording or self._thread_tracer().in_forward:
                 with torch.no_grad():
                     return original(*args, **kwargs)
-            try:
-                with torch.no_grad():
-                    self._tracer.start(self._class_name, args, kwargs)
-                    try:
-                        output = original(*args, **kwargs)
-                    except BaseException as error:
-                        self._write_partial_trace(error)
-                        raise
-                    tree = self._tracer.finish(output)
-            finally:
-                self._tracer.reset()
-            self._writer.write(tree)
-            return output
+            with torch.no_grad(), recursion_headroom(self._extra_frames):
+                return self._traced_call(self._thread_tracer(), original, args, kwargs)
 
         return traced_forward
 
-    def _write_partial_trace(self, error: BaseException) -> None:
+    def _traced_call(self, tracer: CallTracer, original: Callable, args: tuple, kwargs: dict) -> Any:
+        paths = self._writer.begin()
         try:
-            paths = self._writer.write(self._tracer.finish_with_exception(error))
+            try:
+                tracer.start(self._class_name, args, kwargs)
+            except Exception as error:
+                tracer.failure = error
+                return original(*args, **kwargs)
+            try:
+                output = original(*args, **kwargs)
+            except BaseException as error:
+                self._write_partial_trace(tracer, paths, error)
+                raise
+            if tracer.failure is None:
+                try:
+                    self._writer.write(paths, tracer.finish(output))
+                except OSError:
+                    self._writer.abandon(paths, tracer.written_files)
+                    raise  # the disk or directory failed: the user must know, once the forward is over
+                except Exception as error:
+                    tracer.failure = error
+            return output
+        finally:
+            if tracer.failure is not None:
+                self._give_up(tracer, paths)
+            tracer.reset()
+
+    def _give_up(self, tracer: CallTracer, paths: TracePaths) -> None:
+        """Remove the files of a trace the debugger could not record; the forward itself went on."""
+        error = tracer.failure
+        self._writer.abandon(paths, tracer.written_files)
+        logger.warning(
+            "The debugger could not record this forward (%s: %s); its trace files were removed",
+            type(error).__name__,
+            error,
+        )
+
+    def _write_partial_trace(self, tracer: CallTracer, paths: TracePaths, error: BaseException) -> None:
+        if tracer.failure is not None:
+            return  # given up in the finally clause above
+        try:
+            self._writer.write(paths, tracer.finish_with_exception(error))
         except Exception as write_error:  # never hide the model's own exception
+            self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)
         else:
             logger.warning(
                 "The forward raised %s; partial trace written to %s", type(error).__name__, paths.summary
             )
+
+
+def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:
+    """Run one recording step; a failure stops recording this forward (the forward itself goes on)."""
+    if tracer.failure is not None:
+        return None
+    try:
+        return step(*args)
+    except Exception as error:
+        tracer.failure = error
+        return None
 
 
 @contextmanager
@@ -184,6 +233,10 @@ def model_addition_debugger_context(
     """
     recording = _is_recording_rank()
     output_dir = _usable_output_dir(debug_path) if recording else None
+    if output_dir is not None:
+        moved_to = move_aside_older_trace(output_dir, type(model).__name__)
+        if moved_to is not None:
+            logger.warning("An older trace of %s was moved to %s", type(model).__name__, moved_to)
     saved_print_options = torch._tensor_str.get_printoptions()
     session = _TracingSession(model, output_dir, do_prune_layers, use_repr)
     try:

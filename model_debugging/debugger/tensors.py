@@ -23,13 +23,14 @@ from typing import Any
 
 import torch
 
-from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
-from model_debugging.debugger.trace_format.names import STAT_NAMES, FileNameRegistry
+from model_debugging.debugger.statistics import tensor_statistics
+from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
+from model_debugging.debugger.trace_format.json_text import key_as_string
+from model_debugging.debugger.trace_format.names import FileNameRegistry
 from model_debugging.debugger.trace_format.records import TensorEntry
 from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
-STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
 # What safetensors can store; other tensors are recorded as their repr even with use_repr=False.
 _SAFETENSORS_DTYPES = frozenset(
     {
@@ -39,8 +40,9 @@ _SAFETENSORS_DTYPES = frozenset(
         *(torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz),
     }
 )
-# Recently formatted tensors, by identity: a hidden state is often the input of 3-4 modules.
-_REUSE_WINDOW = 16
+# Lists, tuples and dicts nested deeper than this are recorded as a placeholder: the trace stays
+# readable (JSON readers recurse per level) and a forward never fails for the debugger's recursion.
+MAX_VALUE_DEPTH = 100
 
 
 def sanitize_addresses(text: str) -> str:
@@ -84,19 +86,6 @@ def _version(tensor: torch.Tensor) -> int | None:
     return None if tensor.is_inference() else tensor._version
 
 
-def _remember(recent: dict[int, tuple], tensor: torch.Tensor) -> tuple | None:
-    """What was derived from ``tensor`` if it was seen recently and not modified since.
-
-    Keeps at most ``_REUSE_WINDOW`` tensors; holding each one also keeps its ``id`` from being reused.
-    """
-    seen = recent.get(id(tensor))
-    if seen is not None and seen[0] is tensor and seen[1] is not None and seen[1] == _version(tensor):
-        return seen[2:]
-    if len(recent) >= _REUSE_WINDOW:
-        del recent[next(iter(recent))]
-    return None
-
-
 def _safe_repr(value: Any) -> str:
     """``repr(value)`` without addresses; a failing ``__repr__`` must not break the traced forward."""
     try:
@@ -114,12 +103,39 @@ def _fits_safetensors(tensor: torch.Tensor) -> bool:
     )
 
 
-def _json_key(key: Any) -> Any:
-    return key if key is None or isinstance(key, (str, int, float, bool)) else _safe_repr(key)
+def _json_keys(keys: list[Any]) -> list[str]:
+    """The JSON object keys for ``keys``: as ``json.dumps`` writes them, made unique.
+
+    ``1`` and ``"1"`` (or ``True`` and ``"true"``) would both be written as ``"1"``, and a reader
+    keeps only the last; a later key that clashes gets its type added: ``"1 (int)"``.
+    """
+    result: list[str] = []
+    taken: set[str] = set()
+    for key in keys:
+        plain = key is None or isinstance(key, (str, int, float, bool))
+        text = key_as_string(key) if plain else _safe_repr(key)
+        if text in taken:
+            base, count = f"{text} ({type(key).__name__})", 1
+            text = base
+            while text in taken:
+                count += 1
+                text = f"{base} {count}"
+        taken.add(text)
+        result.append(text)
+    return result
+
+
+def _not_recorded(value: Any, error: BaseException) -> str:
+    """The placeholder of a value the debugger could not record, with the reason."""
+    return sanitize_addresses(f"<{type(value).__name__} not recorded: {type(error).__name__}: {error}>")
 
 
 class ValueSerializer:
-    """Builds trace values for one debugger context.
+    """Builds trace values for one thread of one debugger context.
+
+    A value the debugger cannot record (a tensor whose ``repr`` or statistics raise, a nested or
+    masked tensor, a list that contains itself, nesting deeper than ``MAX_VALUE_DEPTH``) becomes a
+    placeholder string with the reason: the forward goes on as it would without the debugger.
 
     Args:
         use_repr (`bool`): record tensors as repr lines (True) or as `.safetensors` files (False).
@@ -133,12 +149,13 @@ class ValueSerializer:
         self._names = names
         self._write_error: OSError | None = None
         self._options: PrintOptions | None = None
-        self._recent: dict[int, tuple[torch.Tensor, int, dict, list[str] | None]] = {}
-        self._recent_clones: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
+        self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
+        self.written_files: list[Path] = []  # the tensor files of the current trace
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
+        self.written_files = []
 
     def finish_trace(self) -> None:
         """Raise the first tensor-file write error of the trace, now that the forward has run."""
@@ -147,38 +164,50 @@ class ValueSerializer:
             raise error
 
     def end_trace(self) -> None:
-        """Forget the trace's tensors."""
-        self._recent.clear()
-        self._recent_clones.clear()
+        """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
         self._write_error = None
+        self._open_containers.clear()
 
-    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
+    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW, depth: int = 0) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
-        if isinstance(value, (list, tuple)):
-            return [self.serialize(item, f"{stem}_{index}", capture) for index, item in enumerate(value)]
-        if isinstance(value, dict):
-            return {
-                _json_key(key): self.serialize(item, f"{stem}_{key}", capture) for key, item in value.items()
-            }
+        if isinstance(value, (list, tuple, dict)):
+            return self._serialize_container(value, stem, capture, depth)
         tensor = local_tensor(value)
         if tensor is None:
             return _safe_repr(value)
-        file_name = None if self._use_repr else self._names.claim(stem)
-        # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
-        if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
-            return self._entry(tensor, file_name)
-        version = _version(tensor)
-        if capture is Capture.COPY or version is None:  # without a version, changes would go unnoticed
-            return _DeferredTensor(self._clone(tensor), None, stem, file_name)
-        return _DeferredTensor(tensor, version, stem, file_name)
+        try:
+            file_name = None if self._use_repr else self._names.claim(stem)
+            # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
+            if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
+                return self._entry(tensor, file_name)
+            version = _version(tensor)
+            if capture is Capture.COPY or version is None:  # without a version, changes would go unnoticed
+                return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
+            return _DeferredTensor(tensor, version, stem, file_name)
+        except Exception as error:  # an odd tensor (subclass, nested, ...) must not break the forward
+            return _not_recorded(value, error)
 
-    def _clone(self, tensor: torch.Tensor) -> torch.Tensor:
-        recent = _remember(self._recent_clones, tensor)
-        if recent is not None:
-            return recent[0]
-        clone = tensor.detach().clone()
-        self._recent_clones[id(tensor)] = (tensor, _version(tensor), clone)
-        return clone
+    def _serialize_container(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
+        kind = type(value).__name__
+        if depth >= MAX_VALUE_DEPTH:
+            return f"<{kind} not recorded: nested deeper than {MAX_VALUE_DEPTH} levels>"
+        if id(value) in self._open_containers:
+            return f"<{kind} not recorded: it contains itself>"
+        self._open_containers.add(id(value))
+        try:
+            if isinstance(value, dict):
+                items = list(value.items())
+                keys = _json_keys([key for key, _ in items])
+                return {
+                    json_key: self.serialize(item, f"{stem}_{key}", capture, depth + 1)
+                    for json_key, (key, item) in zip(keys, items, strict=True)
+                }
+            return [
+                self.serialize(item, f"{stem}_{index}", capture, depth + 1)
+                for index, item in enumerate(value)
+            ]
+        finally:
+            self._open_containers.discard(id(value))
 
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
@@ -189,7 +218,10 @@ class ValueSerializer:
                     "its modified values (trace with do_prune_layers=False to record it before that)",
                     stacklevel=2,
                 )
-            return self._entry(value.tensor, value.file_name)
+            try:
+                return self._entry(value.tensor, value.file_name)
+            except Exception as error:
+                return _not_recorded(value.tensor, error)
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
             return value
         if isinstance(value, list):
@@ -197,13 +229,14 @@ class ValueSerializer:
         return {key: self.resolve(item) for key, item in value.items()}
 
     def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
-        stats, lines = self._stats_and_lines(tensor)
+        # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
+        stats = tensor_statistics(tensor, self._options)
         if file_name is not None and _fits_safetensors(tensor):
             self._write(file_name, tensor)
             entry["value"] = f"./{file_name}"
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
-            entry["value"] = lines if lines is not None else self._lines(tensor)
+            entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
         entry.update(stats)
         return entry
 
@@ -211,34 +244,10 @@ class ValueSerializer:
         # A failed write must not break the model's forward: the first error is raised once the
         # forward is over (unless the model raised first), and no further file is attempted.
         if self._write_error is None:
+            path = self._output_dir / file_name
             try:
-                write_tensor_file(self._output_dir / file_name, tensor)
+                write_tensor_file(path, tensor)
             except OSError as error:
                 self._write_error = error
-
-    def _stats_and_lines(self, tensor: torch.Tensor) -> tuple[dict, list[str] | None]:
-        recent = _remember(self._recent, tensor)
-        if recent is not None:
-            return recent
-        stats = self._stats(tensor)
-        lines = self._lines(tensor) if self._use_repr else None
-        self._recent[id(tensor)] = (tensor, _version(tensor), stats, lines)
-        return stats, lines
-
-    def _lines(self, tensor: torch.Tensor) -> list[str]:
-        return sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
-
-    def _stats(self, tensor: torch.Tensor) -> dict:
-        # Empty tensors have no min/max (upstream crashes on them), sparse ones no std: no stats at all.
-        if tensor.dtype not in STATS_DTYPES or tensor.numel() == 0 or tensor.layout != torch.strided:
-            return {}
-        data = tensor.detach()
-        if data.numel() > 1:
-            std = data.std()
-        else:  # nan, as upstream records it, without torch's degrees-of-freedom warning
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                std = data.std()
-        low, high = torch.aminmax(data)
-        reprs = scalar_reprs([data.mean(), std, low, high], self._options)
-        return {name: sanitize_addresses(text) for name, text in zip(STAT_NAMES, reprs, strict=True)}
+            else:
+                self.written_files.append(path)

@@ -11,6 +11,7 @@ message; only the innermost call that saw an exception records it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from model_debugging.debugger.prune import ChildCalls
@@ -67,10 +68,22 @@ class CallTracer:
         self._likely_pruned = likely_pruned
         self._stack: list[_OpenCall] = []
         self._attributed_exception: BaseException | None = None
+        self.failure: Exception | None = None  # why recording the current forward stopped
 
     @property
-    def active(self) -> bool:
+    def in_forward(self) -> bool:
+        """A top-level forward of this tracer is running."""
         return bool(self._stack)
+
+    @property
+    def recording(self) -> bool:
+        """Module calls are being recorded: in a forward, and no recording step has failed."""
+        return bool(self._stack) and self.failure is None
+
+    @property
+    def written_files(self) -> list[Path]:
+        """The tensor files of the current (or last) trace."""
+        return self._serializer.written_files
 
     def start(self, root_path: str, args: tuple, kwargs: dict) -> None:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
@@ -135,6 +148,7 @@ class CallTracer:
     def reset(self) -> None:
         self._stack.clear()
         self._attributed_exception = None
+        self.failure = None
         self._serializer.end_trace()
 
     def _attribute(self, record: CallRecord, exception: BaseException) -> None:

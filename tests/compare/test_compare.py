@@ -175,11 +175,11 @@ def test_corrupt_tensor_file_is_named(toy_traces):
 def test_full_tensor_comparison_holds_one_pair_at_a_time(toy_traces, monkeypatch):
     alive: set[int] = set()
     most_alive = 0
-    load = compare_module.read_tensor_file
+    load = compare_module.read_recorded_tensor
 
-    def tracked_load(path):
+    def tracked_load(record):
         nonlocal most_alive
-        tensor = load(path)
+        tensor = load(record)
         storage = tensor.untyped_storage()  # views share it: it lives as long as any view of the tensor
         key = id(storage)
         alive.add(key)
@@ -187,7 +187,7 @@ def test_full_tensor_comparison_holds_one_pair_at_a_time(toy_traces, monkeypatch
         most_alive = max(most_alive, len(alive))
         return tensor
 
-    monkeypatch.setattr(compare_module, "read_tensor_file", tracked_load)
+    monkeypatch.setattr(compare_module, "read_recorded_tensor", tracked_load)
     result = compare_traces(*toy_traces)
     assert len(result.modules) == 5
     assert most_alive == 2

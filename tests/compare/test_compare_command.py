@@ -13,6 +13,7 @@ def test_equivalent_traces_exit_0(tmp_path, toy_trace, capsys):
 def test_diverging_traces_exit_1_and_write_every_report(toy_traces, tmp_path, capsys):
     reference, candidate = toy_traces
     out = tmp_path / "out"
+    out.mkdir()
     code = cli_main(
         [
             "compare",

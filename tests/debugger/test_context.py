@@ -86,8 +86,10 @@ def test_tree_keeps_first_and_last_layer_by_default(model, input_ids, tmp_path):
         "std": leaf["outputs"]["std"],
         "min": leaf["outputs"]["min"],
         "max": leaf["outputs"]["max"],
+        "statistics": leaf["outputs"]["statistics"],
     }
     assert leaf["outputs"]["mean"].startswith("tensor(") and "e" in leaf["outputs"]["mean"]
+    assert set(leaf["outputs"]["statistics"]) == {"mean", "std", "min", "max", "nan", "posinf", "neginf"}
 
 
 def test_no_pruning_keeps_every_layer(model, input_ids, tmp_path):
@@ -272,7 +274,12 @@ def test_odd_values_do_not_crash(tmp_path):
         "dtype": "torch.float32",
         "value": ["tensor([], size=(0, 4))"],
     }
-    assert boolean == {"shape": "torch.Size([2])", "dtype": "torch.bool", "value": ["tensor([ True, False])"]}
+    assert boolean == {
+        "shape": "torch.Size([2])",
+        "dtype": "torch.bool",
+        "value": ["tensor([ True, False])"],
+        "statistics": {"min": 0, "max": 1, "sum": 1, "weighted_sum": 1},
+    }
     assert special["mean"] == "tensor(nan)" and special["max"] == "tensor(nan)"
     assert special["value"] == ["tensor([       nan,        inf, 1.0000e+00])"]
     assert single["std"] == "tensor(nan)" and single["mean"] == "tensor(2.5000e+00)"

@@ -52,7 +52,28 @@ def run_both(model, tmp_path, **options):
 
 
 def load(directory, kind):
-    return json.loads((directory / f"LlamaForCausalLM_debug_tree_{kind}.json").read_text())
+    return upstream_keys_only(
+        json.loads((directory / f"LlamaForCausalLM_debug_tree_{kind}.json").read_text())
+    )
+
+
+def upstream_keys_only(tree):
+    """``tree`` without the extra ``statistics`` key of our tensor entries (upstream does not write it)."""
+    if isinstance(tree, dict):
+        return {key: upstream_keys_only(value) for key, value in tree.items() if key != "statistics"}
+    if isinstance(tree, list):
+        return [upstream_keys_only(item) for item in tree]
+    return tree
+
+
+def assert_every_tensor_has_statistics(path):
+    text = path.read_text()
+    assert text.count('"statistics": {') == text.count('"dtype": "torch.') > 0
+
+
+def upstream_text(path):
+    """The text upstream writes for our trace file ``path``: our keys it does not write removed."""
+    return json.dumps(upstream_keys_only(json.loads(path.read_text())), indent=2)
 
 
 def walk(node, path="root"):
@@ -99,9 +120,11 @@ def test_repr_traces_match_upstream(tiny_llama, tmp_path, prune):
         (where, line) for where, _, line in walk(full_upstream) if where.endswith("/value")
     ]
     # in practice the whole text is identical
-    assert (ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text() == (
-        upstream_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json"
-    ).read_text()
+    assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
+    assert (
+        upstream_text(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
+        == (upstream_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text()
+    )
 
 
 @pytest.mark.parametrize("prune", [True, False])
@@ -110,6 +133,7 @@ def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
     assert_same_summary(load(upstream_dir, "SUMMARY"), load(ours_dir, "SUMMARY"))
     full_ours = load(ours_dir, "FULL_TENSORS")
     assert full_ours == load(upstream_dir, "FULL_TENSORS")
+    assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json")
     referenced = sorted(value[2:] for _, key, value in walk(full_ours) if key == "value")
     assert len(referenced) > 20
     for name in referenced:
@@ -172,7 +196,7 @@ def test_nested_layer_runs_match_upstream(tmp_path, prune):
             model(hidden.clone())
     torch.set_printoptions(**saved)
     for kind in ("SUMMARY", "FULL_TENSORS"):
-        ours = (tmp_path / "ours" / f"Nested_debug_tree_{kind}.json").read_text()
+        ours = upstream_text(tmp_path / "ours" / f"Nested_debug_tree_{kind}.json")
         assert ours == (tmp_path / "upstream" / f"Nested_debug_tree_{kind}.json").read_text()
     paths = list(module_paths(json.loads(ours)))
     kept_stages = (
@@ -211,4 +235,4 @@ def test_module_called_twice_keeps_the_file_upstream_overwrites(tmp_path):
 
 
 def load_nested(directory):
-    return json.loads((directory / "Nested_debug_tree_FULL_TENSORS.json").read_text())
+    return upstream_keys_only(json.loads((directory / "Nested_debug_tree_FULL_TENSORS.json").read_text()))

@@ -20,20 +20,25 @@ def _float_text(value: float) -> str:
     return float.__repr__(value)
 
 
-def _key_text(key) -> str:
+def key_as_string(key) -> str:
+    """The string ``json.dumps`` writes for a dict key (``1`` -> ``"1"``, ``True`` -> ``"true"``)."""
     if isinstance(key, str):
-        return encode_basestring_ascii(key)
+        return key
     if key is True:
-        return '"true"'
+        return "true"
     if key is False:
-        return '"false"'
+        return "false"
     if key is None:
-        return '"null"'
+        return "null"
     if isinstance(key, int):
-        return f'"{int.__repr__(key)}"'
+        return int.__repr__(key)
     if isinstance(key, float):
-        return f'"{_float_text(key)}"'
+        return _float_text(key)
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _key_text(key) -> str:
+    return encode_basestring_ascii(key if isinstance(key, str) else key_as_string(key))
 
 
 def dumps_indented(value, indent: int = 2) -> str:

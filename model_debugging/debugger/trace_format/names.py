@@ -18,17 +18,29 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 SUMMARY_SUFFIX = "_SUMMARY.json"
 FULL_TENSORS_SUFFIX = "_FULL_TENSORS.json"
+# present beside a trace's files from its first tensor file until both JSON files are written:
+# a trace whose run was killed keeps it, and readers refuse that trace
+INCOMPLETE_SUFFIX = "_INCOMPLETE"
 SAFETENSORS_SUFFIX = ".safetensors"
 # the key a tensor file stores its tensor under
 TENSOR_KEY = "data"
-# the statistics a tensor entry carries, in the order upstream writes them
+# the statistics a tensor entry carries, in the order upstream writes them (float16/bfloat16/float32)
 STAT_NAMES = ("mean", "std", "min", "max")
+# An extra key of every numeric tensor entry (upstream's tools ignore it): JSON numbers, computed
+# in float64 for floating dtypes (over the finite elements, with the counts of NaN and infinities),
+# exactly (min, max, sum) for integers and bools, and for each part of a complex tensor.
+STATISTICS_KEY = "statistics"
+COMPLEX_PARTS = ("real", "imag")
+# statistics compared for equality, never with a tolerance
+EXACT_STATISTICS = frozenset({"nan", "posinf", "neginf", "real.nan", "real.posinf", "real.neginf"})
+EXACT_STATISTICS |= {f"imag.{name}" for name in ("nan", "posinf", "neginf")}
 # <>:"/\|?* are reserved on Windows; / and NUL on POSIX; control characters nowhere welcome;
 # lone surrogates (possible in a Python str) cannot be encoded as a file name at all.
 _UNSAFE_CHARACTERS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f\ud800-\udfff]')
@@ -66,28 +78,39 @@ class FileNameRegistry:
 
     def __init__(self) -> None:
         self._taken: set[str] = set()
+        self._lock = threading.Lock()  # traces of several threads share one context's names
 
     def claim(self, stem: str) -> str:
         """Return a file name (no directory) for ``stem`` that no earlier call returned."""
         base = safe_file_stem(stem)
         candidate, count = base, 1
-        while _as_compared_by_file_systems(candidate) in self._taken:
-            count += 1
-            candidate = f"{base}__{count}"
-        self._taken.add(_as_compared_by_file_systems(candidate))
+        with self._lock:
+            while _as_compared_by_file_systems(candidate) in self._taken:
+                count += 1
+                candidate = f"{base}__{count}"
+            self._taken.add(_as_compared_by_file_systems(candidate))
         return candidate + SAFETENSORS_SUFFIX
+
+
+def is_exact_dtype(dtype: str | None) -> bool:
+    """Whether values of ``dtype`` (a ``repr(torch.dtype)``) compare exactly: integers and bools."""
+    return dtype is not None and dtype.startswith(("torch.int", "torch.uint", "torch.bool"))
 
 
 @dataclass(frozen=True)
 class TracePaths:
     summary: Path
     full_tensors: Path
+    incomplete_marker: Path
 
 
 def trace_paths(output_dir: str | os.PathLike, class_name: str, forward_number: int = 1) -> TracePaths:
     """Where the trace of the ``forward_number``-th top-level forward of a context is written."""
     base = f"{class_name}_debug_tree" if forward_number == 1 else f"{class_name}_debug_tree_{forward_number}"
     base = safe_file_stem(base)
+    directory = Path(output_dir)
     return TracePaths(
-        Path(output_dir) / f"{base}{SUMMARY_SUFFIX}", Path(output_dir) / f"{base}{FULL_TENSORS_SUFFIX}"
+        directory / f"{base}{SUMMARY_SUFFIX}",
+        directory / f"{base}{FULL_TENSORS_SUFFIX}",
+        directory / f"{base}{INCOMPLETE_SUFFIX}",
     )

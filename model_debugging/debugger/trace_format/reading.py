@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from model_debugging.debugger.trace_format.names import (
+    COMPLEX_PARTS,
     FULL_TENSORS_SUFFIX,
+    INCOMPLETE_SUFFIX,
     SAFETENSORS_SUFFIX,
     STAT_NAMES,
+    STATISTICS_KEY,
     SUMMARY_SUFFIX,
 )
 from model_debugging.debugger.trace_format.records import TensorRecord, Trace, TraceError, TraceNode
@@ -34,10 +37,13 @@ _SHAPE_RE = re.compile(r"^torch\.Size\(\[([\d,\s]*)\]\)$")
 
 
 def find_traces(directory: str | os.PathLike) -> list[Path]:
-    """The trace JSON files in ``directory``, one per trace (FULL_TENSORS preferred over SUMMARY)."""
+    """The trace JSON files in ``directory``, one per trace (FULL_TENSORS preferred over SUMMARY).
+
+    A trace killed before its JSON files were written is listed by its incomplete-trace marker.
+    """
     directory = Path(directory)
     bases: dict[str, Path] = {}
-    for suffix in (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX):  # FULL_TENSORS second, so it wins
+    for suffix in (INCOMPLETE_SUFFIX, SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX):  # later suffixes win
         for path in directory.glob(f"*{suffix}"):
             bases[path.name[: -len(suffix)]] = path
     return [bases[base] for base in sorted(bases)]
@@ -74,6 +80,19 @@ def resolve_trace_file(path: str | os.PathLike) -> Path:
             f"not a trace: expected a directory or a '*{SUMMARY_SUFFIX}' / '*{FULL_TENSORS_SUFFIX}' file",
         )
     return path
+
+
+def _refuse_incomplete(trace_file: Path) -> None:
+    name = trace_file.name
+    for suffix in (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, INCOMPLETE_SUFFIX):
+        name = name.removesuffix(suffix)
+    marker = trace_file.with_name(name + INCOMPLETE_SUFFIX)
+    if marker.exists():
+        raise TraceError(
+            trace_file,
+            f"incomplete trace: the run that wrote it stopped before finishing (marker file {marker.name}); "
+            "trace the model again",
+        )
 
 
 def parse_stat(text: Any) -> float | None:
@@ -118,6 +137,27 @@ def _repr_lines(value: Any) -> tuple[str, ...]:
     return tuple(value) if is_lines else ()
 
 
+def _statistics(value: Any, trace_file: Path, where: str) -> tuple[tuple[str, int | float | None], ...]:
+    """The extra ``statistics`` of a tensor entry as (name, number) pairs; complex parts as "real.mean"."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise TraceError(
+            trace_file, f"{where}: {STATISTICS_KEY!r} is a {type(value).__name__}, expected an object"
+        )
+    pairs: list[tuple[str, int | float | None]] = []
+    for name, item in value.items():
+        if name in COMPLEX_PARTS and isinstance(item, dict):
+            pairs += [(f"{name}.{part}", number) for part, number in _statistics(item, trace_file, where)]
+        elif item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+            pairs.append((name, item))
+        else:
+            raise TraceError(
+                trace_file, f"{where}: statistic {name!r} is {item!r}, expected a number or null"
+            )
+    return tuple(pairs)
+
+
 def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord]:
     if _is_tensor_entry(value):
         stats = tuple((name, parse_stat(value[name])) for name in STAT_NAMES if name in value)
@@ -126,6 +166,7 @@ def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord
             shape=parse_shape(value["shape"]),
             dtype=value["dtype"],
             stats=stats,
+            statistics=_statistics(value.get(STATISTICS_KEY), trace_file, prefix or "value"),
             file=_safetensors_file(value.get("value"), trace_file),
             value_lines=_repr_lines(value.get("value")),
         )
@@ -177,6 +218,20 @@ def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
         stack.extend((child, depth + 1) for child in reversed(children))
 
 
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return result
+
+
 def read_trace(path: str | os.PathLike) -> Trace:
     """Parse a trace given as a directory or as a ``_SUMMARY.json`` / ``_FULL_TENSORS.json`` path.
 
@@ -184,13 +239,22 @@ def read_trace(path: str | os.PathLike) -> Trace:
         TraceError: the path holds no trace, several traces, or a file that is not a debugger trace.
     """
     trace_file = resolve_trace_file(path)
+    _refuse_incomplete(trace_file)
     try:
-        tree = json.loads(trace_file.read_text(encoding="utf-8"))
+        tree = json.loads(
+            trace_file.read_text(encoding="utf-8"), object_pairs_hook=_object_without_duplicates
+        )
+        nodes = tuple(_walk(tree, trace_file))
     except (OSError, UnicodeDecodeError) as error:
         raise TraceError(trace_file, f"cannot read file: {error}") from None
     except json.JSONDecodeError as error:
         raise TraceError(trace_file, f"invalid JSON at line {error.lineno}: {error.msg}") from None
-    nodes = tuple(_walk(tree, trace_file))
+    except _DuplicateKeyError as error:
+        raise TraceError(
+            trace_file, f"key {error.key!r} appears twice in one object: one record would be lost"
+        ) from None
+    except RecursionError:
+        raise TraceError(trace_file, "nested too deeply to read (beyond Python's recursion limit)") from None
     tensors = [record for node in nodes for record in node.records if record.is_tensor]
     mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
     return Trace(path=trace_file, mode=mode, nodes=nodes)

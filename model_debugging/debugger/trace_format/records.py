@@ -36,6 +36,8 @@ class TensorRecord:
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
     stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
+    # (name, value) from the extra ``statistics`` key; complex parts are named "real.mean", ...
+    statistics: tuple[tuple[str, int | float | None], ...] = ()
     file: Path | None = None  # the safetensors file (use_repr=False traces only)
     text: str | None = None  # repr of a non-tensor value
     value_lines: tuple[str, ...] = ()  # a tensor's printed values (use_repr=True FULL_TENSORS traces)

@@ -15,7 +15,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from model_debugging.debugger.trace_format.names import TENSOR_KEY
-from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceError
 from model_debugging.reporting.atomic import atomic_write_with
 
 
@@ -38,3 +38,15 @@ def read_tensor_file(path: Path) -> torch.Tensor:
             return handle.get_tensor(TENSOR_KEY)
     except (SafetensorError, OSError, KeyError) as error:
         raise TraceError(path, f"cannot read tensor {TENSOR_KEY!r}: {error}") from None
+
+
+def read_recorded_tensor(record: TensorRecord) -> torch.Tensor:
+    """The tensor of ``record``'s file, checked against the dtype and shape the trace records for it."""
+    tensor = read_tensor_file(record.file)
+    if repr(tensor.dtype) != record.dtype or tuple(tensor.shape) != record.shape:
+        raise TraceError(
+            record.file,
+            f"holds a {tensor.dtype} tensor of shape {list(tensor.shape)}, but the trace records "
+            f"{record.dtype} {list(record.shape or ())} for it: the files do not belong to the same trace",
+        )
+    return tensor

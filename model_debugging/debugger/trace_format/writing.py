@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
 from model_debugging.debugger.trace_format.json_text import dumps_indented
-from model_debugging.debugger.trace_format.names import TracePaths, trace_paths
+from model_debugging.debugger.trace_format.names import (
+    FULL_TENSORS_SUFFIX,
+    INCOMPLETE_SUFFIX,
+    SAFETENSORS_SUFFIX,
+    SUMMARY_SUFFIX,
+    TracePaths,
+    safe_file_stem,
+    trace_paths,
+)
 from model_debugging.debugger.trace_format.records import TensorEntry
 from model_debugging.reporting.atomic import atomic_write_text
 
@@ -26,21 +36,75 @@ def without_values(value: Any) -> Any:
 
 
 class TraceWriter:
-    """Writes the traces of one context, numbering the later top-level forwards."""
+    """Writes the traces of one context, numbering the later top-level forwards.
+
+    A trace is begun (its incomplete-trace marker written, before any tensor file), then written
+    (both JSON files, then the marker removed) or abandoned (every file it wrote removed). Safe
+    to use from several threads: each trace gets its own number.
+    """
 
     def __init__(self, output_dir: Path, class_name: str):
         self._output_dir = output_dir
         self._class_name = class_name
-        self._written = 0
+        self._numbers_taken = 0
+        self._lock = threading.Lock()
 
-    def write(self, tree: dict) -> TracePaths:
-        self._written += 1
-        paths = trace_paths(self._output_dir, self._class_name, self._written)
+    def begin(self) -> TracePaths:
+        """Reserve the next trace's file names and mark it incomplete until it is written."""
+        with self._lock:
+            self._numbers_taken += 1
+            paths = trace_paths(self._output_dir, self._class_name, self._numbers_taken)
+        paths.incomplete_marker.write_text(_MARKER_TEXT, encoding="utf-8")  # its content does not matter
+        return paths
+
+    def write(self, paths: TracePaths, tree: dict) -> None:
         logger.info("Writing model trace to %s and %s", paths.full_tensors, paths.summary)
         # the text upstream's json.dump(tree, f, indent=2) writes, built faster; written atomically
-        _write_trace_file(paths.full_tensors, dumps_indented(tree))
-        _write_trace_file(paths.summary, dumps_indented(without_values(tree)))
-        return paths
+        full_text, summary_text = dumps_indented(tree), dumps_indented(without_values(tree))
+        _write_trace_file(paths.full_tensors, full_text)
+        _write_trace_file(paths.summary, summary_text)
+        paths.incomplete_marker.unlink(missing_ok=True)
+
+    def abandon(self, paths: TracePaths, tensor_files: list[Path]) -> None:
+        """Remove what a trace that could not be finished wrote, its marker last."""
+        for path in (*tensor_files, paths.full_tensors, paths.summary, paths.incomplete_marker):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        with self._lock:
+            if trace_paths(self._output_dir, self._class_name, self._numbers_taken) == paths:
+                self._numbers_taken -= 1  # the next trace takes its number
+
+
+_MARKER_TEXT = (
+    "A model addition debugger trace is being written here. If this file is still present, the run "
+    "was interrupted and the trace beside it is incomplete.\n"
+)
+
+
+def move_aside_older_trace(output_dir: Path, class_name: str) -> Path | None:
+    """Move the files of an earlier trace of ``class_name`` in ``output_dir`` into a new subdirectory.
+
+    A new trace then never mixes with an older one (an interrupted run would otherwise leave the old
+    JSON beside new tensor files). Returns the subdirectory, or None when there was nothing to move.
+    """
+    stem = safe_file_stem(class_name)
+    older = [
+        path
+        for path in output_dir.iterdir()
+        if path.is_file()
+        and path.name.startswith((f"{stem}_debug_tree", f"{stem}.", f"{stem}_"))
+        and path.name.endswith((SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, INCOMPLETE_SUFFIX, SAFETENSORS_SUFFIX))
+    ]
+    if not older:
+        return None
+    number = 1
+    while (output_dir / f"{stem}_previous_trace_{number}").exists():
+        number += 1
+    destination = output_dir / f"{stem}_previous_trace_{number}"
+    destination.mkdir()
+    for path in older:
+        path.rename(destination / path.name)
+    return destination
 
 
 def _write_trace_file(path: Path, text: str) -> None:

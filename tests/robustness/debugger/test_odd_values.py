@@ -132,6 +132,40 @@ def raw_bytes(tensor):
     return flat.view(torch.uint8) if flat.numel() else torch.empty(0, dtype=torch.uint8)
 
 
+def check_statistics(value, entry):
+    """The extra ``statistics``: for every numeric tensor with values, exact counts and integer stats."""
+    numeric = value.dtype.is_floating_point or value.dtype.is_complex or value.dtype in DTYPES
+    expects = numeric and value.numel() > 0 and value.layout == torch.strided and value.device.type != "meta"
+    assert ("statistics" in entry) == expects, entry
+    if not expects:
+        return
+    statistics = entry["statistics"]
+    if value.dtype.is_complex:
+        parts = torch.view_as_real(value.resolve_conj().to(torch.complex128))
+        checked = [(statistics["real"], parts[..., 0]), (statistics["imag"], parts[..., 1])]
+    elif value.dtype.is_floating_point:
+        checked = [(statistics, value.to(torch.float64))]
+    else:
+        as_int = value.to(torch.int64)
+        positions = torch.arange(1, as_int.numel() + 1).reshape(as_int.shape)
+        assert statistics == {
+            "min": int(as_int.min()),
+            "max": int(as_int.max()),
+            "sum": int(as_int.sum()),
+            "weighted_sum": int((as_int * positions).sum()),
+        }
+        return
+    for numbers, values in checked:
+        assert numbers["nan"] == int(values.isnan().sum())
+        assert numbers["posinf"] == int((values == float("inf")).sum())
+        assert numbers["neginf"] == int((values == -float("inf")).sum())
+        finite = values[values.isfinite()]
+        if finite.numel():
+            assert numbers["min"] == float(finite.min()) and numbers["max"] == float(finite.max())
+        else:
+            assert numbers["min"] is None and numbers["mean"] is None
+
+
 def check_entries(value, entries, summary_entries, directory):
     assert entries  # the value was recorded (root inputs at least)
     lines = expected_repr_lines(value)
@@ -145,6 +179,7 @@ def check_entries(value, entries, summary_entries, directory):
             and value.layout == torch.strided
         )
         assert has_stats == expects_stats, entry
+        check_statistics(value, entry)
         if isinstance(entry["value"], list):
             assert entry["value"] == lines
         else:
