@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE = 0, 1, 2
@@ -37,3 +39,44 @@ def fail(prog: str, message: str) -> int:
     """Print ``message`` as the one-line error of ``prog`` and return :data:`EXIT_USAGE`."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type`` for counts such as ``--jobs``: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {shorten(text)}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _first_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def output_dir_problem(directory: str | os.PathLike) -> str | None:
+    """Why ``directory`` cannot receive output files (checked before any work), or None."""
+    path = Path(directory).expanduser()
+    if path.exists() and not path.is_dir():
+        return f"--output_dir {shorten(str(path))} exists and is not a directory"
+    existing = _first_existing(path.absolute())
+    if not existing.is_dir():
+        return f"--output_dir {shorten(str(path))}: {existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"--output_dir {shorten(str(path))}: {existing} is not writable"
+    return None
+
+
+def output_file_problem(option: str, file: str | os.PathLike) -> str | None:
+    """Why ``file`` cannot be written by ``option`` (a directory, an unwritable place), or None."""
+    path = Path(file).expanduser()
+    if path.is_dir():
+        return f"{option} {shorten(str(path))} is a directory; give a file name"
+    existing = _first_existing(path.absolute().parent)
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        return f"{option} {shorten(str(path))}: {existing} is not a writable directory"
+    return None

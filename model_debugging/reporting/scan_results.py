@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from model_debugging.command_line import shorten
+
 UPSTREAM_COLUMNS = ("origin", "models_ran", "models_skipped", "skipped_proportion", "reasons_skipped")
 _LIST_COLUMNS = ("models_ran", "models_skipped", "reasons_skipped")
 
@@ -48,7 +50,14 @@ def _check_entry(path: str | os.PathLike, test: str, entry: object) -> None:
             raise ScanResultsError(f"{path}: test '{test}': missing key '{key}'")
     for key in _LIST_COLUMNS:
         if not isinstance(entry[key], list):
-            raise ScanResultsError(f"{path}: test '{test}': key '{key}' must be a list, got {entry[key]!r}")
+            raise ScanResultsError(
+                f"{path}: test '{test}': key '{key}' must be a list, got {shorten(repr(entry[key]))}"
+            )
+        for item in entry[key]:
+            if not isinstance(item, str):
+                raise ScanResultsError(
+                    f"{path}: test '{test}': key '{key}' must list strings, got {shorten(repr(item))}"
+                )
     proportion = entry["skipped_proportion"]
     if isinstance(proportion, bool) or not isinstance(proportion, int | float):
         raise ScanResultsError(

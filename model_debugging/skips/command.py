@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, EXIT_USAGE, ArgumentParser, fail
+from model_debugging.command_line import (
+    EXIT_OK,
+    EXIT_USAGE,
+    ArgumentParser,
+    fail,
+    output_dir_problem,
+    positive_int,
+)
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
@@ -26,8 +33,9 @@ output files (in --output_dir):
 
 exit codes:
   {EXIT_OK}  the result was written (unparsable files, if any, are listed in the errors file)
-  {EXIT_USAGE}  unusable input: bad arguments, unknown test name, invalid --config, or --repo is not
-     a transformers checkout (the message says what is missing); nothing is written
+  {EXIT_USAGE}  unusable input: bad arguments (--jobs < 1, --output_dir not a directory), unknown
+     test name, invalid --config, or --repo is not a transformers checkout (the message says what
+     is missing); checked before the scan, nothing is written
 """
 
 
@@ -52,7 +60,9 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
         "--config",
         help="settings YAML (default: the built-in settings, the same as configs/scan_skipped_tests.yaml)",
     )
-    parser.add_argument("--jobs", type=int, help="parallel parsing processes (default: CPU count)")
+    parser.add_argument(
+        "--jobs", type=positive_int, help="parallel parsing processes, >= 1 (default: CPU count)"
+    )
     parser.add_argument(
         "--cache_dir",
         "--cache-dir",
@@ -113,6 +123,9 @@ def _print_summary(result: ScanResult) -> None:
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:
     args = build_parser(prog).parse_args(argv)
+    problem = output_dir_problem(args.output_dir)
+    if problem is not None:  # before the scan, not after it
+        return fail(prog, problem)
     try:
         settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:

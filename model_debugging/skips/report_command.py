@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.config import ConfigError
 from model_debugging.reporting import (
     ScanResultsError,
@@ -40,6 +40,11 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging report") -> int:
     args = build_parser(prog).parse_args(argv)
+    for option in ("markdown", "csv", "plot"):  # checked before any work, not after it
+        target = getattr(args, option)
+        problem = output_file_problem(f"--{option}", target) if target else None
+        if problem is not None:
+            return fail(prog, problem)
     try:
         report_settings, _ = load_settings(args.config)
         previous = load_scan_results(args.previous) if args.previous else None

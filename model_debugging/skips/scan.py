@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.analyze import collect_test_classes, model_outcome
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
@@ -36,7 +37,7 @@ class UnknownTestError(Exception):
     def __init__(self, name: str, suggestions: list[str]):
         self.name, self.suggestions = name, suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown common test {name!r}{hint}")
+        super().__init__(f"unknown common test {shorten(repr(name))}{hint}")
 
 
 def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
@@ -52,6 +53,12 @@ def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
 
 
 def check_checkout(repo: Path, settings: ScanSettings) -> None:
+    root = repo.resolve()
+    for relative in (settings.models_dir, *(common.path for common in settings.common_test_files)):
+        if not (root / relative).resolve().is_relative_to(root):  # also through symlinks
+            raise CheckoutError(
+                f"{shorten(relative)} leads outside the checkout {root}; settings paths must stay inside it"
+            )
     first_common = settings.common_test_files[0].path
     for relative, kind in ((first_common, "file"), (settings.models_dir, "folder")):
         target = repo / relative

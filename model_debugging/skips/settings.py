@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from model_debugging.command_line import shorten
 from model_debugging.config import ConfigError, Field, load_yaml, validate_mapping
 
 
@@ -36,16 +37,35 @@ _FIELDS = {
 _FILE_FIELDS = {"path": Field(str, required=True), "origin": Field(str, required=True)}
 
 
+def _relative_inside(value: str, path: str | os.PathLike, key: str) -> str:
+    """``value`` if it is a relative path that stays inside the checkout, else a :class:`ConfigError`."""
+    shown = shorten(value)
+    if not value.strip():
+        raise ConfigError(path, "must not be empty", key=key)
+    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute():
+        raise ConfigError(path, f"must be relative to the checkout, got {shown}", key=key)
+    if ".." in PurePosixPath(value.replace("\\", "/")).parts:
+        raise ConfigError(path, f"must stay inside the checkout (no '..'), got {shown}", key=key)
+    return value
+
+
 def load_settings(path: str | os.PathLike) -> ScanSettings:
-    """Read and validate a settings file; a :class:`ConfigError` names the file and the key."""
+    """Read and validate a settings file; a :class:`ConfigError` names the file and the key.
+
+    Paths must be relative and stay inside the checkout; the file pattern must not be empty.
+    """
     data = validate_mapping(load_yaml(path), _FIELDS, path=path)
     files = []
     for index, item in enumerate(data["common_test_files"]):
-        entry = validate_mapping(item, _FILE_FIELDS, path=path, prefix=f"common_test_files[{index}].")
-        files.append(CommonTestFile(entry["path"], entry["origin"]))
+        prefix = f"common_test_files[{index}]."
+        entry = validate_mapping(item, _FILE_FIELDS, path=path, prefix=prefix)
+        files.append(CommonTestFile(_relative_inside(entry["path"], path, prefix + "path"), entry["origin"]))
     if not files:
         raise ConfigError(path, "must list at least one file", key="common_test_files")
-    return ScanSettings(tuple(files), data["models_dir"], data["test_file_pattern"])
+    models_dir = _relative_inside(data["models_dir"], path, "models_dir")
+    if not data["test_file_pattern"].strip():
+        raise ConfigError(path, "must not be empty (it would match no file)", key="test_file_pattern")
+    return ScanSettings(tuple(files), models_dir, data["test_file_pattern"])
 
 
 DEFAULT_SETTINGS = load_settings(BUILT_IN_CONFIG)

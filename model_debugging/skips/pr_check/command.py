@@ -11,7 +11,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.config import ConfigError
 from model_debugging.reporting import ScanResultsError, atomic_write_text, scan_results_frame
 from model_debugging.reporting.report import render_markdown, render_text
@@ -44,6 +44,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips") -> int:
     args = build_parser(prog).parse_args(argv)
+    problem = output_file_problem("--markdown", args.markdown) if args.markdown else None
+    if problem is not None:  # before two scans, not after them
+        return fail(prog, problem)
     repo = Path(args.repo)
     try:
         _, settings = load_settings(args.config)

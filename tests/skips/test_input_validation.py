@@ -1,0 +1,147 @@
+"""Arguments, settings and odd files are checked before any work: one line, exit 2, nothing hangs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model_debugging.skips.command import main as scan_main
+from model_debugging.skips.pr_check.command import main as check_main
+from model_debugging.skips.report_command import main as report_main
+
+MODEL = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+class GoodModelTest(ModelTesterMixin, unittest.TestCase):
+    has_attentions = False
+"""
+SETTINGS = """
+common_test_files:
+  - path: {common}
+    origin: common
+models_dir: {models}
+test_file_pattern: "{pattern}"
+"""
+
+
+@pytest.fixture
+def repo(make_repo):
+    return make_repo({"tests/models/good/test_modeling_good.py": MODEL})
+
+
+def one_line_error(capsys) -> str:
+    captured = capsys.readouterr()
+    assert "Parsing" not in captured.out  # failed before the scan started
+    assert captured.err.count("\n") == 1, captured.err
+    return captured.err
+
+
+def test_jobs_below_one_is_refused(repo, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        scan_main(["--repo", str(repo), "--jobs", "-3"])
+    assert exit_.value.code == 2
+    assert "--jobs: must be >= 1, got -3" in one_line_error(capsys)
+
+
+def test_an_output_dir_that_is_a_file_fails_before_the_scan(repo, tmp_path, capsys):
+    existing = tmp_path / "a_file"
+    existing.write_text("keep me")
+    assert scan_main(["--repo", str(repo), "--output_dir", str(existing)]) == 2
+    assert "exists and is not a directory" in one_line_error(capsys)
+    assert existing.read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"models": "../../../../etc"}, "key 'models_dir': must stay inside the checkout"),
+        ({"common": "/etc/passwd"}, "key 'common_test_files[0].path': must be relative to the checkout"),
+        ({"pattern": ""}, "key 'test_file_pattern': must not be empty"),
+    ],
+)
+def test_settings_must_stay_inside_the_checkout_and_match_files(repo, tmp_path, capsys, values, message):
+    config = tmp_path / "settings.yaml"
+    fields = {"common": "tests/test_modeling_common.py", "models": "tests/models", "pattern": "test_*.py"}
+    config.write_text(SETTINGS.format(**{**fields, **values}))
+    assert scan_main(["--repo", str(repo), "--config", str(config), "--no_cache"]) == 2
+    err = one_line_error(capsys)
+    assert str(config) in err and message in err
+
+
+def test_a_symlink_out_of_the_checkout_is_refused(repo, tmp_path, capsys):
+    outside = tmp_path / "outside"
+    (outside / "x").mkdir(parents=True)
+    (repo / "tests" / "elsewhere").symlink_to(outside)
+    config = tmp_path / "settings.yaml"
+    config.write_text(
+        SETTINGS.format(common="tests/test_modeling_common.py", models="tests/elsewhere", pattern="t*.py")
+    )
+    assert scan_main(["--repo", str(repo), "--config", str(config), "--no_cache"]) == 2
+    assert "leads outside the checkout" in one_line_error(capsys)
+
+
+def test_a_long_test_name_is_shortened_in_the_message(repo, capsys):
+    assert scan_main(["--repo", str(repo), "--test_method_name", "test_" + "x" * 10_000, "--no_cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 400 and "more characters" in err
+
+
+def test_a_fifo_and_a_device_are_reported_not_read(repo, tmp_path):
+    fifo_model = repo / "tests" / "models" / "fifo"
+    fifo_model.mkdir()
+    os.mkfifo(fifo_model / "test_modeling_fifo.py")
+    zero_model = repo / "tests" / "models" / "zero"
+    zero_model.mkdir()
+    (zero_model / "test_modeling_zero.py").symlink_to("/dev/zero")
+    command = [
+        sys.executable,
+        "-m",
+        "model_debugging.cli",
+        "scan",
+        "--repo",
+        str(repo),
+        "--output_dir",
+        str(tmp_path),
+    ]
+    result = subprocess.run([*command, "--no_cache"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    errors = {
+        error["path"]: error["message"]
+        for error in json.loads((tmp_path / "all_tests_scan_errors.json").read_text())
+    }
+    assert errors == {
+        "tests/models/fifo/test_modeling_fifo.py": "cannot read: not a regular file (FIFO)",
+        "tests/models/zero/test_modeling_zero.py": "cannot read: not a regular file (device)",
+    }
+    assert (
+        "good"
+        in json.loads((tmp_path / "all_tests_scan_result.json").read_text())["test_forward"]["models_ran"]
+    )
+
+
+def test_report_outputs_at_a_directory_fail_before_the_work(tmp_path, capsys):
+    current = tmp_path / "scan.json"
+    current.write_text(json.dumps({}))
+    for option in ("--markdown", "--csv"):
+        assert report_main(["--current", str(current), option, str(tmp_path)]) == 2
+        err = one_line_error(capsys)
+        assert f"{option} {tmp_path} is a directory" in err
+
+
+def test_a_reason_that_is_not_a_string_names_the_file_and_key(tmp_path, capsys):
+    current = tmp_path / "scan.json"
+    entry = {"origin": "common", "models_ran": [], "models_skipped": ["a"], "skipped_proportion": 1.0}
+    current.write_text(json.dumps({"test_x": {**entry, "reasons_skipped": [5]}}))
+    assert report_main(["--current", str(current)]) == 2
+    err = one_line_error(capsys)
+    assert f"{current}: test 'test_x': key 'reasons_skipped' must list strings, got 5" in err
+
+
+def test_check_skips_markdown_at_a_directory_fails_before_scanning(tmp_path, capsys):
+    assert check_main(["--repo", str(tmp_path), "--base", "main", "--markdown", str(tmp_path)]) == 2
+    assert "is a directory" in one_line_error(capsys)
+    assert not Path(tmp_path / "base").exists()
