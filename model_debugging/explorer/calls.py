@@ -24,6 +24,7 @@ class CallView:
     outputs: tuple[TensorView, ...] | None
     badges: tuple[Badge, ...] = ()
     comparison: CallComparison | None = None
+    pruned_before: int = 0  # numbered blocks missing just before this one (layer pruning)
 
     def to_json(self, parent_path: str | None, values: ValueTable) -> dict:
         node = self.node
@@ -44,6 +45,8 @@ class CallView:
             entry["badges"] = [badge.to_json() for badge in self.badges]
         if self.comparison is not None:
             entry["comparison"] = self.comparison.to_json()
+        if self.pruned_before:
+            entry["prunedBefore"] = self.pruned_before
         return entry
 
 
@@ -58,10 +61,28 @@ def parent_indices(nodes: Sequence[TraceNode]) -> list[int]:
     return parents
 
 
+def pruned_counts(nodes: Sequence[TraceNode], parents: Sequence[int]) -> dict[int, int]:
+    """For a numbered block (``layers.5``) whose previous sibling block is not the one numbered just
+    before it (``layers.0``: pruning kept the first and last), how many blocks are missing."""
+    last_number: dict[tuple[int, str], int] = {}
+    missing: dict[int, int] = {}
+    for index, node in enumerate(nodes):
+        head, _, number = node.module_path.rpartition(".")
+        if not number.isdigit() or node.call_index:
+            continue
+        key = (parents[index], head)
+        previous = last_number.get(key)
+        if previous is not None and int(number) > previous + 1:
+            missing[index] = int(number) - previous - 1
+        last_number[key] = int(number)
+    return missing
+
+
 def trace_calls(trace: Trace) -> list[CallView]:
     """The rows of ``trace`` in execution order, with their badges and tensor views."""
     parents = parent_indices(trace.nodes)
     jumps = jump_badges(trace.nodes, parents)
+    pruned = pruned_counts(trace.nodes, parents)
     calls = []
     for index, node in enumerate(trace.nodes):
         badges = non_finite_badges(node)
@@ -74,6 +95,7 @@ def trace_calls(trace: Trace) -> list[CallView]:
                 inputs=tuple(tensor_view(record) for record in node.inputs),
                 outputs=None if node.outputs is None else tuple(tensor_view(r) for r in node.outputs),
                 badges=tuple(badges),
+                pruned_before=pruned.get(index, 0),
             )
         )
     return calls

@@ -107,12 +107,16 @@ def test_an_ordinary_trace_has_no_badges(tmp_path):
     assert [node["path"] for node in document["nodes"] if node.get("badges")] == []
 
 
-def test_pruned_trace_keeps_first_and_last_layer(tmp_path):
+def test_pruned_trace_keeps_first_and_last_layer_and_says_how_many_are_missing(tmp_path):
     document = view_document(write_toy_trace(tmp_path, ToySpec(factors=[1.0] * 5, prune=True)))
     layers = [
         node["path"] for node in document["nodes"] if re.fullmatch(r"ToyModel\.layers\.\d+", node["path"])
     ]
     assert layers == ["ToyModel.layers.0", "ToyModel.layers.4"]
+    nodes = _by_path(document)
+    assert (
+        nodes["ToyModel.layers.4"]["prunedBefore"] == 3 and "prunedBefore" not in nodes["ToyModel.layers.0"]
+    )
 
 
 def test_the_call_that_raised_is_badged(tmp_path):

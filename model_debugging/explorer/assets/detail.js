@@ -6,7 +6,7 @@ function printedValues(index) {
 }
 function tensorBlock(tensor) {
   if (!tensor.shape) {
-    return el("div", { class: "tensor" }, el("div", { class: "head" }, `${tensor.at || "(value)"} = ${tensor.text}`));
+    return el("div", { class: "tensor" }, el("div", { class: "head" }, `${tensor.at || "(value)"} = ${tensor.text ?? "None"}`));
   }
   const block = el("div", { class: "tensor" }, el("div", { class: "head" }, `${tensor.at || "(tensor)"}  ${shapeText(tensor)}`));
   if (tensor.stats) {

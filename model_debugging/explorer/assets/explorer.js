@@ -39,6 +39,7 @@ let shown = null; // while filtering: rows that match or contain a match
 let matched = null;
 let openBeforeFilter = null;
 let selected = -1;
+let painted = false; // the tree's first paint is done (the detail pane waits for it)
 const rowOf = new Map();
 
 const tree = document.getElementById("tree");
@@ -53,7 +54,11 @@ const detailView = { nodes, depth, children, comparison, pane: detail };
 const cellCache = new Array(count); // the cells that do not depend on folding, selection or filtering
 function staticCells(i) {
   const node = nodes[i];
-  const name = esc(node.name) + (node.call > 0 ? `<span class="call">#${node.call}</span>` : "");
+  let name = esc(node.name) + (node.call > 0 ? `<span class="call">#${node.call}</span>` : "");
+  if (node.prunedBefore) {
+    const title = `${node.prunedBefore} numbered blocks before this one were not recorded (layer pruning)`;
+    name += `<span class="call" title="${title}">(${node.prunedBefore} pruned before)</span>`;
+  }
   const shapeTensor = keyTensor(node, false);
   const prefix = node.outputs && firstTensor(node.outputs) ? "→ " : "in ";
   let rest = `<span class="shape">${shapeTensor ? esc(prefix + shapeText(shapeTensor)) : ""}</span>`;
@@ -263,7 +268,7 @@ function select(i, scroll, block) {
     row.setAttribute("aria-selected", "true");
     if (scroll) row.scrollIntoView({ block: block || "nearest" });
   }
-  renderDetail(detailView, i);
+  if (painted) renderDetail(detailView, i);
 }
 
 // ---- navigation
@@ -393,6 +398,8 @@ if (count === 0) {
 requestAnimationFrame(() =>
   setTimeout(() => {
     window.explorerFirstPaint = performance.now();
+    painted = true;
+    if (selected >= 0) renderDetail(detailView, selected);
     document.body.dataset.ready = "true";
   }, 0),
 );
