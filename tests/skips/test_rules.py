@@ -53,7 +53,11 @@ def test_rule_examples(rule, snippet, must_flag):
             "multi line",
         ),
         ("@pytest.mark.skip\ndef test_x(self):\n    run()", "unconditional skip"),
-        ('def test_x(self):\n    self.skipTest(f"{self.name} is odd")', "{self.name} is odd"),
+        ('def test_x(self):\n    self.skipTest(f"{self.name} is odd")', "<unevaluated: self.name> is odd"),
+        (
+            "def test_x(self):\n    self.skipTest(f\"{'SDPA'} off, {2:03d} {{x}} {True!r}\")",
+            "SDPA off, 002 {x} True",
+        ),
         ('def test_x(self):\n    """Not supported:\n    too big."""', "Not supported: too big."),
         ("def test_x(self):\n    pass  # needs a GPU", "needs a GPU"),
         ("# Not supported by this model\ndef test_x(self):\n    pass", "Not supported by this model"),

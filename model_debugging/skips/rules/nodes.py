@@ -83,8 +83,28 @@ def literal_value(node: cst.BaseExpression) -> LiteralValue:
     return NonLiteral(code(node))
 
 
+def _placeholder_text(part: cst.FormattedStringExpression) -> str:
+    """A literal placeholder evaluated (conversion and format spec applied); anything else marked."""
+    value = literal_value(part.expression)
+    static_spec = part.format_spec is None or all(
+        isinstance(item, cst.FormattedStringText) for item in part.format_spec
+    )
+    if isinstance(value, NonLiteral) or not static_spec:
+        return f"<unevaluated: {code(part.expression)}>"
+    if part.conversion == "r":
+        value = repr(value)
+    elif part.conversion in ("s", "a"):
+        value = str(value) if part.conversion == "s" else ascii(value)
+    spec = "".join(item.value for item in part.format_spec or ())
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError):
+        return f"<unevaluated: {code(part.expression)}>"
+
+
 def string_text(node: cst.BaseExpression) -> str:
-    """The text of a reason: plain and concatenated strings evaluated, f-strings kept as written."""
+    """The text of a reason: plain and concatenated strings evaluated; in an f-string, literal
+    placeholders evaluated and the others shown as ``<unevaluated: expression>``."""
     if isinstance(node, cst.SimpleString):
         return str(simple_string_value(node))
     if isinstance(node, cst.ConcatenatedString):
@@ -92,7 +112,10 @@ def string_text(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.FormattedString):
         parts = []
         for part in node.parts:
-            parts.append(part.value if isinstance(part, cst.FormattedStringText) else code(part))
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value.replace("{{", "{").replace("}}", "}"))
+            else:
+                parts.append(_placeholder_text(part))
         return "".join(parts)
     return code(node)
 
