@@ -7,7 +7,7 @@ import math
 import pytest
 
 from model_debugging.explorer import write_view
-from tests.explorer.traces import ToySpec, write_toy_trace
+from tests.explorer.traces import ToySpec, write_toy_trace, write_upstream_llama_trace
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +18,7 @@ def pages(tmp_path_factory):
         "plain": write_view(write_toy_trace(root / "plain")),
         "tensors": write_view(write_toy_trace(root / "tensors", ToySpec(use_repr=False))),
         "nan": write_view(write_toy_trace(root / "nan", ToySpec(factors=[1.0, math.nan, 1.0]))),
+        "raised": write_view(write_toy_trace(root / "raised", ToySpec(fail=True))),
     }
     factors = [1.0] * 40
     reference = write_toy_trace(root / "reference", ToySpec(factors=factors, extra={"dropout": 1.0}))
@@ -31,7 +32,7 @@ def _rendered(opened) -> list[str]:
     return opened.page.eval_on_selector_all("#tree .row", "rows => rows.map(row => row.dataset.module)")
 
 
-@pytest.mark.parametrize("kind", ["plain", "tensors", "compare"])
+@pytest.mark.parametrize("kind", ["plain", "tensors", "raised", "compare"])
 def test_page_loads_without_console_messages_or_network_requests(pages, open_page, kind):
     opened = open_page(pages[kind])
     assert opened.problems == []
@@ -129,3 +130,21 @@ def test_comparison_colours_diverged_calls_and_scrolls_to_the_origin(pages, open
 def _in_tree_viewport(opened, locator) -> bool:
     box, pane = locator.bounding_box(), opened.page.locator("#tree").bounding_box()
     return pane["y"] <= box["y"] and box["y"] + box["height"] <= pane["y"] + pane["height"]
+
+
+def test_the_call_that_raised_shows_its_exception(pages, open_page):
+    opened = open_page(pages["raised"])
+    failed = opened.row("ToyModel.extra.fail")
+    assert failed.locator(".badge.exception").get_attribute("title") == "ValueError: shapes do not line up"
+    failed.click()
+    assert "ValueError: shapes do not line up" in opened.page.text_content("#detail")
+
+
+@pytest.mark.integration
+def test_transformers_own_llama_trace(tmp_path, open_page):
+    opened = open_page(write_view(write_upstream_llama_trace(tmp_path, layers=2)))
+    assert opened.problems == []
+    opened.page.fill("input[type=search]", "q_proj")
+    assert opened.page.text_content("#filter-status") == "2 of 32 calls match"
+    opened.row("LlamaForCausalLM.model.layers.1.self_attn.q_proj").click()
+    assert opened.page.text_content("#detail pre").startswith("tensor([[[")
