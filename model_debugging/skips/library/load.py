@@ -15,6 +15,8 @@ from model_debugging.skips.library.records import LibraryFile
 _SHARED_FILES = ("modeling_utils.py", "configuration_utils.py", "generation/utils.py")
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 _BATCH = 24  # files per worker task: fewer round trips than one file each
+# Bump when the library records or their reader change meaning: old cache entries then stop matching.
+LIBRARY_FORMAT = "library-3"
 
 
 def library_root(repo: Path) -> Path | None:
@@ -43,7 +45,7 @@ def library_paths(repo: Path, root: Path) -> list[str]:
 
 
 def _library_key(path: str, data: bytes) -> str:
-    return cache_key(f"{path}\0library", data)
+    return cache_key(f"{path}\0{LIBRARY_FORMAT}", data)
 
 
 def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.records import ClassName, LibraryClass, LibraryFile, Opaque, Value
+from model_debugging.skips.library.records import (
+    ClassName,
+    EnvironmentValue,
+    LibraryClass,
+    LibraryFile,
+    Opaque,
+    Value,
+)
 
 # Methods whose parameter names the common tests inspect with ``inspect.signature``.
 SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
@@ -58,10 +65,22 @@ def value_of(node: ast.expr | None) -> Value:
         return ClassName(node.id) if node.id not in ("True", "False", "None") else ast.literal_eval(node)
     if isinstance(node, ast.Attribute):
         return ClassName(node.attr)
+    if isinstance(node, ast.Dict) and all(isinstance(key, ast.Constant) for key in node.keys):
+        return {key.value: value_of(value) for key, value in zip(node.keys, node.values, strict=True)}
+    if _is_availability_check(node):
+        return EnvironmentValue(ast.unparse(node))
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return Opaque(ast.unparse(node))
+
+
+def _is_availability_check(node: ast.expr) -> bool:
+    """``is_grouped_mm_available()``-style calls: they depend on the machine, not on the model."""
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name.startswith("is_") and name.endswith("_available")
 
 
 def _read_class(node: ast.ClassDef) -> LibraryClass:
@@ -152,6 +171,9 @@ def _init_assignments(
             source = statement.value
             if name is None:
                 continue
+            if _set_of_class_value(source, name):  # the instance keeps the class's value: not run-time
+                top_level.add(id(statement))
+                continue
             if isinstance(source, ast.Name) and source.id in defaults:
                 value = value_of(defaults[source.id])
             else:
@@ -175,6 +197,11 @@ def _init_assignments(
             if name is not None:
                 assigned.add(name)
     return decided, assigned
+
+
+def _set_of_class_value(source: ast.expr, name: str) -> bool:
+    """``set(self.<name> or [])``: the instance keeps the class attribute (as a set)."""
+    return ast.unparse(source) in (f"set(self.{name} or [])", f"set(self.{name} or ())")
 
 
 def _self_attribute(target: ast.expr) -> str | None:

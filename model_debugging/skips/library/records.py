@@ -23,6 +23,14 @@ class ClassName:
 
 
 @dataclass(frozen=True)
+class EnvironmentValue:
+    """A value that depends on the machine (``is_grouped_mm_available()``): taken as available,
+    the way environment guards never make a test skipped."""
+
+    code: str
+
+
+@dataclass(frozen=True)
 class MethodValue:
     """An attribute that is a method of ``owner``: it exists, and is never a literal."""
 

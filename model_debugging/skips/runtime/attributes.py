@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from model_debugging.skips.library.index import MISSING, Library
-from model_debugging.skips.library.records import ClassName, LibraryClass, MethodValue, Opaque
+from model_debugging.skips.library.records import (
+    ClassName,
+    EnvironmentValue,
+    LibraryClass,
+    MethodValue,
+    Opaque,
+)
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import (
     AutoMapping,
@@ -165,6 +171,8 @@ def _test_attribute(facts: TestClassFacts, name: str, unknown: Unknown, missing:
 def _literal(library: Library, value: object, unknown: Unknown) -> object:
     if value is MISSING:
         return unknown
+    if isinstance(value, EnvironmentValue):
+        return True
     if isinstance(value, Opaque):
         return unknown.existing()
     if isinstance(value, ClassName):

@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass
 
 _SKIP_CALLS = frozenset({"self.skipTest", "pytest.skip"})
+# Methods that change the container they are called on (``found.append(model_class)``).
+MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "remove", "pop", "clear", "setdefault"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
     }
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
+            changed = mutated_name(inner)
+            if changed is not None:
+                names.add(changed)
             target = _dotted(inner.func)
             if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
                 may_skip = True
@@ -107,17 +112,24 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
             target = _dotted(node.func)
             if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
                 relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:  # a helper's result may decide a skip
+            relevant |= _read(node.value)
+    kinds = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
     assignments = [
         node
         for node in ast.walk(function)
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+        if isinstance(node, kinds) or (isinstance(node, ast.Call) and mutated_name(node) is not None)
     ]
     changed = True
     while changed:
         changed = False
         for node in assignments:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            source = node.iter if isinstance(node, ast.For) else node.value
+            if isinstance(node, ast.Call):  # name.append(value) assigns from its arguments
+                targets, source = [node.func.value], ast.Tuple(elts=[*node.args], ctx=ast.Load())
+            else:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                source = node.iter if isinstance(node, ast.For) else node.value
             if source is not None and assigned_names(targets) & relevant:
                 added = _read(source) - relevant
                 if added:
@@ -125,6 +137,18 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
                     changed = True
     function._skip_relevant = frozenset(relevant)  # type: ignore[attr-defined]
     return function._skip_relevant
+
+
+def mutated_name(call: ast.Call) -> str | None:
+    """``name`` in ``name.append(...)`` and the like."""
+    function = call.func
+    if (
+        isinstance(function, ast.Attribute)
+        and function.attr in MUTATORS
+        and isinstance(function.value, ast.Name)
+    ):
+        return function.value.id
+    return None
 
 
 def assigned_names(targets: list[ast.expr]) -> set[str]:

@@ -16,6 +16,7 @@ from model_debugging.skips.runtime.values import (
     ModelClass,
     ModelInstance,
     Parameters,
+    Signal,
     Skipped,
     TestSelf,
     Unknown,
@@ -52,7 +53,7 @@ class Evaluator:
     def value(self, node: ast.expr, variables: dict[str, object]) -> object:
         try:
             return self._value(node, variables)
-        except Skipped:
+        except Signal:
             raise
         except Exception:  # an operation on values of the wrong kind: only the run knows
             return Unknown(node=node)

@@ -15,9 +15,9 @@ from typing import Literal
 
 from model_debugging.skips.runtime import attributes
 from model_debugging.skips.runtime.context import TestClassFacts
-from model_debugging.skips.runtime.effects import assigned_names, effects, relevant_names
+from model_debugging.skips.runtime.effects import assigned_names, effects, mutated_name, relevant_names
 from model_debugging.skips.runtime.expressions import Evaluator
-from model_debugging.skips.runtime.values import Config, Skipped, Unknown
+from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknown
 
 _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
@@ -34,7 +34,7 @@ class RuntimeVerdict:
     condition: str = ""
 
 
-class _Undecided(Exception):
+class _Undecided(Signal):
     def __init__(self, condition: ast.AST | str):
         super().__init__("undecided")
         self.condition = condition
@@ -43,13 +43,13 @@ class _Undecided(Exception):
         return self.condition if isinstance(self.condition, str) else _describe(self.condition)
 
 
-class _SkipSignal(Exception):
+class _SkipSignal(Signal):
     def __init__(self, skipped: Skipped):
         super().__init__(skipped.reason)
         self.skipped = skipped
 
 
-class _Exit(Exception):
+class _Exit(Signal):
     """``return`` / ``raise`` (the test ends, as run) or ``break`` / ``continue`` (``kind``)."""
 
     def __init__(self, kind: str, value: object = None):
@@ -112,7 +112,7 @@ class _Runner:
         return _SkipSignal(skipped)
 
     def _call_helper(self, name: str, arguments: list[object], keywords: dict[str, object]) -> object:
-        definition = self.facts.definition(name) if name in self.skipping_helpers else None
+        definition = self.facts.definition(name)
         if definition is None or self.depth >= _MAX_DEPTH:
             return Unknown(f"self.{name}(...)")
         self.depth += 1
@@ -155,6 +155,9 @@ class _Runner:
             self._apply_effects([node], variables)
             return
         if isinstance(node, ast.Expr) and not effects(node, self.skipping_helpers).may_skip:
+            changed = mutated_name(node.value) if isinstance(node.value, ast.Call) else None
+            if changed is not None and changed in self.frame.relevant:
+                variables[changed] = self._mutated(node.value, variables)
             return
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -200,6 +203,23 @@ class _Runner:
         except Skipped as skipped:
             raise self._skip(skipped) from None
 
+    def _mutated(self, call: ast.Call, variables: dict[str, object]) -> object:
+        """The new value of ``name`` after ``name.append(x)`` / ``.extend`` / ``.add`` (a fresh object:
+        branches share their variables' values); unknown for anything else."""
+        function = call.func
+        container = variables.get(function.value.id)
+        arguments = [self.evaluator.value(argument, variables) for argument in call.args]
+        if isinstance(container, list) and function.attr in ("append", "extend") and len(arguments) == 1:
+            added = arguments[0] if function.attr == "extend" else [arguments[0]]
+            if isinstance(added, (list, tuple)):
+                return [*container, *added]
+        if isinstance(container, set) and function.attr == "add" and len(arguments) == 1:
+            try:
+                return {*container, arguments[0]}
+            except TypeError:
+                pass
+        return Unknown(function.value.id)
+
     def _raise(self, node: ast.Raise, variables: dict[str, object]) -> None:
         exception = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         if exception is not None and ast.unparse(exception) in _SKIP_EXCEPTIONS:
@@ -217,8 +237,11 @@ class _Runner:
                 self._bind(element, items[index] if items is not None else Unknown(node=element), variables)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             owner = variables.get(target.value.id)
-            if owner is not None and hasattr(owner, "with_value"):
-                variables[target.value.id] = owner.with_value(target.attr, result)
+            if isinstance(owner, Config):  # every variable holding that configuration sees the change
+                changed = owner.with_value(target.attr, result)
+                for name, held in list(variables.items()):
+                    if held == owner:
+                        variables[name] = changed
 
     # -- branches and loops -----------------------------------------------------------------------
     def _run_branch(self, statements: list[ast.stmt], variables: dict[str, object]) -> tuple[str, object]:

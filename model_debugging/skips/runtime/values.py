@@ -113,7 +113,11 @@ class Builtin:
     name: str
 
 
-class Skipped(Exception):  # noqa: N818 - it is a skip, not an error
+class Signal(Exception):  # noqa: N818 - control flow, not an error
+    """The run of a test changes course (it skips, ends, or cannot be followed): never swallowed."""
+
+
+class Skipped(Signal):  # noqa: N818 - it is a skip, not an error
     """Raised through the evaluator when the test reaches ``self.skipTest`` (``reason``, ``line``)."""
 
     def __init__(self, reason: str, line: int):

@@ -1,0 +1,249 @@
+"""Skips decided at run time from the library's own sources (issue 10), on a tiny fake checkout.
+
+Each mechanism has a model that must skip and one that must run: ``alpha`` supports everything,
+``beta`` lacks it. The fake ``src/transformers`` is read statically, never imported.
+"""
+
+import pytest
+
+from tests.skips.conftest import write_tree
+
+COMMON = """
+import inspect
+import unittest
+
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING, get_values
+
+
+class ModelTesterMixin:
+    model_tester = None
+    all_model_classes = ()
+    has_attentions = True
+    _is_composite = False
+
+    def test_sdpa(self):
+        if not self.all_model_classes[0]._supports_sdpa or self._is_composite:
+            self.skipTest(f"{self.all_model_classes[0].__name__} does not support SDPA")
+
+    def test_gradient_checkpointing(self):
+        for model_class in self.all_model_classes:
+            if not model_class.supports_gradient_checkpointing:
+                self.skipTest(reason=f"{model_class.__name__} does not support gradient checkpointing")
+            run(model_class)
+
+    def test_inputs_embeds(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            model = model_class(config)
+            if "inputs_embeds" not in inspect.signature(model.forward).parameters:
+                self.skipTest(reason="This model doesn't use `inputs_embeds`")
+
+    def test_sliding_window(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if getattr(config, "sliding_window", 0) is not None and getattr(config, "sliding_window", 0) > 0:
+            self.skipTest("sliding window attention is not supported by this test")
+
+    def test_without_bos(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.bos_token_id is None:
+            self.skipTest(reason="bos_token_id is None")
+
+    def test_in_mapping(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.__class__ not in MODEL_MAPPING:
+            self.skipTest(reason=f"{config.__class__.__name__} not in MODEL_MAPPING")
+
+    def test_decoder_only(self):
+        decoder_only = [m for m in self.all_model_classes if m.__name__ in get_values(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)]
+        if len(decoder_only) == 0:
+            self.skipTest(reason="No decoder-only architecture available for this model.")
+
+    def test_name_list(self):
+        for model_class in self.all_model_classes:
+            if any(name in model_class.__name__.lower() for name in ["beta", "rwkv"]):
+                self.skipTest(reason="Won't fix: old model")
+
+    def test_sub_configs(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if len(config.sub_configs) == 0:
+            self.skipTest(reason="No subconfigs so the test does not make sense")
+
+    def test_helper(self):
+        self.check_position_ids()
+
+    def check_position_ids(self):
+        for model_class in self.all_model_classes:
+            if "position_ids" not in inspect.signature(model_class.forward).parameters:
+                self.skipTest("Model does not support position_ids")
+
+    def test_outputs(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            outputs = model_class(config)(**inputs_dict)
+            if "past_key_values" not in outputs:
+                self.skipTest("This model doesn't return `past_key_values`")
+"""
+
+MODEL_TEST = """
+import unittest
+from transformers import {name}Config, {name}Model, {name}ForCausalLM
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def __init__(self, parent, bos_token_id={bos}):
+        self.parent = parent
+        self.bos_token_id = bos_token_id
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model, {name}ForCausalLM) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            _supports_sdpa = False
+            supports_gradient_checkpointing = False
+            config_class = None
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            sub_configs: dict = {}
+            is_encoder_decoder: bool = False
+            bos_token_id: int | None = None
+    """,
+    "src/transformers/generation/utils.py": """
+        class GenerationMixin:
+            def prepare_inputs_for_generation(self, input_ids, **kwargs):
+                pass
+    """,
+    "src/transformers/models/auto/configuration_auto.py": """
+        CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("beta", "BetaConfig")])
+    """,
+    "src/transformers/models/auto/modeling_auto.py": """
+        MODEL_MAPPING_NAMES = OrderedDict([("alpha", "AlphaModel")])
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([("alpha", "AlphaForCausalLM")])
+    """,
+    "src/transformers/models/alpha/configuration_alpha.py": """
+        class AlphaTextConfig(PreTrainedConfig):
+            pass
+
+        class AlphaConfig(PreTrainedConfig):
+            sub_configs = {"text_config": AlphaTextConfig}
+            sliding_window: int | None = None
+    """,
+    "src/transformers/models/alpha/modeling_alpha.py": """
+        class AlphaPreTrainedModel(PreTrainedModel):
+            config: AlphaConfig
+            _supports_sdpa = True
+            supports_gradient_checkpointing = True
+
+        class AlphaModel(AlphaPreTrainedModel):
+            def forward(self, input_ids=None, position_ids=None, inputs_embeds=None, **kwargs):
+                pass
+
+        class AlphaForCausalLM(AlphaPreTrainedModel, GenerationMixin):
+            def forward(self, input_ids=None, position_ids=None, inputs_embeds=None, labels=None):
+                pass
+    """,
+    # beta's classes inherit their forward from a shared base in another file
+    "src/transformers/models/beta/configuration_beta.py": """
+        class BetaConfig(PreTrainedConfig):
+            sliding_window: int | None = 4096
+    """,
+    "src/transformers/models/beta/base_beta.py": "",
+    "src/transformers/models/beta/modeling_beta.py": """
+        from ..gamma.modeling_gamma import GammaPreTrainedModel
+
+        class BetaPreTrainedModel(GammaPreTrainedModel):
+            config_class = BetaConfig
+
+        class BetaModel(BetaPreTrainedModel):
+            supports_gradient_checkpointing = True
+
+        class BetaForCausalLM(BetaPreTrainedModel):
+            pass
+    """,
+    "src/transformers/models/gamma/modeling_gamma.py": """
+        class GammaPreTrainedModel(PreTrainedModel):
+            def forward(self, input_ids=None):
+                pass
+    """,
+}
+
+
+@pytest.fixture
+def checkout(make_repo):
+    files = {
+        "tests/test_modeling_common.py": COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+        "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta", bos=None),
+    }
+    root = make_repo(files)
+    return write_tree(root, LIBRARY)
+
+
+def _verdicts(results, test):
+    entry = results[test]
+    return {
+        "ran": entry["models_ran"],
+        "skipped": entry["models_skipped"],
+        "undecided": entry["models_undecided"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("test", "reason"),
+    [
+        ("test_sdpa", "BetaModel does not support SDPA"),  # a flag, inherited from PreTrainedModel
+        (
+            "test_gradient_checkpointing",
+            "BetaForCausalLM does not support gradient checkpointing",
+        ),  # in a loop
+        ("test_inputs_embeds", "This model doesn't use `inputs_embeds`"),  # forward inherited across files
+        ("test_sliding_window", "sliding window attention is not supported by this test"),  # config default
+        ("test_without_bos", "bos_token_id is None"),  # the tester's value wins over the config's default
+        ("test_in_mapping", "BetaConfig not in MODEL_MAPPING"),  # auto mapping keyed by config class
+        ("test_decoder_only", "No decoder-only architecture available for this model."),
+        ("test_name_list", "Won't fix: old model"),  # a literal list of names in the common file
+        ("test_sub_configs", "No subconfigs so the test does not make sense"),  # composite configs
+        ("test_helper", "Model does not support position_ids"),  # a skip in a helper the test calls
+    ],
+)
+def test_library_facts_decide_the_skip(checkout, scan, test, reason):
+    results = scan(checkout)
+    assert _verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert results[test]["reasons_skipped"] == [f"beta: {reason}"]
+    assert results[test]["skips"][0]["kind"] == "runtime"
+
+
+def test_a_skip_in_the_loop_ends_the_test_at_the_first_class(checkout, scan):
+    """BetaModel supports gradient checkpointing, BetaForCausalLM does not: the test is skipped."""
+    results = scan(checkout)
+    assert results["test_gradient_checkpointing"]["models_skipped"] == ["beta"]
+
+
+def test_what_only_the_run_knows_is_undecided_with_its_condition(checkout, scan):
+    results = scan(checkout)
+    assert _verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
+    assert (
+        "alpha: undecided: if 'past_key_values' not in outputs: skip (decided at run time)"
+        in (results["test_outputs"]["conditions"])
+    )
+    assert results["test_outputs"]["skipped_proportion"] == 0.0  # skipped / (ran + skipped), undecided apart
+
+
+def test_without_library_sources_library_conditions_are_undecided(make_repo, scan, capsys):
+    files = {
+        "tests/test_modeling_common.py": COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+    }
+    results = scan(make_repo(files))
+    assert results["test_sdpa"]["models_undecided"] == ["alpha"]
+    assert results["test_gradient_checkpointing"]["models_undecided"] == ["alpha"]
+    err = capsys.readouterr().err
+    assert err.count("no library sources") == 1
