@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from model_debugging.skips.calls import method_skip
 from model_debugging.skips.collect import CollectedClass, collect_test_classes
 from model_debugging.skips.outcome import NOT_APPLICABLE, Outcome, Status
+from model_debugging.skips.reasons import with_class_placeholders
 from model_debugging.skips.records import Skip, SkipKind
 from model_debugging.skips.resolve import Resolver
 
@@ -95,7 +96,9 @@ def model_outcome(
     runtime: RuntimeChecks | None = None,
 ) -> Outcome:
     outcomes = [
-        class_outcome(resolver, test_class, test_name, runtime)
+        with_class_placeholders(
+            resolver, test_class.linearization, class_outcome(resolver, test_class, test_name, runtime)
+        )
         for test_class in classes
         if test_name in test_class.applicable
     ]
