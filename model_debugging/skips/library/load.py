@@ -16,7 +16,7 @@ _SHARED_FILES = ("modeling_utils.py", "configuration_utils.py", "generation/util
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-3"
+LIBRARY_FORMAT = "library-5"
 
 
 def library_root(repo: Path) -> Path | None:

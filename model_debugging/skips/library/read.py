@@ -19,7 +19,11 @@ from model_debugging.skips.library.records import (
 
 # Methods whose parameter names the common tests inspect with ``inspect.signature``.
 SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
-_INIT_METHODS = ("__init__", "__post_init__")
+_INIT_METHODS = (
+    "__init__",
+    "__post_init__",
+    "post_init",
+)  # post_init: what models call at the end of __init__
 
 
 def read_library_file(path: str, source: str) -> LibraryFile:
@@ -89,6 +93,7 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
     signatures: list[tuple[str, tuple[str, ...]]] = []
     init_defaults: list[tuple[str, Value]] = []
     annotations: list[tuple[str, str]] = []
+    init_as_set: list[str] = []
     assigned: set[str] = set()
     for item in node.body:
         if isinstance(item, ast.Assign):
@@ -107,9 +112,10 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
             if item.name in _INIT_METHODS:
-                defaults, others = _init_assignments(item)
+                defaults, others, as_set = _init_assignments(item)
                 init_defaults.extend(defaults)
                 assigned |= others
+                init_as_set.extend(as_set)
     return LibraryClass(
         name=node.name,
         line=node.lineno,
@@ -121,6 +127,7 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
         init_defaults=tuple((name, value) for name, value in init_defaults if name not in assigned),
         decorators=tuple(ast.unparse(decorator) for decorator in node.decorator_list),
         annotations=tuple(annotations),
+        init_as_set=tuple(init_as_set),
     )
 
 
@@ -144,7 +151,7 @@ def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
 
 def _init_assignments(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
-) -> tuple[list[tuple[str, Value]], set[str]]:
+) -> tuple[list[tuple[str, Value]], set[str], list[str]]:
     """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
     ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time)."""
     arguments = function.args
@@ -165,6 +172,7 @@ def _init_assignments(
     )
     decided: list[tuple[str, Value]] = []
     top_level = set()
+    as_set: list[str] = []
     for statement in function.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             name = _self_attribute(statement.targets[0])
@@ -173,6 +181,7 @@ def _init_assignments(
                 continue
             if _set_of_class_value(source, name):  # the instance keeps the class's value: not run-time
                 top_level.add(id(statement))
+                as_set.append(name)
                 continue
             if isinstance(source, ast.Name) and source.id in defaults:
                 value = value_of(defaults[source.id])
@@ -196,7 +205,7 @@ def _init_assignments(
             name = _self_attribute(target)
             if name is not None:
                 assigned.add(name)
-    return decided, assigned
+    return decided, assigned, as_set
 
 
 def _set_of_class_value(source: ast.expr, name: str) -> bool:

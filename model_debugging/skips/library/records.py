@@ -63,6 +63,7 @@ class LibraryClass:
     init_defaults: tuple[tuple[str, Value], ...] = ()
     decorators: tuple[str, ...] = ()
     annotations: tuple[tuple[str, str], ...] = ()  # `config: LlamaConfig` with no value: name -> class name
+    init_as_set: tuple[str, ...] = ()  # `self.x = set(self.x or [])` in __init__: the class value, as a set
 
 
 @dataclass(frozen=True)

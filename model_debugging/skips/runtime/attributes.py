@@ -197,12 +197,17 @@ def _model_attribute(
     info = owner.info
     if name == "__name__":
         return info.name
+    value = library.attribute(info, name)
     if isinstance(owner, ModelInstance):
         if name == "config":
             return owner.config
-        if any(name in ancestor.assigned_in_init for ancestor in library.mro(info)):
+        mro = library.mro(info)
+        if any(name in ancestor.init_as_set for ancestor in mro) and isinstance(
+            value, (list, tuple, set, type(None))
+        ):
+            return set(value or ())
+        if any(name in ancestor.assigned_in_init for ancestor in mro):
             return unknown.existing()
-    value = library.attribute(info, name)
     if isinstance(value, MethodValue):
         return Method(info, name)
     return _literal(library, value, unknown)

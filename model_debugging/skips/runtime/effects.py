@@ -119,7 +119,9 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
     assignments = [
         node
         for node in ast.walk(function)
-        if isinstance(node, kinds) or (isinstance(node, ast.Call) and mutated_name(node) is not None)
+        if isinstance(node, kinds)
+        or (isinstance(node, ast.Call) and mutated_name(node) is not None)
+        or (isinstance(node, ast.withitem) and node.optional_vars is not None)
     ]
     changed = True
     while changed:
@@ -127,6 +129,8 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
         for node in assignments:
             if isinstance(node, ast.Call):  # name.append(value) assigns from its arguments
                 targets, source = [node.func.value], ast.Tuple(elts=[*node.args], ctx=ast.Load())
+            elif isinstance(node, ast.withitem):  # with open(path) as handle
+                targets, source = [node.optional_vars], node.context_expr
             else:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 source = node.iter if isinstance(node, ast.For) else node.value

@@ -214,6 +214,8 @@ class Evaluator:
             raise Skipped(
                 attributes.text(self.value(reason, variables)) if reason is not None else "", node.lineno
             )
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
+            return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         function = self.value(node.func, variables)
         arguments = [self.value(argument, variables) for argument in node.args]
         keywords = {
