@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     ),
     "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),
     "view": ("model_debugging.explorer.command:main", "write an HTML page to explore a trace or a diff"),
+    "replay": ("model_debugging.replay.command:main", "run a port's modules on a trace's recorded inputs"),
 }
 
 

@@ -79,7 +79,12 @@ class PairComparer:
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord
     ) -> tuple[bool, float, float, float, int]:
-        expected, actual = read_recorded_tensor(reference), read_recorded_tensor(candidate)
+        return self.compare_tensors(read_recorded_tensor(reference), read_recorded_tensor(candidate))
+
+    def compare_tensors(
+        self, expected: torch.Tensor, actual: torch.Tensor
+    ) -> tuple[bool, float, float, float, int]:
+        """(within tolerance, max abs, max rel, sum of abs differences, elements) of two same-shaped tensors."""
         self.bytes_compared += _nbytes(expected) + _nbytes(actual)
         same_dtype = expected.dtype == actual.dtype
         expected, actual = _as_real_elements(expected), _as_real_elements(actual)

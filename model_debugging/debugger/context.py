@@ -6,8 +6,8 @@ import functools
 import logging
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from model_debugging.debugger.forward_patches import ForwardPatches
+from model_debugging.debugger.function_records import FunctionRecorder
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.recursion import recursion_headroom
 from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
@@ -53,7 +54,14 @@ class _TracingSession:
     from several threads are recorded as separate traces, never mixed in one tree.
     """
 
-    def __init__(self, model: nn.Module, output_dir: Path | None, prune_layers: bool, use_repr: bool):
+    def __init__(
+        self,
+        model: nn.Module,
+        output_dir: Path | None,
+        prune_layers: bool,
+        use_repr: bool,
+        record_functions: Sequence[str] = (),
+    ):
         self._model = model
         self._class_name = type(model).__name__
         self._output_dir = output_dir
@@ -74,6 +82,9 @@ class _TracingSession:
                 paths_with_later_siblings(model, self._class_name) if prune_layers else frozenset()
             )
             self._writer = TraceWriter(output_dir, self._class_name)
+        self._functions = (
+            FunctionRecorder(model, record_functions, self._function_call) if record_functions else None
+        )
 
     def install(self) -> None:
         if self._recording:
@@ -84,11 +95,15 @@ class _TracingSession:
                         module, self._submodule_forward(f"{self._class_name}.{name}", has_submodules)
                     )
         self._patches.patch(self._model, self._top_level_forward)
+        if self._functions is not None and self._recording:
+            self._functions.install()
         self._installed = True
 
     def uninstall(self) -> None:
         self._installed = False
         self._patches.undo()
+        if self._functions is not None:
+            self._functions.uninstall()
         with self._tracers_lock:
             for tracer in self._tracers:
                 tracer.reset()
@@ -106,23 +121,42 @@ class _TracingSession:
         def make_forward(original: Callable) -> Callable:
             @functools.wraps(original)
             def traced_forward(*args, **kwargs):
-                tracer = getattr(self._threads, "tracer", None)
-                if not self._installed or tracer is None or not tracer.recording:
-                    return original(*args, **kwargs)  # outside a traced top-level forward of this thread
-                call = _record(tracer, tracer.enter, module_path, args, kwargs)
-                if call is None:
-                    return original(*args, **kwargs)
-                try:
-                    output = original(*args, **kwargs)
-                except BaseException as error:
-                    _record(tracer, tracer.exit_with_exception, call, error)
-                    raise
-                _record(tracer, functools.partial(tracer.exit, has_submodules=has_submodules), call, output)
-                return output
+                return self._recorded_call(module_path, has_submodules, None, original, args, kwargs)
 
             return traced_forward
 
         return make_forward
+
+    def _function_call(
+        self, name: str, qualified: str, call: Callable[[], Any], args: tuple, kwargs: dict
+    ) -> Any:
+        """Record a call of a function chosen by ``record_functions`` as a child of the running module."""
+        tracer = getattr(self._threads, "tracer", None)
+        path = f"{tracer.current_path}.{name}" if tracer is not None and tracer.recording else name
+        return self._recorded_call(path, False, qualified, lambda *_, **__: call(), args, kwargs)
+
+    def _recorded_call(
+        self,
+        path: str,
+        has_submodules: bool,
+        function: str | None,
+        original: Callable,
+        args: tuple,
+        kwargs: dict,
+    ) -> Any:
+        tracer = getattr(self._threads, "tracer", None)
+        if not self._installed or tracer is None or not tracer.recording:
+            return original(*args, **kwargs)  # outside a traced top-level forward of this thread
+        call = _record(tracer, tracer.enter, path, args, kwargs, function)
+        if call is None:
+            return original(*args, **kwargs)
+        try:
+            output = original(*args, **kwargs)
+        except BaseException as error:
+            _record(tracer, tracer.exit_with_exception, call, error)
+            raise
+        _record(tracer, functools.partial(tracer.exit, has_submodules=has_submodules), call, output)
+        return output
 
     def _top_level_forward(self, original: Callable) -> Callable:
         @functools.wraps(original)
@@ -130,7 +164,8 @@ class _TracingSession:
             if not self._installed or not self._recording or self._thread_tracer().in_forward:
                 with torch.no_grad():
                     return original(*args, **kwargs)
-            with torch.no_grad(), recursion_headroom(self._extra_frames):
+            function_mode = self._functions.torch_mode() if self._functions is not None else nullcontext()
+            with torch.no_grad(), recursion_headroom(self._extra_frames), function_mode:
                 return self._traced_call(self._thread_tracer(), original, args, kwargs)
 
         return traced_forward
@@ -203,6 +238,7 @@ def model_addition_debugger_context(
     debug_path: str | Path | None = None,
     do_prune_layers: bool = True,
     use_repr: bool = True,
+    record_functions: Sequence[str] = (),
 ) -> Iterator[nn.Module]:
     """Trace every module call of the forward passes run inside the context.
 
@@ -221,6 +257,11 @@ def model_addition_debugger_context(
             of each run of numbered layers (``layers.0`` ... ``layers.N``).
         use_repr (`bool`, *optional*, defaults to `True`): record tensors as their printed repr; when
             False, write each tensor to its own `.safetensors` file (key ``data``) and record its path.
+        record_functions (`Sequence[str]`, *optional*, defaults to `()`): functions whose calls are
+            recorded as children of the module running them: torch functions by full name
+            (``"torch.nn.functional.scaled_dot_product_attention"``) or bare names of Python helpers
+            in the modules defining the model's classes (``"apply_rotary_pos_emb"``); see
+            `model_debugging.debugger.function_records`. An unknown name raises `ValueError` at once.
 
     Returns:
         The model, for use as ``with model_addition_debugger_context(model) as traced: traced(**inputs)``.
@@ -238,7 +279,7 @@ def model_addition_debugger_context(
         if moved_to is not None:
             logger.warning("An older trace of %s was moved to %s", type(model).__name__, moved_to)
     saved_print_options = torch._tensor_str.get_printoptions()
-    session = _TracingSession(model, output_dir, do_prune_layers, use_repr)
+    session = _TracingSession(model, output_dir, do_prune_layers, use_repr, record_functions)
     try:
         session.install()
         torch.set_printoptions(**_TRACE_PRINT_OPTIONS)

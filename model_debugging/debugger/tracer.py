@@ -16,6 +16,7 @@ from typing import Any
 
 from model_debugging.debugger.prune import ChildCalls
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
+from model_debugging.debugger.trace_format.names import FUNCTION_KEY
 
 _NO_OUTPUT = object()
 
@@ -29,9 +30,12 @@ class CallRecord:
     children: list[CallRecord] = field(default_factory=list)
     outputs: Any = _NO_OUTPUT
     exception: dict | None = None
+    function: str | None = None  # the qualified name, for a recorded function call
 
     def to_json(self) -> dict:
         node = {"module_path": self.module_path, "inputs": self.inputs}
+        if self.function is not None:
+            node[FUNCTION_KEY] = self.function
         if self.exception is not None:
             node["exception"] = self.exception
         if self.children:
@@ -81,6 +85,11 @@ class CallTracer:
         return bool(self._stack) and self.failure is None
 
     @property
+    def current_path(self) -> str:
+        """The module path of the innermost open call."""
+        return self._stack[-1].record.module_path
+
+    @property
     def written_files(self) -> list[Path]:
         """The tensor files of the current (or last) trace."""
         return self._serializer.written_files
@@ -91,7 +100,7 @@ class CallTracer:
         inputs = self._serializer.serialize({"args": args, "kwargs": kwargs}, f"{root_path}_inputs")
         self._stack.append(_OpenCall(CallRecord(root_path, inputs), self._prune_layers, Capture.NOW, False))
 
-    def enter(self, module_path: str, args: tuple, kwargs: dict) -> _OpenCall:
+    def enter(self, module_path: str, args: tuple, kwargs: dict, function: str | None = None) -> _OpenCall:
         parent = self._stack[-1]
         capture = parent.capture
         if capture is Capture.NOW and parent.children.may_be_pruned(module_path):
@@ -101,7 +110,8 @@ class CallTracer:
             {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", capture
         )
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
-        call = _OpenCall(CallRecord(module_path, inputs), self._prune_layers, capture, defers_alone)
+        record = CallRecord(module_path, inputs, function=function)
+        call = _OpenCall(record, self._prune_layers, capture, defers_alone)
         self._stack.append(call)
         return call
 

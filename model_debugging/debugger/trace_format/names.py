@@ -31,6 +31,8 @@ INCOMPLETE_SUFFIX = "_INCOMPLETE"
 SAFETENSORS_SUFFIX = ".safetensors"
 # the key a tensor file stores its tensor under
 TENSOR_KEY = "data"
+# the extra key of a node recording a function call (record_functions): the function's qualified name
+FUNCTION_KEY = "function"
 # the statistics a tensor entry carries, in the order upstream writes them (float16/bfloat16/float32)
 STAT_NAMES = ("mean", "std", "min", "max")
 # An extra key of every numeric tensor entry (upstream's tools ignore it): JSON numbers, computed

@@ -23,6 +23,7 @@ from typing import Any
 from model_debugging.debugger.trace_format.names import (
     COMPLEX_PARTS,
     FULL_TENSORS_SUFFIX,
+    FUNCTION_KEY,
     INCOMPLETE_SUFFIX,
     SAFETENSORS_SUFFIX,
     STAT_NAMES,
@@ -212,6 +213,7 @@ def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
             inputs=tuple(_flatten(node.get("inputs") or {}, "", trace_file)),
             outputs=None if outputs is None else tuple(_flatten(outputs, "", trace_file)),
             exception=_exception_text(node.get("exception")),
+            function=node.get(FUNCTION_KEY) if isinstance(node.get(FUNCTION_KEY), str) else None,
         )
         calls[path] += 1
         order += 1

@@ -53,6 +53,8 @@ class TraceNode:
 
     ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
     ``outputs`` is ``None`` when the debugger did not record them (modules with children).
+    ``function`` is the qualified name of the function a function-call node records (see
+    ``record_functions``), None for a module call.
     """
 
     order: int
@@ -63,6 +65,7 @@ class TraceNode:
     inputs: tuple[TensorRecord, ...]
     outputs: tuple[TensorRecord, ...] | None
     exception: str | None = None
+    function: str | None = None
 
     @property
     def records(self) -> tuple[TensorRecord, ...]:

@@ -1,0 +1,121 @@
+"""``model-debugging replay REF_TRACE --model MODEL``: run the candidate's modules on the reference's inputs.
+
+Exit codes: 0 every replayed call is correct on identical inputs, 1 a call is wrong on identical
+inputs (a real bug there), 2 an input is unusable (one line naming the file, value or module path).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
+from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
+from model_debugging.config import ConfigError
+from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.replay.api import replay
+from model_debugging.replay.model_loading import ModelLoadError, load_model
+from model_debugging.replay.rendering import render_terminal
+from model_debugging.reporting import atomic_write_json
+
+PROG = "model-debugging replay"
+
+
+def _tolerance(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(text)
+    return value
+
+
+def build_parser(prog: str = PROG) -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog,
+        description="Run modules of a candidate model alone on the inputs recorded in a reference trace "
+        "(use_repr=False) and say, per module, whether it is wrong on identical inputs.",
+        epilog="exit status: 0 all correct on identical inputs, 1 a call is wrong on identical inputs, "
+        "2 unusable input",
+    )
+    parser.add_argument("reference", type=Path, help="reference trace directory or its _FULL_TENSORS.json")
+    parser.add_argument(
+        "--model",
+        required=True,
+        metavar="PYTHON_CALLABLE_OR_SCRIPT",
+        help="the candidate: 'package.module:name', 'script.py:name' or 'script.py' (which defines "
+        "build_model); name is a torch.nn.Module or a function returning one",
+    )
+    parser.add_argument(
+        "--module",
+        action="append",
+        metavar="PATH",
+        help="reference module path to replay (relative to the model); repeatable; default: every call",
+    )
+    parser.add_argument(
+        "--bisect",
+        action="store_true",
+        help="search top-down for the smallest module that is wrong on identical inputs",
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="CAND_TRACE",
+        help="with --bisect: the candidate's own trace; only calls compare finds different are replayed",
+    )
+    parser.add_argument(
+        "--noise-from",
+        type=Path,
+        metavar="REF_TRACE_2",
+        help="a second trace of the reference run another way (bf16 vs fp32, eager vs SDPA): judge "
+        "differences against the spread between the two reference runs",
+    )
+    parser.add_argument("--atol", type=_tolerance, help="absolute tolerance (default: by dtype)")
+    parser.add_argument("--rtol", type=_tolerance, help="relative tolerance (default: by dtype)")
+    parser.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="REGEX=REPLACEMENT",
+        help="rewrite module paths (relative to the model) before matching, as in compare; repeatable",
+    )
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help="YAML file with a 'renames' list (applied first)"
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT.json", help="write the result as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as exit_request:  # --help, or a usage error argparse already printed
+        return int(exit_request.code or 0)
+    if args.compare and not args.bisect:
+        return fail(prog, "--compare is used by --bisect; add --bisect")
+    if args.bisect and args.module:
+        return fail(prog, "--bisect searches the whole model; drop --module")
+    if args.json and (args.json.is_dir() or not args.json.parent.is_dir()):
+        return fail(prog, f"{args.json}: not a file in an existing directory")
+    try:
+        rules = load_rename_rules(args.config) if args.config else ()
+        rules += tuple(parse_rename_rule(text) for text in args.rename)
+        model = load_model(args.model)
+        comparison = compare_traces(args.reference, args.compare, rename=rules) if args.compare else None
+        result = replay(
+            args.reference,
+            model,
+            args.module,
+            rename=rules,
+            atol=args.atol,
+            rtol=args.rtol,
+            noise_from=args.noise_from,
+            bisect=args.bisect,
+            comparison=comparison,
+        )
+        if args.json:
+            atomic_write_json(args.json, result.to_dict())
+    except (TraceError, ConfigError, RenameRuleError, ModelLoadError, ValueError) as error:
+        return fail(prog, str(error))
+    except OSError as error:
+        return fail(prog, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))
+    print(render_terminal(result, comparison))
+    return EXIT_FINDING if result.wrong else EXIT_OK
