@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from model_debugging.compare import ModuleStatus
 from model_debugging.explorer.calls import CallView
@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from model_debugging.compare import ModuleComparison, TraceComparison
 
 # a row of the merged tree: ("reference", index) or ("candidate", index) into that side's calls
-_RowKey = tuple[str, int]
-_REFERENCE, _CANDIDATE = "reference", "candidate"
+_Side = Literal["reference", "candidate"]
+_RowKey = tuple[_Side, int]
+_REFERENCE: _Side = "reference"
+_CANDIDATE: _Side = "candidate"
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,9 @@ def _reference_comparisons(
     candidate_rows: dict[tuple[str, int], int] = {}
     candidate_calls: Counter[str] = Counter()
     for module in result.modules:
-        row = row_of[(module.module_path, module.call_index)]
+        row = row_of.get((module.module_path, module.call_index))
+        if row is None:  # not a call of the reference trace: nowhere to show it in this tree
+            continue
         diverged = module.status is not ModuleStatus.EQUAL
         comparisons[row] = CallComparison(
             status=CallStatus.DIVERGED if diverged else CallStatus.EQUAL,
@@ -106,9 +110,8 @@ def overlay_comparison(
         stack.extend((child, position[key]) for child in reversed(children.get(key, [])))
 
     def merged_row(module: ModuleComparison | None) -> int | None:
-        if module is None:
-            return None
-        return position[(_REFERENCE, row_of[(module.module_path, module.call_index)])]
+        row = None if module is None else row_of.get((module.module_path, module.call_index))
+        return None if row is None else position[(_REFERENCE, row)]
 
     return OverlaidTree(
         calls=tuple(rows),

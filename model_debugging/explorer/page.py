@@ -41,7 +41,8 @@ def render_page(document: dict) -> str:
         "TITLE": html.escape(document["title"]),
         "STYLE": _asset("explorer.css"),
         "SCRIPT": _script(),
-        # the printed values go in a block of their own, parsed on first use, not before first paint
+        # the printed values go in a block of their own after the script: the tree is painted while
+        # the parser still reads them, and they are parsed when a detail pane first needs them
         "DATA": embedded_json({key: value for key, value in document.items() if key != "values"}),
         "VALUES": embedded_json(document["values"]),
     }

@@ -114,7 +114,7 @@ function pagerHtml(parent) {
   return (
     `<div class="row more" data-pager-of="${parent}"><span class="name" style="--depth: ${depth[parent] + 1}">` +
     `<button type="button" data-more="${PAGE}">show ${Math.min(PAGE, hidden)} more</button> ` +
-    `<button type="button" data-more="all">show all ${hidden.toLocaleString()}</button></span></div>`
+    `<button type="button" data-more="all">show all ${grouped(hidden)}</button></span></div>`
   );
 }
 function rowsHtml(list) {
@@ -246,7 +246,7 @@ function applyFilter() {
       shown[a] = 1;
     }
   }
-  filterStatus.textContent = `${hits.toLocaleString()} of ${count.toLocaleString()} calls match`;
+  filterStatus.textContent = `${grouped(hits)} of ${grouped(count)} calls match`;
   renderAll();
 }
 function clearFilter() {
@@ -353,7 +353,7 @@ document.getElementById("next-flag").addEventListener("click", () => nextFlag(1)
 document.getElementById("title").textContent = data.title;
 const recorded = data.mode === "tensors" ? "tensor files (histograms)" : "statistics and printed values";
 document.getElementById("meta").textContent =
-  `${count.toLocaleString()} calls · ${recorded} · ${data.source}` +
+  `${grouped(count)} calls · ${recorded} · ${data.source}` +
   (flagged.some((f) => f) ? ` · ${flagged.reduce((a, b) => a + b, 0)} flagged` : "");
 if (comparison) {
   const summary = document.getElementById("comparison-summary");
@@ -398,8 +398,13 @@ if (count === 0) {
 requestAnimationFrame(() =>
   setTimeout(() => {
     window.explorerFirstPaint = performance.now();
-    painted = true;
-    if (selected >= 0) renderDetail(detailView, selected);
     document.body.dataset.ready = "true";
+    // the printed values come after this script in the page: the parser may still be reading them
+    const showDetail = () => {
+      painted = true;
+      if (selected >= 0) renderDetail(detailView, selected);
+    };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showDetail);
+    else showDetail();
   }, 0),
 );

@@ -22,6 +22,10 @@ function number(value) {
   const text = formatNumber(x);
   return Number.isFinite(x) ? text : el("span", { class: "nonfinite" }, text);
 }
+function grouped(n) {
+  // not toLocaleString: its first call loads locale data, a visible delay before the first paint
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
 function formatNumber(x) {
   if (Number.isNaN(x)) return "NaN";
   if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
