@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.synthetic_patterns import PATTERNS, WORD_PATTERNS
+
+__all__ = ["PATTERNS", "WORD_PATTERNS", "CheckoutSpec", "ClassSpec", "ModelSpec", "Override"]
+
 COMMON_FILE = "tests/test_modeling_common.py"
 GENERATION_FILE = "tests/generation/test_utils.py"
 # Common tests guarded by a class flag: test name -> (flag the spec sets, reason written in the guard).
@@ -21,69 +25,6 @@ GUARDED = {
     "test_attention_outputs": ("has_attentions", "Model does not output attentions"),
     "test_training": ("is_training", "ModelTester is not configured to run training tests"),
 }
-
-# pattern -> (lines of the override with {test} and {r} (the reason's literal / words), outcome).
-# Outcome: ("skipped", kind), ("ran", condition text or None) or ("inherited", None) when the common
-# definition decides. A "{helper}" line is a method the override calls; its skip is the override's.
-PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, str | None]]] = {
-    "inherit": ((), ("inherited", None)),
-    "runs": (("def {test}(self):", "    self.assertTrue(True)"), ("ran", None)),
-    "super_call": (("def {test}(self):", "    super().{test}()"), ("inherited", None)),
-    "skip_reason": (
-        ("@unittest.skip(reason={r})", "def {test}(self):", "    pass"),
-        ("skipped", "decorator"),
-    ),
-    "skip_positional": (("@unittest.skip({r})", "def {test}(self):", "    run()"), ("skipped", "decorator")),
-    "pytest_skip_mark": (
-        ("@pytest.mark.skip(reason={r})", "def {test}(self):", "    run()"),
-        ("skipped", "decorator"),
-    ),
-    "alias_skip": (("@skip_alias({r})", "def {test}(self):", "    run()"), ("skipped", "decorator")),
-    "skipif_true": (
-        ("@unittest.skipIf(True, {r})", "def {test}(self):", "    run()"),
-        ("skipped", "decorator"),
-    ),
-    "skipunless_false": (
-        ("@unittest.skipUnless(False, {r})", "def {test}(self):", "    run()"),
-        ("skipped", "decorator"),
-    ),
-    "skiptest_call": (
-        ("def {test}(self):", "    self.skipTest(reason={r})", "    run()"),
-        ("skipped", "body"),
-    ),
-    "pytest_skip_call": (("def {test}(self):", "    pytest.skip({r})"), ("skipped", "body")),
-    "raise_skiptest": (("def {test}(self):", "    raise unittest.SkipTest({r})"), ("skipped", "body")),
-    "helper_skip": (
-        (
-            "def {test}(self):",
-            "    self._helper_{test}()",
-            "{helper}",
-            "def _helper_{test}(self):",
-            "    self.skipTest({r})",
-        ),
-        ("skipped", "body"),
-    ),
-    "noop_docstring": (("def {test}(self):", '    """{r}"""'), ("skipped", "noop_override")),
-    "noop_comment": (("def {test}(self):", "    pass  # {r}"), ("skipped", "noop_override")),
-    "noop_comment_above": (("# {r}", "def {test}(self):", "    return"), ("skipped", "noop_override")),
-    "skipif_false": (("@unittest.skipIf(False, {r})", "def {test}(self):", "    run()"), ("ran", None)),
-    "runtime_skipif": (
-        ('@unittest.skipIf(os.environ.get("NO_GPU"), {r})', "def {test}(self):", "    run()"),
-        ("ran", 'unittest.skipIf(os.environ.get("NO_GPU"), {r})'),
-    ),
-    "require_gpu": (("@require_torch_gpu", "def {test}(self):", "    run()"), ("ran", "require_torch_gpu")),
-    "runtime_guard": (
-        ("def {test}(self):", '    if os.environ.get("CI"):', "        self.skipTest({r})", "    run()"),
-        ("ran", 'if os.environ.get("CI"): skip'),
-    ),
-    "skip_in_loop": (
-        ("def {test}(self):", "    for _ in range(1):", "        self.skipTest({r})"),
-        ("ran", None),
-    ),
-    "skip_after_return": (("def {test}(self):", "    return", "    self.skipTest({r})"), ("ran", None)),
-}
-# Patterns whose reason is written as words (a docstring or a comment) rather than a string literal.
-WORD_PATTERNS = frozenset({"noop_docstring", "noop_comment", "noop_comment_above"})
 
 MODEL_HEADER = """\
 import os
@@ -124,6 +65,9 @@ class ClassSpec:
     is_training: bool | None = None  # None: the tester's default True
     class_skip: str | None = None  # the reason of a @unittest.skip on the class
     slow: bool = False  # @slow on the class: a condition of every test it runs
+    class_mark: str | None = None  # the reason of `pytestmark = pytest.mark.skip(...)` in the class body
+    setup_skip: str | None = None  # the reason of a `self.skipTest` at the top of setUp
+    hidden: bool = False  # `__test__ = False`: pytest does not collect the class
 
 
 @dataclass(frozen=True)
@@ -131,6 +75,7 @@ class ModelSpec:
     name: str  # a folder name under tests/models
     classes: tuple[ClassSpec, ...]
     integration_tests: int = 0  # methods of a plain unittest.TestCase class (never counted)
+    module_mark: str | None = None  # the reason of a module-level `pytestmark = [pytest.mark.skip(...)]`
 
 
 @dataclass(frozen=True)
@@ -209,6 +154,8 @@ def _render_model(model: ModelSpec) -> tuple[str, list[dict[str, Any]]]:
     """The module's text, and per class: its line and the line each override's skip is reported at."""
     tester = f"{_camel(model.name)}ModelTester"
     writer = _Writer(MODEL_HEADER.format(tester=tester))
+    if model.module_mark is not None:
+        writer.add("", f"pytestmark = [pytest.mark.skip(reason={model.module_mark!r})]")
     layout = []
     for index, spec in enumerate(model.classes):
         writer.add("", "")
@@ -222,8 +169,19 @@ def _render_model(model: ModelSpec) -> tuple[str, list[dict[str, Any]]]:
         class_line = writer.add(f"class {class_name(model, index)}({bases}):")
         if spec.has_attentions is not None:
             writer.add(f"has_attentions = {spec.has_attentions}", indent="    ")
+        if spec.hidden:
+            writer.add("__test__ = False", indent="    ")
+        if spec.class_mark is not None:
+            writer.add(f"pytestmark = pytest.mark.skip(reason={spec.class_mark!r})", indent="    ")
         keyword = "" if spec.is_training is None else f", is_training={spec.is_training}"
-        writer.add("", "def setUp(self):", f"    self.model_tester = {tester}(self{keyword})", indent="    ")
+        skip_first = () if spec.setup_skip is None else (f"    self.skipTest({spec.setup_skip!r})",)
+        setup_line = writer.add(
+            "",
+            "def setUp(self):",
+            *skip_first,
+            f"    self.model_tester = {tester}(self{keyword})",
+            indent="    ",
+        )
         writer.add("", "def test_model_specific(self):", "    run()", indent="    ")
         skip_lines = {}
         for test, override in spec.overrides:
@@ -237,7 +195,7 @@ def _render_model(model: ModelSpec) -> tuple[str, list[dict[str, Any]]]:
                 skip_lines[test] = writer.add("", *filled[split + 1 :], indent="    ")
             else:
                 skip_lines[test] = writer.add("", *filled, indent="    ")
-        layout.append({"line": class_line, "skip_lines": skip_lines})
+        layout.append({"line": class_line, "setup_line": setup_line, "skip_lines": skip_lines})
     if model.integration_tests:
         writer.add("", "", f"class {_camel(model.name)}IntegrationTest(unittest.TestCase):")
         for index in range(model.integration_tests):
@@ -270,16 +228,25 @@ def _class_outcome(
 ) -> dict[str, Any] | None:
     """``{"status", "skip", "conditions"}`` for one class, or None when the test does not apply to it."""
     cls = model.classes[index]
-    if test not in common_lines and not cls.generation:
+    override = dict(cls.overrides).get(test, Override("inherit"))
+    status, detail = PATTERNS[override.pattern][1]
+    if (test not in common_lines and not cls.generation) or cls.hidden or status == "not_collected":
         return None
     skip = None
     conditions = ["slow"] if cls.slow else []
     here = {"test_class": class_name(model, index), "file": model_file(model.name)}
-    if cls.class_skip is not None:
-        skip = {"reason": cls.class_skip, "kind": "class_decorator", **here, "line": layout["line"]}
+    # what skips the whole class, in the analyzer's order: a decorator, the class's pytestmark, the module's
+    for reason, kind, line in (
+        (cls.class_skip, "class_decorator", layout["line"]),
+        (cls.class_mark, "pytestmark", layout["line"]),
+        (model.module_mark, "pytestmark", 1),
+    ):
+        if reason is not None:
+            skip = {"reason": reason, "kind": kind, **here, "line": line}
+            return {"status": "skipped", "skip": skip, "conditions": []}
+    if cls.setup_skip is not None and detail != "decorator":  # a test's skip decorator is seen first
+        skip = {"reason": cls.setup_skip, "kind": "setup", **here, "line": layout["setup_line"]}
         return {"status": "skipped", "skip": skip, "conditions": []}
-    override = dict(cls.overrides).get(test, Override("inherit"))
-    status, detail = PATTERNS[override.pattern][1]
     if status == "skipped":
         reason = override.reason
         if override.pattern in WORD_PATTERNS:
@@ -374,7 +341,11 @@ def random_checkout(
                     is_training=rng.choice((None, True, False)),
                     class_skip="whole class skipped" if rng.random() < 0.02 else None,
                     slow=rng.random() < 0.1,
+                    class_mark="class marked" if rng.random() < 0.02 else None,
+                    setup_skip="setUp skips" if rng.random() < 0.02 else None,
+                    hidden=rng.random() < 0.02,
                 )
             )
-        specs.append(ModelSpec(f"model_{index:05d}", tuple(classes), integration_tests))
+        module_mark = "module marked" if rng.random() < 0.02 else None
+        specs.append(ModelSpec(f"model_{index:05d}", tuple(classes), integration_tests, module_mark))
     return CheckoutSpec(tuple(specs), common_tests, generation_tests)

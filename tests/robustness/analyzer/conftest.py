@@ -64,12 +64,16 @@ def checkout_specs(draw, max_models=4):
                     is_training=st.sampled_from((None, True, False)),
                     class_skip=st.none() | st.none() | st.none() | REASONS,  # 1 in 4 skips the class
                     slow=st.booleans(),
+                    class_mark=st.none() | st.none() | st.none() | REASONS,
+                    setup_skip=st.none() | st.none() | st.none() | REASONS,
+                    hidden=st.sampled_from((False, False, False, True)),
                 ),
                 min_size=1,
                 max_size=2,
             )
         )
-        models.append(synthetic.ModelSpec(name, tuple(classes), draw(st.integers(0, 2))))
+        module_mark = draw(st.none() | st.none() | st.none() | st.none() | REASONS)
+        models.append(synthetic.ModelSpec(name, tuple(classes), draw(st.integers(0, 2)), module_mark))
     return synthetic.CheckoutSpec(tuple(models), common_tests, generation_tests)
 
 
