@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 MINI_CHECKOUT = Path(__file__).parents[2] / "examples" / "mini_transformers"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def tiny_llava():
     torch.manual_seed(673)
     text = transformers.LlamaConfig(
