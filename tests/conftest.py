@@ -124,3 +124,39 @@ def toy_traces(tmp_path):
     write_toy_trace(reference)
     write_toy_trace(candidate, head_scale=1.5)
     return reference, candidate
+
+
+class Emit(torch.nn.Module):
+    """A leaf that returns a fixed value, whatever its input: its recorded output is exactly ``value``."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self, x):
+        return self.value
+
+
+class Wrapper(torch.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.emit = Emit(value)
+
+    def forward(self, x):
+        return self.emit(x)
+
+
+def trace_emitting_value(directory: Path, value, use_repr: bool) -> Path:
+    """Trace ``Wrapper(value)`` (module paths ``Wrapper``, ``Wrapper.emit``) into ``directory``."""
+    from model_debugging import model_addition_debugger_context
+
+    model = Wrapper(value)
+    with model_addition_debugger_context(model, debug_path=directory, use_repr=use_repr):
+        model(torch.zeros(1))
+    return directory
+
+
+@pytest.fixture(scope="session")
+def trace_emitting():
+    """``trace_emitting(directory, value, use_repr)``: a trace whose leaf ``Wrapper.emit`` outputs ``value``."""
+    return trace_emitting_value

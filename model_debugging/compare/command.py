@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
@@ -64,22 +63,16 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
-def _output_problem(path: Path) -> str | None:
-    """Why ``path`` cannot receive an output file, or None when it can."""
-    if path.is_dir():
-        return f"{path}: is a directory; give a file name"
-    if not path.parent.is_dir():
-        return f"{path}: the directory {path.parent} does not exist"
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        return f"{path}: the directory {path.parent} is not writable"
-    return None
-
-
 def _check_outputs(args: argparse.Namespace) -> str | None:
-    for path in (args.json, args.markdown, args.plot):
-        problem = path and _output_problem(path)
+    """Why an output option cannot be written, before any trace is read; None when all can."""
+    for option, path in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
+        if path is None:
+            continue
+        problem = output_file_problem(option, path)
         if problem:
             return problem
+        if not path.parent.is_dir():  # a mistyped directory is an error, not created silently
+            return f"{option} {path}: the directory {path.parent} does not exist"
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
     return None

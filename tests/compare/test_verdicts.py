@@ -20,34 +20,16 @@ class Scaled(nn.Module):
         return self.proj(x) * scale
 
 
-class Emit(nn.Module):
-    """Returns a fixed value: the recorded output is exactly ``value``."""
-
-    def __init__(self, value):
-        super().__init__()
-        self.value = value
-
-    def forward(self, x):
-        return self.value
-
-
-class Wrapper(nn.Module):
-    def __init__(self, value):
-        super().__init__()
-        self.emit = Emit(value)
-
-    def forward(self, x):
-        return self.emit(x)
-
-
 def trace(model, directory, *args, use_repr=True, **kwargs):
     with model_addition_debugger_context(model, debug_path=directory, use_repr=use_repr):
         model(*args, **kwargs)
     return directory
 
 
-def emitted(tmp_path, name, value, use_repr):
-    return trace(Wrapper(value), tmp_path / name, torch.zeros(1), use_repr=use_repr)
+@pytest.fixture
+def emitted(tmp_path, trace_emitting):
+    """``emitted(name, value, use_repr)``: the trace of a model whose leaf returns ``value``."""
+    return lambda name, value, use_repr: trace_emitting(tmp_path / name, value, use_repr)
 
 
 def test_a_trace_whose_std_is_nan_is_equivalent_to_itself(tmp_path):
@@ -78,48 +60,40 @@ def test_float64_models_with_different_weights_diverge(tmp_path, use_repr):
         (torch.tensor([16777217, 3]), torch.tensor([16777216, 3])),  # equal once cast to float32
         (torch.tensor([True, False]), torch.tensor([False, True])),  # same min, max and sum
         (torch.tensor([1, 2, 3], dtype=torch.int32), torch.tensor([1, 3, 2], dtype=torch.int32)),
+        # complex numbers compare on both parts: here only an imaginary part differs
+        (
+            torch.tensor([1 + 1j, 2 + 2j], dtype=torch.complex64),
+            torch.tensor([1 + 1j, 2 - 2j], dtype=torch.complex64),
+        ),
     ],
 )
-def test_integers_and_bools_compare_exactly(tmp_path, use_repr, reference, candidate):
-    result = compare_traces(
-        emitted(tmp_path, "a", reference, use_repr), emitted(tmp_path, "b", candidate, use_repr)
-    )
+def test_integers_bools_and_complex_numbers_compare_exactly(emitted, use_repr, reference, candidate):
+    result = compare_traces(emitted("a", reference, use_repr), emitted("b", candidate, use_repr))
     assert not result.equivalent
     assert result.divergence_origin.module_path == "Wrapper.emit"
 
 
 @pytest.mark.parametrize("use_repr", [True, False])
-def test_complex_tensors_compare_both_parts(tmp_path, use_repr):
-    reference = torch.tensor([1 + 1j, 2 + 2j], dtype=torch.complex64)
-    candidate = torch.tensor([1 + 1j, 2 - 2j], dtype=torch.complex64)  # only an imaginary part differs
-    result = compare_traces(
-        emitted(tmp_path, "a", reference, use_repr), emitted(tmp_path, "b", candidate, use_repr)
-    )
-    assert not result.equivalent
-    assert result.divergence_origin.module_path == "Wrapper.emit"
-
-
-@pytest.mark.parametrize("use_repr", [True, False])
-def test_nan_and_inf_count_as_equal_to_themselves_only(tmp_path, use_repr):
+def test_nan_and_inf_count_as_equal_to_themselves_only(emitted, use_repr):
     values = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0], dtype=torch.float64)
     moved = torch.tensor([1.0, float("inf"), -float("inf"), float("nan")], dtype=torch.float64)
-    a = emitted(tmp_path, "a", values, use_repr)
-    assert compare_traces(a, emitted(tmp_path, "same", values.clone(), use_repr)).equivalent
+    a = emitted("a", values, use_repr)
+    assert compare_traces(a, emitted("same", values.clone(), use_repr)).equivalent
     # the statistics (counts of NaN and infinities, stats of the finite rest) cannot see positions
-    assert compare_traces(a, emitted(tmp_path, "b", moved, use_repr)).equivalent is use_repr
+    assert compare_traces(a, emitted("b", moved, use_repr)).equivalent is use_repr
 
 
 def test_a_trace_without_tensors_is_refused(tmp_path, capsys):
-    directory = trace(Wrapper("no tensor here"), tmp_path / "a", 3.0)
+    directory = trace(nn.Identity(), tmp_path / "a", 3.0)
     assert main([str(directory), str(directory)]) == 2
     error = capsys.readouterr().err.strip()
     assert error.endswith("the trace records no tensor: there is nothing to compare")
     assert len(error.splitlines()) == 1
 
 
-def test_keys_1_and_quoted_1_are_both_kept(tmp_path):
+def test_keys_1_and_quoted_1_are_both_kept(tmp_path, trace_emitting):
     value = {1: torch.ones(2), "1": torch.zeros(2), None: torch.ones(1), "null": torch.zeros(1)}
-    directory = trace(Wrapper(value), tmp_path, torch.zeros(1), use_repr=False)
+    directory = trace_emitting(tmp_path, value, use_repr=False)
     text = (directory / "Wrapper_debug_tree_FULL_TENSORS.json").read_text()
     outputs = json.loads(text)["children"][0]["outputs"]
     assert list(outputs) == ["1", "1 (str)", "null", "null (str)"]
@@ -162,7 +136,7 @@ def test_output_paths_are_checked_before_any_work(toy_traces, tmp_path, capsys):
     reference, candidate = toy_traces
     assert main([str(reference), str(candidate), "--markdown", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"model-debugging compare: error: {tmp_path}: is a directory; give a file name"
+        f"model-debugging compare: error: --markdown {tmp_path} is a directory; give a file name"
     )
     missing = tmp_path / "nonexistent" / "x.json"
     assert main([str(reference), str(candidate), "--json", str(missing)]) == 2

@@ -32,29 +32,13 @@ SPECIALS = [float("nan"), float("inf"), -float("inf")]
 FEW = settings(derandomize=True, database=None, max_examples=25, deadline=None)
 
 
-class Emit(nn.Module):
-    def __init__(self, value):
-        super().__init__()
-        self.value = value
+class Leaf(nn.Module):
+    """Returns what it was last given through ``value``, to record a tensor as a leaf input."""
+
+    value = None
 
     def forward(self, x):
         return self.value
-
-
-class Wrapper(nn.Module):
-    def __init__(self, value):
-        super().__init__()
-        self.emit = Emit(value)
-
-    def forward(self, x):
-        return self.emit(x)
-
-
-def trace_emitting(directory: Path, value: torch.Tensor, use_repr: bool) -> Path:
-    model = Wrapper(value)
-    with model_addition_debugger_context(model, debug_path=directory, use_repr=use_repr):
-        model(torch.zeros(1))
-    return directory
 
 
 def make_value(dtype, size, seed, specials):
@@ -95,7 +79,9 @@ def perturbed(value):
     specials=st.lists(st.tuples(st.integers(0, 39), st.sampled_from(SPECIALS)), max_size=4),
     use_repr=st.booleans(),
 )
-def test_a_trace_equals_itself_and_differs_from_a_perturbed_one(dtype, size, seed, specials, use_repr):
+def test_a_trace_equals_itself_and_differs_from_a_perturbed_one(
+    trace_emitting, dtype, size, seed, specials, use_repr
+):
     value = make_value(dtype, size, seed, specials)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
@@ -114,7 +100,7 @@ class Steps(nn.Module):
     def __init__(self, steps):
         super().__init__()
         self.steps = steps
-        self.leaves = nn.ModuleList(Emit(None) for _ in range(len(steps) + 1))
+        self.leaves = nn.ModuleList(Leaf() for _ in range(len(steps) + 1))
 
     def forward(self, x):
         for leaf, (operation, operand) in zip(self.leaves, self.steps, strict=False):
@@ -201,7 +187,7 @@ def test_contexts_exited_in_any_order_restore_the_model(count, data):
 class Echo(nn.Module):
     def __init__(self):
         super().__init__()
-        self.inner = Emit(None)
+        self.inner = Leaf()
 
     def forward(self, x):
         self.inner.value = x
