@@ -15,7 +15,7 @@ from typing import Literal
 
 from model_debugging.skips.runtime import attributes
 from model_debugging.skips.runtime.context import TestClassFacts
-from model_debugging.skips.runtime.effects import assigned_names, effects, mutated_name, relevant_names
+from model_debugging.skips.runtime.effects import effects, mutated_name, relevant_names
 from model_debugging.skips.runtime.expressions import Evaluator
 from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknown
 
@@ -159,10 +159,8 @@ class _Runner:
             if changed is not None and changed in self.frame.relevant:
                 variables[changed] = self._mutated(node.value, variables)
             return
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if not assigned_names(targets) & self.frame.relevant:
-                return
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not self._changes_relevant(node):
+            return
         try:
             if isinstance(node, ast.Expr):
                 value(node.value, variables)
@@ -265,6 +263,11 @@ class _Runner:
             self._apply_effects([node], variables, condition=node.test)
             return
         self._fork(node.test, [node.body, node.orelse], variables)
+
+    def _changes_relevant(self, node: ast.stmt) -> bool:
+        found = effects(node, self.skipping_helpers)
+        changed = found.names | {name for name, _ in found.attributes}
+        return not changed.isdisjoint(self.frame.relevant)
 
     def _inert(self, node: ast.stmt) -> bool:
         """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
