@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare import RenameRuleError
 from model_debugging.debugger.trace_format import TraceError
 from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
@@ -51,11 +51,9 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
 def _output_problem(output: Path | None) -> str | None:
     if output is None:
         return None
-    if output.is_dir():
-        return f"{output}: is a directory; give a file name"
-    if not output.parent.is_dir():
-        return f"{output}: the directory {output.parent} does not exist"
-    return None
+    if not output.parent.is_dir():  # a mistyped directory is an error, not created silently
+        return f"--output {output}: the directory {output.parent} does not exist"
+    return output_file_problem("--output", output)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

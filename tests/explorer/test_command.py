@@ -43,9 +43,10 @@ def test_output_and_compare(trace, tmp_path, capsys):
         ),
         (
             ["{trace}", "--output", "{missing}/page.html"],
-            "{missing}/page.html: the directory {missing} does not exist",
+            "--output {missing}/page.html: the directory {missing} does not exist",
         ),
         (["{broken}"], "invalid JSON at line 1"),
+        (["{trace}", "--output", "{trace}"], "--output {trace} is a directory; give a file name"),
     ],
 )
 def test_unusable_input_exits_2_with_one_line_and_keeps_the_old_page(
