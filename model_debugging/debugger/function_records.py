@@ -32,6 +32,7 @@ import sys
 import types
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -43,9 +44,14 @@ RecordedCallRunner = Callable[[str, str, Callable[[], Any], tuple, dict], Any]
 _MODULE_REFERENCE = re.compile(r"^<module (\S+)>$")
 
 
-def module_reference(path: str) -> str:
-    """How a module of the traced model passed to a recorded function is recorded."""
-    return f"<module {path}>"
+@dataclass(frozen=True)
+class ModuleReference:
+    """Stands for a module of the traced model among a recorded function's arguments; its repr is what is recorded."""
+
+    path: str
+
+    def __repr__(self) -> str:
+        return f"<module {self.path}>"
 
 
 def module_reference_path(text: str | None) -> str | None:
@@ -161,7 +167,7 @@ class FunctionRecorder:
 
     def _as_recorded(self, value: Any) -> Any:
         path = self._module_paths.get(id(value)) if isinstance(value, nn.Module) else None
-        return value if path is None else module_reference(path)
+        return value if path is None else ModuleReference(path)
 
     def _wrap(self, name: str, qualified: str, original: Callable) -> Callable:
         @functools.wraps(original)

@@ -29,7 +29,7 @@ def apply_rotary_pos_emb(query, key, cos, sin):
 
 
 def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    repeats = query.shape[1] // key.shape[1]
+    repeats = module.num_key_value_groups
     key, value = key.repeat_interleave(repeats, dim=1), value.repeat_interleave(repeats, dim=1)
     scores = torch.matmul(query, key.transpose(2, 3)) * scaling
     query_length, key_length = scores.shape[-2:]

@@ -1,0 +1,86 @@
+"""``model-debugging replay``: verdicts, exit codes and one-line errors, on a toy model."""
+
+import pytest
+
+from model_debugging import model_addition_debugger_context, replay
+from model_debugging.cli import main
+from model_debugging.replay import ReplayVerdict
+from tests.replay import toys
+
+TOY = "tests.replay.toys:build_model"
+
+
+@pytest.fixture
+def reference_trace(tmp_path):
+    model = toys.build_model()
+    with model_addition_debugger_context(
+        model, debug_path=tmp_path / "reference", do_prune_layers=False, use_repr=False,
+        record_functions=["scale_and_shift"],
+    ):  # fmt: skip
+        model(toys.toy_inputs())
+    return tmp_path / "reference"
+
+
+def test_a_faithful_candidate_replays_correct_and_exits_0(reference_trace, capsys):
+    assert main(["replay", str(reference_trace), "--model", TOY]) == 0
+    out = capsys.readouterr().out
+    assert "0 wrong on identical inputs, 0 not replayed" in out
+
+
+def test_a_wrong_helper_is_found_by_bisection_and_exits_1(reference_trace, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    assert (
+        main(["replay", str(reference_trace), "--model", TOY, "--bisect", "--json", str(tmp_path / "r.json")])
+        == 1
+    )
+    out = capsys.readouterr().out
+    assert "smallest module wrong on identical inputs: Toy.blocks.0.scale_and_shift" in out
+    assert '"smallest_wrong": "Toy.blocks.0.scale_and_shift"' in (tmp_path / "r.json").read_text()
+
+
+def test_modules_selects_calls_and_the_verdict_of_a_parent_comes_from_its_leaves(
+    reference_trace, monkeypatch
+):
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    result = replay(reference_trace, toys.build_model(), ["blocks.1", "embed"])
+    assert [(m.module_path, m.verdict) for m in result.modules] == [
+        ("Toy.embed", ReplayVerdict.CORRECT),
+        ("Toy.blocks.1", ReplayVerdict.WRONG),
+    ]
+    assert result.modules[1].first_wrong == "blocks.1.fc_out"
+
+
+def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(reference_trace):
+    model = toys.build_model()
+    model.layers = model.blocks
+    del model.blocks
+    without = replay(reference_trace, model, ["blocks.0.fc_in"])
+    assert without.modules[0].verdict is ReplayVerdict.NOT_REPLAYED
+    assert "no submodule of the candidate matches 'blocks.0.fc_in'" in without.modules[0].reason
+    renamed = replay(reference_trace, model, ["blocks.0.fc_in"], rename=[r"^layers\.=blocks."])
+    assert renamed.modules[0].verdict is ReplayVerdict.CORRECT
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--model", "tests.replay.toys:nothing"], "tests.replay.toys defines no 'nothing'"),
+        (["--model", "no_such_package.module:build"], "cannot import 'no_such_package.module'"),
+        (["--model", "missing_script.py"], "missing_script.py: no such file"),
+        (["--model", "tests.replay.toys:EXTRA_FACTOR"], "is a float, not a model or a function"),
+        (["--model", TOY, "--module", "blocks.0.fc_inn"], "did you mean blocks.0.fc_in"),
+        (["--model", TOY, "--compare", "x"], "--compare is used by --bisect"),
+    ],
+)
+def test_unusable_input_is_one_line_and_exit_2(reference_trace, capsys, arguments, message):
+    assert main(["replay", str(reference_trace), *arguments]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_trace_recorded_as_reprs_cannot_be_replayed(tmp_path, capsys):
+    model = toys.build_model()
+    with model_addition_debugger_context(model, debug_path=tmp_path, use_repr=True):
+        model(toys.toy_inputs())
+    assert main(["replay", str(tmp_path), "--model", TOY]) == 2
+    assert "trace the reference with use_repr=False" in capsys.readouterr().err
