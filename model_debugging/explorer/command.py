@@ -10,6 +10,8 @@ from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare import RenameRuleError
+from model_debugging.compare.renames import load_rename_rules
+from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format import TraceError
 from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
 
@@ -40,6 +42,12 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         help="with --compare: rewrite module paths (relative to the model) before matching; repeatable",
     )
     parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="with --compare: a YAML file with a 'renames' list, as for compare (applied first)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         metavar="FILE",
@@ -61,14 +69,15 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
-    if args.rename and args.compare is None:
-        return fail(prog, "--rename needs --compare")
+    if (args.rename or args.config) and args.compare is None:
+        return fail(prog, "--rename and --config need --compare")
     problem = _output_problem(args.output)
     if problem:
         return fail(prog, problem)
     try:
-        page = write_view(args.trace, args.output, compare=args.compare, rename=args.rename)
-    except (TraceError, RenameRuleError) as error:
+        rules = [*(load_rename_rules(args.config) if args.config else ()), *args.rename]
+        page = write_view(args.trace, args.output, compare=args.compare, rename=rules)
+    except (TraceError, ConfigError, RenameRuleError) as error:
         return fail(prog, str(error))
     except OSError as error:
         return fail(prog, f"cannot write the page: {error}")

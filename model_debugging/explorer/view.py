@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from model_debugging.compare import RenameRule
 from model_debugging.explorer.calls import CallView, trace_calls
 from model_debugging.explorer.overlay import overlay_comparison
 from model_debugging.explorer.page import render_page
@@ -28,7 +29,7 @@ def _add_rows(document: dict, calls: Sequence[CallView]) -> None:
 def view_document(
     trace_path: str | os.PathLike,
     compare: str | os.PathLike | None = None,
-    rename: Sequence[str] = (),
+    rename: Sequence[str | RenameRule] = (),
 ) -> dict:
     """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct printed
     values they refer to by index (``values``) and, with ``compare``, the comparison.
@@ -77,7 +78,7 @@ def write_view(
     trace_path: str | os.PathLike,
     output: str | os.PathLike | None = None,
     compare: str | os.PathLike | None = None,
-    rename: Sequence[str] = (),
+    rename: Sequence[str | RenameRule] = (),
 ) -> Path:
     """Write the explorer page for ``trace_path`` (atomically) and return where it went.
 
@@ -86,7 +87,8 @@ def write_view(
         output (`str` or `os.PathLike`, *optional*): the page to write; defaults to ``trace.html`` in
             the trace directory.
         compare (`str` or `os.PathLike`, *optional*): a candidate trace to compare ``trace_path`` with.
-        rename (`Sequence[str]`, *optional*): ``REGEX=REPLACEMENT`` rules for matching module paths.
+        rename (`Sequence[str | RenameRule]`, *optional*): rules (``REGEX=REPLACEMENT`` strings or
+            loaded rules) rewriting module paths before matching.
     """
     page = render_page(view_document(trace_path, compare, rename))
     target = Path(output) if output is not None else default_page_path(trace_path)

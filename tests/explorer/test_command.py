@@ -25,18 +25,27 @@ def test_a_trace_file_gets_a_page_named_after_it(trace):
     assert (trace / "ToyModel_debug_tree.html").is_file()
 
 
-def test_output_and_compare(trace, tmp_path, capsys):
-    candidate = write_toy_trace(tmp_path / "candidate", ToySpec(factors=[1.0, 2.0, 1.0]))
+def test_compare_with_renames_from_a_file(tmp_path):
+    reference = write_toy_trace(tmp_path / "reference", ToySpec(extra={"final": 1.0}))
+    candidate = write_toy_trace(tmp_path / "candidate", ToySpec(factors=[1.0, 2.0, 1.0], extra={"last": 1.0}))
+    renames = tmp_path / "renames.yaml"
+    renames.write_text(
+        "renames:\n  - pattern: extra\\.last\n    replacement: extra.final\n", encoding="utf-8"
+    )
     page = tmp_path / "diff.html"
-    assert main(["view", str(trace), "--compare", str(candidate), "--output", str(page)]) == 0
-    assert "divergence origin: ToyModel.layers.1.scale" in page.read_text(encoding="utf-8")
+    arguments = ["view", str(reference), "--compare", str(candidate), "--output", str(page)]
+    assert main([*arguments, "--config", str(renames)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert '"candidatePath":"ToyModel.extra.last"' in text and "module calls only in the" not in text
+    assert "divergence origin: ToyModel.layers.1.scale" in text
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
         (["{missing}"], "{missing}: no such file or directory"),
-        (["{trace}", "--rename", "a=b"], "--rename needs --compare"),
+        (["{trace}", "--rename", "a=b"], "--rename and --config need --compare"),
+        (["{trace}", "--compare", "{trace}", "--config", "{missing}.yaml"], "{missing}.yaml"),
         (
             ["{trace}", "--compare", "{trace}", "--rename", "(=x"],
             "rename rule '(=x': invalid regular expression",
