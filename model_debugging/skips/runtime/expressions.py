@@ -7,7 +7,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from model_debugging.skips.runtime import attributes
+from model_debugging.skips.runtime import attributes, environment
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import (
     Builtin,
@@ -64,6 +64,11 @@ class Evaluator:
             return node.value
         if isinstance(node, ast.Name):
             return self._name(node.id, variables, unknown)
+        if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
+            keys = [self.value(key, variables) for key in node.keys]
+            if not all(isinstance(key, (str, int)) for key in keys):
+                return unknown
+            return {key: self.value(value, variables) for key, value in zip(keys, node.values, strict=True)}
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [self.value(item, variables) for item in node.elts]
             kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
@@ -124,6 +129,10 @@ class Evaluator:
         if name in self.facts.names:
             return self.facts.names[name]
         if name in _BUILTINS or name in _MODULES:
+            return Builtin(name)
+        if name in environment.ENVIRONMENT_NAMES:
+            return environment.ENVIRONMENT_NAMES[name]
+        if environment.is_availability_check(name) or name == "get_device_properties":
             return Builtin(name)
         return unknown
 
@@ -247,6 +256,10 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         if value is ABSENT:
             return arguments[2] if len(arguments) > 2 else unknown
         return value
+    if environment.is_availability_check(name):
+        return True
+    if name == "get_device_properties":
+        return environment.DEVICE_PROPERTIES
     if name == "signature":
         return attributes.parameters(facts, arguments[0], unknown) if arguments else unknown
     if name in ("getfile", "open"):
