@@ -197,6 +197,7 @@ def test_contexts_exited_out_of_order_restore_the_model_exactly(tmp_path):
 
 def test_an_older_trace_is_moved_aside(tmp_path):
     model = Holder()
+    (tmp_path / "Holder.safetensors").write_bytes(b"the user's weights, not a trace file")
     for value in (torch.ones(2), torch.zeros(2)):
         with model_addition_debugger_context(model, debug_path=tmp_path, use_repr=False):
             model(value)
@@ -209,6 +210,7 @@ def test_an_older_trace_is_moved_aside(tmp_path):
         "Holder_inputs_args_0.safetensors",
     ]
     assert not compare_traces(moved, tmp_path).equivalent  # each trace kept its own tensors
+    assert (tmp_path / "Holder.safetensors").exists()
 
 
 KILLED_RUN = """

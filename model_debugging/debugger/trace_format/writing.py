@@ -81,6 +81,19 @@ _MARKER_TEXT = (
 )
 
 
+def _is_trace_file(name: str, stem: str) -> bool:
+    """Whether the debugger would write ``name`` for a model class whose safe name is ``stem``."""
+    if name.startswith(f"{stem}_debug_tree"):
+        return name.endswith((SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, INCOMPLETE_SUFFIX))
+    # tensor files: "<stem>_inputs...", "<stem>_outputs...", "<stem>.<module path>_inputs..." (not a
+    # user's "<stem>.safetensors" weights)
+    return (
+        name.startswith((f"{stem}.", f"{stem}_"))
+        and name.endswith(SAFETENSORS_SUFFIX)
+        and ("_inputs" in name or "_outputs" in name)
+    )
+
+
 def move_aside_older_trace(output_dir: Path, class_name: str) -> Path | None:
     """Move the files of an earlier trace of ``class_name`` in ``output_dir`` into a new subdirectory.
 
@@ -88,13 +101,7 @@ def move_aside_older_trace(output_dir: Path, class_name: str) -> Path | None:
     JSON beside new tensor files). Returns the subdirectory, or None when there was nothing to move.
     """
     stem = safe_file_stem(class_name)
-    older = [
-        path
-        for path in output_dir.iterdir()
-        if path.is_file()
-        and path.name.startswith((f"{stem}_debug_tree", f"{stem}.", f"{stem}_"))
-        and path.name.endswith((SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, INCOMPLETE_SUFFIX, SAFETENSORS_SUFFIX))
-    ]
+    older = [path for path in output_dir.iterdir() if path.is_file() and _is_trace_file(path.name, stem)]
     if not older:
         return None
     number = 1
