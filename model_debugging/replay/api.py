@@ -87,8 +87,9 @@ def replay(
         diverged = _diverged_paths(comparison) if comparison is not None else None
         replays, smallest = bisect_trace(replayer, diverged)
         return ReplayResult(modules=replays, smallest_wrong=smallest, bisected=True, **common)
-    nodes = _selected_nodes(trace, modules)
-    return ReplayResult(modules=tuple(replayer.replay(node) for node in nodes), **common)
+    # innermost calls first: a module with submodules then runs only what its correct leaves do not cover
+    replays = {node.order: replayer.replay(node) for node in reversed(_selected_nodes(trace, modules))}
+    return ReplayResult(modules=tuple(replays[order] for order in sorted(replays)), **common)
 
 
 def _selected_nodes(trace: Trace, modules: Sequence[str] | None) -> list[TraceNode]:

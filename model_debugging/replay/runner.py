@@ -102,6 +102,7 @@ class Replayer:
         self._tolerance = tolerance or Tolerance()
         self._noise = noise
         self._subtree_end = _subtree_ends(trace.nodes)
+        self._correct_leaves: set[int] = set()  # orders of calls replayed correct on their own outputs
 
     def children(self, node: TraceNode) -> list[TraceNode]:
         return [other for other in self.subtree(node) if other.depth == node.depth + 1]
@@ -129,7 +130,7 @@ class Replayer:
         findings = _Findings()
         if node.outputs is not None:
             judge = self._judge_own_outputs(node, findings)
-            hooks: list = []
+            patches: list[_PatchedForward] = []
         else:
             leaves = [
                 leaf for leaf in self.subtree(node) if leaf.outputs is not None and leaf.function is None
@@ -138,7 +139,7 @@ class Replayer:
                 return not_replayed(
                     node, target.candidate_path, "the trace records no outputs for it or its submodules"
                 )
-            judge, hooks = self._judge_leaves(target.module, leaves, findings)
+            judge, patches = self._judge_leaves(target.module, leaves, findings)
         try:
             with torch.no_grad():
                 output = target.call(*call.args, **call.kwargs)
@@ -147,9 +148,12 @@ class Replayer:
         else:
             judge(output)
         finally:
-            for hook in hooks:
-                hook.remove()
-        return self._verdict(node, node_kind(node), target.candidate_path, findings)
+            for patch in patches:
+                patch.remove()
+        verdict = self._verdict(node, node_kind(node), target.candidate_path, findings)
+        if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT:
+            self._correct_leaves.add(node.order)
+        return verdict
 
     def _judge_own_outputs(self, node: TraceNode, findings: _Findings) -> Callable[[Any], None]:
         def judge(output: Any) -> None:
@@ -160,11 +164,13 @@ class Replayer:
     def _judge_leaves(
         self, module: nn.Module | None, leaves: list[TraceNode], findings: _Findings
     ) -> tuple[Callable[[Any], None], list]:
-        """Hooks that judge each recorded leaf as it runs inside ``module``, then hand on the reference's outputs.
+        """Judge each recorded leaf as it runs inside ``module``, then hand on the reference's outputs.
 
         Handing on the recorded outputs keeps every later call inside ``module`` on the reference's
         values, so rounding does not pile up from leaf to leaf: each leaf is judged on (nearly)
-        identical inputs. The judge lists recorded leaves the candidate never ran.
+        identical inputs. A leaf already replayed correct on its own recorded inputs is not run
+        again: its inputs are compared with the recorded ones instead (cheap, and what is left to
+        check). The judge lists recorded leaves the candidate never ran.
         """
         expected: dict[tuple[str, int], TraceNode] = {}
         counts: Counter[str] = Counter()
@@ -175,22 +181,34 @@ class Replayer:
         seen: Counter[str] = Counter()
         ran: set[int] = set()
 
-        def judge_leaf(submodule: nn.Module, _args: Any, output: Any) -> Any:
-            key = self.index.candidate_key(submodule)
-            if key is None:
-                return None
-            leaf = expected.get((key, seen[key]))
-            seen[key] += 1
-            if leaf is None:
-                return None
-            ran.add(leaf.order)
-            self._compare_outputs(leaf, output, findings, self.index.relative(leaf.module_path))
-            try:
-                return rebuild_outputs(leaf.outputs, _device_of(submodule))
-            except UnrebuildableValue:
-                return None  # keep the candidate's own outputs
+        def judged_forward(key: str, submodule: nn.Module, original: Callable) -> Callable:
+            def forward(*args, **kwargs):
+                leaf = expected.get((key, seen[key]))
+                seen[key] += 1
+                if leaf is None:
+                    return original(*args, **kwargs)
+                ran.add(leaf.order)
+                label = self.index.relative(leaf.module_path)
+                device = _device_of(submodule)
+                if leaf.order in self._correct_leaves and self._inputs_checked(
+                    leaf, args, kwargs, findings, label
+                ):
+                    return rebuild_outputs(leaf.outputs, device)
+                output = original(*args, **kwargs)
+                self._compare_outputs(leaf, output, findings, label)
+                try:
+                    return rebuild_outputs(leaf.outputs, device)
+                except UnrebuildableValue:
+                    return output  # keep the candidate's own outputs
 
-        hooks = [sub.register_forward_hook(judge_leaf) for sub in (module.modules() if module else ())]
+            return forward
+
+        patched = []
+        keys = {key for key, _ in expected}
+        for submodule in module.modules() if module is not None else ():
+            key = self.index.candidate_key(submodule)
+            if key in keys:
+                patched.append(_PatchedForward(submodule, judged_forward(key, submodule, submodule.forward)))
 
         def judge(_output: Any) -> None:
             missing = [_describe(leaf) for leaf in leaves if leaf.order not in ran]
@@ -200,7 +218,25 @@ class Replayer:
                     f"{len(missing)} recorded submodule calls not run by the candidate: {listed}"
                 )
 
-        return judge, hooks
+        return judge, patched
+
+    def _inputs_checked(
+        self, leaf: TraceNode, args: tuple, kwargs: dict, findings: _Findings, label: str
+    ) -> bool:
+        """Compare the tensors a leaf is called with to its recorded inputs; False when they do not line up."""
+        given = {key: value for key, value in (("args", args), ("kwargs", kwargs)) if len(value) > 0}
+        produced = dict(flatten_output(given))
+        recorded = {record.sub_path: record for record in leaf.inputs if record.is_tensor}
+        tensors = {path for path, value in produced.items() if isinstance(value, torch.Tensor)}
+        if tensors != set(recorded) or any(record.file is None for record in recorded.values()):
+            return False
+        for path, record in recorded.items():
+            value = produced[path]
+            if tuple(value.shape) != record.shape:
+                return False
+            diff = diff_tensors(read_recorded_tensor(record), value, self._tolerance)
+            findings.add(f"{label} inputs.{path}", diff.within, diff.max_abs, diff.max_rel)
+        return True
 
     def _compare_outputs(self, node: TraceNode, output: Any, findings: _Findings, label: str) -> None:
         produced = dict(flatten_output(output))
@@ -259,6 +295,21 @@ class Replayer:
             noise=noise,
             details=tuple(findings.details),
         )
+
+
+class _PatchedForward:
+    """A module's ``forward`` replaced for one replay, and put back."""
+
+    def __init__(self, module: nn.Module, forward: Callable):
+        self._module = module
+        self._saved = module.__dict__.get("forward")
+        module.forward = forward
+
+    def remove(self) -> None:
+        if self._saved is None:
+            del self._module.forward
+        else:
+            self._module.forward = self._saved
 
 
 def not_replayed(node: TraceNode, candidate_path: str | None, reason: str) -> ModuleReplay:

@@ -84,3 +84,14 @@ def test_a_trace_recorded_as_reprs_cannot_be_replayed(tmp_path, capsys):
         model(toys.toy_inputs())
     assert main(["replay", str(tmp_path), "--model", TOY]) == 2
     assert "trace the reference with use_repr=False" in capsys.readouterr().err
+
+
+def test_replaying_every_call_blames_the_code_between_correct_leaves(reference_trace, monkeypatch):
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    verdicts = {m.module_path: m for m in replay(reference_trace, toys.build_model()).modules}
+    assert verdicts["Toy.blocks.0.fc_out"].verdict is ReplayVerdict.CORRECT
+    assert verdicts["Toy.blocks.0.scale_and_shift"].verdict is ReplayVerdict.WRONG
+    block = verdicts["Toy.blocks.0"]
+    assert block.verdict is ReplayVerdict.WRONG
+    # fc_out is known correct, so inside the block only what reaches it is checked
+    assert block.first_wrong == "blocks.0.fc_out inputs.args.0"
