@@ -1,8 +1,11 @@
 """Trace comparison: which module calls to compare, how their tensors differ, and the verdict.
 
 - :mod:`.matching`: pairs module calls of two traces (paths after rename rules, call order);
+- :mod:`.align`: :func:`align_traces`, the calls paths leave unpaired aligned automatically
+  (:mod:`.call_tree`, :mod:`.siblings`, :mod:`.fused`), written back as rules by :mod:`.inferred_renames`;
 - :mod:`.renames`: the rename rules;
 - :mod:`.numeric`: differences between two recorded tensors (files or statistics);
+- :mod:`.rows` and :mod:`.origin`: one row per pair of calls, and the divergence origin;
 - :mod:`.result`: the typed result (`TraceComparison`, `ModuleComparison`, `ModuleStatus`);
 - :mod:`.engine`: :func:`compare_traces`, which ties them together;
 - :mod:`.rendering` and :mod:`.command`: the ``model-debugging compare`` report and command.
@@ -14,7 +17,8 @@ from model_debugging._lazy import lazy_exports
 
 _EXPORTS_BY_MODULE = {
     ".engine": ("compare_traces",),
-    ".result": ("ModuleComparison", "ModuleStatus", "TraceComparison"),
+    ".align": ("CallPair", "TraceAlignment", "align_traces"),
+    ".result": ("AlignmentKind", "AlignmentSummary", "ModuleComparison", "ModuleStatus", "TraceComparison"),
     ".renames": ("RenameRule", "RenameRuleError"),
 }
 _EXPORTS = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}

@@ -55,6 +55,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", type=Path, metavar="FILE", help="YAML file with a 'renames' list (applied first)"
     )
+    parser.add_argument(
+        "--no-align",
+        dest="align",
+        action="store_false",
+        help="pair calls by path and rename rules only (no automatic alignment)",
+    )
+    parser.add_argument(
+        "--save-renames",
+        type=Path,
+        metavar="OUT.yaml",
+        help="write the given and inferred rename rules as a --config file to edit and pass back",
+    )
     parser.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the full report as markdown")
     parser.add_argument(
         "--plot", type=Path, metavar="OUT.png", help="plot max abs diff along execution order"
@@ -65,7 +77,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def _check_outputs(args: argparse.Namespace) -> str | None:
     """Why an output option cannot be written, before any trace is read; None when all can."""
-    for option, path in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
+    outputs = ("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)
+    for option, path in (*outputs, ("--save-renames", args.save_renames)):
         if path is None:
             continue
         problem = output_file_problem(option, path)
@@ -89,7 +102,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         rules = load_rename_rules(args.config) if args.config else ()
         rules += tuple(parse_rename_rule(text) for text in args.rename)
-        result = compare_traces(args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules)
+        result = compare_traces(
+            args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules, align=args.align
+        )
+        if args.save_renames:
+            atomic_write_text(args.save_renames, result.alignment.rename_rules_yaml)
         if args.json:
             atomic_write_json(args.json, result.to_dict())
         if args.markdown:

@@ -18,6 +18,48 @@ STATS_ONLY_NOTE = (
 )
 
 
+class AlignmentKind(str, enum.Enum):
+    """How the calls of a matched pair were found to correspond."""
+
+    PATH = "path"  # equal module paths after the rename rules
+    INFERRED = "inferred"  # same place in execution order, shapes and dtypes
+    FUSED = "fused"  # several reference calls, one candidate call holding their outputs concatenated
+    SPLIT = "split"  # one reference call, several candidate calls whose outputs concatenate to its output
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class AlignmentSummary:
+    """What the automatic alignment did, for the report.
+
+    ``rename_rules_yaml`` holds the given and inferred rename rules as a ``--config`` file (with the
+    fused/split projections and dropped identity calls as comments); ``unaligned`` says in one line
+    what could not be aligned and why.
+    """
+
+    inferred: bool
+    from_shapes_only: bool
+    inferred_pairs: int
+    projections: int
+    identities: int
+    rename_rules_yaml: str
+    unaligned: str | None
+
+    def summary_line(self) -> str | None:
+        if not self.inferred or not (self.inferred_pairs or self.projections or self.identities):
+            return None
+        basis = "execution order, shapes and dtypes"
+        if self.from_shapes_only:
+            basis += " only (summary statistics: values were not available to confirm it)"
+        return (
+            f"aligned automatically from {basis}: {self.inferred_pairs} calls paired, "
+            f"{self.projections} fused/split projections, {self.identities} identity calls dropped out "
+            "(the inferred rename rules are in --markdown/--json, or written by --save-renames)"
+        )
+
+
 class ModuleStatus(str, enum.Enum):
     """How a matched module call compares; the value is what tables and JSON show."""
 
@@ -53,6 +95,7 @@ class ModuleComparison:
     max_rel_diff: float | None
     mean_abs_diff: float | None
     details: tuple[str, ...] = ()
+    alignment: AlignmentKind = AlignmentKind.PATH
 
     @property
     def status(self) -> ModuleStatus:
@@ -64,11 +107,21 @@ class ModuleComparison:
 
     def to_row(self) -> dict[str, Any]:
         """The fields plus ``status``, ``details`` joined with "; " (a table row)."""
-        return {**asdict(self), "details": "; ".join(self.details), "status": self.status.value}
+        return {
+            **asdict(self),
+            "details": "; ".join(self.details),
+            "status": self.status.value,
+            "alignment": self.alignment.value,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``details`` as a list, non-finite numbers as "inf", "-inf" or "nan"."""
-        row = {**asdict(self), "details": list(self.details), "status": self.status.value}
+        row = {
+            **asdict(self),
+            "details": list(self.details),
+            "status": self.status.value,
+            "alignment": self.alignment.value,
+        }
         return {key: _json_number(value) for key, value in row.items()}
 
 
@@ -88,6 +141,8 @@ class TraceComparison:
     unmatched_candidate: tuple[str, ...]
     rename_rules: tuple[str, ...] = ()
     bytes_compared: int = field(default=0, compare=False)
+    origin_note: str | None = None  # where inside a divergence origin with children the difference is made
+    alignment: AlignmentSummary | None = None
 
     @property
     def equivalent(self) -> bool:
@@ -110,6 +165,8 @@ class TraceComparison:
         )
         if self.note:
             lines.append(f"NOTE: {self.note}")
+        if self.alignment is not None:
+            lines += [line for line in (self.alignment.summary_line(), self.alignment.unaligned) if line]
         if self.equivalent:
             lines.append("result: EQUIVALENT within tolerance")
             return lines
@@ -118,13 +175,17 @@ class TraceComparison:
         else:
             lines.append(
                 "result: NOT EQUIVALENT: the matched calls agree, but some module calls are in one trace only "
-                "(rename rules may align them)"
+                "(see above why they could not be aligned)"
             )
         origin, first_input = self.divergence_origin, self.first_input_divergence
         if origin is not None:
             lines.append(
                 f"divergence origin: {origin.module_path} (max abs diff {_format(origin.max_abs_diff)})"
             )
+            if origin.alignment is not AlignmentKind.PATH:
+                lines[-1] += f"; candidate {origin.candidate_path}, aligned as {origin.alignment.value}"
+            if self.origin_note:
+                lines.append(f"  {self.origin_note}")
         if first_input is not None:
             lines.append(f"first module whose inputs differ: {first_input.module_path}")
             if origin is None or origin.index > first_input.index:
@@ -157,6 +218,8 @@ class TraceComparison:
             "atol": self.atol,
             "rtol": self.rtol,
             "rename_rules": list(self.rename_rules),
+            "alignment": None if self.alignment is None else asdict(self.alignment),
+            "origin_note": self.origin_note,
             "equivalent": self.equivalent,
             "divergence_origin": None if self.divergence_origin is None else self.divergence_origin.to_dict(),
             "first_input_divergence": (

@@ -84,14 +84,32 @@ def test_shape_and_dtype_mismatches_are_reported(tmp_path, trace_writer):
     assert result.divergence_origin is first
 
 
-def test_inputs_that_differ_without_a_diverging_leaf_are_reported(tmp_path, trace_writer):
+def test_inputs_that_differ_without_a_diverging_leaf_make_the_parent_the_origin(tmp_path, trace_writer):
     y = torch.ones(2, 3)
     _two_leaf_trace(trace_writer(tmp_path / "a"), y, y, y)
     _two_leaf_trace(trace_writer(tmp_path / "b"), y, y * 2, y * 2)
     result = compare_traces(tmp_path / "a", tmp_path / "b")
-    assert result.divergence_origin is None
+    assert result.divergence_origin.module_path == "Toy"
+    assert (
+        result.divergence_origin.status == "outputs differ" and result.divergence_origin.max_abs_diff == 1.0
+    )
     assert result.first_input_divergence.module_path == "Toy.second"
-    assert any("look at the code of its parent module" in line for line in result.summary_lines())
+    assert result.origin_note == (
+        "the difference is made inside Toy, before Toy.second (the first call in it whose inputs differ): "
+        "in its own code"
+    )
+    assert f"  {result.origin_note}" in result.summary_lines()
+
+
+def test_inputs_that_differ_at_the_model_leave_no_origin(tmp_path, trace_writer):
+    y = torch.ones(2, 3)
+    _two_leaf_trace(trace_writer(tmp_path / "a"), y, y, y)
+    writer = trace_writer(tmp_path / "b")
+    writer.write(writer.node("Toy", {"args": [y * 2]}, children=[writer.node("Toy.first", {"args": [y]}, y)]))
+    result = compare_traces(tmp_path / "a", tmp_path / "b", align=False)
+    assert result.divergence_origin is None
+    assert result.first_input_divergence.module_path == "Toy"
+    assert any("or at the model inputs" in line for line in result.summary_lines())
 
 
 def test_nan_and_inf_in_the_same_places_count_as_equal(tmp_path, trace_writer):
@@ -136,7 +154,7 @@ def test_rename_rules_align_different_module_names(tmp_path, toy_trace):
     toy_trace(tmp_path / "b", class_name="Port")
     assert compare_traces(tmp_path / "a", tmp_path / "b").equivalent  # root class names are not compared
     toy_trace(tmp_path / "b", class_name="Port", block="stage")
-    result = compare_traces(tmp_path / "a", tmp_path / "b")
+    result = compare_traces(tmp_path / "a", tmp_path / "b", align=False)
     assert result.unmatched_reference == ("Toy.block", "Toy.block.linear")
     assert result.unmatched_candidate == ("Port.stage", "Port.stage.linear")
     renamed = compare_traces(tmp_path / "a", tmp_path / "b", rename=[r"^stage\b=block"])

@@ -121,8 +121,18 @@ def test_same_weights_under_other_names_compare_equal_with_rename_rules(referenc
     assert main([str(reference), str(port), *(f"--rename={rule}" for rule in PORT_RENAMES)]) == 0
 
 
-def test_without_rename_rules_the_unmatched_modules_are_listed(reference_and_port):
+def test_without_rename_rules_the_calls_are_aligned_and_the_rules_inferred(reference_and_port, tmp_path):
     result = compare_traces(*reference_and_port)
+    assert result.equivalent
+    assert [module.candidate_path for module in result.modules][:3] == ["Port", "Port.proj_in", "Port.h.0"]
+    assert {module.alignment.value for module in result.modules[1:]} == {"inferred"}
+    (tmp_path / "inferred.yaml").write_text(result.alignment.rename_rules_yaml)
+    renamed = compare_traces(*reference_and_port, rename=tmp_path / "inferred.yaml", align=False)
+    assert renamed.equivalent and len(renamed.modules) == len(result.modules)
+
+
+def test_with_no_align_and_no_rename_rules_the_unmatched_modules_are_listed(reference_and_port):
+    result = compare_traces(*reference_and_port, align=False)
     assert not result.equivalent
     assert {"Reference.embed", "Reference.layers.1.fc_out"} <= set(result.unmatched_reference)
     assert {"Port.proj_in", "Port.h.1.down"} <= set(result.unmatched_candidate)

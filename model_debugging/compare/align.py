@@ -1,0 +1,297 @@
+"""Which module calls of two traces correspond: by path after rename rules, then inferred.
+
+Calls whose module paths are equal after the rename rules are paired first (a module called
+several times pairs call by call). Then, under every pair of calls with children, the children
+left unpaired are aligned automatically (:mod:`.siblings`):
+
+- a leaf whose only output equals its input (dropout in eval mode, ``nn.Identity``) drops out;
+- a call with children that finds no partner is looked through: its children join its parent's;
+- one call whose output has the shape of several calls' outputs concatenated (on the last
+  dimension, in execution order) pairs with them as a fused (or split) projection;
+- the rest pair by execution order where the shapes and dtypes of inputs and outputs agree.
+
+With full-tensor traces the identity check reads the values; with summary traces it compares the
+statistics, and everything else relies on shapes, dtypes and order in both modes.
+
+Example (engineer-facing: map the modules of a port to the reference's)::
+
+    alignment = align_traces("reference_trace/", "port_trace/")
+    alignment.path_map()["Gpt2.transformer.h.0.attn.c_attn"]  # ('Port.blocks.0.attn.q', ...)
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from model_debugging.compare.call_tree import CallTree
+from model_debugging.compare.fused import first_tensor, single_output
+from model_debugging.compare.matching import describe_call, match_keys
+from model_debugging.compare.numeric import GroupDiff, PairComparer
+from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.result import AlignmentKind
+from model_debugging.compare.siblings import Item, group_projections, item_of, pair_items
+from model_debugging.debugger.trace_format.reading import read_trace
+from model_debugging.debugger.trace_format.records import Trace
+
+__all__ = ["AlignmentKind", "CallPair", "TraceAlignment", "align_traces"]
+
+
+@dataclass(frozen=True)
+class CallPair:
+    """Calls (indices into each trace's nodes) that compute the same thing; several on one side
+    only for fused and split projections."""
+
+    kind: AlignmentKind
+    reference: tuple[int, ...]
+    candidate: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TraceAlignment:
+    """The pairs (in the reference's execution order), the identity calls that dropped out, and
+    the calls on each side that nothing accounts for."""
+
+    reference: CallTree
+    candidate: CallTree
+    rules: tuple[RenameRule, ...]
+    pairs: tuple[CallPair, ...]
+    identity_reference: tuple[int, ...]
+    identity_candidate: tuple[int, ...]
+    unaligned_reference: tuple[int, ...]
+    unaligned_candidate: tuple[int, ...]
+    inferred: bool  # False with --no-align: paths and rename rules only
+
+    @property
+    def from_shapes_only(self) -> bool:
+        """Whether only shapes, dtypes, order and statistics were available (a summary trace)."""
+        return "stats" in (self.reference.trace.mode, self.candidate.trace.mode)
+
+    def path_map(self) -> dict[str, tuple[str, ...]]:
+        """Reference module path -> the candidate module paths that compute the same thing."""
+        mapping: dict[str, tuple[str, ...]] = {}
+        for pair in self.pairs:
+            candidates = tuple(self.candidate.node(index).module_path for index in pair.candidate)
+            for index in pair.reference:
+                mapping.setdefault(self.reference.node(index).module_path, candidates)
+        return mapping
+
+    def unaligned_reason(self) -> str | None:
+        """One line: how many calls could not be aligned, the first of each side and why."""
+        parts = []
+        for side, tree, other, unaligned in (
+            ("reference", self.reference, "candidate", self.unaligned_reference),
+            ("candidate", self.candidate, "reference", self.unaligned_candidate),
+        ):
+            top = [index for index in unaligned if tree.parent[index] not in unaligned]
+            if not top:
+                continue
+            first = tree.node(top[0])
+            why = (
+                "paths and rename rules only (--no-align)" if not self.inferred else _why(tree, top[0], other)
+            )
+            parts.append(f"{len(top)} {side} call(s), first {describe_call(first)}: {why}")
+        return "could not align " + "; ".join(parts) if parts else None
+
+
+def _why(tree: CallTree, index: int, other: str) -> str:
+    node = tree.node(index)
+    given = first_tensor(node.inputs)
+    taken = (
+        f"input {list(given.shape)} {given.dtype}" if given is not None and given.shape else "no tensor input"
+    )
+    output = single_output(tree, index)
+    made = f", output {list(output.shape)} {output.dtype}" if output is not None else ""
+    parent = tree.parent[index]
+    where = tree.node(parent).module_path if parent >= 0 else "the model"
+    return f"no {other} call left under the counterpart of {where} has its {taken}{made}"
+
+
+def align_traces(
+    reference: str | os.PathLike | Trace,
+    candidate: str | os.PathLike | Trace,
+    *,
+    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    infer: bool = True,
+) -> TraceAlignment:
+    """Pair the module calls of two traces: by path after ``rename``, then (``infer``) automatically.
+
+    Args:
+        reference, candidate: traces (a directory, a trace JSON file, or an already read `Trace`).
+        rename (*optional*): rename rules, as `compare_traces` takes them.
+        atol, rtol (`float`): the tolerance of the identity check (an output equal to the input).
+        infer (`bool`, *optional*, defaults to `True`): False pairs by path and rename rules only.
+
+    Returns:
+        `TraceAlignment`; `path_map()` maps reference module paths to candidate ones.
+    """
+    traces = [side if isinstance(side, Trace) else read_trace(side) for side in (reference, candidate)]
+    mode = "tensors" if traces[0].mode == traces[1].mode == "tensors" else "stats"
+    return align_calls(*traces, coerce_rename_rules(rename), PairComparer(atol, rtol, mode), infer=infer)
+
+
+def align_calls(
+    reference: Trace, candidate: Trace, rules: Sequence[RenameRule], comparer: PairComparer, *, infer: bool
+) -> TraceAlignment:
+    """:func:`align_traces` on read traces, with the comparer the caller compares with."""
+    aligner = _Aligner(CallTree.of(reference), CallTree.of(candidate), comparer)
+    candidate_by_key = dict(zip(match_keys(candidate, rules), range(len(candidate.nodes)), strict=True))
+    for index, key in enumerate(match_keys(reference, rules)):
+        partner = candidate_by_key.pop(key, None)
+        if partner is not None:
+            aligner.add(CallPair(AlignmentKind.PATH, (index,), (partner,)))
+    if infer:
+        aligner.infer()
+    return aligner.result(tuple(rules), infer)
+
+
+class _Aligner:
+    def __init__(self, reference: CallTree, candidate: CallTree, comparer: PairComparer):
+        self.trees = (reference, candidate)
+        self.comparer = comparer
+        self.pairs: list[CallPair] = []
+        self.partner: tuple[dict[int, int], dict[int, int]] = ({}, {})  # 1:1 pairs, each side -> other
+        self.grouped: tuple[set[int], set[int]] = (set(), set())  # members of fused/split pairs
+        self.identity: tuple[set[int], set[int]] = (set(), set())
+        # modules with a call paired by path: their other calls are real extra calls, never identities
+        self.paired_modules: tuple[set[str], set[str]] = (set(), set())
+
+    def add(self, pair: CallPair) -> None:
+        self.pairs.append(pair)
+        if pair.kind is AlignmentKind.PATH:
+            for side, calls in enumerate((pair.reference, pair.candidate)):
+                self.paired_modules[side].add(self.trees[side].node(calls[0]).module_path)
+        if len(pair.reference) == len(pair.candidate) == 1:
+            self.partner[0][pair.reference[0]] = pair.candidate[0]
+            self.partner[1][pair.candidate[0]] = pair.reference[0]
+        else:
+            self.grouped[0].update(pair.reference)
+            self.grouped[1].update(pair.candidate)
+
+    def infer(self) -> None:
+        reference, candidate = self.trees
+        pending = deque(
+            (pair.reference[0], pair.candidate[0])
+            for pair in self.pairs
+            if not reference.is_leaf(pair.reference[0]) and not candidate.is_leaf(pair.candidate[0])
+        )
+        while pending:
+            for pair in self._align_children(*pending.popleft()):
+                self.add(pair)
+                if not reference.is_leaf(pair.reference[0]) and not candidate.is_leaf(pair.candidate[0]):
+                    pending.append((pair.reference[0], pair.candidate[0]))
+
+    def _free(self, side: int, index: int) -> bool:
+        return (
+            index not in self.partner[side]
+            and index not in self.grouped[side]
+            and index not in self.identity[side]
+        )
+
+    def _align_children(self, reference_parent: int, candidate_parent: int) -> list[CallPair]:
+        """Pair the free children of two paired calls. A call with children left unpaired is looked
+        through (its children join the sequence) on the side where that pairs the most calls."""
+        scopes = ([reference_parent], [candidate_parent])
+        found, opaque = self._pair_scopes(scopes)
+        while any(opaque):
+            options = [
+                tuple(scope + (opaque[side] if side in sides else []) for side, scope in enumerate(scopes))
+                for sides in ((0,), (1,), (0, 1))
+                if any(opaque[side] for side in sides)
+            ]
+            outcomes = [self._pair_scopes(option) for option in options]
+            best = max(range(len(options)), key=lambda option: (len(outcomes[option][0]), -option))
+            scopes, (found, opaque) = options[best], outcomes[best]
+        return [_pair_of(left, right) for left, right in found if left.calls[0] not in self.partner[0]]
+
+    def _pair_scopes(
+        self, scopes: Sequence[list[int]]
+    ) -> tuple[list[tuple[Item, Item]], tuple[list[int], list[int]]]:
+        """The pairs among the children of ``scopes``, and per side the unpaired calls with children."""
+        sequences = [self._sequence(side, scopes[side]) for side in (0, 1)]
+        sequences = [
+            group_projections(sequences[side], self.trees[side], sequences[1 - side], set(self.partner[side]))
+            for side in (0, 1)
+        ]
+        found = pair_items(sequences[0], sequences[1], self.partner[0])
+        paired = ({item.calls for item, _ in found}, {item.calls for _, item in found})
+        opaque = tuple(
+            [
+                item.calls[0]
+                for item in sequences[side]
+                if not item.is_leaf
+                and item.calls not in paired[side]
+                and item.calls[0] not in self.partner[side]
+            ]
+            for side in (0, 1)
+        )
+        return found, opaque
+
+    def _sequence(self, side: int, scope: list[int]) -> list[Item]:
+        """The free children (and anchored ones) of the calls in ``scope``, in execution order;
+        identity leaves are set aside."""
+        tree = self.trees[side]
+        children = sorted(child for parent in scope for child in tree.children[parent] if child not in scope)
+        items = []
+        for child in children:
+            if child in self.partner[side]:
+                items.append(item_of(tree, (child,)))
+            elif self._free(side, child):
+                if (
+                    tree.is_leaf(child)
+                    and tree.node(child).module_path not in self.paired_modules[side]
+                    and self._is_identity(tree, child)
+                ):
+                    self.identity[side].add(child)
+                else:
+                    items.append(item_of(tree, (child,)))
+        return items
+
+    def _is_identity(self, tree: CallTree, index: int) -> bool:
+        node = tree.node(index)
+        given, output = first_tensor(node.inputs), single_output(tree, index)
+        if given is None or output is None or (given.shape, given.dtype) != (output.shape, output.dtype):
+            return False
+        if node.exception:
+            return False
+        diff = GroupDiff()
+        self.comparer.compare(given, output, diff)
+        return diff.match
+
+    def result(self, rules: tuple[RenameRule, ...], inferred: bool) -> TraceAlignment:
+        accounted = [self._accounted(side, strict=not inferred) for side in (0, 1)]
+        return TraceAlignment(
+            reference=self.trees[0],
+            candidate=self.trees[1],
+            rules=rules,
+            pairs=tuple(sorted(self.pairs, key=lambda pair: min(pair.reference))),
+            identity_reference=tuple(sorted(self.identity[0])),
+            identity_candidate=tuple(sorted(self.identity[1])),
+            unaligned_reference=tuple(i for i, ok in enumerate(accounted[0]) if not ok),
+            unaligned_candidate=tuple(i for i, ok in enumerate(accounted[1]) if not ok),
+            inferred=inferred,
+        )
+
+    def _accounted(self, side: int, *, strict: bool) -> list[bool]:
+        """Per call: paired, an identity, or (inferring) a call with children that all are accounted for."""
+        tree = self.trees[side]
+        accounted = [not self._free(side, index) for index in range(len(tree.trace.nodes))]
+        if not strict:
+            for index in reversed(range(len(accounted))):
+                if not accounted[index] and tree.children[index]:
+                    accounted[index] = all(accounted[child] for child in tree.children[index])
+        return accounted
+
+
+def _pair_of(reference: Item, candidate: Item) -> CallPair:
+    if len(reference.calls) > 1:
+        kind = AlignmentKind.FUSED
+    elif len(candidate.calls) > 1:
+        kind = AlignmentKind.SPLIT
+    else:
+        kind = AlignmentKind.INFERRED
+    return CallPair(kind, reference.calls, candidate.calls)
