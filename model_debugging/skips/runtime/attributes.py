@@ -246,7 +246,15 @@ def config_value(
         return unknown
     if isinstance(declared, MethodValue):
         return Method(info, name)
-    passed = facts.tester_attribute(name)
+    sub_configs = library.attribute(info, "sub_configs")
+    if isinstance(sub_configs, dict) and name in sub_configs:  # built from what the tester passes
+        sub_config = sub_configs[name]
+        found = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
+        return Config(found) if found is not None and found.name != "AutoConfig" else unknown.existing()
+    if facts.config_keywords is not None:
+        passed = facts.config_keywords.get(name, ABSENT)
+    else:
+        passed = facts.tester_attribute(name)
     if passed is not ABSENT:
         return unknown.existing() if isinstance(passed, Unknown) else passed
     if computed:

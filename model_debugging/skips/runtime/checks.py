@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -16,6 +17,10 @@ from model_debugging.skips.runtime.statements import RuntimeVerdict, evaluate_te
 from model_debugging.skips.runtime.test_side import class_facts, mapping_names
 from model_debugging.skips.source_files import read_source
 
+# Decorator factories: written without a call (`@is_flaky`), they replace the test by the factory's
+# inner decorator, which returns a function without running the body.
+_FACTORIES = frozenset({"is_flaky"})
+
 NO_LIBRARY_NOTE = (
     "note: no library sources (src/<package>/models) in {repo}: skips decided at run time from the "
     "model and config classes are reported as undecided"
@@ -25,10 +30,11 @@ NO_LIBRARY_NOTE = (
 class RuntimeChecks:
     """Evaluates the common tests' run-time skips against the library for each collected class."""
 
-    def __init__(self, library: Library, definitions: CommonDefinitions):
-        self.library, self.definitions = library, definitions
+    def __init__(self, repo: Path, library: Library, definitions: CommonDefinitions):
+        self.repo, self.library, self.definitions = repo, library, definitions
         self._names = mapping_names(library)
         self._facts: dict[ClassRef, TestClassFacts] = {}
+        self._trees: dict[str, ast.Module | None] = {}
         self._resolver: Resolver | None = None
 
     def verdict(
@@ -42,11 +48,26 @@ class RuntimeChecks:
         function = self.definitions.get(resolver.path_of(owner), owner.name, test_name)
         if function is None:
             return None
+        if any(
+            isinstance(decorator, ast.Name) and decorator.id in _FACTORIES
+            for decorator in function.decorator_list
+        ):
+            return RuntimeVerdict("ran")  # the body never runs: the test passes
         return evaluate_test(self._class_facts(resolver, test_class), function, self.definitions.may_skip)
+
+    def _test_file(self, path: str) -> ast.Module | None:
+        """A test file read with ``ast`` (testers' ``get_config``), kept while its model is analyzed."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(read_source(self.repo / path))
+            except (OSError, SyntaxError, ValueError):
+                self._trees[path] = None
+        return self._trees[path]
 
     def _class_facts(self, resolver: Resolver, test_class: CollectedClass) -> TestClassFacts:
         if resolver is not self._resolver:  # a new model: the facts of the previous one are done with
             self._facts.clear()
+            self._trees.clear()
             self._resolver = resolver
         facts = self._facts.get(test_class.ref)
         if facts is None:
@@ -58,7 +79,13 @@ class RuntimeChecks:
                 return self.definitions.get(resolver.path_of(found[0]), found[0].name, name)
 
             facts = class_facts(
-                resolver, test_class.ref.name, test_class.linearization, self.library, definition, self._names
+                resolver,
+                test_class.ref.name,
+                test_class.linearization,
+                self.library,
+                definition,
+                self._names,
+                self._test_file,
             )
             self._facts[test_class.ref] = facts
         return facts
@@ -80,4 +107,4 @@ def load_runtime_checks(
             sources[path] = read_source(repo / path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-    return RuntimeChecks(library, read_common_definitions(sources))
+    return RuntimeChecks(repo, library, read_common_definitions(sources))

@@ -22,7 +22,9 @@ class TestClassFacts:
     common file, else None; ``model_classes`` is ``all_model_classes`` resolved in the library
     (None when some name could not be); ``generative_classes`` is set when the class overrides
     ``all_generative_model_classes``; ``names`` are the module-level names of the common file the
-    evaluator knows (auto mappings imported there).
+    evaluator knows (auto mappings imported there); ``config_keywords`` the keywords the tester's
+    ``get_config`` passes to the configuration class (None when it could not be read: the tester's
+    attribute of the same name is then taken as what it passes).
     """
 
     library: Library
@@ -34,3 +36,4 @@ class TestClassFacts:
     generative_classes: tuple[LibraryClass, ...] | None
     config_class: LibraryClass | None
     names: dict[str, object]
+    config_keywords: dict[str, object] | None = None  # what the tester's get_config passes, when read

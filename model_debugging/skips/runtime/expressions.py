@@ -292,8 +292,13 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         "str": str,
         "bool": bool,
     }
+    if name in ("any", "all") and isinstance(arguments[0], (list, tuple)):
+        decisive = name == "any"  # a true item decides any(), a false one all()
+        items = arguments[0]
+        if any(attributes.known(item) and attributes.truth(item) == decisive for item in items):
+            return decisive
+        return unknown if any(not attributes.known(item) for item in items) else not decisive
     if name in plain and all(isinstance(argument, _PLAIN) for argument in arguments):
         return plain[name](*arguments)
-    if name in ("any", "all") and isinstance(arguments[0], list):
-        return plain[name](attributes.truth(item) for item in arguments[0])
+    return unknown if any(not attributes.known(item) for item in items) else not decisive
     return unknown

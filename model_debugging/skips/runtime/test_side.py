@@ -46,6 +46,7 @@ def class_facts(
     library: Library,
     definition: Callable[[str], ast.FunctionDef | None],
     names: dict[str, object],
+    sources: Callable[[str], ast.Module | None],
 ) -> TestClassFacts:
     """What the common tests may consult about the test class ``name`` (its MRO is ``linearization``)."""
 
@@ -84,9 +85,71 @@ def class_facts(
     if owner is not None and isinstance(value, NonLiteral) and not value.code.endswith("()"):
         generative = _classes_in(value.code, library)
     config_class = _config_class(resolver, linearization, library, model_classes)
+    keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
     return TestClassFacts(
-        library, name, attribute, tester_attribute, definition, model_classes, generative, config_class, names
+        library,
+        name,
+        attribute,
+        tester_attribute,
+        definition,
+        model_classes,
+        generative,
+        config_class,
+        names,
+        keywords,
     )
+
+
+def _config_keywords(
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    tester_attribute: Callable[[str], object],
+    sources: Callable[[str], ast.Module | None],
+) -> dict[str, object] | None:
+    """``name -> value`` of ``XConfig(name=self.attr, ...)`` returned by the tester's ``get_config``.
+
+    None when the tester has no such method with a plain call (``self.config_class(**kwargs)``).
+    """
+    tester, _ = resolver.tester_class(linearization)
+    if tester is None or tester.external:
+        return None
+    for ref in resolver.mro(tester):
+        path = resolver.path_of(ref)
+        tree = sources(path) if path else None
+        function = _method_node(tree, ref.name, "get_config") if tree is not None else None
+        if function is None:
+            continue
+        call = next(
+            (
+                node.value
+                for node in ast.walk(function)
+                if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+            ),
+            None,
+        )
+        if call is None or any(keyword.arg is None for keyword in call.keywords):
+            return None
+        return {keyword.arg: _keyword_value(keyword.value, tester_attribute) for keyword in call.keywords}
+    return None
+
+
+def _method_node(tree: ast.Module, class_name: str, method: str) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    return item
+    return None
+
+
+def _keyword_value(node: ast.expr, tester_attribute: Callable[[str], object]) -> object:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        value = tester_attribute(node.attr)
+        return Unknown(node.attr, exists=True) if value is ABSENT else value
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return Unknown(ast.unparse(node), exists=True)
 
 
 def _classes_in(code: str, library: Library) -> tuple[LibraryClass, ...] | None:
