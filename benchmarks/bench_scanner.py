@@ -6,7 +6,10 @@ Each figure is the wall time of a whole command run as a subprocess (interpreter
 the median of ``--repeat`` runs, with the CPU time used (a busy machine inflates the wall time
 much more than the CPU time): a cold full scan (empty cache), a warm full scan, a warm
 single-test scan, and the checkout's own ``utils/scan_skipped_tests.py`` run from its root when
-present. Targets (437 model test files, 2 cores): cold <= 8 s, warm full < baseline, warm single <= 0.5 s.
+present. With a ``src/`` folder (the library the run-time skips are decided from), also a cold
+scan of the tests alone (a tree without ``src/``) and a warm rescan after one modeling file changed.
+Targets (437 model test files, 2 cores): cold <= 8 s, cold full / cold tests-only <= 1.5, warm full
+< baseline, warm single <= 0.5 s, warm rescan after a modeling change <= 1 s.
 Without ``--repo`` it runs on the small example tree (a smoke run for ``make bench``).
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -67,12 +71,53 @@ def measure(repo: Path, repeat: int, jobs: int | None, test_name: str) -> list[d
         scanner("warm full scan", "< baseline", [], cold=False)
         scanner(f"warm single test ({test_name})", "<= 0.5 s", ["--test_method_name", test_name], cold=False)
 
+        if (repo / "src").is_dir():
+            rows += _library_rows(repo, scratch, jobs, repeat, rows[0]["seconds"])
+
         baseline = repo / "utils" / "scan_skipped_tests.py"
         if baseline.is_file():
             command = [sys.executable, str(baseline), "--output_dir", str(scratch / "baseline")]
             rows.append(
                 _row("baseline: checkout's regex scanner", [_timed(command, repo) for _ in range(repeat)], "")
             )
+    return rows
+
+
+def _library_rows(repo: Path, scratch: Path, jobs: int | None, repeat: int, cold_full: float) -> list[dict]:
+    """The cost of reading the library sources: a cold scan of a tree without ``src/`` (its ratio to
+    the cold full scan), and a warm rescan after one modeling file changed (on a copy of ``src/``)."""
+    rows = []
+    tests_only = scratch / "tests_only"
+    tests_only.mkdir()
+    (tests_only / "tests").symlink_to(repo / "tests")
+    base = [sys.executable, str(SCANNER), "--output_dir", str(scratch / "out")] + (
+        ["--jobs", str(jobs)] if jobs else []
+    )
+    runs = [
+        _timed(
+            [*base, "--repo", str(tests_only), "--cache_dir", str(scratch / f"tests_only{index}")], tests_only
+        )
+        for index in range(repeat)
+    ]
+    row = _row("cold full scan, tests only (no src/)", runs, "")
+    row["target"] = f"full/tests-only = {cold_full / row['seconds']:.2f} (<= 1.5)"
+    rows.append(row)
+
+    copy = scratch / "copy"
+    copy.mkdir()
+    (copy / "tests").symlink_to(repo / "tests")
+    shutil.copytree(repo / "src", copy / "src")
+    modeling = sorted((copy / "src").glob("*/models/llama/modeling_llama.py")) or sorted(
+        (copy / "src").glob("*/models/*/modeling_*.py")
+    )
+    command = [*base, "--repo", str(copy), "--cache_dir", str(scratch / "copy_cache")]
+    _timed(command, copy)  # fill the cache
+    runs = []
+    for index in range(repeat):
+        with open(modeling[0], "a", encoding="utf-8") as handle:
+            handle.write(f"\n# benchmark edit {index}\n")
+        runs.append(_timed(command, copy))
+    rows.append(_row(f"warm rescan after {modeling[0].name} changed", runs, "<= 1 s"))
     return rows
 
 
