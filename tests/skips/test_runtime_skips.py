@@ -76,6 +76,32 @@ class ModelTesterMixin:
             if "position_ids" not in inspect.signature(model_class.forward).parameters:
                 self.skipTest("Model does not support position_ids")
 
+    @is_flaky
+    def test_flaky_bare(self):
+        for model_class in self.all_model_classes:
+            if "beta" in model_class.__name__.lower():
+                self.skipTest(reason="never reached: a bare @is_flaky replaces the body")
+
+    @is_flaky()
+    def test_flaky_called(self):
+        for model_class in self.all_model_classes:
+            if "beta" in model_class.__name__.lower():
+                self.skipTest(reason="reached")
+
+    def test_environment(self):
+        if not is_torch_bf16_available_on_device(torch_device):
+            self.skipTest("bf16 not supported on this device")
+        for model_class in self.all_model_classes:
+            if not model_class._supports_sdpa:
+                self.skipTest("no SDPA")
+
+    def test_early_return(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        if "pixel_values" in inputs_dict:
+            return
+        if not self.all_model_classes[0]._supports_sdpa:
+            self.skipTest("no SDPA")
+
     def test_outputs(self):
         config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
         for model_class in self.all_model_classes:
@@ -225,6 +251,22 @@ def test_a_skip_in_the_loop_ends_the_test_at_the_first_class(checkout, scan):
     """BetaModel supports gradient checkpointing, BetaForCausalLM does not: the test is skipped."""
     results = scan(checkout)
     assert results["test_gradient_checkpointing"]["models_skipped"] == ["beta"]
+
+
+def test_a_bare_is_flaky_runs_no_body(checkout, scan):
+    results = scan(checkout)
+    assert _verdicts(results, "test_flaky_bare") == {"ran": ["alpha", "beta"], "skipped": [], "undecided": []}
+    assert _verdicts(results, "test_flaky_called") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+
+
+def test_environment_checks_in_the_body_never_make_a_model_skip(checkout, scan):
+    results = scan(checkout)
+    assert _verdicts(results, "test_environment") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+
+
+def test_a_skip_after_an_undecidable_early_return_is_undecided(checkout, scan):
+    results = scan(checkout)
+    assert _verdicts(results, "test_early_return") == {"ran": ["alpha"], "skipped": [], "undecided": ["beta"]}
 
 
 def test_what_only_the_run_knows_is_undecided_with_its_condition(checkout, scan):
