@@ -24,8 +24,8 @@ SPEC = synthetic.random_checkout(random.Random(3), 12, common_tests=4, generatio
 EXPECTED = synthetic.expected_results(SPEC)
 
 
-def _damaged(entry: bytes, damage: str, cut: float, noise: bytes, foreign: bytes) -> bytes:
-    key, value = pickle.loads(entry)
+def _damaged(entry: bytes, key: str, damage: str, cut: float, noise: bytes, foreign: bytes) -> bytes:
+    """``entry`` (the cache file of ``key``, perhaps damaged already) damaged once more."""
     if damage == "truncated":
         return entry[: int(len(entry) * cut)]
     if damage == "garbage":
@@ -61,7 +61,7 @@ def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, singl
             entry = entries[index % len(entries)]
             foreign = entries[(index + 1) % len(entries)].read_bytes()
             before = entry.read_bytes()
-            entry.write_bytes(_damaged(before, damage, cut, noise, foreign))
+            entry.write_bytes(_damaged(before, entry.stem, damage, cut, noise, foreign))
             if entry.read_bytes() != before:  # a cut at 100% or a no-op rename leaves it intact
                 damaged.add(entry)
         name = "test_training" if single_test else None
