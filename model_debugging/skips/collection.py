@@ -5,7 +5,8 @@
 - A name bound last in a class body by anything but a ``def`` (``test_x = False``, ``test_x = None``)
   shadows the test: pytest does not collect it. ``del test_x`` in the body unbinds the class's own
   definition, so the inherited one is collected again.
-- ``X = unittest.skip("r")(X)`` after the class body skips the class as the decorator would.
+- ``X = unittest.skip("r")(X)`` after the class body skips the class as the decorator would;
+  ``X.test_x = None`` there shadows the test and ``del X.test_x`` unbinds the class's own one.
 - A class name defined twice in a module: only the last definition exists when pytest collects.
 """
 
@@ -16,9 +17,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from model_debugging.skips.records import ClassInfo, Condition, Skip, SkipKind
+from model_debugging.skips.records import ClassInfo, Condition, NonLiteral, Skip, SkipKind
 from model_debugging.skips.rules import Context
 from model_debugging.skips.rules.condition_decorator import decorator_condition
+from model_debugging.skips.rules.nodes import literal_value
 from model_debugging.skips.rules.skip_decorator import decorator_skip
 
 
@@ -104,6 +106,23 @@ def _post_hoc_decorator(small: cst.BaseSmallStatement) -> tuple[str, cst.BaseExp
     return target.value, call.func
 
 
+def _class_attribute_rebound(small: cst.BaseSmallStatement) -> tuple[str, str, str] | None:
+    """``X.test_x = <literal>`` ("value": shadows) or ``del X.test_x`` ("deleted") at module level."""
+    if isinstance(small, cst.Del):
+        target, kind = small.target, "deleted"
+    elif (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and not isinstance(literal_value(small.value), NonLiteral)
+    ):
+        target, kind = small.targets[0].target, "value"
+    else:
+        return None
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        return target.value.value, target.attr.value, kind
+    return None
+
+
 def module_level_classes(
     statements: Sequence[cst.BaseStatement], classes: list[ClassInfo], context: Context
 ) -> list[ClassInfo]:
@@ -112,6 +131,15 @@ def module_level_classes(
     last = {info.name: index for index, info in enumerate(classes)}
     kept = {info.name: info for index, info in enumerate(classes) if last[info.name] == index}
     for small in _small_statements(statements):
+        rebound = _class_attribute_rebound(small)
+        if rebound is not None and rebound[0] in kept:
+            name, attribute, kind = rebound
+            info = kept[name]
+            if kind == "value":
+                kept[name] = replace(info, shadowing=(*info.shadowing, attribute))
+            else:
+                kept[name] = replace(info, deleted=(*info.deleted, attribute))
+            continue
         found = _post_hoc_decorator(small)
         if found is None or found[0] not in kept:
             continue

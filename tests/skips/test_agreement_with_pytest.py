@@ -28,6 +28,9 @@ BASES = "(ModelTesterMixin, unittest.TestCase)"
 MODELS = {
     "plain": f"{HEADER}\n\nclass PlainModelTest{BASES}:\n    pass\n",
     "shadowing": f"{HEADER}\n\nclass ShadowingModelTest{BASES}:\n    test_forward = None\n",
+    "shadowing_after": (
+        f"{HEADER}\n\nclass ShadowingAfterModelTest{BASES}:\n    pass\n\n\nShadowingAfterModelTest.test_forward = False\n"
+    ),
     "dunder_test": f"{HEADER}\n\nclass DunderTestModelTest{BASES}:\n    __test__ = False\n",
     "dunder_base": (
         f"{HEADER}\n\nclass Base{BASES}:\n    __test__ = False\n\n\n"
