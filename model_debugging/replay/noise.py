@@ -1,9 +1,12 @@
-"""The reference's own spread: how far two runs of the reference apart (bf16 vs fp32, eager vs SDPA) are.
+"""The reference's own spread: how far two runs of the reference (bf16 vs fp32, eager vs SDPA) drift apart in each call.
 
-Both traces are compared with :func:`~model_debugging.compare.compare_traces`; the spread of a
-recorded call is the largest difference between its outputs in the two runs. It includes what
-earlier calls passed on, so it is a generous yardstick: a replayed difference above it is not
-rounding.
+For every recorded call with outputs in both traces (matched by module path and call index), the
+spread it *adds* is estimated: the largest output difference between the two runs, less what its
+inputs already carried in (the inputs' relative difference applied to the outputs' magnitude),
+and never less than half a rounding step of the output dtype at that magnitude. Subtracting what
+came in keeps the yardstick of a deep module from growing with every layer before it: a replayed
+difference is measured against what the call itself does differently when the reference is run
+another way.
 """
 
 from __future__ import annotations
@@ -11,27 +14,66 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from model_debugging.compare.engine import compare_traces
-from model_debugging.debugger.trace_format.records import TraceNode
+import torch
+
+from model_debugging.debugger.trace_format.reading import read_trace
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
+from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
 
 @dataclass(frozen=True)
 class NoiseLevels:
-    """Largest output difference between two reference runs, per (module path, call index) of the first."""
+    """The spread each call adds between two reference runs, per (module path, call index) of the first."""
 
     source: os.PathLike | str
     levels: dict[tuple[str, int], float]
 
     @classmethod
     def measure(cls, reference: str | os.PathLike, second_reference: str | os.PathLike) -> NoiseLevels:
-        comparison = compare_traces(reference, second_reference)
-        levels = {
-            (row.module_path, row.call_index): row.max_abs_diff or 0.0
-            for row in comparison.modules
-            if row.compared == "outputs"
-        }
-        return cls(source=comparison.candidate, levels=levels)
+        first, second = read_trace(reference), read_trace(second_reference)
+        twins = {(node.module_path, node.call_index): node for node in second.nodes}
+        levels = {}
+        for node in first.nodes:
+            twin = twins.get((node.module_path, node.call_index))
+            if node.outputs is not None and twin is not None and twin.outputs is not None:
+                level = _added_spread(node, twin)
+                if level is not None:
+                    levels[(node.module_path, node.call_index)] = level
+        return cls(source=second.path, levels=levels)
 
     def level(self, node: TraceNode) -> float | None:
-        """The spread of ``node``'s outputs; None when the second run has no such call."""
+        """The spread ``node`` adds; None when the second run has no such call with comparable outputs."""
         return self.levels.get((node.module_path, node.call_index))
+
+
+def _pairs(first: tuple[TensorRecord, ...], second: tuple[TensorRecord, ...]):
+    """(first, second) float64 tensors of the same sub path and shape, both stored in files."""
+    others = {record.sub_path: record for record in second if record.is_tensor and record.file is not None}
+    for record in first:
+        other = others.get(record.sub_path)
+        if record.is_tensor and record.file is not None and other is not None and other.shape == record.shape:
+            yield read_recorded_tensor(record), read_recorded_tensor(other)
+
+
+def _finite_max_abs(tensor: torch.Tensor) -> float:
+    finite = tensor[tensor.isfinite()]
+    return float(finite.abs().max()) if finite.numel() else 0.0
+
+
+def _added_spread(node: TraceNode, twin: TraceNode) -> float | None:
+    carried_in = 0.0  # the inputs' largest difference relative to their magnitude
+    for ours, theirs in _pairs(node.inputs, twin.inputs):
+        if ours.is_floating_point() and ours.numel():
+            scale = _finite_max_abs(ours.double())
+            if scale:
+                carried_in = max(carried_in, _finite_max_abs(ours.double() - theirs.double()) / scale)
+    spread, found = 0.0, False
+    for ours, theirs in _pairs(node.outputs, twin.outputs):
+        if not ours.is_floating_point() or not ours.numel():
+            continue
+        found = True
+        scale = _finite_max_abs(ours.double())
+        rounding = 0.5 * torch.finfo(ours.dtype).eps * scale
+        difference = _finite_max_abs(ours.double() - theirs.double())
+        spread = max(spread, difference - carried_in * scale, rounding)
+    return spread if found else None

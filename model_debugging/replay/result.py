@@ -28,9 +28,9 @@ class ReplayVerdict(str, enum.Enum):
 class NoiseJudgement:
     """A replay difference measured against the reference's own spread (two runs of the reference).
 
-    ``noise_max_abs`` is the largest difference between the two reference traces over the tensors
-    the replay compared; ``ratio`` is the replay's difference over it (``inf`` when the reference
-    runs agree exactly and the replay does not).
+    ``noise_max_abs`` is the largest spread the compared calls add between the two reference runs
+    (see :mod:`model_debugging.replay.noise`); ``ratio`` is the replay's largest difference over
+    it, call by call (``inf`` when the reference runs agree exactly and the replay does not).
     """
 
     noise_max_abs: float
