@@ -98,13 +98,15 @@ def _dotted(node: ast.AST) -> str:
 
 def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> frozenset[str]:
     """The variables whose values can decide a skip of ``function``: read by the condition of an
-    ``if``/loop that may skip or by a skipping call, and, in turn, by what is assigned to them."""
+    ``if``/loop that may skip or end the path (``return``, ``continue``), or by a skipping call, and,
+    in turn, by what is assigned to them."""
     found = getattr(function, "_skip_relevant", None)
     if found is not None:
         return found
     relevant: set[str] = set()
     for node in ast.walk(function):
-        if isinstance(node, (ast.If, ast.While)) and effects(node, skipping_helpers).may_skip:
+        found = effects(node, skipping_helpers) if isinstance(node, (ast.If, ast.While)) else None
+        if found is not None and (found.may_skip or found.ends is not None):  # a skip, or a way around one
             relevant |= _read(node.test)
         elif isinstance(node, ast.For) and effects(node, skipping_helpers).may_skip:
             relevant |= _read(node.iter)
