@@ -34,12 +34,30 @@ def render_terminal(result: TraceComparison) -> str:
             lines.append(
                 f"... {len(differing) - TERMINAL_ROWS} more (write them all with --markdown or --json)"
             )
+    rules = _inferred_rules(result)
+    if rules:
+        lines += [
+            "",
+            "inferred rename rules (save them with --save-renames, edit, pass back with --config):",
+            rules,
+        ]
     return "\n".join(lines)
+
+
+def _inferred_rules(result: TraceComparison) -> str | None:
+    """The rename rules YAML when the alignment inferred something, else None."""
+    summary = result.alignment
+    if summary is None or summary.summary_line() is None:
+        return None
+    return summary.rename_rules_yaml.rstrip("\n")
 
 
 def render_markdown(result: TraceComparison) -> str:
     parts = ["# Trace comparison", "", *(f"- {line}" for line in result.summary_lines()), ""]
     parts += ["## Module calls", "", render_markdown_table(result.to_frame()[TABLE_COLUMNS]), ""]
+    rules = _inferred_rules(result)
+    if rules:
+        parts += ["## Inferred rename rules", "", "```yaml", rules, "```", ""]
     for side, unmatched in (
         ("reference", result.unmatched_reference),
         ("candidate", result.unmatched_candidate),

@@ -56,7 +56,7 @@ class AlignmentSummary:
         return (
             f"aligned automatically from {basis}: {self.inferred_pairs} calls paired, "
             f"{self.projections} fused/split projections, {self.identities} identity calls dropped out "
-            "(the inferred rename rules are in --markdown/--json, or written by --save-renames)"
+            "(the inferred rename rules are printed below; --save-renames writes them to a file)"
         )
 
 
