@@ -61,7 +61,8 @@ def replay(
         bisect (`bool`, *optional*, defaults to `False`): search top-down for the smallest module
             that is wrong on identical inputs, instead of replaying ``modules``.
         comparison (`TraceComparison`, *optional*): a compare result of the reference and the
-            candidate's trace; bisection then skips calls compare found equal.
+            candidate's trace: its alignment maps reference calls to candidate modules (before the
+            rename rules), and bisection skips calls compare found equal.
 
     Returns:
         `ReplayResult`: a verdict per replayed call, and the bisection's finding.
@@ -77,7 +78,8 @@ def replay(
         )
     rules = coerce_rename_rules(rename)
     noise = NoiseLevels.measure(ref_trace, noise_from) if noise_from is not None else None
-    replayer = Replayer(trace, model, rules, Tolerance(atol, rtol), noise)
+    aligned = {row.module_path: row for row in comparison.modules} if comparison is not None else None
+    replayer = Replayer(trace, model, rules, Tolerance(atol, rtol), noise, aligned)
     common = {
         "reference": trace.path,
         "rename_rules": tuple(str(rule) for rule in rules),

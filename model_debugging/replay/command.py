@@ -59,7 +59,8 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         "--compare",
         type=Path,
         metavar="CAND_TRACE",
-        help="with --bisect: the candidate's own trace; only calls compare finds different are replayed",
+        help="the candidate's own trace: compare's alignment maps module paths (before --rename), "
+        "and --bisect replays only calls compare finds different",
     )
     parser.add_argument(
         "--noise-from",
@@ -89,8 +90,6 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
-    if args.compare and not args.bisect:
-        return fail(prog, "--compare is used by --bisect; add --bisect")
     if args.bisect and args.module:
         return fail(prog, "--bisect searches the whole model; drop --module")
     if args.json and (args.json.is_dir() or not args.json.parent.is_dir()):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from model_debugging.compare.renames import RenameRule
+from model_debugging.compare.result import ModuleComparison
 from model_debugging.debugger.trace_format.records import TensorRecord, Trace, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.arguments import (
@@ -86,7 +87,9 @@ class Replayer:
         model (`nn.Module`): the candidate.
         rules (`Sequence[RenameRule]`): compare's rename rules, mapping both sides' paths to one key.
         tolerance (`Tolerance`): the per-tensor tolerance when no noise levels are given.
-        noise (`NoiseLevels`, *optional*): the reference's own spread; when given it decides the verdict.
+        noise (`NoiseLevels`, *optional*): the reference's own spread; it can excuse a difference.
+        aligned (`Mapping[str, ModuleComparison]`, *optional*): compare's rows by reference path,
+            whose alignment maps reference calls to candidate modules before the rename rules.
     """
 
     def __init__(
@@ -96,9 +99,10 @@ class Replayer:
         rules: Sequence[RenameRule] = (),
         tolerance: Tolerance | None = None,
         noise: NoiseLevels | None = None,
+        aligned: Mapping[str, ModuleComparison] | None = None,
     ):
         self.trace = trace
-        self.index = CandidateIndex(trace, model, rules)
+        self.index = CandidateIndex(trace, model, rules, aligned)
         self._tolerance = tolerance or Tolerance()
         self._noise = noise
         self._subtree_end = _subtree_ends(trace.nodes)

@@ -1,18 +1,22 @@
 """Which part of the candidate model runs a recorded call: a submodule, or a recorded function.
 
 Module paths are matched like ``compare`` matches them: relative to the model (without the
-leading class name), after the rename rules, applied to both sides.
+leading class name), after the rename rules, applied to both sides. Given a compare result of the
+reference and the candidate's trace, its alignment decides first (calls paired by path or inferred
+from execution order and shapes); a reference call aligned with a fused or split projection has no
+single candidate module to run.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from torch import nn
 
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
+from model_debugging.compare.result import AlignmentKind, ModuleComparison
 from model_debugging.debugger.function_records import resolve_torch_function
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
 
@@ -33,12 +37,27 @@ class Target:
 class CandidateIndex:
     """The candidate's submodules by matching key, built once per replay."""
 
-    def __init__(self, trace: Trace, model: nn.Module, rules: Sequence[RenameRule]):
+    def __init__(
+        self,
+        trace: Trace,
+        model: nn.Module,
+        rules: Sequence[RenameRule],
+        aligned: Mapping[str, ModuleComparison] | None = None,
+    ):
         self._root = trace.root_path
         self._rules = tuple(rules)
         self.model = model
         self.names = {module: name for name, module in model.named_modules(remove_duplicate=False)}
         self._by_key = {apply_rename_rules(self._rules, name): name for name in self.names.values()}
+        self._aligned = dict(aligned or {})
+        self._by_name = set(self.names.values())
+        model_root = type(model).__name__
+        # candidate module name -> the reference key it was aligned with (one to one pairs only)
+        self._aligned_keys = {
+            _relative(row.candidate_path, model_root): self.key(row.module_path)
+            for row in self._aligned.values()
+            if row.alignment in _ONE_TO_ONE
+        }
 
     def relative(self, module_path: str) -> str:
         return "" if module_path == self._root else module_path.removeprefix(self._root + ".")
@@ -49,9 +68,21 @@ class CandidateIndex:
 
     def candidate_key(self, module: nn.Module) -> str | None:
         name = self.names.get(module)
-        return None if name is None else apply_rename_rules(self._rules, name)
+        if name is None:
+            return None
+        return self._aligned_keys.get(name) or apply_rename_rules(self._rules, name)
 
     def module_for(self, module_path: str) -> tuple[str, nn.Module]:
+        row = self._aligned.get(module_path)
+        if row is not None and row.alignment not in _ONE_TO_ONE:
+            raise NoCounterpart(
+                f"aligned with the candidate's {row.candidate_path} as a {row.alignment.value} projection: "
+                "no single module to run; replay its parent"
+            )
+        if row is not None:
+            name = _relative(row.candidate_path, type(self.model).__name__)
+            if name in self._by_name:
+                return name, self.model.get_submodule(name)
         key = self.key(module_path)
         name = self._by_key.get(key)
         if name is None:
@@ -77,3 +108,10 @@ class CandidateIndex:
                 f"which has no function {function_name!r}"
             )
         return Target(getattr(helper, "__wrapped__", helper), where, None)
+
+
+_ONE_TO_ONE = (AlignmentKind.PATH, AlignmentKind.INFERRED)
+
+
+def _relative(path: str, root: str) -> str:
+    return "" if path == root else path.removeprefix(root + ".")

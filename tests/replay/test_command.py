@@ -2,7 +2,7 @@
 
 import pytest
 
-from model_debugging import model_addition_debugger_context, replay
+from model_debugging import compare_traces, model_addition_debugger_context, replay
 from model_debugging.cli import main
 from model_debugging.replay import ReplayVerdict
 from tests.replay import toys
@@ -69,7 +69,7 @@ def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(ref
         (["--model", "missing_script.py"], "missing_script.py: no such file"),
         (["--model", "tests.replay.toys:EXTRA_FACTOR"], "is a float, not a model or a function"),
         (["--model", TOY, "--module", "blocks.0.fc_inn"], "did you mean blocks.0.fc_in"),
-        (["--model", TOY, "--compare", "x"], "--compare is used by --bisect"),
+        (["--model", TOY, "--bisect", "--module", "embed"], "--bisect searches the whole model"),
     ],
 )
 def test_unusable_input_is_one_line_and_exit_2(reference_trace, capsys, arguments, message):
@@ -95,3 +95,19 @@ def test_replaying_every_call_blames_the_code_between_correct_leaves(reference_t
     assert block.verdict is ReplayVerdict.WRONG
     # fc_out is known correct, so inside the block only what reaches it is checked
     assert block.first_wrong == "blocks.0.fc_out inputs.args.0"
+
+
+def test_a_compare_result_aligns_a_differently_named_candidate(reference_trace, tmp_path):
+    renamed = toys.build_renamed_model()
+    with model_addition_debugger_context(
+        renamed, debug_path=tmp_path / "port", do_prune_layers=False, use_repr=False,
+        record_functions=["scale_and_shift"],
+    ):  # fmt: skip
+        renamed(toys.toy_inputs())
+    unaligned = replay(reference_trace, renamed, ["embed"])
+    assert unaligned.modules[0].verdict is ReplayVerdict.NOT_REPLAYED
+
+    comparison = compare_traces(reference_trace, tmp_path / "port")
+    result = replay(reference_trace, renamed, comparison=comparison)
+    assert {m.verdict for m in result.modules} == {ReplayVerdict.CORRECT}
+    assert {m.candidate_path for m in result.modules} >= {"proj", "layers.1.fc_out", "out"}

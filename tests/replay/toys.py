@@ -39,6 +39,25 @@ class Toy(nn.Module):
         return self.head(x)
 
 
+class RenamedToy(nn.Module):
+    """The same computation under other names: ``proj``, ``layers`` and ``out``."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj, self.layers, self.out = nn.Linear(4, 8), nn.ModuleList([Block(), Block()]), nn.Linear(8, 2)
+
+    def forward(self, x):
+        x = self.proj(x)
+        for layer in self.layers:
+            x = layer(x, scale=True, mode="plain")
+        return self.out(x)
+
+
+def build_renamed_model() -> RenamedToy:
+    torch.manual_seed(0)
+    return RenamedToy().eval()
+
+
 def build_model() -> Toy:
     torch.manual_seed(0)
     return Toy().eval()
