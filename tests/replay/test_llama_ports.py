@@ -108,3 +108,14 @@ def test_noise_from_a_second_reference_run_judges_differences_against_its_spread
     assert str(correct.noise) == "within reference noise" and correct.verdict is ReplayVerdict.CORRECT
     assert str(wrong.noise).endswith("× above reference noise") and wrong.verdict is ReplayVerdict.WRONG
     assert wrong.noise.ratio > 2
+
+
+def test_a_torch_function_is_recorded_and_replayed_inside_sdpa_attention(tiny_llama, input_ids, tmp_path):
+    reference = tiny_llama()
+    reference.config._attn_implementation = "sdpa"
+    sdpa = "torch.nn.functional.scaled_dot_product_attention"
+    reference_trace = trace(reference, tmp_path / "reference", input_ids, record_functions=[sdpa])
+
+    result = replay(reference_trace, reference, ["model.layers.1.self_attn.scaled_dot_product_attention"])
+    (call,) = result.modules
+    assert call.kind == "function" and call.verdict is ReplayVerdict.CORRECT and call.compared == 1
