@@ -63,6 +63,7 @@ class _Frame:
 
     pending: list[ast.AST | str] = field(default_factory=list)
     relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
+    forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
 
 
 def evaluate_test(
@@ -312,6 +313,7 @@ class _Runner:
             raise outcomes[0][1]
         if "exit" in kinds:
             self.frame.pending.append(condition)
+            self.frame.forks_ended += 1
         going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
         _merge(variables, going_on)
 
@@ -326,6 +328,16 @@ class _Runner:
                 self._bind(node.target, Unknown(node=node.target), variables)
             self._fork(node, [node.body, []], variables)
             return
+        ended_before = self.frame.forks_ended
+        try:
+            self._iterate(node, iterable, variables)
+        finally:
+            if self.frame.forks_ended != ended_before:
+                # some iteration may have left early: what the body assigns is known only at run time
+                for name in effects(node, self.skipping_helpers).names:
+                    variables[name] = Unknown(name)
+
+    def _iterate(self, node: ast.For, iterable: object, variables: dict[str, object]) -> None:
         for item in iterable:
             self._bind(node.target, item, variables)
             try:
