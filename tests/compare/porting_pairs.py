@@ -41,22 +41,22 @@ def trace(model: nn.Module, directory: Path, input_ids: torch.Tensor, *, use_rep
     return directory
 
 
-def input_ids(vocab_size: int = 100) -> torch.Tensor:
-    return torch.randint(0, vocab_size, (1, TOKENS), generator=torch.Generator().manual_seed(0))
+def input_ids(vocab_size: int = 100, tokens: int = TOKENS) -> torch.Tensor:
+    return torch.randint(0, vocab_size, (1, tokens), generator=torch.Generator().manual_seed(0))
 
 
-def _llama_shape() -> dict:
-    return dict(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=100, rms_norm_eps=1e-6, bos_token_id=None, eos_token_id=None, pad_token_id=None,
-    )  # fmt: skip
+_LLAMA_SHAPE = dict(
+    hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+    vocab_size=100, rms_norm_eps=1e-6, bos_token_id=None, eos_token_id=None, pad_token_id=None,
+)  # fmt: skip
 
 
-def llama():
+def llama(**shape):
+    """A Llama from a tiny random config; ``shape`` overrides config values (the benchmark's 32 layers)."""
     import transformers
 
     torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**_llama_shape())).eval()
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**{**_LLAMA_SHAPE, **shape})).eval()
 
 
 def _without_attention_residual(layer_class: type) -> type:
@@ -78,8 +78,8 @@ def _without_attention_residual(layer_class: type) -> type:
     return NoAttentionResidual
 
 
-def _settings(bug: Bug) -> dict:
-    shape = _llama_shape()
+def _settings(reference: nn.Module, bug: Bug) -> dict:
+    shape = {key: getattr(reference.config, key) for key in _LLAMA_SHAPE}
     if bug is Bug.ROPE_BASE:
         shape["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000.0}
     if bug is Bug.NORM_EPSILON:
@@ -90,7 +90,7 @@ def _settings(bug: Bug) -> dict:
 def convert_llama_to_mistral(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Module:
     import transformers
 
-    port = transformers.MistralForCausalLM(transformers.MistralConfig(**_settings(bug))).eval()
+    port = transformers.MistralForCausalLM(transformers.MistralConfig(**_settings(reference, bug))).eval()
     weights = dict(reference.state_dict())
     if bug is Bug.TRANSPOSED_WEIGHT:
         weights["model.layers.1.self_attn.o_proj.weight"] = weights[
@@ -106,7 +106,7 @@ def convert_llama_to_mistral(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Mo
 def convert_llama_to_phi3(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Module:
     import transformers
 
-    port = transformers.Phi3ForCausalLM(transformers.Phi3Config(**_settings(bug))).eval()
+    port = transformers.Phi3ForCausalLM(transformers.Phi3Config(**_settings(reference, bug))).eval()
     weights = {}
     for name, tensor in reference.state_dict().items():
         if ".self_attn.q_proj." in name:
