@@ -12,11 +12,16 @@ from model_debugging.skips.library.read import read_library_file
 from model_debugging.skips.library.records import LibraryFile
 
 # Files outside models/ whose classes and mappings the common tests consult.
-_SHARED_FILES = ("modeling_utils.py", "configuration_utils.py", "generation/utils.py")
+_SHARED_FILES = (
+    "modeling_utils.py",
+    "configuration_utils.py",
+    "generation/utils.py",
+    "conversion_mapping.py",
+)
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-5"
+LIBRARY_FORMAT = "library-6"
 
 
 def library_root(repo: Path) -> Path | None:

@@ -19,6 +19,9 @@ from model_debugging.skips.library.records import (
 
 # Methods whose parameter names the common tests inspect with ``inspect.signature``.
 SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
+# The model types with weight conversions (conversion_mapping.py), kept as a mapping of that name.
+CONVERSION_MAPPING = "_CHECKPOINT_CONVERSION_MODEL_TYPES"
+_CONVERSION_BUILDER = "_build_checkpoint_conversion_mapping"
 _INIT_METHODS = (
     "__init__",
     "__post_init__",
@@ -46,7 +49,54 @@ def read_library_file(path: str, source: str) -> LibraryFile:
             mapping = _read_mapping(node)
             if mapping is not None:
                 mappings.append(mapping)
+    conversions = _conversion_model_types(tree)
+    if conversions is not None:
+        mappings.append((CONVERSION_MAPPING, tuple((key, ()) for key in conversions)))
     return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports))
+
+
+def _conversion_model_types(tree: ast.Module) -> list[str] | None:
+    """The model types ``_build_checkpoint_conversion_mapping()`` gives weight conversions to: the keys
+    of its ``mapping = {...}``, those it assigns (``mapping["x"] = ...``), and those of a module-level
+    dict it loops over (``for model_type, base in _MODEL_TO_CONVERSION_PATTERN.items()``)."""
+    function = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name == _CONVERSION_BUILDER
+        ),
+        None,
+    )
+    if function is None:
+        return None
+    module_dicts = {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Dict)
+    }
+    keys: list[str] = []
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and ast.unparse(node.targets[0]) == "mapping"
+        ):
+            keys += [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0]
+            if ast.unparse(target.value) == "mapping" and isinstance(target.slice, ast.Constant):
+                keys.append(target.slice.value)
+        elif (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Attribute)
+        ):
+            source = module_dicts.get(ast.unparse(node.iter.func.value))
+            if source is not None:
+                keys += [key.value for key in source.keys if isinstance(key, ast.Constant)]
+    return sorted(set(keys))
 
 
 def _top_level(body: list[ast.stmt]):

@@ -132,7 +132,10 @@ class Evaluator:
             return Builtin(name)
         if name in environment.ENVIRONMENT_NAMES:
             return environment.ENVIRONMENT_NAMES[name]
-        if environment.is_availability_check(name) or name == "get_device_properties":
+        if environment.is_availability_check(name) or name in (
+            "get_device_properties",
+            "get_model_conversion_mapping",
+        ):
             return Builtin(name)
         return unknown
 
@@ -260,6 +263,8 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         return True
     if name == "get_device_properties":
         return environment.DEVICE_PROPERTIES
+    if name == "get_model_conversion_mapping":
+        return attributes.conversions(facts, arguments[0], unknown) if arguments else unknown
     if name == "signature":
         return attributes.parameters(facts, arguments[0], unknown) if arguments else unknown
     if name in ("getfile", "open"):
