@@ -176,3 +176,20 @@ def test_llama_against_mistral_needs_no_alignment(traced):
     assert {module.alignment.value for module in result.modules} == {"path"}
     assert result.alignment.summary_line() is None
     assert torch.tensor([module.max_abs_diff or 0.0 for module in result.modules]).max() <= 1e-5
+
+
+def test_align_traces_maps_reference_modules_to_the_ports(traced):
+    from model_debugging.compare import align_traces
+
+    alignment = align_traces(*traced("gpt2-tiny", Bug.NONE))
+    path_map = alignment.path_map()
+    assert path_map["GPT2LMHeadModel.transformer.h.1.attn.c_attn"] == tuple(
+        f"TinyGpt.blocks.1.attention.{name}" for name in ("query", "key", "value")
+    )
+    assert path_map["GPT2LMHeadModel.transformer.wte"] == ("TinyGpt.token_embedding",)
+    assert "GPT2LMHeadModel.transformer.drop" not in path_map  # an identity: dropped out
+    assert alignment.unaligned_reason() is None
+    assert align_traces(*traced("gpt2-tiny", Bug.NONE), infer=False).path_map() == {
+        "GPT2LMHeadModel": ("TinyGpt",),
+        "GPT2LMHeadModel.lm_head": ("TinyGpt.lm_head",),
+    }
