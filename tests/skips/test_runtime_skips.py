@@ -9,8 +9,11 @@ import pytest
 from tests.skips.conftest import write_tree
 
 COMMON = """
+import copy
 import inspect
 import unittest
+
+from transformers.conversion_mapping import get_model_conversion_mapping
 
 from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING, get_values
 
@@ -102,6 +105,14 @@ class ModelTesterMixin:
         if not self.all_model_classes[0]._supports_sdpa:
             self.skipTest("no SDPA")
 
+    def test_conversions(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            model = model_class(copy.deepcopy(config))
+            conversions = get_model_conversion_mapping(model, add_legacy=False)
+            if len(conversions) == 0:
+                self.skipTest(f"No conversion found for {model_class}")
+
     def test_outputs(self):
         config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
         for model_class in self.all_model_classes:
@@ -147,6 +158,16 @@ LIBRARY = {
             def prepare_inputs_for_generation(self, input_ids, **kwargs):
                 pass
     """,
+    "src/transformers/conversion_mapping.py": """
+        _MODEL_TO_CONVERSION_PATTERN = {"gamma": "alpha"}
+
+        def _build_checkpoint_conversion_mapping():
+            mapping = {"legacy": []}
+            mapping["alpha"] = [WeightRenaming("a", "b")]
+            for model_type, base_pattern in _MODEL_TO_CONVERSION_PATTERN.items():
+                mapping[model_type] = mapping[base_pattern].copy()
+            return mapping
+    """,
     "src/transformers/models/auto/configuration_auto.py": """
         CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("beta", "BetaConfig")])
     """,
@@ -159,6 +180,7 @@ LIBRARY = {
             pass
 
         class AlphaConfig(PreTrainedConfig):
+            model_type = "alpha"
             sub_configs = {"text_config": AlphaTextConfig}
             sliding_window: int | None = None
     """,
@@ -179,6 +201,7 @@ LIBRARY = {
     # beta's classes inherit their forward from a shared base in another file
     "src/transformers/models/beta/configuration_beta.py": """
         class BetaConfig(PreTrainedConfig):
+            model_type = "beta"
             sliding_window: int | None = 4096
     """,
     "src/transformers/models/beta/base_beta.py": "",
@@ -238,6 +261,7 @@ def _verdicts(results, test):
         ("test_name_list", "Won't fix: old model"),  # a literal list of names in the common file
         ("test_sub_configs", "No subconfigs so the test does not make sense"),  # composite configs
         ("test_helper", "Model does not support position_ids"),  # a skip in a helper the test calls
+        ("test_conversions", "No conversion found for <class 'BetaModel'>"),  # conversion_mapping.py
     ],
 )
 def test_library_facts_decide_the_skip(checkout, scan, test, reason):
