@@ -31,7 +31,6 @@ TRANSFORMERS_MODEL_TEST_FILES = 440
 _MEASURE = """
 import json, resource, sys, time
 from model_debugging.skips import scan_repository
-from tests.support import synthetic
 import libcst, tqdm  # imported by any real run: part of the baseline, not of the scan
 
 def peak_mib(who):
