@@ -15,7 +15,9 @@ from model_debugging.explorer.tensor_view import TensorView, ValueTable, tensor_
 class CallView:
     """One module call: a row of the tree and the content of its detail pane.
 
-    ``parent`` is the index of the parent row in the page's row list (-1 for the root).
+    ``parent`` is the index of the parent row in the page's row list (-1 for the root);
+    ``parent_path`` the module path of the parent call in its own trace (the row shows the path
+    relative to it).
     """
 
     node: TraceNode
@@ -25,12 +27,13 @@ class CallView:
     badges: tuple[Badge, ...] = ()
     comparison: CallComparison | None = None
     pruned_before: int = 0  # numbered blocks missing just before this one (layer pruning)
+    parent_path: str | None = None
 
-    def to_json(self, parent_path: str | None, values: ValueTable) -> dict:
+    def to_json(self, values: ValueTable) -> dict:
         node = self.node
         name = node.module_path
-        if parent_path and name.startswith(parent_path + "."):
-            name = name[len(parent_path) + 1 :]
+        if self.parent_path and name.startswith(self.parent_path + "."):
+            name = name[len(self.parent_path) + 1 :]
         entry: dict = {
             "path": node.module_path,
             "name": name,
@@ -96,6 +99,7 @@ def trace_calls(trace: Trace) -> list[CallView]:
                 outputs=None if node.outputs is None else tuple(tensor_view(r) for r in node.outputs),
                 badges=tuple(badges),
                 pruned_before=pruned.get(index, 0),
+                parent_path=trace.nodes[parents[index]].module_path if parents[index] >= 0 else None,
             )
         )
     return calls

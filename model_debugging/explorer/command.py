@@ -48,6 +48,12 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         help="with --compare: a YAML file with a 'renames' list, as for compare (applied first)",
     )
     parser.add_argument(
+        "--no-align",
+        dest="align",
+        action="store_false",
+        help="with --compare: pair calls by path and rename rules only, as compare --no-align",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         metavar="FILE",
@@ -69,14 +75,14 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
-    if (args.rename or args.config) and args.compare is None:
-        return fail(prog, "--rename and --config need --compare")
+    if (args.rename or args.config or not args.align) and args.compare is None:
+        return fail(prog, "--rename, --config and --no-align need --compare")
     problem = _output_problem(args.output)
     if problem:
         return fail(prog, problem)
     try:
         rules = [*(load_rename_rules(args.config) if args.config else ()), *args.rename]
-        page = write_view(args.trace, args.output, compare=args.compare, rename=rules)
+        page = write_view(args.trace, args.output, compare=args.compare, rename=rules, align=args.align)
     except (TraceError, ConfigError, RenameRuleError) as error:
         return fail(prog, str(error))
     except OSError as error:

@@ -17,6 +17,9 @@ class CallStatus(str, Enum):
     DIVERGED = "diverged"
     UNMATCHED = "unmatched"  # in the reference trace only
     CANDIDATE_ONLY = "candidate-only"
+    # not compared on its own, but accounted for by compare's alignment: part of a fused or split
+    # projection, or an identity call (dropout in eval mode) set aside
+    ACCOUNTED = "accounted"
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class CallComparison:
     max_rel_diff: float | None = None
     mean_abs_diff: float | None = None
     details: tuple[str, ...] = ()
+    alignment: str | None = None  # how the pair was found, when not by path: inferred, fused, split
 
     def to_json(self) -> dict:
         entry: dict = {"status": self.status.value}
@@ -44,6 +48,8 @@ class CallComparison:
                 meanAbsDiff=json_number(self.mean_abs_diff),
                 details=list(self.details),
             )
+            if self.alignment is not None:
+                entry["alignment"] = self.alignment
         return entry
 
 

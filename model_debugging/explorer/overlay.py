@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from model_debugging.compare import ModuleStatus
+from model_debugging.compare import AlignmentKind, ModuleStatus
+from model_debugging.compare.matching import describe_call
 from model_debugging.explorer.calls import CallView
 from model_debugging.explorer.comparison_view import CallComparison, CallStatus, divergence_level
 
@@ -56,10 +57,17 @@ def _reference_comparisons(
             max_rel_diff=module.max_rel_diff,
             mean_abs_diff=module.mean_abs_diff,
             details=tuple(module.details),
+            alignment=None if module.alignment is AlignmentKind.PATH else module.alignment.value,
         )
         candidate_rows[(module.candidate_path, candidate_calls[module.candidate_path])] = row
         candidate_calls[module.candidate_path] += 1
     return comparisons, candidate_rows
+
+
+def _unpaired(call: CallView, listed: frozenset[str], status: CallStatus) -> CallComparison:
+    """A call with no comparison of its own: ``status`` when the result lists it among the unmatched
+    calls, else one the alignment accounts for (a part of a fused projection, an identity call)."""
+    return CallComparison(status if describe_call(call.node) in listed else CallStatus.ACCOUNTED)
 
 
 def _children_with_candidate_only(
@@ -93,8 +101,10 @@ def overlay_comparison(
     row_of = {_call_key(call): index for index, call in enumerate(reference)}
     comparisons, candidate_rows = _reference_comparisons(row_of, result)
     children = _children_with_candidate_only(reference, candidate, candidate_rows)
-    unmatched = CallComparison(CallStatus.UNMATCHED)
-    candidate_only = CallComparison(CallStatus.CANDIDATE_ONLY)
+    only_reference, only_candidate = (
+        frozenset(result.unmatched_reference),
+        frozenset(result.unmatched_candidate),
+    )
     rows: list[CallView] = []
     position: dict[_RowKey, int] = {}
     stack: list[tuple[_RowKey, int]] = [((_REFERENCE, 0), -1)]
@@ -103,9 +113,12 @@ def overlay_comparison(
         side, index = key
         position[key] = len(rows)
         if side == _REFERENCE:
-            call = replace(reference[index], parent=parent, comparison=comparisons.get(index, unmatched))
+            call = reference[index]
+            comparison = comparisons.get(index) or _unpaired(call, only_reference, CallStatus.UNMATCHED)
         else:
-            call = replace(candidate[index], parent=parent, comparison=candidate_only)
+            call = candidate[index]
+            comparison = _unpaired(call, only_candidate, CallStatus.CANDIDATE_ONLY)
+        call = replace(call, parent=parent, comparison=comparison)
         rows.append(call)
         stack.extend((child, position[key]) for child in reversed(children.get(key, [])))
 

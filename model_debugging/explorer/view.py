@@ -19,10 +19,7 @@ DEFAULT_PAGE_NAME = "trace.html"
 
 def _add_rows(document: dict, calls: Sequence[CallView]) -> None:
     values = ValueTable()
-    document["nodes"] = [
-        call.to_json(calls[call.parent].node.module_path if call.parent >= 0 else None, values)
-        for call in calls
-    ]
+    document["nodes"] = [call.to_json(values) for call in calls]
     document["values"] = values.texts()
 
 
@@ -30,6 +27,7 @@ def view_document(
     trace_path: str | os.PathLike,
     compare: str | os.PathLike | None = None,
     rename: Sequence[str | RenameRule] = (),
+    align: bool = True,
 ) -> dict:
     """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct printed
     values they refer to by index (``values``) and, with ``compare``, the comparison.
@@ -52,7 +50,7 @@ def view_document(
 
     from model_debugging import compare_traces
 
-    result = compare_traces(trace.path, compare, rename=list(rename))
+    result = compare_traces(trace.path, compare, rename=list(rename), align=align)
     candidate = read_view_trace(compare)
     tree = overlay_comparison(calls, trace_calls(candidate), result)
     _add_rows(document, tree.calls)
@@ -61,6 +59,12 @@ def view_document(
         "lines": result.summary_lines(),
         "origin": tree.origin,
         "firstInputDivergence": tree.first_input_divergence,
+        # what the automatic alignment inferred, as a renames file the user can edit and pass back
+        "inferredRenames": (
+            result.alignment.rename_rules_yaml
+            if result.alignment is not None and result.alignment.summary_line() is not None
+            else None
+        ),
     }
     return document
 
@@ -79,6 +83,7 @@ def write_view(
     output: str | os.PathLike | None = None,
     compare: str | os.PathLike | None = None,
     rename: Sequence[str | RenameRule] = (),
+    align: bool = True,
 ) -> Path:
     """Write the explorer page for ``trace_path`` (atomically) and return where it went.
 
@@ -89,8 +94,10 @@ def write_view(
         compare (`str` or `os.PathLike`, *optional*): a candidate trace to compare ``trace_path`` with.
         rename (`Sequence[str | RenameRule]`, *optional*): rules (``REGEX=REPLACEMENT`` strings or
             loaded rules) rewriting module paths before matching.
+        align (`bool`, *optional*, defaults to `True`): let compare pair the calls that paths leave
+            unmatched (execution order, shapes, fused/split projections, identity calls).
     """
-    page = render_page(view_document(trace_path, compare, rename))
+    page = render_page(view_document(trace_path, compare, rename, align))
     target = Path(output) if output is not None else default_page_path(trace_path)
     atomic_write_text(target, page)
     return target

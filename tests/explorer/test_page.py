@@ -24,7 +24,7 @@ def pages(tmp_path_factory):
     reference = write_toy_trace(root / "reference", ToySpec(factors=factors, extra={"dropout": 1.0}))
     broken = factors[:33] + [1.5] + factors[34:]
     candidate = write_toy_trace(root / "candidate", ToySpec(factors=broken, extra={"norm": 1.0}))
-    built["compare"] = write_view(reference, root / "compare.html", compare=candidate)
+    built["compare"] = write_view(reference, root / "compare.html", compare=candidate, align=False)
     return built
 
 

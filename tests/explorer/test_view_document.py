@@ -156,7 +156,7 @@ def test_comparison_marks_diverged_calls_and_the_origin(tmp_path):
 def test_calls_in_one_trace_only_are_shown_where_they_ran(tmp_path):
     reference = write_toy_trace(tmp_path / "reference", ToySpec(extra={"dropout": 1.0}))
     candidate = write_toy_trace(tmp_path / "candidate", ToySpec(extra={"norm": 1.0}))
-    document = view_document(reference, compare=candidate)
+    document = view_document(reference, compare=candidate, align=False)  # both identities: aligned away
     nodes = _by_path(document)
     assert nodes["ToyModel.extra.dropout"]["comparison"] == {"status": "unmatched"}
     norm = nodes["ToyModel.extra.norm"]
@@ -169,6 +169,10 @@ def test_calls_in_one_trace_only_are_shown_where_they_ran(tmp_path):
         < paths.index("ToyModel.extra.norm")
         < paths.index("ToyModel.head")
     )
+    # with compare's alignment, two calls whose output equals their input are set aside, not unmatched
+    aligned = _by_path(view_document(reference, compare=candidate))
+    assert aligned["ToyModel.extra.dropout"]["comparison"] == aligned["ToyModel.extra.norm"]["comparison"]
+    assert aligned["ToyModel.extra.norm"]["comparison"] == {"status": "accounted"}
 
 
 @pytest.mark.integration
@@ -179,3 +183,25 @@ def test_transformers_own_trace(tmp_path, use_repr):
     assert "LlamaForCausalLM.model.layers.1.mlp.down_proj" in nodes
     stats = nodes["LlamaForCausalLM.lm_head"]["outputs"][0]
     assert ("values" in stats) is use_repr and ("histogram" in stats) is not use_repr
+
+
+@pytest.mark.integration
+def test_calls_compare_aligned_are_marked_and_the_inferred_renames_offered(tmp_path):
+    from tests.compare.porting_pairs import Bug, convert_llama_to_phi3, input_ids, llama, trace
+
+    reference = trace(llama(), tmp_path / "llama", input_ids())
+    candidate = trace(
+        convert_llama_to_phi3(llama(), Bug.SWAPPED_FUSED_HALVES), tmp_path / "phi3", input_ids()
+    )
+    document = view_document(reference, compare=candidate)
+    nodes = _by_path(document)
+    origin = document["nodes"][document["comparison"]["origin"]]
+    assert origin["path"] == "LlamaForCausalLM.model.layers.1.mlp.gate_proj"
+    assert origin["comparison"]["alignment"] == "fused"
+    assert origin["comparison"]["candidatePath"] == "Phi3ForCausalLM.model.layers.1.mlp.gate_up_proj"
+    # the other half of the fused projection, and the candidate's dropouts, are accounted for
+    assert nodes["LlamaForCausalLM.model.layers.1.mlp.up_proj"]["comparison"] == {"status": "accounted"}
+    dropout = nodes["Phi3ForCausalLM.model.layers.1.resid_mlp_dropout"]
+    assert dropout["comparison"] == {"status": "accounted"} and dropout["name"] == "resid_mlp_dropout"
+    assert "candidate-only" not in {node["comparison"]["status"] for node in document["nodes"]}
+    assert document["comparison"]["inferredRenames"].startswith("# Rename rules")

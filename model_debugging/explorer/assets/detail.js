@@ -68,10 +68,16 @@ function renderDetail(view, i) {
   const cmp = node.comparison;
   if (cmp && (cmp.status === "equal" || cmp.status === "diverged")) {
     facts.push(["compare", cmp.verdict], ["candidate", cmp.candidatePath]);
+    if (cmp.alignment) facts.push(["paired", `by the alignment (${cmp.alignment})`]);
     if (cmp.maxAbsDiff !== null) facts.push(["max abs diff", number(cmp.maxAbsDiff)], ["max rel diff", number(cmp.maxRelDiff)], ["mean abs diff", number(cmp.meanAbsDiff)]);
     for (const line of cmp.details) facts.push(["detail", line]);
   } else if (cmp) {
-    facts.push(["compare", cmp.status === "unmatched" ? "only in the reference trace" : "only in the candidate trace"]);
+    const unpaired = {
+      unmatched: "only in the reference trace",
+      "candidate-only": "only in the candidate trace",
+      accounted: ACCOUNTED,
+    };
+    facts.push(["compare", unpaired[cmp.status]]);
   }
   if (comparison && comparison.origin === i) facts.push(["origin", "the first call whose inputs agree and outputs differ"]);
   const parts = [el("h2", {}, node.path), el("dl", {}, ...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]))];

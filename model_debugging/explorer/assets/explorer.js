@@ -81,7 +81,10 @@ function staticBadges(i) {
     out += badgeHtml("unmatched", "no matching call in the candidate", "only in reference");
   } else if (cmp && cmp.status === "candidate-only") {
     out += badgeHtml("only", "no matching call in the reference", "only in candidate");
+  } else if (cmp && cmp.status === "accounted") {
+    out += badgeHtml("unmatched", ACCOUNTED, "accounted");
   }
+  if (cmp && cmp.alignment) out += badgeHtml("only", `paired by the alignment (${cmp.alignment})`, esc(cmp.alignment));
   for (const badge of node.badges || []) out += badgeHtml(esc(badge.kind), badge.detail, esc(badge.label));
   return out;
 }
@@ -361,6 +364,10 @@ if (comparison) {
   summary.open = true;
   summary.querySelector("summary").textContent = `Comparison with ${comparison.candidate}`;
   summary.querySelector("ul").append(...comparison.lines.map((line) => el("li", {}, line)));
+  if (comparison.inferredRenames) {
+    const title = "inferred rename rules (save as a .yaml file, edit, pass back with --config)";
+    summary.append(el("details", {}, el("summary", {}, title), el("pre", {}, comparison.inferredRenames)));
+  }
   const legend = el("span", { class: "legend", title: "max abs diff over atol" }, "diff/atol:");
   ["1", "10", "100", "1e3", "≥1e4"].forEach((label, k) =>
     legend.append(el("i", { style: `background: var(--level-${k + 1})`, title: label }), label),

@@ -1,4 +1,6 @@
 // Formatting helpers shared by the tree and the detail pane (all text goes in as text nodes).
+const ACCOUNTED =
+  "not compared on its own: compare's alignment accounts for it (part of a fused or split projection, or an identity call such as dropout)";
 function el(tag, attributes, ...content) {
   const element = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes || {})) {
