@@ -8,10 +8,12 @@ left unpaired are aligned automatically (:mod:`.siblings`):
 - a call with children that finds no partner is looked through: its children join its parent's;
 - one call whose output has the shape of several calls' outputs concatenated (on the last
   dimension, in execution order) pairs with them as a fused (or split) projection;
+- leaves that shapes alone cannot tell apart (several of the same shapes) pair by their values,
+  whatever their order, when they agree with exactly one leaf of the other side;
 - the rest pair by execution order where the shapes and dtypes of inputs and outputs agree.
 
-With full-tensor traces the identity check reads the values; with summary traces it compares the
-statistics, and everything else relies on shapes, dtypes and order in both modes.
+With full-tensor traces values are read from the tensor files; with summary traces they are the
+statistics (which tell less), and the rest relies on shapes, dtypes and order in both modes.
 
 Example (engineer-facing: map the modules of a port to the reference's)::
 
@@ -37,6 +39,10 @@ from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace
 
 __all__ = ["AlignmentKind", "CallPair", "TraceAlignment", "align_traces"]
+
+# Leaf pairs whose values are compared to pair them regardless of order, per sequence pair at most:
+# a long sequence (many layers) is aligned by order and shapes alone, with no tensor read.
+_VALUE_CHECKED_PAIRS = 64
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,13 @@ class _Aligner:
             group_projections(sequences[side], self.trees[side], sequences[1 - side], set(self.partner[side]))
             for side in (0, 1)
         ]
-        found = pair_items(sequences[0], sequences[1], self.partner[0])
+        by_value = self._pair_by_value(sequences[0], sequences[1])
+        if by_value:  # paired whatever their order; the rest pair by order
+            taken = ({left.calls for left, _ in by_value}, {right.calls for _, right in by_value})
+            sequences = [
+                [item for item in sequences[side] if item.calls not in taken[side]] for side in (0, 1)
+            ]
+        found = by_value + pair_items(sequences[0], sequences[1], self.partner[0])
         paired = ({item.calls for item, _ in found}, {item.calls for _, item in found})
         opaque = tuple(
             [
@@ -250,6 +262,58 @@ class _Aligner:
                 else:
                     items.append(item_of(tree, (child,)))
         return items
+
+    def _pair_by_value(self, reference: list[Item], candidate: list[Item]) -> list[tuple[Item, Item]]:
+        """Pairs of leaves that shapes alone cannot tell apart (several of the same shapes on a side)
+        and whose values agree one to one, whatever their order: a port may call two same-shaped
+        projections in another order. Values are read only for such leaves, in small sequences."""
+        leaves = [
+            [
+                item
+                for item in items
+                if item.is_leaf and len(item.calls) == 1 and item.calls[0] not in self.partner[side]
+            ]
+            for side, items in enumerate((reference, candidate))
+        ]
+        candidates = [
+            (left, right)
+            for left in leaves[0]
+            for right in leaves[1]
+            if left.input == right.input and left.outputs == right.outputs
+        ]
+        ambiguous = [
+            (left, right)
+            for left, right in candidates
+            if sum(pair[0] is left for pair in candidates) > 1
+            or sum(pair[1] is right for pair in candidates) > 1
+        ]
+        if len(ambiguous) > _VALUE_CHECKED_PAIRS:
+            return []
+        agreeing = [
+            (left, right) for left, right in ambiguous if self._values_agree(left.calls[0], right.calls[0])
+        ]
+        return [
+            (left, right)
+            for left, right in agreeing
+            if sum(pair[0] is left for pair in agreeing) == 1
+            and sum(pair[1] is right for pair in agreeing) == 1
+        ]
+
+    def _values_agree(self, reference: int, candidate: int) -> bool:
+        """Whether two leaf calls of the same shapes got the same first input and made the same outputs."""
+        pairs = [
+            (
+                first_tensor(self.trees[0].node(reference).inputs),
+                first_tensor(self.trees[1].node(candidate).inputs),
+            ),
+            (single_output(self.trees[0], reference), single_output(self.trees[1], candidate)),
+        ]
+        diff = GroupDiff()
+        for expected, actual in pairs:
+            if expected is None or actual is None:
+                return False
+            self.comparer.compare(expected, actual, diff)
+        return diff.match
 
     def _is_identity(self, tree: CallTree, index: int) -> bool:
         node = tree.node(index)

@@ -207,3 +207,39 @@ def test_later_forwards_in_one_context_are_separate_traces_to_choose_from(tmp_pa
     assert compare_traces(first, first).equivalent
     assert compare_traces(first, second).divergence_origin is None
     assert compare_traces(first, second).first_input_divergence.module_path == "Twice"
+
+
+class Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.signal, self.gate = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        signal = self.signal(x)
+        return signal * torch.sigmoid(self.gate(x))
+
+
+class GateFirst(nn.Module):
+    """The same function, its projections named otherwise and called in the other order."""
+
+    def __init__(self):
+        super().__init__()
+        self.value, self.weighting = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        weighting = torch.sigmoid(self.weighting(x))
+        return self.value(x) * weighting
+
+
+def test_same_shaped_calls_made_in_another_order_pair_by_their_values(tmp_path):
+    torch.manual_seed(0)
+    reference, port = Gated().eval(), GateFirst().eval()
+    port.load_state_dict({"value.weight": reference.signal.weight, "value.bias": reference.signal.bias,
+                          "weighting.weight": reference.gate.weight, "weighting.bias": reference.gate.bias})  # fmt: skip
+    x = torch.randn(3, 4)
+    result = compare_traces(trace(reference, tmp_path / "a", x), trace(port, tmp_path / "b", x))
+    assert result.equivalent
+    assert [(m.module_path, m.candidate_path) for m in result.modules[1:]] == [
+        ("Gated.signal", "GateFirst.value"),
+        ("Gated.gate", "GateFirst.weighting"),
+    ]
