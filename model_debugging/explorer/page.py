@@ -7,7 +7,7 @@ import json
 import re
 from importlib import resources
 
-_SCRIPTS = ("format.js", "detail.js", "explorer.js")
+_SCRIPTS = ("format.js", "detail.js", "tree.js", "explorer.js")
 _PLACEHOLDER_RE = re.compile(r"\{\{(TITLE|STYLE|SCRIPT|DATA|VALUES)\}\}")
 # Inside <script>, the HTML parser ends the block at "</script" and treats "<!--" specially; JSON
 # keeps its meaning with these characters escaped, and U+2028/U+2029 are escaped for old parsers.
