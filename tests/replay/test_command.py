@@ -10,15 +10,21 @@ from tests.replay import toys
 TOY = "tests.replay.toys:build_model"
 
 
+def trace_toy(model, directory):
+    with model_addition_debugger_context(
+        model,
+        debug_path=directory,
+        do_prune_layers=False,
+        use_repr=False,
+        record_functions=["scale_and_shift"],
+    ):
+        model(toys.toy_inputs())
+    return directory
+
+
 @pytest.fixture
 def reference_trace(tmp_path):
-    model = toys.build_model()
-    with model_addition_debugger_context(
-        model, debug_path=tmp_path / "reference", do_prune_layers=False, use_repr=False,
-        record_functions=["scale_and_shift"],
-    ):  # fmt: skip
-        model(toys.toy_inputs())
-    return tmp_path / "reference"
+    return trace_toy(toys.build_model(), tmp_path / "reference")
 
 
 def test_a_faithful_candidate_replays_correct_and_exits_0(reference_trace, capsys):
@@ -99,11 +105,7 @@ def test_replaying_every_call_blames_the_code_between_correct_leaves(reference_t
 
 def test_a_compare_result_aligns_a_differently_named_candidate(reference_trace, tmp_path):
     renamed = toys.build_renamed_model()
-    with model_addition_debugger_context(
-        renamed, debug_path=tmp_path / "port", do_prune_layers=False, use_repr=False,
-        record_functions=["scale_and_shift"],
-    ):  # fmt: skip
-        renamed(toys.toy_inputs())
+    trace_toy(renamed, tmp_path / "port")
     unaligned = replay(reference_trace, renamed, ["embed"])
     assert unaligned.modules[0].verdict is ReplayVerdict.NOT_REPLAYED
 
