@@ -23,12 +23,13 @@ from typing import Any
 
 import torch
 
+from model_debugging.debugger.reuse import RecentTensors
 from model_debugging.debugger.statistics import tensor_statistics
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
 from model_debugging.debugger.trace_format.names import FileNameRegistry
 from model_debugging.debugger.trace_format.records import TensorEntry
-from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
+from model_debugging.debugger.trace_format.tensor_files import link_tensor_file, write_tensor_file
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
 # What safetensors can store; other tensors are recorded as their repr even with use_repr=False.
@@ -151,11 +152,13 @@ class ValueSerializer:
         self._options: PrintOptions | None = None
         self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
         self.written_files: list[Path] = []  # the tensor files of the current trace
+        self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
         self.written_files = []
+        self._recent.clear()
 
     def finish_trace(self) -> None:
         """Raise the first tensor-file write error of the trace, now that the forward has run."""
@@ -167,6 +170,7 @@ class ValueSerializer:
         """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
         self._write_error = None
         self._open_containers.clear()
+        self._recent.clear()
 
     def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW, depth: int = 0) -> Any:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
@@ -229,6 +233,13 @@ class ValueSerializer:
         return {key: self.resolve(item) for key, item in value.items()}
 
     def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
+        recorded = self._recent.entry_of(tensor)
+        if recorded is not None:  # the same tensor, byte for byte: its file gets a second name
+            entry = TensorEntry(recorded)
+            if file_name is not None and "value" in recorded and isinstance(recorded["value"], str):
+                self._link(recorded["value"][2:], file_name)
+                entry["value"] = f"./{file_name}"
+            return entry
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
         stats = tensor_statistics(tensor, self._options)
@@ -238,6 +249,7 @@ class ValueSerializer:
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
         entry.update(stats)
+        self._recent.remember(tensor, entry)
         return entry
 
     def _write(self, file_name: str, tensor: torch.Tensor) -> None:
@@ -247,6 +259,17 @@ class ValueSerializer:
             path = self._output_dir / file_name
             try:
                 write_tensor_file(path, tensor)
+            except OSError as error:
+                self._write_error = error
+            else:
+                self.written_files.append(path)
+
+    def _link(self, existing_name: str, file_name: str) -> None:
+        """Give the file of ``existing_name`` a second name; its tensor is not written again."""
+        if self._write_error is None:
+            path = self._output_dir / file_name
+            try:
+                link_tensor_file(self._output_dir / existing_name, path)
             except OSError as error:
                 self._write_error = error
             else:

@@ -8,6 +8,8 @@ a ``TraceError`` that does.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import torch
@@ -27,6 +29,27 @@ def write_tensor_file(path: Path, tensor: torch.Tensor) -> None:
         atomic_write_with(path, lambda temporary: save_file(data, str(temporary)), durable=False)
     except Exception as error:  # safetensors' own error (disk full, ...) does not name the file
         raise OSError(f"could not write the tensor file {path}: {error}") from error
+
+
+def link_tensor_file(existing: Path, path: Path) -> None:
+    """Give the tensor file ``existing`` a second name, ``path``, without writing the tensor again.
+
+    A hard link, made under a temporary name and renamed (so ``path`` appears complete, replacing
+    any file there); a copy of the file where the file system has no hard links.
+    """
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.link")
+    try:
+        try:
+            os.link(existing, temporary)
+        except OSError:  # no hard links here (FAT, some network file systems): copy the bytes
+            atomic_write_with(path, lambda copy: shutil.copyfile(existing, copy), durable=False)
+        else:
+            os.replace(temporary, path)
+    except Exception as error:
+        temporary.unlink(missing_ok=True)
+        raise OSError(
+            f"could not write the tensor file {path} (a link to {existing.name}): {error}"
+        ) from error
 
 
 def read_tensor_file(path: Path) -> torch.Tensor:
