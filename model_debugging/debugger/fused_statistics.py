@@ -58,14 +58,15 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
     return _large(data, low, high, mean)
 
 
-def _finite(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """``value``, or None (JSON null) for NaN and infinities."""
     return value if math.isfinite(value) else None
 
 
 def _statistics(mean: float, std: float | None, low: float, high: float) -> dict[str, float | int | None]:
     return {
-        "mean": _finite(mean),
-        "std": None if std is None else _finite(std),
+        "mean": finite_or_none(mean),
+        "std": None if std is None else finite_or_none(std),
         "min": low,
         "max": high,
         "nan": 0,

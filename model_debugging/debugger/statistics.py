@@ -24,7 +24,7 @@ import warnings
 
 import torch
 
-from model_debugging.debugger.fused_statistics import fused_statistics
+from model_debugging.debugger.fused_statistics import finite_or_none, fused_statistics
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs
 from model_debugging.debugger.trace_format.names import STAT_NAMES, STATISTICS_KEY
 
@@ -100,13 +100,9 @@ def _floating_statistics(values: torch.Tensor) -> dict[str, float | int | None]:
     if values.numel() == 0:
         return dict.fromkeys(("mean", "std", "min", "max")) | counts
     return {
-        "mean": _finite(float(values.mean())),
-        "std": _finite(float(values.std())) if values.numel() > 1 else None,
+        "mean": finite_or_none(float(values.mean())),
+        "std": finite_or_none(float(values.std())) if values.numel() > 1 else None,
         "min": low,
         "max": high,
         **counts,
     }
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
