@@ -79,3 +79,16 @@ def test_a_change_keeping_version_and_statistics_is_recorded(tmp_path):
         else:
             assert load_file(directory / after["value"][2:])["data"].tolist() == [2.0, 1.0, 3.0]
             assert load_file(directory / before["value"][2:])["data"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_without_hard_links_the_file_is_copied(tmp_path, monkeypatch):
+    def no_links(source, destination):
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr("os.link", no_links)
+    tree = trace(tmp_path, Fanout(), torch.randn(2, 4, 8), use_repr=False)
+    norm, q, _, _ = tree["children"]
+    written, copied = tmp_path / norm["outputs"]["value"][2:], tmp_path / q["inputs"]["args"][0]["value"][2:]
+    assert copied.read_bytes() == written.read_bytes()
+    assert copied.stat().st_ino != written.stat().st_ino
+    assert not list(tmp_path.glob(".*"))  # no temporary left behind
