@@ -34,9 +34,7 @@ def test_bad_files_are_reported_and_the_scan_goes_on(make_repo, scan, monkeypatc
     }
     assert errors["tests/models/syntax/test_modeling_syntax.py"]["message"].startswith("syntax error")
     assert errors["tests/models/syntax/test_modeling_syntax.py"]["line"] == 3
-    assert errors["tests/models/latin1/test_modeling_latin1.py"]["message"].startswith(
-        "cannot decode: "
-    )
+    assert errors["tests/models/latin1/test_modeling_latin1.py"]["message"].startswith("cannot decode: ")
     assert errors["tests/models/latin1/test_modeling_latin1.py"]["line"] == 1
     assert "too large" in errors["tests/models/huge/test_modeling_huge.py"]["message"]
 
