@@ -53,7 +53,8 @@ def open_page(browser):
 
     def opener(html_file: Path, width: int = 1400, height: int = 800) -> OpenedPage:
         page = browser.new_page(viewport={"width": width, "height": height})
-        page.set_default_timeout(5000)
+        # generous: a loaded CI machine can take seconds to paint; a broken page still fails
+        page.set_default_timeout(30_000)
         pages.append(page)
         opened = OpenedPage(page, [], [])
         page.on("console", lambda message: opened.problems.append(f"{message.type}: {message.text}"))
