@@ -13,7 +13,7 @@ from pathlib import Path
 
 from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare.engine import compare_traces
-from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
+from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.records import TraceError
@@ -100,8 +100,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if problem:
         return fail(prog, problem)
     try:
-        rules = load_rename_rules(args.config) if args.config else ()
-        rules += tuple(parse_rename_rule(text) for text in args.rename)
+        rules = command_line_rules(args.config, args.rename)
         result = compare_traces(
             args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules, align=args.align
         )

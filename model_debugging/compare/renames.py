@@ -88,6 +88,12 @@ def load_rename_rules(path: str | os.PathLike) -> tuple[RenameRule, ...]:
     return tuple(rules)
 
 
+def command_line_rules(config: str | os.PathLike | None, rules: Iterable[str]) -> tuple[RenameRule, ...]:
+    """The rules a command line gives: those of its ``--config`` file first, then each ``--rename``."""
+    from_file = load_rename_rules(config) if config else ()
+    return from_file + tuple(parse_rename_rule(text) for text in rules)
+
+
 def coerce_rename_rules(
     rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule],
 ) -> tuple[RenameRule, ...]:

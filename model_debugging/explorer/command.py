@@ -10,7 +10,7 @@ from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare import RenameRuleError
-from model_debugging.compare.renames import load_rename_rules
+from model_debugging.compare.renames import command_line_rules
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format import TraceError
 from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if problem:
         return fail(prog, problem)
     try:
-        rules = [*(load_rename_rules(args.config) if args.config else ()), *args.rename]
+        rules = command_line_rules(args.config, args.rename)
         page = write_view(args.trace, args.output, compare=args.compare, rename=rules, align=args.align)
     except (TraceError, ConfigError, RenameRuleError) as error:
         return fail(prog, str(error))

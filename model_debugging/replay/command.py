@@ -10,7 +10,7 @@ from pathlib import Path
 
 from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
 from model_debugging.compare.engine import compare_traces
-from model_debugging.compare.renames import RenameRuleError, load_rename_rules, parse_rename_rule
+from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.replay.api import replay
@@ -95,8 +95,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if args.json and (args.json.is_dir() or not args.json.parent.is_dir()):
         return fail(prog, f"{args.json}: not a file in an existing directory")
     try:
-        rules = load_rename_rules(args.config) if args.config else ()
-        rules += tuple(parse_rename_rule(text) for text in args.rename)
+        rules = command_line_rules(args.config, args.rename)
         model = load_model(args.model)
         comparison = compare_traces(args.reference, args.compare, rename=rules) if args.compare else None
         result = replay(
