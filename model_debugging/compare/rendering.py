@@ -1,11 +1,12 @@
-"""The ``model-debugging compare`` report: terminal text, markdown and the divergence plot."""
+"""The ``model-debugging compare`` report (through the shared report model) and the divergence plot."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from model_debugging.compare.result import TraceComparison
-from model_debugging.reporting import render_markdown_table, render_terminal_table
+from model_debugging.reporting.report import ItemsSection, Report, Section, render_text
+from model_debugging.reporting.report import render_markdown as reporting_markdown
 
 # Terminal output lists at most this many differing module calls; the markdown and JSON hold all.
 TERMINAL_ROWS = 20
@@ -21,27 +22,39 @@ TABLE_COLUMNS = [
 ]
 
 
-def render_terminal(result: TraceComparison) -> str:
-    lines = result.summary_lines()
-    differing = result.to_frame().query("status != 'equal'")[TABLE_COLUMNS]
-    if len(differing):
-        lines += [
-            "",
-            f"module calls that differ ({len(differing)}):",
-            render_terminal_table(differing.head(TERMINAL_ROWS)),
-        ]
-        if len(differing) > TERMINAL_ROWS:
-            lines.append(
-                f"... {len(differing) - TERMINAL_ROWS} more (write them all with --markdown or --json)"
-            )
+def build_report(result: TraceComparison, *, every_call: bool) -> Report:
+    """The comparison as a :class:`Report`: every call (``every_call``, for files) or only the
+    calls that differ, at most :data:`TERMINAL_ROWS` of them (for a terminal)."""
+    frame = result.to_frame()
+    if every_call:
+        calls = Section("Module calls", frame[TABLE_COLUMNS], limit=len(frame))
+    else:
+        differing = frame.query("status != 'equal'")[TABLE_COLUMNS]
+        calls = Section("Module calls that differ", differing, limit=TERMINAL_ROWS)
     rules = _inferred_rules(result)
-    if rules:
-        lines += [
-            "",
-            "inferred rename rules (save them with --save-renames, edit, pass back with --config):",
-            rules,
-        ]
-    return "\n".join(lines)
+    return Report(
+        "Trace comparison",
+        result.summary_lines(),
+        [
+            calls,
+            ItemsSection(
+                "Inferred rename rules (save them with --save-renames, edit, pass back with --config)",
+                tuple(rules.splitlines()) if rules else (),
+                style="code",
+                language="yaml",
+            ),
+            ItemsSection("Only in the reference", tuple(result.unmatched_reference) if every_call else ()),
+            ItemsSection("Only in the candidate", tuple(result.unmatched_candidate) if every_call else ()),
+        ],
+    )
+
+
+def render_terminal(result: TraceComparison) -> str:
+    return render_text(build_report(result, every_call=False)).rstrip("\n")
+
+
+def render_markdown(result: TraceComparison) -> str:
+    return reporting_markdown(build_report(result, every_call=True))
 
 
 def _inferred_rules(result: TraceComparison) -> str | None:
@@ -50,21 +63,6 @@ def _inferred_rules(result: TraceComparison) -> str | None:
     if summary is None or summary.summary_line() is None:
         return None
     return summary.rename_rules_yaml.rstrip("\n")
-
-
-def render_markdown(result: TraceComparison) -> str:
-    parts = ["# Trace comparison", "", *(f"- {line}" for line in result.summary_lines()), ""]
-    parts += ["## Module calls", "", render_markdown_table(result.to_frame()[TABLE_COLUMNS]), ""]
-    rules = _inferred_rules(result)
-    if rules:
-        parts += ["## Inferred rename rules", "", "```yaml", rules, "```", ""]
-    for side, unmatched in (
-        ("reference", result.unmatched_reference),
-        ("candidate", result.unmatched_candidate),
-    ):
-        if unmatched:
-            parts += [f"## Only in the {side}", "", *(f"- `{path}`" for path in unmatched), ""]
-    return "\n".join(parts)
 
 
 def write_plot(result: TraceComparison, path: Path) -> None:

@@ -10,6 +10,7 @@ _EXPORTS = {
     "atomic_write_bytes": ".atomic",
     "atomic_write_json": ".atomic",
     "atomic_write_text": ".atomic",
+    "ItemsSection": ".report",
     "Report": ".report",
     "Section": ".report",
     "render_markdown": ".report",

@@ -1,8 +1,13 @@
-"""A report is a title, summary lines and titled tables; render it as terminal text or markdown."""
+"""A report is a title, summary lines and titled sections; render it as terminal text or markdown.
+
+A section is a table (:class:`Section`) or a titled list of items (:class:`ItemsSection`: paths,
+or the lines of a code block). Every tool's human-readable output is built as a :class:`Report`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 
@@ -20,10 +25,21 @@ class Section:
 
 
 @dataclass(frozen=True)
+class ItemsSection:
+    """A titled list: ``"list"`` items are names (bulleted in markdown), ``"code"`` items are the lines
+    of a code block in ``language`` (fenced in markdown). Sections without items are left out."""
+
+    title: str
+    items: tuple[str, ...]
+    style: Literal["list", "code"] = "list"
+    language: str = ""
+
+
+@dataclass(frozen=True)
 class Report:
     title: str
     summary: list[str] = field(default_factory=list)
-    sections: list[Section] = field(default_factory=list)
+    sections: list[Section | ItemsSection] = field(default_factory=list)
 
 
 def _hidden_note(section: Section) -> str | None:
@@ -35,6 +51,10 @@ def render_text(report: Report) -> str:
     """Plain text for a terminal: underlined headings and aligned tables."""
     lines = [report.title, "=" * len(report.title), *report.summary]
     for section in report.sections:
+        if isinstance(section, ItemsSection):
+            if section.items:
+                lines += ["", section.title, "-" * len(section.title), *section.items]
+            continue
         heading = f"{section.title} ({len(section.rows)})"
         lines += ["", heading, "-" * len(heading)]
         if section.rows.empty:
@@ -53,6 +73,9 @@ def render_markdown(report: Report) -> str:
     if report.summary:
         lines += [*report.summary, ""]
     for section in report.sections:
+        if isinstance(section, ItemsSection):
+            lines += _markdown_items(section)
+            continue
         lines += [f"### {section.title} ({len(section.rows)})", ""]
         if section.rows.empty:
             lines += [section.empty, ""]
@@ -62,3 +85,11 @@ def render_markdown(report: Report) -> str:
         if note := _hidden_note(section):
             lines += [f"_{note}_", ""]
     return "\n".join(lines)
+
+
+def _markdown_items(section: ItemsSection) -> list[str]:
+    if not section.items:
+        return []
+    if section.style == "code":
+        return [f"### {section.title}", "", f"```{section.language}", *section.items, "```", ""]
+    return [f"### {section.title}", "", *(f"- `{item}`" for item in section.items), ""]

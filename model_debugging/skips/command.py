@@ -100,8 +100,10 @@ def _print_single(name: str, result: TestResult) -> None:
 
 
 def _print_summary(result: ScanResult) -> None:
-    # Imported here: the table needs pandas, whose import costs more than a whole warm scan.
-    from model_debugging.reporting import render_terminal_table
+    # Imported here: the report needs pandas, whose import costs more than a whole warm scan.
+    import pandas as pd
+
+    from model_debugging.reporting.report import Report, Section, render_text
 
     rows = [
         {
@@ -109,16 +111,17 @@ def _print_summary(result: ScanResult) -> None:
             "origin": test.origin,
             "ran": len(test.models_ran),
             "skipped": len(test.skips),
+            "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
             "skipped %": f"{test.skipped_proportion:.1%}",
         }
         for name, test in result.tests.items()
-        if test.models_ran or test.skips
+        if test.models_ran or test.skips or test.models_undecided
     ]
     rows.sort(key=lambda row: (-row["skipped"], row["test"]))
     if rows:
-        print(f"\nMost skipped common tests (top {min(SUMMARY_ROWS, len(rows))} of {len(rows)}):")
-        print(render_terminal_table(rows[:SUMMARY_ROWS]))
+        table = Section("Most skipped common tests", pd.DataFrame(rows), limit=SUMMARY_ROWS)
+        print("\n" + render_text(Report("Scan summary", [], [table])), end="")
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:

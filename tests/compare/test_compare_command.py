@@ -29,10 +29,10 @@ def test_diverging_traces_exit_1_and_write_every_report(toy_traces, tmp_path, ca
     assert code == 1
     printed = capsys.readouterr().out
     assert "divergence origin: Toy.head" in printed
-    assert "Toy.head" in printed.split("module calls that differ (1):")[1]
+    assert "Toy.head" in printed.split("Module calls that differ (1)")[1]
     assert json.loads((out / "r.json").read_text())["divergence_origin"]["module_path"] == "Toy.head"
     markdown = (out / "r.md").read_text()
-    assert markdown.startswith("# Trace comparison")
+    assert markdown.startswith("## Trace comparison")
     assert "| 4 | Toy.head | 0 | outputs differ |" in markdown
     assert (out / "r.png").read_bytes().startswith(b"\x89PNG")
 
