@@ -71,11 +71,19 @@ def output_dir_problem(directory: str | os.PathLike) -> str | None:
     return None
 
 
-def output_file_problem(option: str, file: str | os.PathLike) -> str | None:
-    """Why ``file`` cannot be written by ``option`` (a directory, an unwritable place), or None."""
+def output_file_problem(
+    option: str, file: str | os.PathLike, *, directory_must_exist: bool = False
+) -> str | None:
+    """Why ``file`` cannot be written by ``option`` (a directory, an unwritable place), or None.
+
+    With ``directory_must_exist``, a missing parent directory is a problem too: for commands that
+    write into an existing directory rather than create a mistyped one silently.
+    """
     path = Path(file).expanduser()
     if path.is_dir():
         return f"{option} {shorten(str(path))} is a directory; give a file name"
+    if directory_must_exist and not path.parent.is_dir():
+        return f"{option} {path}: the directory {path.parent} does not exist"
     existing = _first_existing(path.absolute().parent)
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         return f"{option} {shorten(str(path))}: {existing} is not a writable directory"

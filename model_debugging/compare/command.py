@@ -81,11 +81,9 @@ def _check_outputs(args: argparse.Namespace) -> str | None:
     for option, path in (*outputs, ("--save-renames", args.save_renames)):
         if path is None:
             continue
-        problem = output_file_problem(option, path)
+        problem = output_file_problem(option, path, directory_must_exist=True)
         if problem:
             return problem
-        if not path.parent.is_dir():  # a mistyped directory is an error, not created silently
-            return f"{option} {path}: the directory {path.parent} does not exist"
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
     return None

@@ -65,9 +65,7 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
 def _output_problem(output: Path | None) -> str | None:
     if output is None:
         return None
-    if not output.parent.is_dir():  # a mistyped directory is an error, not created silently
-        return f"--output {output}: the directory {output.parent} does not exist"
-    return output_file_problem("--output", output)
+    return output_file_problem("--output", output, directory_must_exist=True)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

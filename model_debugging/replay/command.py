@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return int(exit_request.code or 0)
     if args.bisect and args.module:
         return fail(prog, "--bisect searches the whole model; drop --module")
-    if args.json and (args.json.is_dir() or not args.json.parent.is_dir()):
-        return fail(prog, f"{args.json}: not a file in an existing directory")
+    problem = args.json and output_file_problem("--json", args.json, directory_must_exist=True)
+    if problem:
+        return fail(prog, problem)
     try:
         rules = command_line_rules(args.config, args.rename)
         model = load_model(args.model)
