@@ -87,11 +87,8 @@ def _settings(reference: nn.Module, bug: Bug) -> dict:
     return shape
 
 
-def convert_llama_to_mistral(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Module:
-    import transformers
-
-    port = transformers.MistralForCausalLM(transformers.MistralConfig(**_settings(reference, bug))).eval()
-    weights = dict(reference.state_dict())
+def _load_with_bug(port: nn.Module, weights: dict, bug: Bug) -> nn.Module:
+    """Load the converted ``weights`` into ``port``, with the weight or residual bug injected in layer 1."""
     if bug is Bug.TRANSPOSED_WEIGHT:
         weights["model.layers.1.self_attn.o_proj.weight"] = weights[
             "model.layers.1.self_attn.o_proj.weight"
@@ -101,34 +98,34 @@ def convert_llama_to_mistral(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Mo
         layer = port.model.layers[1]
         layer.__class__ = _without_attention_residual(type(layer))
     return port
+
+
+def convert_llama_to_mistral(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Module:
+    import transformers
+
+    port = transformers.MistralForCausalLM(transformers.MistralConfig(**_settings(reference, bug))).eval()
+    return _load_with_bug(port, dict(reference.state_dict()), bug)
 
 
 def convert_llama_to_phi3(reference: nn.Module, bug: Bug = Bug.NONE) -> nn.Module:
     import transformers
 
     port = transformers.Phi3ForCausalLM(transformers.Phi3Config(**_settings(reference, bug))).eval()
+    state = reference.state_dict()
     weights = {}
-    for name, tensor in reference.state_dict().items():
+    for name, tensor in state.items():
         if ".self_attn.q_proj." in name:
             prefix = name.removesuffix("q_proj.weight")
-            parts = [reference.state_dict()[f"{prefix}{part}_proj.weight"] for part in "qkv"]
+            parts = [state[f"{prefix}{part}_proj.weight"] for part in "qkv"]
             weights[f"{prefix}qkv_proj.weight"] = torch.cat(parts)
         elif ".mlp.gate_proj." in name:
             prefix = name.removesuffix("gate_proj.weight")
-            gate, up = tensor, reference.state_dict()[f"{prefix}up_proj.weight"]
+            gate, up = tensor, state[f"{prefix}up_proj.weight"]
             swapped = bug is Bug.SWAPPED_FUSED_HALVES and prefix.startswith("model.layers.1.")
             weights[f"{prefix}gate_up_proj.weight"] = torch.cat([up, gate] if swapped else [gate, up])
         elif not any(f".{part}_proj." in name for part in ("k", "v", "up")):
             weights[name] = tensor
-    if bug is Bug.TRANSPOSED_WEIGHT:
-        weights["model.layers.1.self_attn.o_proj.weight"] = weights[
-            "model.layers.1.self_attn.o_proj.weight"
-        ].T
-    port.load_state_dict(weights)
-    if bug is Bug.MISSING_RESIDUAL:
-        layer = port.model.layers[1]
-        layer.__class__ = _without_attention_residual(type(layer))
-    return port
+    return _load_with_bug(port, weights, bug)
 
 
 def gpt2():
