@@ -97,10 +97,6 @@ class Library:
         self._mro[key] = tuple(result)
         return self._mro[key]
 
-    def base_names(self, info: LibraryClass) -> set[str]:
-        """Every base named in the class's ancestry, also those outside the library (``GenerationMixin``)."""
-        return {name for ancestor in self.mro(info) for name in (ancestor.name, *ancestor.bases)}
-
     def attribute(self, info: LibraryClass, name: str) -> Value:
         """The class-level value of ``name`` first found along the MRO, or :data:`MISSING`.
 
