@@ -8,14 +8,20 @@ it is made from pytest's junit XML), so the comparison reruns in seconds without
 
 ``--junit FILE ...`` reads junit XML directly instead (then ``--tests_file`` names the tests run).
 
-For every (model, test) pair of the truth, pytest's verdict is "skipped" when every test class
-of the model skipped it, "ran" otherwise; a pair of a collected model with no test case at all
-is "not collected" (no class of the model has the test, or an attribute shadows it). Pairs that
-pytest skipped for an environment reason (GPU, slow, flash attention, a missing package) are left
-out, and so are no-op overrides (pytest: passed; the scanner: skipped by design). Printed:
-agreement over the scored pairs (an undecided pair counts as a disagreement), skipped precision
-and recall, the undecided share, not-collected pairs the scanner calls ran, a per-test table and
-every disagreement. Exit code 0 always.
+For every (model, test) pair of the truth, pytest's verdict is "skipped" when every test class of
+the model skipped it, "ran" otherwise; a case stopped by pytest-timeout counts as ran (it got past
+the skip checks at the top of its body), and the table counts the pairs that ran only that way. A
+pair of a collected model with no test case at all is "not collected" (no class of the model has
+the test, or an attribute shadows it). Left out of the score, and counted: pairs pytest skipped
+for an environment reason (GPU, slow, flash attention, a missing package); pairs that only failed
+on a model whose classes are import placeholders here (a test case failed with "requires the X
+library but it was not found": the real classes never loaded, so the test could not reach its
+skip checks); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
+scanner finds not applicable although pytest has a case of that name (a model's own test that
+shares the common name). Printed: agreement over the scored pairs (an undecided pair counts as a
+disagreement), skipped precision and recall, the undecided share, the wrong verdicts (ran called
+skipped, skipped called ran, not collected called ran), a per-test table and every disagreement.
+Exit code 0, or 2 for an unreadable truth or junit file.
 """
 
 from __future__ import annotations
@@ -24,11 +30,19 @@ import argparse
 import re
 import sys
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.pytest_truth import TruthRow, read_truth, rows_from_junit  # noqa: E402
+from benchmarks.pytest_truth import (  # noqa: E402
+    TruthInputError,
+    TruthRow,
+    read_truth,
+    rows_from_junit,
+    tests_named_in,
+)
 from model_debugging.skips import scan_repository  # noqa: E402
 
 # Skip reasons that depend on the machine, not on the model.
@@ -38,29 +52,53 @@ ENVIRONMENT_REASON = re.compile(
     r"requires? .*(torch|optimum|quanto)",
     re.IGNORECASE,
 )
+# The import placeholder a library leaves for a model class whose optional package is missing.
+PLACEHOLDER_FAILURE = re.compile(r"requires the (\S+) library but it was not found")
 VERDICTS = ("ran", "skipped", "undecided", "not_applicable")
+PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "not_collected"]
+
+
+@dataclass(frozen=True)
+class PytestPair:
+    verdict: PytestVerdict
+    reasons: tuple[str, ...]  # skip messages, or the failure that made it a placeholder pair
+    only_timeouts: bool = False  # ran, and every case that ran was stopped by pytest-timeout
+
+
+def placeholder_models(rows: list[TruthRow]) -> dict[str, str]:
+    """Model -> missing package, for models whose classes are import placeholders on the machine."""
+    found = {}
+    for row in rows:
+        match = PLACEHOLDER_FAILURE.search(row.reason) if row.outcome == "failed" else None
+        if match:
+            found[row.model] = match.group(1)
+    return found
 
 
 def pytest_verdicts(
     rows: list[TruthRow], models: list[str], tests: list[str]
-) -> dict[tuple[str, str], tuple[str, list[str]]]:
-    """(model, test) -> (ran | skipped | environment | not_collected, skip reasons)."""
+) -> dict[tuple[str, str], PytestPair]:
     by_pair: dict[tuple[str, str], list[TruthRow]] = defaultdict(list)
     for row in rows:
         by_pair[row.model, row.test].append(row)
+    placeholders = placeholder_models(rows)
     verdicts = {}
     for model in models:
         for test in tests:
             cases = by_pair.get((model, test), [])
-            reasons = [case.reason for case in cases if case.outcome == "skipped"]
+            reasons = tuple(case.reason for case in cases if case.outcome == "skipped")
+            ran = [case for case in cases if case.outcome != "skipped"]
             if not cases:
-                verdicts[model, test] = ("not_collected", [])
-            elif len(reasons) < len(cases):
-                verdicts[model, test] = ("ran", reasons)
+                verdicts[model, test] = PytestPair("not_collected", ())
+            elif model in placeholders and ran and all(case.outcome == "failed" for case in ran):
+                verdicts[model, test] = PytestPair("placeholder", (f"requires {placeholders[model]}",))
+            elif ran:
+                timeouts = all(case.outcome == "timeout" for case in ran)
+                verdicts[model, test] = PytestPair("ran", reasons, only_timeouts=timeouts)
             elif all(ENVIRONMENT_REASON.search(reason) for reason in reasons):
-                verdicts[model, test] = ("environment", reasons)
+                verdicts[model, test] = PytestPair("environment", reasons)
             else:
-                verdicts[model, test] = ("skipped", reasons)
+                verdicts[model, test] = PytestPair("skipped", reasons)
     return verdicts
 
 
@@ -89,70 +127,45 @@ def scanner_verdicts(results: dict, tests: list[str]) -> dict[tuple[str, str], t
     return found
 
 
-def compare(repo: str, header: dict[str, str], rows: list[TruthRow]) -> int:
-    tests = header["tests"].split()
-    models = header["models"].split()
-    truth = pytest_verdicts(rows, models, tests)
-    scanned = scanner_verdicts(scan_repository(repo).to_json(), tests)
+def score(
+    truth: dict[tuple[str, str], PytestPair], scanned: dict[tuple[str, str], tuple[str, str]]
+) -> tuple[dict[str, Counter], list[str]]:
+    """Per-test counters and one line per disagreement (wrong verdicts first)."""
     per_test: dict[str, Counter] = defaultdict(Counter)
-    total: Counter = Counter()
-    disagreements = []
-    for (model, test), (actual, reasons) in sorted(truth.items()):
+    wrong, undecided, other = [], [], []
+    for (model, test), actual in sorted(truth.items()):
         predicted, detail = scanned.get((model, test), ("not_applicable", ""))
         counts = per_test[test]
-        if actual == "environment":
-            counts["environment"] += 1
-            continue
-        if actual == "not_collected":
+        evidence = (
+            f"{actual.verdict}{' (timeout only)' if actual.only_timeouts else ''} {list(actual.reasons[:1])}"
+        )
+        line = f"{model} / {test}: pytest {evidence} | scanner {predicted} ({detail})"
+        if actual.verdict in ("environment", "placeholder"):
+            counts[actual.verdict] += 1
+        elif actual.verdict == "not_collected":
             counts["not collected"] += 1
             if predicted == "ran":
                 counts["not collected, called ran"] += 1
-                disagreements.append(f"{model} / {test}: pytest collected nothing | scanner ran")
-            continue
-        if predicted == "skipped" and detail.startswith("noop_override") and actual == "ran":
+                wrong.append(f"WRONG {line}")
+        elif predicted == "skipped" and detail.startswith("noop_override") and actual.verdict == "ran":
             counts["noop"] += 1
-            continue
-        if predicted == "not_applicable":
+        elif predicted == "not_applicable":
             counts["scanner not applicable"] += 1
-            disagreements.append(f"{model} / {test}: pytest {actual} | scanner not applicable")
-            continue
-        counts["scored"] += 1
-        counts[f"{actual}->{predicted}"] += 1
-        if predicted == actual:
-            counts["agree"] += 1
+            other.append(f"NOT APPLICABLE {line}")
         else:
-            disagreements.append(
-                f"{model} / {test}: pytest {actual} {reasons[:1]} | scanner {predicted} ({detail})"
-            )
-    for counts in per_test.values():
-        total.update(counts)
-    print(f"truth: {header.get('label', '')}")
-    print(
-        f"models: {len(models)} (uncollected by pytest, left out: {header.get('uncollected', '') or 'none'})"
-    )
-    print(f"tests: {len(tests)}")
-    _summary("all tests", total)
-    print()
-    print(
-        "| test | scored | agree | pytest skipped | scanner skipped (right) | undecided | env | not collected (called ran) |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for test in tests:
-        counts = per_test[test]
-        skipped = sum(counts[f"skipped->{p}"] for p in VERDICTS)
-        predicted_skipped = counts["skipped->skipped"] + counts["ran->skipped"]
-        undecided = counts["skipped->undecided"] + counts["ran->undecided"]
-        print(
-            f"| {test} | {counts['scored']} | {counts['agree']} | {skipped} | {predicted_skipped} ({counts['skipped->skipped']}) "
-            f"| {undecided} | {counts['environment']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
-        )
-    print()
-    for line in disagreements:
-        print(f"  DISAGREE {line}")
-    return 0
+            counts["scored"] += 1
+            counts[f"{actual.verdict}->{predicted}"] += 1
+            counts["ran only by timeout"] += actual.only_timeouts
+            if predicted == actual.verdict:
+                counts["agree"] += 1
+            elif predicted == "undecided":
+                undecided.append(f"UNDECIDED {line}")
+            else:
+                wrong.append(f"WRONG {line}")
+    return per_test, wrong + other + undecided
 
 
-def _summary(title: str, counts: Counter) -> None:
+def print_summary(title: str, counts: Counter) -> None:
     scored = counts["scored"]
     agree = counts["agree"]
     predicted_skipped = counts["skipped->skipped"] + counts["ran->skipped"]
@@ -166,16 +179,66 @@ def _summary(title: str, counts: Counter) -> None:
     )
     print(f"  undecided: {undecided} ({undecided / max(scored, 1):.2%} of scored pairs)")
     print(
+        f"  wrong verdicts: ran called skipped {counts['ran->skipped']}, skipped called ran {counts['skipped->ran']}, "
+        f"not collected called ran {counts['not collected, called ran']} (of {counts['not collected']} not collected)"
+    )
+    print(
         "  confusion (pytest->scanner): "
         + ", ".join(f"{key} {counts[key]}" for key in sorted(counts) if "->" in key)
     )
+    print(f"  ran only until pytest-timeout stopped them (scored as ran): {counts['ran only by timeout']}")
     print(
-        f"  not-collected pairs called ran: {counts['not collected, called ran']} (of {counts['not collected']} not collected)"
+        f"  left out: {counts['environment']} environment skips, {counts['placeholder']} failures of import-placeholder "
+        f"classes, {counts['noop']} no-op overrides, {counts['scanner not applicable']} pairs the scanner calls not applicable"
     )
+
+
+def print_table(tests: list[str], per_test: dict[str, Counter]) -> None:
     print(
-        f"  left out: {counts['environment']} environment skips, {counts['noop']} no-op overrides, "
-        f"{counts['scanner not applicable']} pairs the scanner calls not applicable"
+        "| test | scored | agree | pytest skipped | scanner skipped (right) | undecided | wrong | timeout | "
+        "env | not collected (called ran) |"
     )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for test in tests:
+        counts = per_test[test]
+        skipped = sum(counts[f"skipped->{p}"] for p in VERDICTS)
+        predicted_skipped = counts["skipped->skipped"] + counts["ran->skipped"]
+        undecided = counts["skipped->undecided"] + counts["ran->undecided"]
+        wrong = counts["ran->skipped"] + counts["skipped->ran"] + counts["not collected, called ran"]
+        print(
+            f"| {test} | {counts['scored']} | {counts['agree']} | {skipped} | {predicted_skipped} "
+            f"({counts['skipped->skipped']}) | {undecided} | {wrong} | {counts['ran only by timeout']} "
+            f"| {counts['environment'] + counts['placeholder']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
+        )
+
+
+def compare(repo: str, header: dict[str, str], rows: list[TruthRow]) -> int:
+    tests = header["tests"].split()
+    models = header["models"].split()
+    truth = pytest_verdicts(rows, models, tests)
+    # No cache: its keys follow the parsed files, not the evaluator's code, which is what is measured.
+    scanned = scanner_verdicts(scan_repository(repo, use_cache=False).to_json(), tests)
+    per_test, disagreements = score(truth, scanned)
+    total: Counter = Counter()
+    for counts in per_test.values():
+        total.update(counts)
+    print(f"truth: {header.get('label', '')}")
+    print(
+        f"models: {len(models)} (uncollected by pytest, left out: {header.get('uncollected', '') or 'none'})"
+    )
+    placeholders = placeholder_models(rows)
+    if placeholders:
+        print(
+            "import-placeholder models: " + ", ".join(f"{m} ({p})" for m, p in sorted(placeholders.items()))
+        )
+    print(f"tests: {len(tests)}")
+    print_summary("all tests", total)
+    print()
+    print_table(tests, per_test)
+    print()
+    for line in disagreements:
+        print(f"  {line}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,19 +249,22 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--junit", nargs="+", help="junit XML file(s) written by pytest")
     parser.add_argument("--tests_file", help="with --junit: a file whose test_* words are the tests run")
     args = parser.parse_args(argv)
-    if args.truth:
-        header, rows = read_truth(Path(args.truth))
-    else:
-        if not args.tests_file:
-            parser.error("--junit needs --tests_file")
-        tests = sorted(set(re.findall(r"\btest_\w+", Path(args.tests_file).read_text())))
-        rows, uncollected = rows_from_junit(args.junit, set(tests))
-        models = sorted({row.model for row in rows} - uncollected)
-        header = {
-            "tests": " ".join(tests),
-            "models": " ".join(models),
-            "uncollected": " ".join(sorted(uncollected)),
-        }
+    try:
+        if args.truth:
+            header, rows = read_truth(Path(args.truth))
+        else:
+            if not args.tests_file:
+                parser.error("--junit needs --tests_file")
+            tests = tests_named_in(args.tests_file)
+            rows, uncollected = rows_from_junit(args.junit, set(tests))
+            header = {
+                "tests": " ".join(tests),
+                "models": " ".join(sorted({row.model for row in rows} - uncollected)),
+                "uncollected": " ".join(sorted(uncollected)),
+            }
+    except TruthInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return compare(args.repo, header, rows)
 
 

@@ -1,12 +1,18 @@
 """Reduce pytest junit XML files to compact truth rows, and read them back.
 
-A row is ``(model, test, test_class, outcome, reason)`` for one test case of a model test file;
-``outcome`` is passed, failed, skipped or xfailed. The rows are stored as gzip'd CSV with a
-header comment naming the snapshot and the tests the run covered, so the comparison reruns in
-seconds without pytest:
+A row is ``(model, test, test_class, outcome, reason)`` for one test case of a model test file.
+``outcome`` is passed, failed, timeout (pytest-timeout stopped it: it ran past the skip checks at
+the top of its body, though not necessarily past a skip inside a loop), skipped or xfailed;
+``reason`` is the skip message, or the first line of the failure message. The rows are stored as
+gzip'd CSV behind a header naming what the run covered (``label``, ``tests``, ``models``,
+``uncollected``), so the comparison reruns in seconds without pytest:
 
     python benchmarks/pytest_truth.py --junit /tmp/truth/junit_*.xml --tests_file /tmp/truth/chunks.txt \\
-        --label "transformers 2026-03-30, CPU, no RUN_SLOW" --output benchmarks/data/pytest_truth.csv.gz
+        --models afmoe bloom ... --label "transformers 2026-03-30, CPU, no RUN_SLOW" \\
+        --output benchmarks/data/pytest_truth.csv.gz
+
+Unreadable input (a junit file that is not XML, an empty tests file) is one line on stderr and
+exit code 2; the output is replaced atomically, never left half-written.
 """
 
 from __future__ import annotations
@@ -15,11 +21,23 @@ import argparse
 import csv
 import gzip
 import io
+import os
 import re
 import sys
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+Outcome = Literal["passed", "failed", "timeout", "skipped", "xfailed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "timeout", "skipped", "xfailed")
+TIMEOUT_MESSAGE = re.compile(r"Timeout \(>[\d.]+s\) from pytest-timeout")
+REASON_LENGTH = 200
+
+
+class TruthInputError(Exception):
+    """A junit or truth file that cannot be read; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -27,8 +45,25 @@ class TruthRow:
     model: str
     test: str
     test_class: str
-    outcome: str  # passed, failed, skipped, xfailed
+    outcome: Outcome
     reason: str
+
+
+def _case_outcome(case: ElementTree.Element) -> tuple[Outcome, str]:
+    skipped = case.find("skipped")
+    if skipped is not None:
+        if skipped.get("type") == "pytest.xfail":
+            return "xfailed", ""
+        return "skipped", skipped.get("message", "")
+    problem = case.find("failure")
+    if problem is None:
+        problem = case.find("error")
+    if problem is None:
+        return "passed", ""
+    message = (problem.get("message") or "").strip()
+    if TIMEOUT_MESSAGE.search(message):
+        return "timeout", ""
+    return "failed", " ".join(message.split())[:REASON_LENGTH]
 
 
 def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[list[TruthRow], set[str]]:
@@ -37,7 +72,11 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
     rows = []
     uncollected = set()
     for path in paths:
-        for case in ElementTree.parse(path).getroot().iter("testcase"):
+        try:
+            root = ElementTree.parse(path).getroot()
+        except (OSError, ElementTree.ParseError) as error:
+            raise TruthInputError(f"{path}: not a readable junit XML file ({error})") from None
+        for case in root.iter("testcase"):
             parts = case.get("classname", "").split(".")
             if len(parts) == 4 and parts[:2] == ["tests", "models"] and case.find("error") is not None:
                 uncollected.add(parts[2])
@@ -47,15 +86,7 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
             test = case.get("name", "").split("[")[0]
             if tests is not None and test not in tests:
                 continue
-            skipped = case.find("skipped")
-            if skipped is not None and skipped.get("type") == "pytest.xfail":
-                outcome, reason = "xfailed", ""
-            elif skipped is not None:
-                outcome, reason = "skipped", skipped.get("message", "")
-            elif case.find("failure") is not None or case.find("error") is not None:
-                outcome, reason = "failed", ""
-            else:
-                outcome, reason = "passed", ""
+            outcome, reason = _case_outcome(case)
             rows.append(TruthRow(parts[2], test, parts[-1], outcome, reason))
     return rows, uncollected
 
@@ -68,13 +99,19 @@ def write_truth(path: Path, rows: list[TruthRow], header: dict[str, str]) -> Non
     writer.writerow(["model", "test", "test_class", "outcome", "reason"])
     for row in sorted(rows, key=lambda row: (row.model, row.test, row.test_class)):
         writer.writerow([row.model, row.test, row.test_class, row.outcome, row.reason])
-    path.write_bytes(gzip.compress(text.getvalue().encode(), mtime=0))
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(gzip.compress(text.getvalue().encode(), mtime=0))
+    os.replace(temporary, path)
 
 
 def read_truth(path: Path) -> tuple[dict[str, str], list[TruthRow]]:
     """The header (``tests``, ``models``, ``label``, ...) and the rows of a truth file."""
+    try:
+        lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise TruthInputError(f"{path}: not a readable truth file ({error})") from None
     header: dict[str, str] = {}
-    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
     body = []
     for line in lines:
         match = re.match(r"# (\w+): (.*)", line)
@@ -82,22 +119,43 @@ def read_truth(path: Path) -> tuple[dict[str, str], list[TruthRow]]:
             header[match.group(1)] = match.group(2)
         else:
             body.append(line)
-    reader = csv.DictReader(body)
-    return header, [TruthRow(**row) for row in reader]
+    rows = []
+    for number, row in enumerate(csv.DictReader(body), start=len(header) + 2):
+        if row.get("outcome") not in OUTCOMES:
+            raise TruthInputError(f"{path}: line {number}: unknown outcome {row.get('outcome')!r}")
+        rows.append(TruthRow(**row))
+    if "tests" not in header or "models" not in header:
+        raise TruthInputError(f"{path}: the header has no 'tests' or 'models' line")
+    return header, rows
+
+
+def tests_named_in(path: str) -> list[str]:
+    """The test_* words of a text file, sorted."""
+    try:
+        tests = sorted(set(re.findall(r"\btest_\w+", Path(path).read_text())))
+    except OSError as error:
+        raise TruthInputError(f"{path}: cannot read the tests file ({error.strerror})") from None
+    if not tests:
+        raise TruthInputError(f"{path}: names no test_* function")
+    return tests
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--junit", nargs="+", required=True, help="junit XML files written by pytest")
     parser.add_argument("--tests_file", required=True, help="text file whose test_* words are the tests run")
-    parser.add_argument("--label", default="", help="what was run (snapshot, machine, flags)")
+    parser.add_argument("--label", default="", help="what was run (snapshot, machine, flags, coverage)")
     parser.add_argument(
         "--models", nargs="+", required=True, help="every model whose test files pytest was given"
     )
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    tests = sorted(set(re.findall(r"\btest_\w+", Path(args.tests_file).read_text())))
-    rows, uncollected = rows_from_junit(args.junit, set(tests))
+    try:
+        tests = tests_named_in(args.tests_file)
+        rows, uncollected = rows_from_junit(args.junit, set(tests))
+    except TruthInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     models = sorted(set(args.models) - uncollected)
     header = {
         "label": args.label,
