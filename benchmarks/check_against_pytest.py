@@ -6,7 +6,9 @@ it is made from pytest's junit XML), so the comparison reruns in seconds without
     python benchmarks/check_against_pytest.py --repo /path/to/transformers \\
         --truth benchmarks/data/pytest_truth.csv.gz
 
-``--junit FILE ...`` reads junit XML directly instead (then ``--tests_file`` names the tests run).
+``--junit FILE ...`` reads junit XML directly instead (then ``--tests_file`` names the tests run);
+``--scan_result FILE`` compares an ``all_tests_scan_result.json`` already written by
+``utils/scan_skipped_tests.py`` instead of scanning ``--repo`` again.
 
 For every (model, test) pair of the truth, pytest's verdict is "skipped" when every test class of
 the model skipped it, "ran" otherwise; a case stopped by pytest-timeout counts as ran (it got past
@@ -27,6 +29,7 @@ Exit code 0, or 2 for an unreadable truth or junit file.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections import Counter, defaultdict
@@ -43,7 +46,7 @@ from benchmarks.pytest_truth import (  # noqa: E402
     rows_from_junit,
     tests_named_in,
 )
-from model_debugging.skips import scan_repository  # noqa: E402
+from model_debugging.skips import CheckoutError, scan_repository  # noqa: E402
 
 # Skip reasons that depend on the machine, not on the model.
 ENVIRONMENT_REASON = re.compile(
@@ -212,19 +215,19 @@ def print_table(tests: list[str], per_test: dict[str, Counter]) -> None:
         )
 
 
-def compare(repo: str, header: dict[str, str], rows: list[TruthRow]) -> int:
+def compare(results: dict, header: dict[str, str], rows: list[TruthRow]) -> int:
     tests = header["tests"].split()
     models = header["models"].split()
     truth = pytest_verdicts(rows, models, tests)
-    # No cache: its keys follow the parsed files, not the evaluator's code, which is what is measured.
-    scanned = scanner_verdicts(scan_repository(repo, use_cache=False).to_json(), tests)
+    scanned = scanner_verdicts(results, tests)
     per_test, disagreements = score(truth, scanned)
     total: Counter = Counter()
     for counts in per_test.values():
         total.update(counts)
     print(f"truth: {header.get('label', '')}")
     print(
-        f"models: {len(models)} (uncollected by pytest, left out: {header.get('uncollected', '') or 'none'})"
+        f"models: {len(models)} (left out: uncollected by pytest: {header.get('uncollected', '') or 'none'}; "
+        f"run stopped before all their cases: {header.get('incomplete', '') or 'none'})"
     )
     placeholders = placeholder_models(rows)
     if placeholders:
@@ -243,7 +246,9 @@ def compare(repo: str, header: dict[str, str], rows: list[TruthRow]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", required=True, help="the transformers checkout pytest ran on")
+    scan = parser.add_mutually_exclusive_group(required=True)
+    scan.add_argument("--repo", help="the transformers checkout pytest ran on (scanned now)")
+    scan.add_argument("--scan_result", help="an all_tests_scan_result.json of that checkout")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--truth", help="compact truth written by benchmarks/pytest_truth.py")
     source.add_argument("--junit", nargs="+", help="junit XML file(s) written by pytest")
@@ -262,10 +267,21 @@ def main(argv: list[str] | None = None) -> int:
                 "models": " ".join(sorted({row.model for row in rows} - uncollected)),
                 "uncollected": " ".join(sorted(uncollected)),
             }
-    except TruthInputError as error:
+        results = _scan_results(args.repo, args.scan_result)
+    except (TruthInputError, CheckoutError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    return compare(args.repo, header, rows)
+    return compare(results, header, rows)
+
+
+def _scan_results(repo: str | None, scan_result: str | None) -> dict:
+    if repo is not None:
+        # No cache: its keys follow the parsed files, not the evaluator's code, which is what is measured.
+        return scan_repository(repo, use_cache=False).to_json()
+    try:
+        return json.loads(Path(scan_result).read_text())
+    except (OSError, ValueError) as error:
+        raise TruthInputError(f"{scan_result}: not a readable scan result ({error})") from None
 
 
 if __name__ == "__main__":

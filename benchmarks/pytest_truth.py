@@ -5,11 +5,15 @@ A row is ``(model, test, test_class, outcome, reason)`` for one test case of a m
 the top of its body, though not necessarily past a skip inside a loop), skipped or xfailed;
 ``reason`` is the skip message, or the first line of the failure message. The rows are stored as
 gzip'd CSV behind a header naming what the run covered (``label``, ``tests``, ``models``,
-``uncollected``), so the comparison reruns in seconds without pytest:
+``uncollected``, ``incomplete``), so the comparison reruns in seconds without pytest:
 
     python benchmarks/pytest_truth.py --junit /tmp/truth/junit_*.xml --tests_file /tmp/truth/chunks.txt \\
         --models afmoe bloom ... --label "transformers 2026-03-30, CPU, no RUN_SLOW" \\
         --output benchmarks/data/pytest_truth.csv.gz
+
+``--collected FILE ...`` takes ``pytest --collect-only -q`` listings of the same selection: a model
+with a collected test case that has no junit case (the run stopped early, say a worker crashed) is
+left out as incomplete, so a test it never ran is not mistaken for one it does not have.
 
 Unreadable input (a junit file that is not XML, an empty tests file) is one line on stderr and
 exit code 2; the output is replaced atomically, never left half-written.
@@ -91,6 +95,28 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
     return rows, uncollected
 
 
+def incomplete_models(listings: list[str], rows: list[TruthRow], tests: set[str]) -> set[str]:
+    """Models with a collected case of ``tests`` that no row records."""
+    seen = {(row.model, row.test_class, row.test) for row in rows}
+    incomplete = set()
+    for listing in listings:
+        try:
+            lines = Path(listing).read_text().splitlines()
+        except OSError as error:
+            raise TruthInputError(
+                f"{listing}: cannot read the collected listing ({error.strerror})"
+            ) from None
+        for line in lines:
+            match = re.match(r"tests/models/(\w+)/\S+\.py::(\w+)::(\w+)", line)
+            if (
+                match
+                and match.group(3) in tests
+                and (match.group(1), match.group(2), match.group(3)) not in seen
+            ):
+                incomplete.add(match.group(1))
+    return incomplete
+
+
 def write_truth(path: Path, rows: list[TruthRow], header: dict[str, str]) -> None:
     text = io.StringIO()
     for key, value in header.items():
@@ -148,20 +174,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--models", nargs="+", required=True, help="every model whose test files pytest was given"
     )
+    parser.add_argument(
+        "--collected", nargs="*", default=[], help="`pytest --collect-only -q` listings of the same selection"
+    )
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
     try:
         tests = tests_named_in(args.tests_file)
         rows, uncollected = rows_from_junit(args.junit, set(tests))
+        incomplete = incomplete_models(args.collected, rows, set(tests))
     except TruthInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    models = sorted(set(args.models) - uncollected)
+    models = sorted(set(args.models) - uncollected - incomplete)
+    kept = set(models)
+    rows = [row for row in rows if row.model in kept]
     header = {
         "label": args.label,
         "tests": " ".join(tests),
         "models": " ".join(models),
         "uncollected": " ".join(sorted(uncollected)),
+        "incomplete": " ".join(sorted(incomplete & set(args.models))),
     }
     write_truth(Path(args.output), rows, header)
     print(f"{len(rows)} rows, {len(models)} models, {len(tests)} tests -> {args.output}")
