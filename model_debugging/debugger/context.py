@@ -21,7 +21,7 @@ from model_debugging.debugger.recursion import recursion_headroom
 from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
 from model_debugging.debugger.trace_format.names import FileNameRegistry, TracePaths
 from model_debugging.debugger.trace_format.writing import TraceWriter, move_aside_older_trace
-from model_debugging.debugger.tracer import CallTracer
+from model_debugging.debugger.tracer import CallTracer, qualified_class_name
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ class _TracingSession:
     ):
         self._model = model
         self._class_name = type(model).__name__
+        self._model_class = qualified_class_name(model)
         self._output_dir = output_dir
         self._recording = output_dir is not None
         self._prune_layers = prune_layers
@@ -91,9 +92,8 @@ class _TracingSession:
             for name, module in self._model.named_modules():
                 if name:
                     has_submodules = next(module.children(), None) is not None
-                    self._patches.patch(
-                        module, self._submodule_forward(f"{self._class_name}.{name}", has_submodules)
-                    )
+                    path, module_class = f"{self._class_name}.{name}", qualified_class_name(module)
+                    self._patches.patch(module, self._submodule_forward(path, module_class, has_submodules))
         self._patches.patch(self._model, self._top_level_forward)
         if self._functions is not None and self._recording:
             self._functions.install()
@@ -117,11 +117,15 @@ class _TracingSession:
                 self._tracers.append(tracer)
         return tracer
 
-    def _submodule_forward(self, module_path: str, has_submodules: bool) -> Callable[[Callable], Callable]:
+    def _submodule_forward(
+        self, module_path: str, module_class: str, has_submodules: bool
+    ) -> Callable[[Callable], Callable]:
         def make_forward(original: Callable) -> Callable:
             @functools.wraps(original)
             def traced_forward(*args, **kwargs):
-                return self._recorded_call(module_path, has_submodules, None, original, args, kwargs)
+                return self._recorded_call(
+                    module_path, has_submodules, None, module_class, original, args, kwargs
+                )
 
             return traced_forward
 
@@ -133,13 +137,14 @@ class _TracingSession:
         """Record a call of a function chosen by ``record_functions`` as a child of the running module."""
         tracer = getattr(self._threads, "tracer", None)
         path = f"{tracer.current_path}.{name}" if tracer is not None and tracer.recording else name
-        return self._recorded_call(path, False, qualified, lambda *_, **__: call(), args, kwargs)
+        return self._recorded_call(path, False, qualified, None, lambda *_, **__: call(), args, kwargs)
 
     def _recorded_call(
         self,
         path: str,
         has_submodules: bool,
         function: str | None,
+        module_class: str | None,
         original: Callable,
         args: tuple,
         kwargs: dict,
@@ -147,7 +152,7 @@ class _TracingSession:
         tracer = getattr(self._threads, "tracer", None)
         if not self._installed or tracer is None or not tracer.recording:
             return original(*args, **kwargs)  # outside a traced top-level forward of this thread
-        call = _record(tracer, tracer.enter, path, args, kwargs, function)
+        call = _record(tracer, tracer.enter, path, args, kwargs, function, module_class)
         if call is None:
             return original(*args, **kwargs)
         try:
@@ -174,7 +179,7 @@ class _TracingSession:
         paths = self._writer.begin()
         try:
             try:
-                tracer.start(self._class_name, args, kwargs)
+                tracer.start(self._class_name, args, kwargs, self._model_class)
             except Exception as error:
                 tracer.failure = error
                 return original(*args, **kwargs)

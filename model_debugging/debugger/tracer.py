@@ -16,9 +16,15 @@ from typing import Any
 
 from model_debugging.debugger.prune import ChildCalls
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
-from model_debugging.debugger.trace_format.names import FUNCTION_KEY
+from model_debugging.debugger.trace_format.names import FUNCTION_KEY, MODULE_CLASS_KEY
 
 _NO_OUTPUT = object()
+
+
+def qualified_class_name(instance: object) -> str:
+    """``instance``'s class as ``<Python module>.<qualname>``, the value of a node's ``module_class``."""
+    cls = type(instance)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 @dataclass(eq=False)
@@ -31,9 +37,13 @@ class CallRecord:
     outputs: Any = _NO_OUTPUT
     exception: dict | None = None
     function: str | None = None  # the qualified name, for a recorded function call
+    module_class: str | None = None  # see qualified_class_name, for a module call
 
     def to_json(self) -> dict:
-        node = {"module_path": self.module_path, "inputs": self.inputs}
+        node = {"module_path": self.module_path}
+        if self.module_class is not None:
+            node[MODULE_CLASS_KEY] = self.module_class
+        node["inputs"] = self.inputs
         if self.function is not None:
             node[FUNCTION_KEY] = self.function
         if self.exception is not None:
@@ -94,13 +104,21 @@ class CallTracer:
         """The tensor files of the current (or last) trace."""
         return self._serializer.written_files
 
-    def start(self, root_path: str, args: tuple, kwargs: dict) -> None:
+    def start(self, root_path: str, args: tuple, kwargs: dict, module_class: str | None = None) -> None:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
         self._serializer.start_trace()
         inputs = self._serializer.serialize({"args": args, "kwargs": kwargs}, f"{root_path}_inputs")
-        self._stack.append(_OpenCall(CallRecord(root_path, inputs), self._prune_layers, Capture.NOW, False))
+        record = CallRecord(root_path, inputs, module_class=module_class)
+        self._stack.append(_OpenCall(record, self._prune_layers, Capture.NOW, False))
 
-    def enter(self, module_path: str, args: tuple, kwargs: dict, function: str | None = None) -> _OpenCall:
+    def enter(
+        self,
+        module_path: str,
+        args: tuple,
+        kwargs: dict,
+        function: str | None = None,
+        module_class: str | None = None,
+    ) -> _OpenCall:
         parent = self._stack[-1]
         capture = parent.capture
         if capture is Capture.NOW and parent.children.may_be_pruned(module_path):
@@ -110,7 +128,7 @@ class CallTracer:
             {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", capture
         )
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
-        record = CallRecord(module_path, inputs, function=function)
+        record = CallRecord(module_path, inputs, function=function, module_class=module_class)
         call = _OpenCall(record, self._prune_layers, capture, defers_alone)
         self._stack.append(call)
         return call

@@ -70,15 +70,18 @@ def test_tree_keeps_first_and_last_layer_by_default(model, input_ids, tmp_path):
         "ToyModel.layers.3",
         "ToyModel.head",
     ]
+    assert root["module_class"] == f"{ToyModel.__module__}.ToyModel"
     layer = root["children"][1]
-    assert list(layer) == ["module_path", "inputs", "children"]  # outputs only on leaves
+    assert list(layer) == ["module_path", "module_class", "inputs", "children"]  # outputs only on leaves
+    assert layer["module_class"] == f"{Block.__module__}.Block"
     assert [child["module_path"] for child in layer["children"]] == [
         "ToyModel.layers.0.norm",
         "ToyModel.layers.0.proj",
     ]
     assert layer["inputs"]["kwargs"] == {"scale": "1.0"}
     leaf = layer["children"][0]
-    assert list(leaf) == ["module_path", "inputs", "outputs"]
+    assert list(leaf) == ["module_path", "module_class", "inputs", "outputs"]
+    assert leaf["module_class"] == "torch.nn.modules.normalization.LayerNorm"
     assert leaf["outputs"] == {
         "shape": "torch.Size([1, 5, 8])",
         "dtype": "torch.float32",
@@ -288,7 +291,8 @@ def test_odd_values_do_not_crash(tmp_path):
 def test_leaf_model_records_its_outputs(tmp_path):
     trace(nn.Linear(2, 2), tmp_path, torch.ones(1, 2), use_repr=False)
     root = read_trace(tmp_path, name="Linear_debug_tree", kind="FULL_TENSORS")
-    assert list(root) == ["module_path", "inputs", "outputs"]
+    assert list(root) == ["module_path", "module_class", "inputs", "outputs"]
+    assert root["module_class"] == "torch.nn.modules.linear.Linear"
     assert root["outputs"]["value"] == "./Linear_outputs.safetensors"
 
 

@@ -18,6 +18,8 @@ from model_debugging import model_addition_debugger_context
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration
 
+# our extra keys, which upstream does not write: tensor entries' float64 statistics, module calls' class
+OUR_EXTRA_KEYS = frozenset({"statistics", "module_class"})
 STAT_PATTERN = re.compile(r"tensor\((.*?)(, dtype=torch\.\w+)?\)$")
 
 
@@ -58,9 +60,9 @@ def load(directory, kind):
 
 
 def upstream_keys_only(tree):
-    """``tree`` without the extra ``statistics`` key of our tensor entries (upstream does not write it)."""
+    """``tree`` without our extra keys (upstream does not write them)."""
     if isinstance(tree, dict):
-        return {key: upstream_keys_only(value) for key, value in tree.items() if key != "statistics"}
+        return {key: upstream_keys_only(value) for key, value in tree.items() if key not in OUR_EXTRA_KEYS}
     if isinstance(tree, list):
         return [upstream_keys_only(item) for item in tree]
     return tree
@@ -69,6 +71,21 @@ def upstream_keys_only(tree):
 def assert_every_tensor_has_statistics(path):
     text = path.read_text()
     assert text.count('"statistics": {') == text.count('"dtype": "torch.') > 0
+
+
+def assert_every_call_has_its_module_class(path, model):
+    nodes = list(walk_nodes(json.loads(path.read_text())))
+    for node in nodes:
+        _, _, name = node["module_path"].partition(".")
+        cls = type(model.get_submodule(name))
+        assert node["module_class"] == f"{cls.__module__}.{cls.__qualname__}", node["module_path"]
+    assert nodes[0]["module_class"] == "transformers.models.llama.modeling_llama.LlamaForCausalLM"
+
+
+def walk_nodes(node):
+    yield node
+    for child in node.get("children", []):
+        yield from walk_nodes(child)
 
 
 def upstream_text(path):
@@ -86,9 +103,7 @@ def walk(node, path="root"):
 
 
 def module_paths(node):
-    yield node["module_path"]
-    for child in node.get("children", []):
-        yield from module_paths(child)
+    return [each["module_path"] for each in walk_nodes(node)]
 
 
 def assert_same_summary(upstream, ours):
@@ -121,6 +136,9 @@ def test_repr_traces_match_upstream(tiny_llama, tmp_path, prune):
     ]
     # in practice the whole text is identical
     assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
+    assert_every_call_has_its_module_class(
+        ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json", tiny_llama
+    )
     assert (
         upstream_text(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
         == (upstream_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text()
@@ -134,6 +152,7 @@ def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
     full_ours = load(ours_dir, "FULL_TENSORS")
     assert full_ours == load(upstream_dir, "FULL_TENSORS")
     assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json")
+    assert_every_call_has_its_module_class(ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json", tiny_llama)
     referenced = sorted(value[2:] for _, key, value in walk(full_ours) if key == "value")
     assert len(referenced) > 20
     for name in referenced:

@@ -21,6 +21,8 @@ CONTEXTS = {
     "transformers": transformers.model_addition_debugger_context,
     "ours": model_addition_debugger_context,
 }
+# the extra node keys only ours writes (upstream's readers ignore them)
+EXTRA_NODE_KEYS = {"transformers": set(), "ours": {"module_class"}}
 
 
 class EmbedThenProject(nn.Module):
@@ -87,6 +89,6 @@ def test_a_trace_writes_both_files_with_a_root_node_and_children(name, tmp_path)
 def test_pruning_keeps_the_first_and_last_numbered_layer(name, prune, kept, tmp_path):
     directory = trace(CONTEXTS[name], SixSteps(), tmp_path, x=torch.randn(1, 4), do_prune_layers=prune)
     root = json.loads((directory / "SixSteps_debug_tree_SUMMARY.json").read_text())
-    assert set(root) == {"module_path", "inputs", "children"}
+    assert set(root) == {"module_path", "inputs", "children"} | EXTRA_NODE_KEYS[name]
     paths = [child["module_path"] for child in root["children"]]
     assert paths == ["SixSteps.inputs", *(f"SixSteps.layers.{index}" for index in kept), "SixSteps.outputs"]

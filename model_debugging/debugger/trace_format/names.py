@@ -33,6 +33,9 @@ SAFETENSORS_SUFFIX = ".safetensors"
 TENSOR_KEY = "data"
 # the extra key of a node recording a function call (record_functions): the function's qualified name
 FUNCTION_KEY = "function"
+# the extra key of a node recording a module call: the module's class as "<Python module>.<qualname>"
+# (e.g. "transformers.models.llama.modeling_llama.LlamaAttention"); upstream's tools ignore it
+MODULE_CLASS_KEY = "module_class"
 # the statistics a tensor entry carries, in the order upstream writes them (float16/bfloat16/float32)
 STAT_NAMES = ("mean", "std", "min", "max")
 # An extra key of every numeric tensor entry (upstream's tools ignore it): JSON numbers, computed
