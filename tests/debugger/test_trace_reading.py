@@ -6,6 +6,7 @@ import sys
 import pytest
 import torch
 
+from model_debugging import model_addition_debugger_context
 from model_debugging.debugger.trace_format import TraceError, load_trace, parse_shape, parse_stat, read_trace
 
 
@@ -148,3 +149,24 @@ def test_reading_traces_does_not_import_torch(tmp_path, toy_trace):
         f"load_trace({str(tmp_path)!r}); assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_module_calls_are_read_with_their_class(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    with model_addition_debugger_context(model, debug_path=tmp_path):
+        model(torch.ones(1, 2))
+    trace = read_trace(tmp_path)
+    assert [(node.module_path, node.module_class, node.class_name) for node in trace.nodes] == [
+        ("Sequential", "torch.nn.modules.container.Sequential", "Sequential"),
+        ("Sequential.0", "torch.nn.modules.linear.Linear", "Linear"),
+        ("Sequential.1", "torch.nn.modules.activation.ReLU", "ReLU"),
+    ]
+    assert list(load_trace(tmp_path)["module_class"]) == [node.module_class for node in trace.nodes]
+
+
+@pytest.mark.parametrize("recorded", [None, 3, "", ["Linear"]])
+def test_a_missing_or_unusable_module_class_reads_as_not_recorded(tmp_path, trace_writer, recorded):
+    writer = trace_writer(tmp_path)
+    extra = {} if recorded is None else {"module_class": recorded}
+    (node,) = read_trace(writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, **extra))).nodes
+    assert node.module_class is None and node.class_name is None

@@ -34,9 +34,9 @@ def _first_stats(records: tuple[TensorRecord, ...] | None) -> dict[str, float]:
 def load_trace(path: str | os.PathLike) -> pd.DataFrame:
     """One row per recorded module call, in execution order.
 
-    Columns: ``order``, ``module_path``, ``depth``, ``call_index``, ``is_leaf``, ``input_shapes`` /
-    ``input_dtypes`` / ``output_shapes`` / ``output_dtypes`` (dicts keyed by sub-path; outputs are
-    None when not recorded), ``mean``/``std``/``min``/``max`` of the first output tensor with
+    Columns: ``order``, ``module_path``, ``module_class`` (None when the trace does not record it),
+    ``depth``, ``call_index``, ``is_leaf``, ``input_shapes`` / ``input_dtypes`` / ``output_shapes`` /
+    ``output_dtypes`` (dicts keyed by sub-path; outputs are None when not recorded), ``mean``/``std``/``min``/``max`` of the first output tensor with
     statistics (else of the first such input; NaN when there is none), and ``exception``.
     """
     rows = []
@@ -46,6 +46,7 @@ def load_trace(path: str | os.PathLike) -> pd.DataFrame:
             {
                 "order": node.order,
                 "module_path": node.module_path,
+                "module_class": node.module_class,
                 "depth": node.depth,
                 "call_index": node.call_index,
                 "is_leaf": node.is_leaf,

@@ -25,6 +25,7 @@ from model_debugging.debugger.trace_format.names import (
     FULL_TENSORS_SUFFIX,
     FUNCTION_KEY,
     INCOMPLETE_SUFFIX,
+    MODULE_CLASS_KEY,
     SAFETENSORS_SUFFIX,
     STAT_NAMES,
     STATISTICS_KEY,
@@ -189,6 +190,11 @@ def _exception_text(record: Any) -> str | None:
     return None if record is None else str(record)
 
 
+def _optional_text(value: Any) -> str | None:
+    """An optional extra key's string; anything else (absent, or not a string) counts as not recorded."""
+    return value if isinstance(value, str) and value else None
+
+
 def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
     calls: Counter[str] = Counter()
     stack: list[tuple[Any, int]] = [(tree, 0)]
@@ -213,7 +219,8 @@ def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
             inputs=tuple(_flatten(node.get("inputs") or {}, "", trace_file)),
             outputs=None if outputs is None else tuple(_flatten(outputs, "", trace_file)),
             exception=_exception_text(node.get("exception")),
-            function=node.get(FUNCTION_KEY) if isinstance(node.get(FUNCTION_KEY), str) else None,
+            function=_optional_text(node.get(FUNCTION_KEY)),
+            module_class=_optional_text(node.get(MODULE_CLASS_KEY)),
         )
         calls[path] += 1
         order += 1

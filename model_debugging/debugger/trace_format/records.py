@@ -54,7 +54,9 @@ class TraceNode:
     ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
     ``outputs`` is ``None`` when the debugger did not record them (modules with children).
     ``function`` is the qualified name of the function a function-call node records (see
-    ``record_functions``), None for a module call.
+    ``record_functions``), None for a module call. ``module_class`` is a module call's class as
+    ``<Python module>.<qualname>`` when the trace records it (traces written by upstream's debugger
+    or by versions of ours before it do not), else None.
     """
 
     order: int
@@ -66,6 +68,12 @@ class TraceNode:
     outputs: tuple[TensorRecord, ...] | None
     exception: str | None = None
     function: str | None = None
+    module_class: str | None = None
+
+    @property
+    def class_name(self) -> str | None:
+        """The short name of ``module_class`` (``LlamaAttention``), None when it is not recorded."""
+        return None if self.module_class is None else self.module_class.rpartition(".")[2]
 
     @property
     def records(self) -> tuple[TensorRecord, ...]:
