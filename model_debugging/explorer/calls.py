@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from model_debugging.debugger.trace_format import Trace, TraceNode
 from model_debugging.explorer.badges import Badge, jump_badges, non_finite_badges
 from model_debugging.explorer.comparison_view import CallComparison
-from model_debugging.explorer.tensor_view import TensorView, ValueTable, tensor_view
+from model_debugging.explorer.tensor_view import TensorView, TextTable, tensor_view
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class CallView:
     pruned_before: int = 0  # numbered blocks missing just before this one (layer pruning)
     parent_path: str | None = None
 
-    def to_json(self, values: ValueTable) -> dict:
+    def to_json(self, values: TextTable, classes: TextTable) -> dict:
+        """The row's data; printed values and the module class are indices into ``values`` / ``classes``."""
         node = self.node
         name = node.module_path
         if self.parent_path and name.startswith(self.parent_path + "."):
@@ -42,6 +43,8 @@ class CallView:
             "inputs": [tensor.to_json(values) for tensor in self.inputs],
             "outputs": None if self.outputs is None else [tensor.to_json(values) for tensor in self.outputs],
         }
+        if node.module_class is not None:
+            entry["cls"] = classes.add(node.module_class)
         if node.exception:
             entry["exception"] = node.exception
         if self.badges:

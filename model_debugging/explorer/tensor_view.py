@@ -19,16 +19,16 @@ def json_number(value: float | None) -> float | str | None:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-class ValueTable:
-    """The printed values of a page, each distinct text once (a call's input is often the
-    previous call's output); tensors refer to them by index, and the page parses them only
-    when a detail pane first needs them."""
+class TextTable:
+    """Texts many calls share, each distinct text once, referred to by index: the printed values
+    (a call's input is often the previous call's output; the page parses them only when a detail
+    pane first needs them) and the module classes."""
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}
 
-    def add(self, lines: tuple[str, ...]) -> int:
-        return self._index.setdefault("\n".join(lines), len(self._index))
+    def add(self, text: str) -> int:
+        return self._index.setdefault(text, len(self._index))
 
     def texts(self) -> list[str]:
         return list(self._index)
@@ -42,7 +42,7 @@ class TensorView:
     histogram: Histogram | None = None
     histogram_error: str | None = None
 
-    def to_json(self, values: ValueTable) -> dict:
+    def to_json(self, values: TextTable) -> dict:
         record = self.record
         entry: dict = {"at": record.sub_path}
         if not record.is_tensor:
@@ -53,7 +53,7 @@ class TensorView:
         if record.stats:
             entry["stats"] = {name: json_number(value) for name, value in record.stats}
         if record.value_lines:
-            entry["values"] = values.add(record.value_lines[:MAX_VALUE_LINES])
+            entry["values"] = values.add("\n".join(record.value_lines[:MAX_VALUE_LINES]))
             entry["valuesDropped"] = max(0, len(record.value_lines) - MAX_VALUE_LINES)
         if self.histogram is not None:
             entry["histogram"] = self.histogram.to_json()

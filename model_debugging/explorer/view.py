@@ -11,15 +11,16 @@ from model_debugging.explorer.calls import CallView, trace_calls
 from model_debugging.explorer.overlay import overlay_comparison
 from model_debugging.explorer.page import render_page
 from model_debugging.explorer.source import read_view_trace
-from model_debugging.explorer.tensor_view import ValueTable
+from model_debugging.explorer.tensor_view import TextTable
 from model_debugging.reporting import atomic_write_text
 
 DEFAULT_PAGE_NAME = "trace.html"
 
 
 def _add_rows(document: dict, calls: Sequence[CallView]) -> None:
-    values = ValueTable()
-    document["nodes"] = [call.to_json(values) for call in calls]
+    values, classes = TextTable(), TextTable()
+    document["nodes"] = [call.to_json(values, classes) for call in calls]
+    document["classes"] = classes.texts()
     document["values"] = values.texts()
 
 
@@ -29,8 +30,9 @@ def view_document(
     rename: Sequence[str | RenameRule] = (),
     align: bool = True,
 ) -> dict:
-    """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct printed
-    values they refer to by index (``values``) and, with ``compare``, the comparison.
+    """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct module
+    classes (``classes``, as ``<Python module>.<qualname>``) and printed values (``values``) they
+    refer to by index and, with ``compare``, the comparison.
 
     Raises:
         TraceError: a trace is missing or unreadable.

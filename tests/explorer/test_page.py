@@ -7,7 +7,7 @@ import math
 import pytest
 
 from model_debugging.explorer import write_view
-from tests.explorer.traces import ToySpec, write_toy_trace, write_upstream_llama_trace
+from tests.explorer.traces import ToySpec, write_llama_trace, write_toy_trace, write_upstream_llama_trace
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,26 @@ def test_search_filters_as_you_type_and_escape_restores_the_tree(pages, open_pag
     assert opened.page.text_content("#filter-status") == "3 of 11 calls match"
     opened.page.press("input[type=search]", "Escape")
     assert len(_rendered(opened)) == 11
+
+
+def test_rows_show_the_module_class_and_the_detail_pane_where_it_comes_from(pages, open_page):
+    opened = open_page(pages["plain"])
+    shown = opened.row("ToyModel.layers.1").locator(".cls")
+    assert shown.text_content() == "Block"
+    assert shown.get_attribute("title") == "tests.explorer.traces.Block"
+    assert opened.row("ToyModel.layers.1.proj").locator(".cls").text_content() == "Linear"
+    opened.row("ToyModel.layers.1.proj").click()
+    facts = opened.page.locator("#detail dl").inner_text().split("\n")
+    assert facts[:2] == ["class", "torch.nn.modules.linear.Linear"]
+
+
+def test_search_finds_calls_by_their_class(pages, open_page):
+    opened = open_page(pages["plain"])
+    opened.page.fill("input[type=search]", "block")  # no path holds it: the class Block does
+    assert opened.page.text_content("#filter-status") == "3 of 11 calls match"
+    assert _rendered(opened) == ["ToyModel", *(f"ToyModel.layers.{i}" for i in range(3))]
+    opened.page.fill("input[type=search]", "modules.linear")  # only the shown class name is searched
+    assert opened.page.text_content("#filter-status") == "0 of 11 calls match"
 
 
 def test_fold_unfold_and_expand_to_depth(pages, open_page):
@@ -148,3 +168,19 @@ def test_transformers_own_llama_trace(tmp_path, open_page):
     assert opened.page.text_content("#filter-status") == "2 of 32 calls match"
     opened.row("LlamaForCausalLM.model.layers.1.self_attn.q_proj").click()
     assert opened.page.text_content("#detail pre").startswith("tensor([[[")
+    # upstream records no classes: the rows and the detail pane show none
+    assert opened.page.locator("#tree .cls").count() == 0
+    assert "class" not in opened.page.locator("#detail dl dt").all_text_contents()
+
+
+@pytest.mark.integration
+def test_a_llama_trace_of_ours_finds_attention_calls_by_class(tmp_path, open_page):
+    opened = open_page(write_view(write_llama_trace(tmp_path, layers=2)))
+    assert opened.problems == []
+    assert opened.row("LlamaForCausalLM.model.layers.0.mlp").locator(".cls").text_content() == "LlamaMLP"
+    opened.page.fill("input[type=search]", "LlamaAttention")
+    assert opened.page.text_content("#filter-status") == "2 of 32 calls match"
+    matches = opened.page.locator("#tree .row:not(.context)")
+    assert [row.get_attribute("data-module") for row in matches.all()] == [
+        f"LlamaForCausalLM.model.layers.{layer}.self_attn" for layer in range(2)
+    ]

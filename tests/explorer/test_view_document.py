@@ -35,6 +35,28 @@ def test_every_call_is_listed_in_execution_order_with_its_parent(tmp_path):
     assert nodes["ToyModel.layers.0"]["outputs"] is None  # not recorded for modules with children
 
 
+def test_each_call_carries_its_module_class_each_distinct_class_once(tmp_path):
+    document = view_document(write_toy_trace(tmp_path))
+    nodes = _by_path(document)
+
+    def module_class(path):
+        return document["classes"][nodes[path]["cls"]]
+
+    assert module_class("ToyModel") == "tests.explorer.traces.ToyModel"
+    assert module_class("ToyModel.layers.2") == "tests.explorer.traces.Block"
+    assert (
+        module_class("ToyModel.layers.0.proj")
+        == module_class("ToyModel.head")
+        == "torch.nn.modules.linear.Linear"
+    )
+    assert sorted(document["classes"]) == [
+        "tests.explorer.traces.Block",
+        "tests.explorer.traces.Scale",
+        "tests.explorer.traces.ToyModel",
+        "torch.nn.modules.linear.Linear",
+    ]
+
+
 def test_repr_trace_carries_printed_values_each_distinct_text_once(tmp_path):
     document = view_document(write_toy_trace(tmp_path))
     nodes = _by_path(document)
@@ -181,6 +203,7 @@ def test_transformers_own_trace(tmp_path, use_repr):
     trace = write_upstream_llama_trace(tmp_path, layers=2, use_repr=use_repr)
     nodes = _by_path(view_document(trace))
     assert "LlamaForCausalLM.model.layers.1.mlp.down_proj" in nodes
+    assert not any("cls" in node for node in nodes.values())  # upstream does not record classes
     stats = nodes["LlamaForCausalLM.lm_head"]["outputs"][0]
     assert ("values" in stats) is use_repr and ("histogram" in stats) is not use_repr
 

@@ -59,9 +59,11 @@ function histogram(h) {
   return box;
 }
 function renderDetail(view, i) {
-  const { nodes, depth, children, comparison } = view;
+  const { nodes, classOf, depth, children, comparison } = view;
   const node = nodes[i];
-  const facts = [["call", `#${node.call}`], ["depth", String(depth[i])], ["children", String(children[i].length)]];
+  const qualified = classOf(i);
+  const facts = qualified === null ? [] : [["class", qualified]];
+  facts.push(["call", `#${node.call}`], ["depth", String(depth[i])], ["children", String(children[i].length)]);
   if (node.parent >= 0) facts.push(["parent", nodes[node.parent].path]);
   if (node.exception) facts.push(["raised", node.exception]);
   for (const badge of node.badges || []) facts.push([badge.label, badge.detail]);

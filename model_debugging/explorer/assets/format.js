@@ -42,6 +42,10 @@ function shapeText(tensor) {
 function firstTensor(tensors, withStats) {
   return (tensors || []).find((t) => t.shape && (!withStats || t.stats)) || null;
 }
+// a module class is recorded as "<Python module>.<qualname>"; rows show the last part
+function shortClass(qualified) {
+  return qualified.slice(qualified.lastIndexOf(".") + 1);
+}
 function keyTensor(node, withStats) {
   return firstTensor(node.outputs, withStats) || firstTensor(node.inputs, withStats);
 }

@@ -5,6 +5,8 @@ const data = JSON.parse(document.getElementById("trace-data").textContent);
 const nodes = data.nodes;
 const count = nodes.length;
 const comparison = data.comparison;
+const classes = data.classes;
+const classOf = (i) => (nodes[i].cls === undefined ? null : classes[nodes[i].cls]);
 
 // ---- structure: nodes come in pre-order, each naming its parent
 const children = Array.from({ length: count }, () => []);
@@ -21,7 +23,11 @@ for (let i = count - 1; i >= 0; i--) {
   const kids = children[i];
   subtreeEnd[i] = kids.length ? subtreeEnd[kids[kids.length - 1]] : i + 1;
 }
-const lowerPaths = nodes.map((node) => node.path.toLowerCase());
+// what search looks in: the path and the class name a row shows (a newline: no query spans both)
+const searchTexts = nodes.map((node, i) => {
+  const qualified = classOf(i);
+  return (qualified === null ? node.path : `${node.path}\n${shortClass(qualified)}`).toLowerCase();
+});
 const status = (i) => (nodes[i].comparison ? nodes[i].comparison.status : "");
 const flagged = new Uint8Array(count);
 const flaggedInside = new Int32Array(count);
@@ -47,14 +53,17 @@ const detail = document.getElementById("detail");
 const search = document.getElementById("search");
 const flaggedOnly = document.getElementById("flagged-only");
 const filterStatus = document.getElementById("filter-status");
-const detailView = { nodes, depth, children, comparison, pane: detail };
+const detailView = { nodes, classOf, depth, children, comparison, pane: detail };
 
 // ---- rows: built as HTML text (one parse per batch is much faster than one DOM call per cell);
 // every string from the trace goes through esc()
 const cellCache = new Array(count); // the cells that do not depend on folding, selection or filtering
 function staticCells(i) {
   const node = nodes[i];
-  let name = esc(node.name) + (node.call > 0 ? `<span class="call">#${node.call}</span>` : "");
+  const qualified = classOf(i);
+  let name = esc(node.name);
+  if (qualified !== null) name += `<span class="cls" title="${esc(qualified)}">${esc(shortClass(qualified))}</span>`;
+  if (node.call > 0) name += `<span class="call">#${node.call}</span>`;
   if (node.prunedBefore) {
     const title = `${node.prunedBefore} numbered blocks before this one were not recorded (layer pruning)`;
     name += `<span class="call" title="${title}">(${node.prunedBefore} pruned before)</span>`;
@@ -240,7 +249,7 @@ function applyFilter() {
   open = new Uint8Array(count);
   let hits = 0;
   for (let i = 0; i < count; i++) {
-    if ((query && !lowerPaths[i].includes(query)) || (flaggedOnly.checked && !flagged[i])) continue;
+    if ((query && !searchTexts[i].includes(query)) || (flaggedOnly.checked && !flagged[i])) continue;
     hits++;
     matched[i] = shown[i] = 1;
     for (let a = nodes[i].parent; a >= 0; a = nodes[a].parent) {
