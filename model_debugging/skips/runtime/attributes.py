@@ -13,7 +13,9 @@ from model_debugging.skips.library.records import (
     MethodValue,
     Opaque,
 )
+from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
     AutoMapping,
     Builtin,
@@ -126,6 +128,17 @@ def conversions(facts: TestClassFacts, model: object, unknown: Unknown) -> objec
     if model_type in model_types:
         return [unknown]  # at least one conversion, whatever it is
     sub_configs = facts.library.attribute(config.info, "sub_configs") if config.info is not None else MISSING
+    parts = modules.modules_of(facts, model, unknown)
+    if isinstance(parts, tuple):  # the types of the library's models it holds
+        nested = [
+            config_value(facts, part.config, "model_type", unknown, unknown)
+            for part in parts[1:]
+            if isinstance(part, ModelInstance) and isinstance(part.config, Config)
+        ]
+        if any(isinstance(item, str) and item in model_types for item in nested):
+            return [unknown]
+        if all(isinstance(item, str) for item in nested):
+            return []
     return [] if sub_configs in ({}, MISSING) else unknown
 
 
@@ -241,7 +254,7 @@ def config_value(
     """
     for key, value in config.overrides:
         if key == name:
-            return value
+            return missing if value is ABSENT else value  # ABSENT: the test's copy dropped it
     library, info = facts.library, config.info
     if info is None:
         return unknown
@@ -256,6 +269,9 @@ def config_value(
         (value for ancestor in mro for key, value in ancestor.init_defaults if key == name), MISSING
     )
     computed = any(name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG)
+    if config.sub is not None and any(ancestor.name == _BASE_CONFIG for ancestor in mro):
+        value = sub_config_value(config, declared, init_default, computed, unknown, missing)
+        return value if value is missing or isinstance(value, Unknown) else _literal(library, value, unknown)
     if declared is MISSING and init_default is MISSING and not computed:
         passed = facts.tester_attribute(name)
         if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
@@ -264,16 +280,14 @@ def config_value(
     if isinstance(declared, MethodValue):
         return Method(info, name)
     sub_configs = library.attribute(info, "sub_configs")
-    if isinstance(sub_configs, dict) and name in sub_configs:  # built from what the tester passes
-        sub_config = sub_configs[name]
-        found = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
-        return Config(found) if found is not None and found.name != "AutoConfig" else unknown.existing()
     if facts.config_keywords is not None:
         passed = facts.config_keywords.get(name, ABSENT)
     else:
         passed = facts.tester_attribute(name)
+    if isinstance(sub_configs, dict) and name in sub_configs:  # built from what the tester passes
+        return sub_config(library, sub_configs[name], passed, unknown)
     if passed is not ABSENT:
-        return unknown.existing() if isinstance(passed, Unknown) else passed
+        return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:
         return unknown.existing()
     value = init_default if init_default is not MISSING else declared
@@ -315,6 +329,19 @@ def call_method(
         if name == "get_config":
             return Config(facts.config_class)
         return unknown
+    if isinstance(owner, ModelInstance) and name == "modules" and not arguments:
+        return modules.modules_of(facts, owner, unknown)
+    if isinstance(owner, ModelInstance) and name == "_can_set_attn_implementation":
+        owner = ModelClass(owner.info)  # a class method: the instance answers as its class does
+    if isinstance(owner, set) and name == "union":
+        items = [
+            item for argument in arguments if isinstance(argument, (list, tuple, set)) for item in argument
+        ]
+        if len(items) < sum(len(argument) for argument in arguments) or not all(
+            known(item) for item in items
+        ):
+            return unknown
+        return owner.union(items)
     if isinstance(owner, ModelClass):
         if name in ("can_generate", "_can_set_attn_implementation"):
             decide = can_generate if name == "can_generate" else _can_set_attn_implementation

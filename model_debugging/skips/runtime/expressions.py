@@ -7,7 +7,8 @@ import operator
 import re
 from collections.abc import Callable
 
-from model_debugging.skips.runtime import attributes, environment
+from model_debugging.skips.runtime import attributes, environment, modules
+from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import (
     Builtin,
@@ -35,6 +36,7 @@ _COMPARE = {
 _BINARY = {ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mod: operator.mod}
 _BUILTINS = {
     "len", "any", "all", "set", "list", "tuple", "hasattr", "getattr", "get_values", "sorted", "str", "bool", "int", "open",
+    "isinstance",
 }  # fmt: skip
 _MODULES = {"inspect", "re"}
 _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split"}
@@ -128,6 +130,8 @@ class Evaluator:
             return {"True": True, "False": False, "None": None}[name]
         if name in self.facts.names:
             return self.facts.names[name]
+        if name in modules.BASE_MODEL_NAMES and self.facts.library is not None:
+            return modules.base_model_class(self.facts, name) or unknown
         if name in _BUILTINS or name in _MODULES:
             return Builtin(name)
         if name in environment.ENVIRONMENT_NAMES:
@@ -169,6 +173,10 @@ class Evaluator:
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 else:
                     outcome = _COMPARE[type(op)](left, right)
+            elif isinstance(op, (ast.Is, ast.IsNot)) and _arithmetic(
+                right if left is None else left, left, right
+            ):
+                outcome = isinstance(op, ast.IsNot)  # a number is never None
             elif (
                 isinstance(op, (ast.Eq, ast.NotEq))
                 and attributes.comparable(left)
@@ -229,7 +237,9 @@ class Evaluator:
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         function = self.value(node.func, variables)
-        arguments = [self.value(argument, variables) for argument in node.args]
+        arguments = self._arguments(node.args, variables)
+        if arguments is None:
+            return unknown
         keywords = {
             keyword.arg: self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg
         }
@@ -245,8 +255,56 @@ class Evaluator:
             return ModelInstance(function.info, config)
         if isinstance(node.func, ast.Attribute):
             owner = self.value(node.func.value, variables)
+            if isinstance(owner, Config) and node.func.attr in CONFIG_METHODS and not arguments:
+                return call_config_method(self.facts, owner, node.func.attr, keywords, unknown)
             return attributes.call_method(self.facts, owner, node.func.attr, arguments, unknown)
         return unknown
+
+    def _arguments(self, nodes: list[ast.expr], variables: dict[str, object]) -> list[object] | None:
+        """Positional arguments, ``*items`` unpacked; None when an unpacked value is not a known sequence."""
+        arguments: list[object] = []
+        for node in nodes:
+            if isinstance(node, ast.Starred):
+                items = self.value(node.value, variables)
+                if not isinstance(items, (list, tuple)):
+                    return None
+                arguments += items
+            else:
+                arguments.append(self.value(node, variables))
+        return arguments
+
+
+def _arithmetic(value: object, left: object, right: object) -> bool:
+    """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
+    (a tester's ``vocab_size - 1``): a number, never None."""
+    if (
+        (left is not None and right is not None)
+        or not isinstance(value, Unknown)
+        or value.node is not None
+        or not value.source
+    ):
+        return False
+    try:
+        node = ast.parse(value.source, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.BinOp) and all(
+        isinstance(
+            part,
+            (
+                ast.BinOp,
+                ast.Name,
+                ast.Constant,
+                ast.Attribute,
+                ast.UnaryOp,
+                ast.operator,
+                ast.unaryop,
+                ast.expr_context,
+            ),
+        )
+        and not (isinstance(part, ast.Constant) and not isinstance(part.value, (int, float)))
+        for part in ast.walk(node)
+    )
 
 
 def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:
@@ -263,6 +321,11 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         return True
     if name == "get_device_properties":
         return environment.DEVICE_PROPERTIES
+    if name == "isinstance":
+        verdict = modules.is_instance(facts, *arguments[:2]) if len(arguments) == 2 else None
+        return unknown if verdict is None else verdict
+    if name in ("set", "list", "tuple") and not arguments:
+        return {"set": set, "list": list, "tuple": tuple}[name]()
     if name == "get_model_conversion_mapping":
         return attributes.conversions(facts, arguments[0], unknown) if arguments else unknown
     if name == "signature":

@@ -22,6 +22,7 @@ from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknow
 _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
+_UNSET = object()  # a configuration value one branch did not set
 
 
 @dataclass(frozen=True)
@@ -369,4 +370,21 @@ def _merge(variables: dict[str, object], scopes: list[dict[str, object]]) -> Non
             same = all(value == first for value in values[1:])
         except Exception:
             same = False
-        variables[name] = first if same else Unknown(name)
+        if same:
+            variables[name] = first
+        elif all(isinstance(value, Config) and value.info is first.info for value in values):
+            variables[name] = _merged_config(values)
+        else:
+            variables[name] = Unknown(name)
+
+
+def _merged_config(configs: list[Config]) -> Config:
+    """One configuration the branches set differently: a value they disagree on is unknown, the
+    rest (its class, what they all set alike) stays known."""
+    names = dict.fromkeys(key for config in configs for key, _ in config.overrides)
+    merged = configs[0]
+    for key in names:
+        values = [dict(config.overrides).get(key, _UNSET) for config in configs]
+        same = all(value == values[0] for value in values[1:]) and values[0] is not _UNSET
+        merged = merged.with_value(key, values[0] if same else Unknown(key))
+    return merged

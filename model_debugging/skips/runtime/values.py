@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Literal
 
 from model_debugging.skips.library.records import LibraryClass
 
@@ -66,13 +67,20 @@ class ConfigClass:
 
 @dataclass(frozen=True)
 class Config:
-    """The configuration the tester builds: its class, and values set on it by the test."""
+    """The configuration the tester builds: its class, and values set on it by the test.
+
+    ``sub`` marks a sub-configuration (``config.text_config``): ``"read"`` when the dict the tester
+    passes for it was read (its items are the overrides, the class defaults fill the rest),
+    ``"unread"`` when it was not (only whether an attribute exists is known).
+    """
 
     info: LibraryClass | None
     overrides: tuple[tuple[str, object], ...] = ()
+    sub: Literal["read", "unread"] | None = None
 
     def with_value(self, name: str, value: object) -> Config:
-        return Config(self.info, (*[item for item in self.overrides if item[0] != name], (name, value)))
+        kept = [item for item in self.overrides if item[0] != name]
+        return Config(self.info, (*kept, (name, value)), self.sub)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,69 @@
+"""Sub-configurations (``config.text_config``): their class, and the values the tester passes in them.
+
+A composite configuration declares its parts in ``sub_configs``. The tester usually passes each
+part as a dict: when that dict is written as a literal, its items are the part's values and the
+class defaults fill the rest. A part declared as ``AutoConfig`` takes its class from the dict's
+``model_type`` (through ``CONFIG_MAPPING_NAMES``). When the dict was not read, only whether an
+attribute exists is known, never its value.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from model_debugging.skips.library.index import MISSING, Library
+from model_debugging.skips.library.records import ClassName, LibraryClass, Value
+from model_debugging.skips.runtime.values import Config, Unknown
+
+_AUTO_CONFIG = "AutoConfig"
+_BASE_CONFIG = "PreTrainedConfig"
+
+
+def sub_config(library: Library, declared: object, passed: object, unknown: Unknown) -> object:
+    """The part of a configuration declared as ``declared`` in ``sub_configs``, built from ``passed``."""
+    items = _literal_items(passed)
+    info = library.find(declared.name) if isinstance(declared, ClassName) else None
+    if info is not None and info.name == _AUTO_CONFIG:
+        model_type = dict(items).get("model_type") if items is not None else None
+        info = _config_of_type(library, model_type) if isinstance(model_type, str) else None
+    if info is None:
+        return unknown.existing()
+    if items is None:
+        return Config(info, sub="unread")
+    return Config(info, tuple((key, value) for key, value in items if key != "model_type"), sub="read")
+
+
+def sub_config_value(
+    config: Config,
+    declared: Value,
+    init_default: Value,
+    computed: bool,
+    unknown: Unknown,
+    missing: object,
+) -> Value:
+    """An attribute of a sub-configuration the tester's dict does not set: the class default
+    (``"read"``), or only its existence (``"unread"``)."""
+    exists = declared is not MISSING or init_default is not MISSING or computed
+    if config.sub == "unread" or computed:
+        return unknown.existing() if exists else unknown
+    if not exists:
+        return missing
+    return init_default if init_default is not MISSING else declared
+
+
+def _literal_items(passed: object) -> tuple[tuple[str, object], ...] | None:
+    """The items of a dict passed for a part, also when the tester's attribute holds its source."""
+    if isinstance(passed, Unknown) and passed.source.lstrip().startswith("{"):
+        try:
+            passed = ast.literal_eval(passed.source)
+        except (ValueError, SyntaxError, TypeError):
+            return None
+    if not isinstance(passed, dict) or not all(isinstance(key, str) for key in passed):
+        return None
+    return tuple(passed.items())
+
+
+def _config_of_type(library: Library, model_type: str) -> LibraryClass | None:
+    entries = library.mappings.get("CONFIG_MAPPING_NAMES")
+    names = dict(entries).get(model_type) if entries is not None else None
+    return library.find(names[0]) if names else None
