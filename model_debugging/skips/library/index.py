@@ -1,13 +1,59 @@
-"""Look classes of the library up by name and follow their inheritance across files."""
+"""Look classes of the library up by name and follow their inheritance across files.
+
+:class:`Library` is the only way the evaluator reads library facts, and it keeps track of what
+it read: inside ``with library.recording() as reads:``, every file whose class, source or mapping
+it hands out goes to ``reads.files`` and every name it looks up (found or not) to
+``reads.names``. The verdict cache (``skips/verdict_cache.py``) re-evaluates a model only when one
+of those files or names changed, so a new kind of fact is tracked with no extra work as long as
+it is read through a method of this class: a method that hands out a :class:`LibraryClass`
+passes it through ``_hand_out``, a file's text or mapping records its path. A result computed
+from library facts and kept across models must go through :meth:`Library.memoized`, which
+replays the reads of the first computation into every later recording.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from model_debugging.skips.library.records import LibraryClass, LibraryFile, MethodValue, Value
 
 MISSING = object()
+
+
+@dataclass
+class LibraryReads:
+    """The library files and the names one recording consulted (see the module docstring)."""
+
+    files: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+    def add(self, other: LibraryReads) -> None:
+        self.files |= other.files
+        self.names |= other.names
+
+
+class _TrackedMappings(Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]):
+    """The auto mappings by name; reading one records the file that defines it."""
+
+    def __init__(self, library: Library, entries: dict, files: dict[str, str]):
+        self._library, self._entries, self._files = library, entries, files
+
+    def __getitem__(self, name: str):
+        self._library._read(names=(name,), files=(self._files[name],) if name in self._files else ())
+        return self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self._library._read(names=self._entries, files=self._files.values())
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class Library:
@@ -23,38 +69,84 @@ class Library:
         self._sources: dict[str, str | None] = {}
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
-        self.mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
         self._where: dict[int, str] = {}
+        self._recordings: list[LibraryReads] = []
+        self._memo: dict[object, tuple[object, LibraryReads]] = {}
+        mapping_files: dict[str, str] = {}
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
                 self._where[id(info)] = library_file.path
             for name, entries in library_file.mappings:
-                self.mappings.setdefault(name, entries)
+                mappings.setdefault(name, entries)
+                mapping_files.setdefault(name, library_file.path)
+        self.mappings = _TrackedMappings(self, mappings, mapping_files)
+        self._mro_files: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    # -- what was read ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[LibraryReads]:
+        """Collect what is read inside the block; an enclosing recording sees it too."""
+        reads = LibraryReads()
+        self._recordings.append(reads)
+        try:
+            yield reads
+        finally:
+            self._recordings.pop()
+            if self._recordings:
+                self._recordings[-1].add(reads)
+
+    def _read(self, *, files: Iterable[str] = (), names: Iterable[str] = ()) -> None:
+        if self._recordings:
+            reads = self._recordings[-1]
+            reads.files.update(files)
+            reads.names.update(names)
+
+    def _hand_out(self, info: LibraryClass | None) -> LibraryClass | None:
+        if info is not None and self._recordings:
+            self._recordings[-1].files.add(self._where.get(id(info), ""))
+        return info
+
+    def memoized(self, key: object, compute: Callable[[], object]) -> object:
+        """``compute()`` once per ``key`` for this library; later calls replay the reads it made."""
+        found = self._memo.get(key)
+        if found is None:
+            with self.recording() as reads:
+                value = compute()
+            found = self._memo[key] = (value, reads)
+        elif self._recordings:
+            self._recordings[-1].add(found[1])
+        return found[0]
 
     def find(self, name: str, near: str | None = None) -> LibraryClass | None:
         """The class called ``name``; ``near`` is the path of the file that refers to it."""
+        self._read(names=(name,))
         candidates = self._by_name.get(name)
         if not candidates:
             return None
         if len(candidates) > 1 and near is not None:
+            self._read(files=(near,))
             for path, info in candidates:
                 if path == near:
-                    return info
+                    return self._hand_out(info)
             module = self._imports.get(near, {}).get(name, "")
             stem = module.lstrip(".").replace(".", "/")
             for path, info in candidates:
                 if stem and path.endswith(f"{stem}.py"):
-                    return info
-        return candidates[0][1]
+                    return self._hand_out(info)
+        return self._hand_out(candidates[0][1])
 
     def path_of(self, info: LibraryClass) -> str | None:
-        return self._where.get(id(info))
+        path = self._where.get(id(info))
+        self._read(files=(path,) if path is not None else ())
+        return path
 
     def source(self, path: str) -> str | None:
         """The text of a library file (common tests read some, e.g. the copyright year); None if unreadable."""
+        self._read(files=(path,))
         if path not in self._sources:
             try:
                 self._sources[path] = (self.root / path).read_text(encoding="utf-8") if self.root else None
@@ -74,6 +166,7 @@ class Library:
         """C3 linearization over the classes found in the library (unknown bases are left out)."""
         key = (self._where.get(id(info), ""), info.name)
         if key in self._mro:
+            self._read(files=self._mro_files.get(key, (key[0],)))
             return self._mro[key]
         self._mro[key] = (info,)  # cycle guard
         bases = [
@@ -95,6 +188,8 @@ class Library:
             result.append(head)
             lists = [[item for item in items if item is not head] for items in lists]
         self._mro[key] = tuple(result)
+        self._mro_files[key] = tuple({self._where.get(id(item), "") for item in result})
+        self._read(files=self._mro_files[key])
         return self._mro[key]
 
     def attribute(self, info: LibraryClass, name: str) -> Value:
