@@ -17,11 +17,12 @@ _SHARED_FILES = (
     "configuration_utils.py",
     "generation/utils.py",
     "conversion_mapping.py",
+    "modeling_layers.py",  # the generic task heads, whose constructors build the base model
 )
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-6"
+LIBRARY_FORMAT = "library-7"
 
 
 def library_root(repo: Path) -> Path | None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.init_calls import read_init_calls
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
+    InitCall,
     LibraryClass,
     LibraryFile,
     Opaque,
@@ -144,6 +146,7 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
     init_defaults: list[tuple[str, Value]] = []
     annotations: list[tuple[str, str]] = []
     init_as_set: list[str] = []
+    init_calls: tuple[InitCall, ...] | None = None
     assigned: set[str] = set()
     for item in node.body:
         if isinstance(item, ast.Assign):
@@ -161,6 +164,8 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
             methods.append(item.name)
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
+            if item.name == "__init__":
+                init_calls = read_init_calls(item)
             if item.name in _INIT_METHODS:
                 defaults, others, as_set = _init_assignments(item)
                 init_defaults.extend(defaults)
@@ -178,6 +183,7 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
         decorators=tuple(ast.unparse(decorator) for decorator in node.decorator_list),
         annotations=tuple(annotations),
         init_as_set=tuple(init_as_set),
+        init_calls=init_calls,
     )
 
 

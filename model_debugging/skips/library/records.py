@@ -43,6 +43,16 @@ Value = object
 
 
 @dataclass(frozen=True)
+class InitCall:
+    """A call ``__init__`` makes: ``callee`` as written (``nn.Linear``, ``AutoModel.from_config``),
+    ``conditional`` when it runs only under a condition, ``argument`` the first argument's source."""
+
+    callee: str
+    conditional: bool = False
+    argument: str = ""
+
+
+@dataclass(frozen=True)
 class LibraryClass:
     """One class of the library.
 
@@ -64,6 +74,7 @@ class LibraryClass:
     decorators: tuple[str, ...] = ()
     annotations: tuple[tuple[str, str], ...] = ()  # `config: LlamaConfig` with no value: name -> class name
     init_as_set: tuple[str, ...] = ()  # `self.x = set(self.x or [])` in __init__: the class value, as a set
+    init_calls: tuple[InitCall, ...] | None = None  # the calls of its own __init__; None: it defines none
 
 
 @dataclass(frozen=True)

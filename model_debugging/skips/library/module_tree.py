@@ -1,0 +1,181 @@
+"""Which models of the library an instance of a model class holds, from the calls of its ``__init__``.
+
+``model.modules()`` at run time yields every module the instance holds; the common tests filter
+it to the library's models (``isinstance(m, PreTrainedModel)``) and read their class flags. This
+module answers that statically: it follows ``__init__`` (and the ``super().__init__`` chain along
+the MRO) through every class it instantiates, the way the constructor would run.
+
+Only what is certain is answered. A call it cannot follow (a function it does not know, a class
+chosen at run time, an auto class) makes the answer None, and so does a model built only under a
+condition, since whether the condition holds is not read here.
+"""
+
+from __future__ import annotations
+
+import builtins
+from weakref import WeakKeyDictionary
+
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
+
+_BASE_MODEL = "PreTrainedModel"
+_BASE_CONFIG = "PreTrainedConfig"
+# Where a constructor's chain ends: these build no submodule that matters (PreTrainedModel's own
+# __init__ only stores the config and reads flags).
+_CHAIN_ENDS = frozenset({_BASE_MODEL, "Module", "GenerationMixin"})
+# Calls that build no model of the library: torch's own modules and functions, logging, arithmetic,
+# and the helpers of the library that return tensors, activations or numbers.
+_SAFE_ROOTS = frozenset({"nn", "torch", "math", "np", "numpy", "logger", "warnings", "init", "copy", "F"})
+_SAFE_FUNCTIONS = frozenset(
+    {
+        "OrderedDict", "partial", "deepcopy", "requires_backends", "rope_init_fn", "get_activation",
+        "weight_norm", "make_divisible", "is_deepspeed_zero3_enabled", "flash_attn_supports_top_left_mask",
+        "lazy_load_kernel", "resolve_internal_import", "yarn_get_mscale",
+    }
+)  # fmt: skip
+# Methods of the instance under construction that register, rather than build, modules.
+_SAFE_SELF = frozenset({"post_init", "register_buffer", "register_parameter", "add_module", "eval", "train"})
+_CLASS_CONSTRUCTORS = frozenset({"from_config", "_from_config"})
+# Bases outside the files read whose constructors build no model: torch's modules and the
+# library's layer base (modeling_layers.py) and output records.
+_SAFE_BASES = frozenset(
+    {
+        "ModelOutput", "Embedding", "LayerNorm", "GroupNorm", "Linear",
+        "Conv1d", "Conv2d", "MaxPool2d", "ModuleDict", "ModuleList", "Sequential", "Function", "ABC",
+        "TypedDict", "OrderedDict", "Generic", "object",
+    }
+)  # fmt: skip
+_AUTO_PREFIXES = ("AutoModel", "AutoBackbone")
+
+_CACHE: WeakKeyDictionary[Library, dict[tuple[str, str], tuple[LibraryClass, ...] | None]] = (
+    WeakKeyDictionary()
+)
+_IN_PROGRESS = object()
+
+
+def is_model(library: Library, info: LibraryClass) -> bool:
+    """Whether ``info`` is a model of the library (``PreTrainedModel`` among its ancestors)."""
+    return any(ancestor.name == _BASE_MODEL for ancestor in library.mro(info))
+
+
+def built_models(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
+    """The library's models an instance of ``info`` holds, itself first when it is one, each once;
+    None when its construction cannot be followed with certainty."""
+    cache = _CACHE.setdefault(library, {})
+    key = (library.path_of(info) or "", info.name)
+    if key in cache:
+        found = cache[key]
+        return None if found is _IN_PROGRESS else found
+    cache[key] = _IN_PROGRESS  # a class building itself: not followed
+    models = _follow(library, info)
+    if models is not None and is_model(library, info):
+        models = (info, *[model for model in models if model is not info])
+    cache[key] = models
+    return models
+
+
+def _follow(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
+    models: list[LibraryClass] = []
+    for owner, call in _constructor_calls(library, info):
+        if owner is None:
+            return None
+        built = _models_of_call(library, info, owner, call)
+        if built is None or (built and call.conditional):
+            return None
+        models += [model for model in built if model not in models]
+    return tuple(models)
+
+
+def _constructor_calls(library: Library, info: LibraryClass):
+    """(class, call) for every call of the ``__init__`` that runs, following ``super().__init__``;
+    (None, None) when the chain reaches a class outside the library that is not a known end."""
+    mro = library.mro(info)
+    index = 0
+    while True:
+        while index < len(mro) and mro[index].init_calls is None and mro[index].name not in _CHAIN_ENDS:
+            index += 1
+        if index == len(mro):
+            if any(not _builds_nothing(library, base) for ancestor in mro for base in ancestor.bases):
+                yield None, None  # the constructor is inherited from a class not read
+            return
+        owner = mro[index]
+        if owner.name in _CHAIN_ENDS:
+            return
+        calls = owner.init_calls or ()
+        for call in calls:
+            if call.callee != "super().__init__":
+                yield owner, call
+        if not any(call.callee == "super().__init__" for call in calls):
+            return
+        if not all(_builds_nothing(library, base) for base in owner.bases):
+            yield None, None  # super().__init__ may reach a constructor not read
+            return
+        index += 1
+
+
+def _builds_nothing(library: Library, base: str) -> bool:
+    """Whether the constructor of base class ``base`` is read, or known to build no model."""
+    return (
+        library.find(base) is not None or base in _CHAIN_ENDS or base in _SAFE_BASES or base.endswith("Mixin")
+    )
+
+
+def _models_of_call(
+    library: Library, info: LibraryClass, owner: LibraryClass, call: InitCall
+) -> tuple[LibraryClass, ...] | None:
+    """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
+    () for a call that builds none, None when it cannot be told."""
+    parts = call.callee.split(".")
+    head = parts[0]
+    if head.startswith(_AUTO_PREFIXES):
+        chosen = _auto_choice(library, info, head, call) if parts[1:] == ["from_config"] else None
+        return None if chosen is None else built_models(library, chosen)
+    if head == "self":
+        return () if len(parts) > 2 or parts[1] in _SAFE_SELF else None
+    if head in _SAFE_ROOTS or head in _SAFE_FUNCTIONS or head in ("config", "super"):
+        return ()
+    found = library.find(head, library.path_of(owner))
+    if found is None:
+        if len(parts) == 1 and hasattr(builtins, head):
+            return ()
+        if len(parts) == 2 and not head[:1].isupper() and parts[1] not in _CLASS_CONSTRUCTORS:
+            return ()  # a method of a local value (`layers.append`, `inv_freq.clone`)
+        return None
+    if len(parts) > 1 and parts[1] not in _CLASS_CONSTRUCTORS:
+        return None
+    if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
+        return ()  # a configuration, not a module
+    return built_models(library, found)
+
+
+def _auto_choice(library: Library, info: LibraryClass, auto: str, call: InitCall) -> LibraryClass | None:
+    """The class ``Auto<...>.from_config(config[.<sub-config>])`` builds: the auto class's mapping
+    entry for the model type of that configuration, when its class is written in the library."""
+    config = config_class(library, info)
+    if config is None or not is_model(library, info):
+        return None
+    if call.argument.startswith("config."):
+        sub_configs = library.attribute(config, "sub_configs")
+        sub_config = (
+            sub_configs.get(call.argument.removeprefix("config.")) if isinstance(sub_configs, dict) else None
+        )
+        config = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
+    elif call.argument != "config":
+        return None
+    model_type = library.attribute(config, "model_type") if config is not None else None
+    auto_class = library.find(auto)
+    mapping = library.attribute(auto_class, "_model_mapping") if auto_class is not None else None
+    if not isinstance(model_type, str) or not isinstance(mapping, ClassName):
+        return None
+    entries = dict(library.mappings.get(f"{mapping.name}_NAMES", ()))
+    names = entries.get(model_type, ())
+    return library.find(names[0]) if len(names) == 1 else None
+
+
+def config_class(library: Library, info: LibraryClass) -> LibraryClass | None:
+    """The configuration class a model class declares (``config: LlamaConfig`` or ``config_class``)."""
+    annotated = library.annotation(info, "config")
+    if annotated is not None:
+        return annotated
+    declared = library.attribute(info, "config_class")
+    return library.find(declared.name) if isinstance(declared, ClassName) else None

@@ -1,0 +1,218 @@
+"""Run-time skips that depend on the models an instance holds (``model.modules()``), read from the
+calls of the library's ``__init__`` methods on a tiny fake checkout.
+
+``alpha`` holds a nested model built through ``AutoModel.from_config(config.text_config)``: its
+flags and its model type count. ``beta`` holds no other model. ``delta`` builds its vision part
+through a helper function the analyzer cannot follow, so what depends on it stays undecided.
+"""
+
+import pytest
+
+from tests.skips.conftest import write_tree
+
+COMMON = """
+import copy
+import unittest
+
+from transformers import PreTrainedModel
+from transformers.conversion_mapping import get_model_conversion_mapping
+
+
+class ModelTesterMixin:
+    model_tester = None
+    all_model_classes = ()
+
+    def test_capture_outputs(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            with self.subTest(model_class.__name__):
+                model = model_class(copy.deepcopy(config))
+                recordable = [
+                    (module._can_record_outputs or {}).keys()
+                    for module in model.modules()
+                    if isinstance(module, PreTrainedModel)
+                ]
+                recordable = set().union(*recordable)
+                if len(recordable) == 0:
+                    self.skipTest("No usage of the `capture_outputs` decorator.")
+
+    def test_attention_parts(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            model = model_class(config)
+            if not all(
+                submodule._supports_sdpa for submodule in model.modules() if isinstance(submodule, PreTrainedModel)
+            ):
+                self.skipTest(reason="Parts of this model don't support sdpa")
+
+    def test_nested_conversions(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            model = model_class(copy.deepcopy(config))
+            if len(get_model_conversion_mapping(model, add_legacy=False)) == 0:
+                self.skipTest(f"No conversion found for {model_class}")
+"""
+
+MODEL_TEST = """
+import unittest
+from transformers import {name}Config, {name}Model
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def __init__(self, parent):
+        self.parent = parent
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            _supports_sdpa = False
+            _can_record_outputs = None
+
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            sub_configs: dict = {}
+    """,
+    "src/transformers/conversion_mapping.py": """
+        def _build_checkpoint_conversion_mapping():
+            mapping = {"text": [WeightRenaming("a", "b")]}
+            return mapping
+    """,
+    "src/transformers/models/auto/configuration_auto.py": """
+        CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("text", "TextConfig")])
+    """,
+    "src/transformers/models/auto/modeling_auto.py": """
+        MODEL_MAPPING_NAMES = OrderedDict([("alpha", "AlphaModel"), ("text", "TextModel")])
+        MODEL_MAPPING = _LazyAutoMapping(CONFIG_MAPPING_NAMES, MODEL_MAPPING_NAMES)
+
+        class AutoModel(_BaseAutoModelClass):
+            _model_mapping = MODEL_MAPPING
+    """,
+    "src/transformers/models/text/modeling_text.py": """
+        class TextConfig(PreTrainedConfig):
+            model_type = "text"
+
+        class TextLayer(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+        class TextModel(PreTrainedModel):
+            config: TextConfig
+            _supports_sdpa = False
+            _can_record_outputs = {"hidden_states": TextLayer}
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.layers = nn.ModuleList([TextLayer(config) for _ in range(config.num_hidden_layers)])
+                self.post_init()
+    """,
+    "src/transformers/models/alpha/modeling_alpha.py": """
+        class AlphaConfig(PreTrainedConfig):
+            model_type = "alpha"
+            sub_configs = {"text_config": TextConfig}
+
+        class AlphaModel(PreTrainedModel):
+            config: AlphaConfig
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.language_model = AutoModel.from_config(config.text_config)
+                self.post_init()
+    """,
+    "src/transformers/models/beta/modeling_beta.py": """
+        class BetaConfig(PreTrainedConfig):
+            model_type = "beta"
+
+        class BetaModel(PreTrainedModel):
+            config: BetaConfig
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                layer_class = BetaCrossLayer if config.cross else BetaLayer
+                self.layers = nn.ModuleList([layer_class(config) for _ in range(2)])
+                self.post_init()
+
+        class BetaLayer(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.dense = nn.Linear(4, 4)
+
+        class BetaCrossLayer(BetaLayer):
+            pass
+    """,
+    "src/transformers/models/delta/modeling_delta.py": """
+        class DeltaConfig(PreTrainedConfig):
+            model_type = "delta"
+            sub_configs = {"backbone_config": AutoConfig}
+
+        class DeltaModel(PreTrainedModel):
+            config: DeltaConfig
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.vision = load_backbone(config)
+                self.post_init()
+    """,
+}
+
+
+@pytest.fixture
+def checkout(make_repo):
+    files = {"tests/test_modeling_common.py": COMMON}
+    for name in ("Alpha", "Beta", "Delta"):
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
+    return write_tree(make_repo(files), LIBRARY)
+
+
+def _verdicts(results, test):
+    entry = results[test]
+    return {key: entry[f"models_{key}"] for key in ("ran", "skipped", "undecided")}
+
+
+def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
+    """alpha's own class records nothing, the text model it builds through AutoModel does."""
+    results = scan(checkout)
+    assert _verdicts(results, "test_capture_outputs") == {
+        "ran": ["alpha"],
+        "skipped": ["beta"],
+        "undecided": ["delta"],
+    }
+    assert results["test_capture_outputs"]["reasons_skipped"] == [
+        "beta: No usage of the `capture_outputs` decorator."
+    ]
+
+
+def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
+    """alpha supports SDPA, its text model does not: the whole model is skipped."""
+    results = scan(checkout)
+    assert _verdicts(results, "test_attention_parts") == {
+        "ran": ["beta"],
+        "skipped": ["alpha"],
+        "undecided": ["delta"],
+    }
+
+
+def test_conversions_of_a_nested_model_type_count(checkout, scan):
+    """alpha has no conversion of its own; its nested model's type (text) has one."""
+    results = scan(checkout)
+    assert _verdicts(results, "test_nested_conversions") == {
+        "ran": ["alpha"],
+        "skipped": ["beta"],
+        "undecided": ["delta"],
+    }
