@@ -13,7 +13,6 @@ condition, since whether the condition holds is not read here.
 from __future__ import annotations
 
 import builtins
-from weakref import WeakKeyDictionary
 
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
@@ -47,10 +46,8 @@ _SAFE_BASES = frozenset(
 )  # fmt: skip
 _AUTO_PREFIXES = ("AutoModel", "AutoBackbone")
 
-_CACHE: WeakKeyDictionary[Library, dict[tuple[str, str], tuple[LibraryClass, ...] | None]] = (
-    WeakKeyDictionary()
-)
-_IN_PROGRESS = object()
+# Classes whose tree is being followed: one met again builds itself, which is not followed.
+_IN_PROGRESS: set[tuple[int, str, str]] = set()
 
 
 def is_model(library: Library, info: LibraryClass) -> bool:
@@ -61,16 +58,21 @@ def is_model(library: Library, info: LibraryClass) -> bool:
 def built_models(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
     """The library's models an instance of ``info`` holds, itself first when it is one, each once;
     None when its construction cannot be followed with certainty."""
-    cache = _CACHE.setdefault(library, {})
-    key = (library.path_of(info) or "", info.name)
-    if key in cache:
-        found = cache[key]
-        return None if found is _IN_PROGRESS else found
-    cache[key] = _IN_PROGRESS  # a class building itself: not followed
+    path = library.path_of(info) or ""
+    guard = (id(library), path, info.name)
+    if guard in _IN_PROGRESS:
+        return None
+    _IN_PROGRESS.add(guard)
+    try:
+        return library.memoized(("built_models", path, info.name), lambda: _built_models(library, info))
+    finally:
+        _IN_PROGRESS.discard(guard)
+
+
+def _built_models(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
     models = _follow(library, info)
     if models is not None and is_model(library, info):
         models = (info, *[model for model in models if model is not info])
-    cache[key] = models
     return models
 
 
