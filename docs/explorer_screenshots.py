@@ -1,10 +1,10 @@
 """Make the screenshots in docs/explorer.md: the explorer page of a real Llama trace, and of a comparison.
 
 Both models are transformers' LlamaForCausalLM with random weights from a small config (no
-download). The first trace is written by transformers' own debugger; the comparison is between
-two traces this project's debugger wrote with ``use_repr=False``, the second model carrying a
-porting bug (a few rows of layer 1's MLP up-projection scaled). Run from the repository root
-(needs transformers, playwright and a system Chromium)::
+download), traced by this project's debugger (so the rows show module classes): the first with
+printed values; the comparison is between two traces written with ``use_repr=False``, the second
+model carrying a porting bug (a few rows of layer 1's MLP up-projection scaled). Run from the
+repository root (needs transformers, playwright and a system Chromium)::
 
     .venv/bin/python docs/explorer_screenshots.py            # writes docs/explorer/*.png
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model_debugging.explorer import write_view  # noqa: E402
-from tests.explorer.traces import write_llama_trace, write_upstream_llama_trace  # noqa: E402
+from tests.explorer.traces import write_llama_trace  # noqa: E402
 
 VIEWPORT = {"width": 1400, "height": 760}
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args.output_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as playwright:
         root = Path(scratch)
-        single = write_view(write_upstream_llama_trace(root / "upstream", layers=2))
+        single = write_view(write_llama_trace(root / "single", layers=2))
         reference = write_llama_trace(root / "reference", layers=4, use_repr=False)
         candidate = write_llama_trace(root / "candidate", layers=4, use_repr=False, broken_layer=1)
         compared = write_view(reference, root / "compare.html", compare=candidate)

@@ -30,6 +30,7 @@ class CallComparison:
     level: int = 0
     verdict: str = ""
     candidate_path: str | None = None
+    candidate_class: str | None = None  # the candidate call's module class, when its trace records it
     max_abs_diff: float | None = None
     max_rel_diff: float | None = None
     mean_abs_diff: float | None = None
@@ -48,6 +49,8 @@ class CallComparison:
                 meanAbsDiff=json_number(self.mean_abs_diff),
                 details=list(self.details),
             )
+            if self.candidate_class is not None:
+                entry["candidateClass"] = self.candidate_class
             if self.alignment is not None:
                 entry["alignment"] = self.alignment
         return entry

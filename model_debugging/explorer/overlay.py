@@ -37,9 +37,10 @@ def _call_key(call: CallView) -> tuple[str, int]:
 
 
 def _reference_comparisons(
-    row_of: dict[tuple[str, int], int], result: TraceComparison
+    row_of: dict[tuple[str, int], int], candidate: list[CallView], result: TraceComparison
 ) -> tuple[dict[int, CallComparison], dict[tuple[str, int], int]]:
     """Each matched reference row's comparison, and the reference row of each matched candidate call."""
+    candidate_classes = {_call_key(call): call.node.module_class for call in candidate}
     comparisons: dict[int, CallComparison] = {}
     candidate_rows: dict[tuple[str, int], int] = {}
     candidate_calls: Counter[str] = Counter()
@@ -48,18 +49,20 @@ def _reference_comparisons(
         if row is None:  # not a call of the reference trace: nowhere to show it in this tree
             continue
         diverged = module.status is not ModuleStatus.EQUAL
+        candidate_key = (module.candidate_path, candidate_calls[module.candidate_path])
         comparisons[row] = CallComparison(
             status=CallStatus.DIVERGED if diverged else CallStatus.EQUAL,
             level=divergence_level(module.max_abs_diff, result.atol) if diverged else 0,
             verdict=module.status.value,
             candidate_path=module.candidate_path,
+            candidate_class=candidate_classes.get(candidate_key),
             max_abs_diff=module.max_abs_diff,
             max_rel_diff=module.max_rel_diff,
             mean_abs_diff=module.mean_abs_diff,
             details=tuple(module.details),
             alignment=None if module.alignment is AlignmentKind.PATH else module.alignment.value,
         )
-        candidate_rows[(module.candidate_path, candidate_calls[module.candidate_path])] = row
+        candidate_rows[candidate_key] = row
         candidate_calls[module.candidate_path] += 1
     return comparisons, candidate_rows
 
@@ -99,7 +102,7 @@ def overlay_comparison(
 ) -> OverlaidTree:
     """The merged tree of ``reference`` and the calls only ``candidate`` made, coloured by ``result``."""
     row_of = {_call_key(call): index for index, call in enumerate(reference)}
-    comparisons, candidate_rows = _reference_comparisons(row_of, result)
+    comparisons, candidate_rows = _reference_comparisons(row_of, candidate, result)
     children = _children_with_candidate_only(reference, candidate, candidate_rows)
     only_reference, only_candidate = (
         frozenset(result.unmatched_reference),

@@ -222,6 +222,10 @@ def test_calls_compare_aligned_are_marked_and_the_inferred_renames_offered(tmp_p
     assert origin["path"] == "LlamaForCausalLM.model.layers.1.mlp.gate_proj"
     assert origin["comparison"]["alignment"] == "fused"
     assert origin["comparison"]["candidatePath"] == "Phi3ForCausalLM.model.layers.1.mlp.gate_up_proj"
+    # each matched call carries the candidate's class, here a different one than the reference's
+    mlp = nodes["LlamaForCausalLM.model.layers.1.mlp"]
+    assert document["classes"][mlp["cls"]] == "transformers.models.llama.modeling_llama.LlamaMLP"
+    assert mlp["comparison"]["candidateClass"] == "transformers.models.phi3.modeling_phi3.Phi3MLP"
     # the other half of the fused projection, and the candidate's dropouts, are accounted for
     assert nodes["LlamaForCausalLM.model.layers.1.mlp.up_proj"]["comparison"] == {"status": "accounted"}
     dropout = nodes["Phi3ForCausalLM.model.layers.1.resid_mlp_dropout"]

@@ -70,6 +70,7 @@ function renderDetail(view, i) {
   const cmp = node.comparison;
   if (cmp && (cmp.status === "equal" || cmp.status === "diverged")) {
     facts.push(["compare", cmp.verdict], ["candidate", cmp.candidatePath]);
+    if (cmp.candidateClass && cmp.candidateClass !== qualified) facts.push(["candidate class", cmp.candidateClass]);
     if (cmp.alignment) facts.push(["paired", `by the alignment (${cmp.alignment})`]);
     if (cmp.maxAbsDiff !== null) facts.push(["max abs diff", number(cmp.maxAbsDiff)], ["max rel diff", number(cmp.maxRelDiff)], ["mean abs diff", number(cmp.meanAbsDiff)]);
     for (const line of cmp.details) facts.push(["detail", line]);
