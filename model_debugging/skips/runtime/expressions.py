@@ -10,6 +10,7 @@ from collections.abc import Callable
 from model_debugging.skips.runtime import attributes, environment, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.model_calls import ModelOutputs, call_model, outputs_contain
 from model_debugging.skips.runtime.values import (
     Builtin,
     Config,
@@ -161,7 +162,11 @@ class Evaluator:
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.value(right_node, variables)
             if isinstance(op, (ast.In, ast.NotIn)):
-                found = attributes.contains(self.facts, right, left)
+                found = (
+                    outputs_contain(self.facts, right, left)
+                    if isinstance(right, ModelOutputs) and isinstance(left, str)
+                    else attributes.contains(self.facts, right, left)
+                )
                 if found is None:
                     return unknown
                 outcome = found if isinstance(op, ast.In) else not found
@@ -250,6 +255,11 @@ class Evaluator:
             return self.call_helper(function.name, arguments, keywords)
         if isinstance(function, Builtin):
             return _builtin(self.facts, function.name, arguments, unknown)
+        if isinstance(function, ModelInstance):  # model(**inputs)
+            unpacked = [
+                self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg is None
+            ]
+            return call_model(function, keywords, unpacked)
         if isinstance(function, ModelClass):  # model_class(config)
             config = arguments[0] if arguments and isinstance(arguments[0], Config) else unknown
             return ModelInstance(function.info, config)

@@ -1,0 +1,233 @@
+"""What a model's ``forward`` returns, read from the source of the library file that defines it.
+
+The library's records keep names and literals only; the generation tests also ask whether the
+output of ``model(**inputs)`` holds ``past_key_values``. That depends on the output class the
+forward is annotated to return (a ``ModelOutput`` dataclass: a field it lacks is never a key, a
+field left None is dropped from its keys) and on how the model's file gates its cache on
+``use_cache``. Files are read through :meth:`Library.source` and parsed once per library
+(:meth:`Library.memoized`, so a verdict cache knows which files a verdict read).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.records import LibraryClass
+
+_OUTPUT_BASE = "ModelOutput"
+# Calls that build a model from a sub-configuration chosen at run time (its cache is not in this file).
+_DELEGATING = frozenset({"from_config", "_from_config"})
+
+
+@dataclass(frozen=True)
+class CacheGating:
+    """How a modeling file's forwards treat ``use_cache``.
+
+    ``gated``: some forward builds a cache only when ``use_cache`` is true (``if use_cache and
+    past_key_values is None: past_key_values = DynamicCache(...)``); ``ungated``: some forward builds
+    one whatever ``use_cache`` is; ``overridden``: some forward assigns ``use_cache`` other than from
+    its argument or the configuration (outside training-only branches); ``delegated``: the file
+    builds a model from a sub-configuration (``AutoModel.from_config``), whose cache is elsewhere.
+    """
+
+    gated: bool
+    ungated: bool
+    overridden: bool
+    delegated: bool
+
+    @property
+    def follows_use_cache(self) -> bool:
+        """The returned cache exists exactly when ``use_cache`` is true."""
+        return self.gated and not (self.ungated or self.overridden or self.delegated)
+
+
+def parsed_file(library: Library, path: str) -> ast.Module | None:
+    """The ``ast`` of a library file, parsed once per library (its read is replayed for tracking)."""
+    return library.memoized(("parsed_file", path), lambda: _parse(library.source(path)))
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    try:
+        return ast.parse(text) if text is not None else None
+    except SyntaxError:
+        return None
+
+
+def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.FunctionDef] | None:
+    """The definition of ``name`` first found along ``info``'s MRO, with the path of its file."""
+    owner = library.defines(info, name)
+    path = library.path_of(owner) if owner is not None else None
+    tree = parsed_file(library, path) if path is not None else None
+    if tree is None:
+        return None
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner.name]
+    classes.sort(key=lambda node: node.lineno != owner.line)  # the one at the recorded line first
+    for node in classes[:1]:
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name == name:
+                return path, item
+    return None
+
+
+def output_fields(library: Library, info: LibraryClass) -> tuple[frozenset[str], ...] | None:
+    """The fields of each ``ModelOutput`` class ``forward``'s return annotation names; None when it
+    names none (or one whose fields cannot all be read)."""
+    found = _method(library, info, "forward")
+    if found is None or found[1].returns is None:
+        return None
+    path, function = found
+    annotation = function.returns
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    names = [
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(annotation)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    ]
+    outputs = [_fields(library, name, path) for name in names]
+    if any(fields is _UNREADABLE for fields in outputs):
+        return None
+    found_fields = tuple(fields for fields in outputs if isinstance(fields, frozenset))
+    return found_fields or None
+
+
+_UNREADABLE = object()  # an output class whose fields could not all be read
+
+
+def _fields(library: Library, name: str, near: str, depth: int = 0) -> object:
+    """The fields of the output class ``name`` (seen from the file ``near``); None when ``name`` is
+    not an output class; :data:`_UNREADABLE` when it is one only partly read."""
+    if name == _OUTPUT_BASE:
+        return frozenset()
+    if depth > 8:
+        return _UNREADABLE
+    record = library.find(name, near)
+    if record is not None:
+        fields = {key for key, _ in record.attributes}
+        bases = [(base, library.path_of(record) or near) for base in record.bases]
+    else:
+        node = _shared_output(library, name, near)
+        if node is None:
+            return None
+        fields = {
+            item.target.id
+            for item in node.body
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+        }
+        bases = [(base.id, near) for base in node.bases if isinstance(base, ast.Name)]
+    is_output = False
+    for base, where in bases:
+        inherited = _fields(library, base, where, depth + 1)
+        if inherited is _UNREADABLE:
+            return _UNREADABLE
+        if isinstance(inherited, frozenset):
+            is_output = True
+            fields |= inherited
+    return frozenset(fields) if is_output else None
+
+
+def _shared_output(library: Library, name: str, near: str) -> ast.ClassDef | None:
+    """``name`` in the package's ``modeling_outputs.py`` (where the shared output classes live)."""
+    package = near.split("/models/")[0] if "/models/" in near else near.rsplit("/", 1)[0]
+    tree = parsed_file(library, f"{package}/modeling_outputs.py")
+    if tree is None:
+        return None
+    return next((node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name), None)
+
+
+def parameter_default(library: Library, info: LibraryClass, method: str, parameter: str) -> object:
+    """The literal default of ``parameter`` in ``method`` (None when it has none or is not literal)."""
+    found = _method(library, info, method)
+    if found is None:
+        return None
+    arguments = found[1].args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [
+        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
+        *((item, default) for item, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)),
+    ]
+    for argument, default in pairs:
+        if argument.arg == parameter and isinstance(default, ast.Constant):
+            return default.value
+    return None
+
+
+def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
+    """How the forwards of the file defining ``info``'s ``forward`` gate the cache."""
+    found = _method(library, info, "forward")
+    tree = parsed_file(library, found[0]) if found is not None else None
+    if tree is None:
+        return None
+    flags = {"gated": False, "ungated": False, "overridden": False}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "forward":
+            _visit(node.body, (), flags)
+    delegated = any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DELEGATING
+        for node in ast.walk(tree)
+    )
+    return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated)
+
+
+def _visit(statements: list[ast.stmt], conditions: tuple[ast.expr, ...], flags: dict[str, bool]) -> None:
+    """Walk a forward's statements with the ``if`` tests that must hold to reach each one."""
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            _visit(statement.body, (*conditions, statement.test), flags)
+            _visit(statement.orelse, (*conditions, ast.UnaryOp(ast.Not(), statement.test)), flags)
+            continue
+        if isinstance(statement, (ast.For, ast.While, ast.With, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                _visit(getattr(statement, block, []), conditions, flags)
+            for handler in getattr(statement, "handlers", []):
+                _visit(handler.body, conditions, flags)
+            continue
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        names = {target.id for target in targets if isinstance(target, ast.Name)}
+        if "use_cache" in names and not _from_argument(statement.value) and not _training_only(conditions):
+            flags["overridden"] = True
+        if "past_key_values" in names and isinstance(statement.value, ast.Call):
+            flags["gated" if any(_requires_use_cache(test) for test in conditions) else "ungated"] = True
+
+
+def _from_argument(value: ast.expr | None) -> bool:
+    """``use_cache if use_cache is not None else self.config.use_cache`` (or the plain argument)."""
+    if isinstance(value, ast.Name):
+        return value.id == "use_cache"
+    return (
+        isinstance(value, ast.IfExp)
+        and isinstance(value.body, ast.Name)
+        and value.body.id == "use_cache"
+        and isinstance(value.orelse, ast.Attribute)
+        and value.orelse.attr == "use_cache"
+    )
+
+
+def _training_only(conditions: tuple[ast.expr, ...]) -> bool:
+    """A branch taken only while training with gradient checkpointing (never by default)."""
+    return any(
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.And)
+        and any(
+            isinstance(part, ast.Attribute) and part.attr == "gradient_checkpointing" for part in test.values
+        )
+        for test in conditions
+    )
+
+
+def _requires_use_cache(test: ast.expr) -> bool:
+    """A test that is false whenever ``use_cache`` is: ``use_cache`` itself, or an ``and`` with it."""
+    if isinstance(test, ast.Name):
+        return test.id == "use_cache"
+    return (
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.And)
+        and any(map(_requires_use_cache, test.values))
+    )

@@ -1,0 +1,64 @@
+"""``model(**inputs)`` in a common test: which keys its output holds, decided from the library.
+
+A ``ModelOutput`` drops its None fields from its keys. ``"past_key_values" in outputs`` is False
+when no output class the forward returns has that field; when they all have it, and the model's
+file builds its cache exactly when ``use_cache`` is true, it is the value of ``use_cache``: the
+one passed to the call, else the forward's literal default, else the configuration's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model_debugging.skips.library import model_outputs
+from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.config_methods import text_config
+from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
+
+_CACHE = "past_key_values"
+
+
+@dataclass(frozen=True)
+class ModelOutputs:
+    """What ``model(...)`` returned: the model, and the ``use_cache`` passed (:data:`ABSENT` if none)."""
+
+    model: ModelInstance
+    use_cache: object
+
+
+def call_model(model: ModelInstance, keywords: dict[str, object], unpacked: list[object]) -> object:
+    """``model(**unpacked, **keywords)``: an unknown ``**`` leaves ``use_cache`` unknown."""
+    use_cache = keywords.get("use_cache", ABSENT)
+    for passed in unpacked:
+        if not isinstance(passed, dict):
+            return ModelOutputs(model, Unknown("use_cache"))
+        if _CACHE in passed:  # a cache passed in comes back whatever use_cache says
+            return ModelOutputs(model, Unknown(_CACHE))
+        use_cache = passed.get("use_cache", use_cache)
+    return ModelOutputs(model, use_cache)
+
+
+def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> bool | None:
+    """``key in outputs``, or None when only the run knows."""
+    library, info = facts.library, outputs.model.info
+    outputs_fields = model_outputs.output_fields(library, info)
+    if outputs_fields is None:
+        return None
+    fields = [key in names for names in outputs_fields]
+    if not any(fields):
+        return False
+    if key != _CACHE or not all(fields):
+        return None
+    gating = model_outputs.cache_gating(library, info)
+    if gating is None or not gating.follows_use_cache:
+        return None
+    use_cache = outputs.use_cache
+    if use_cache is ABSENT or use_cache is None:
+        use_cache = model_outputs.parameter_default(library, info, "forward", "use_cache")
+    if use_cache is None:
+        config = outputs.model.config
+        if not isinstance(config, Config) or text_config(facts, config, None, None, Unknown()) != config:
+            return None  # a composite model reads the flag of its text part
+        use_cache = config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)
+    return use_cache if isinstance(use_cache, bool) else None
