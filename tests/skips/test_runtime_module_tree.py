@@ -2,8 +2,9 @@
 calls of the library's ``__init__`` methods on a tiny fake checkout.
 
 ``alpha`` holds a nested model built through ``AutoModel.from_config(config.text_config)``: its
-flags and its model type count. ``beta`` holds no other model. ``delta`` builds its vision part
-through a helper function the analyzer cannot follow, so what depends on it stays undecided.
+flags and its model type count. ``beta`` holds no other model. ``epsilon`` builds its text model in
+a method its ``__init__`` calls. ``delta`` builds its vision part through a helper function the
+analyzer cannot follow, so what depends on it stays undecided.
 """
 
 import pytest
@@ -155,6 +156,35 @@ LIBRARY = {
         class BetaCrossLayer(BetaLayer):
             pass
     """,
+    # epsilon builds its text model in a method __init__ calls, its layers from a table and an import
+    "src/transformers/models/epsilon/modeling_epsilon.py": """
+        from ...activations import ACT2CLS
+
+        class EpsilonConfig(PreTrainedConfig):
+            model_type = "epsilon"
+
+        class EpsilonLayer(nn.Module):
+            pass
+
+        class EpsilonSdpaLayer(EpsilonLayer):
+            pass
+
+        EPSILON_LAYER_CLASSES = {"eager": EpsilonLayer, "sdpa": EpsilonSdpaLayer}
+
+        class EpsilonModel(PreTrainedModel):
+            config: EpsilonConfig
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.layer = EPSILON_LAYER_CLASSES[config._attn_implementation](config)
+                self.act = ACT2CLS[config.hidden_act]()
+                self._init_parts(config)
+                self.post_init()
+
+            def _init_parts(self, config):
+                self.text = TextModel(config)
+    """,
     "src/transformers/models/delta/modeling_delta.py": """
         class DeltaConfig(PreTrainedConfig):
             model_type = "delta"
@@ -175,7 +205,7 @@ LIBRARY = {
 @pytest.fixture
 def checkout(make_repo):
     files = {"tests/test_modeling_common.py": COMMON}
-    for name in ("Alpha", "Beta", "Delta"):
+    for name in ("Alpha", "Beta", "Delta", "Epsilon"):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
     return write_tree(make_repo(files), LIBRARY)
 
@@ -189,7 +219,7 @@ def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
     """alpha's own class records nothing, the text model it builds through AutoModel does."""
     results = scan(checkout)
     assert _verdicts(results, "test_capture_outputs") == {
-        "ran": ["alpha"],
+        "ran": ["alpha", "epsilon"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }
@@ -203,7 +233,7 @@ def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
     results = scan(checkout)
     assert _verdicts(results, "test_attention_parts") == {
         "ran": ["beta"],
-        "skipped": ["alpha"],
+        "skipped": ["alpha", "epsilon"],
         "undecided": ["delta"],
     }
 
@@ -212,7 +242,7 @@ def test_conversions_of_a_nested_model_type_count(checkout, scan):
     """alpha has no conversion of its own; its nested model's type (text) has one."""
     results = scan(checkout)
     assert _verdicts(results, "test_nested_conversions") == {
-        "ran": ["alpha"],
+        "ran": ["alpha", "epsilon"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }

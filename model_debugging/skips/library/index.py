@@ -121,6 +121,11 @@ class Library:
             self._recordings[-1].add(found[1])
         return found[0]
 
+    def imported_from(self, path: str, name: str) -> str | None:
+        """The module file ``path`` imports ``name`` from, as written (``..activations``), or None."""
+        self._read(files=(path,))
+        return self._imports.get(path, {}).get(name)
+
     def find(self, name: str, near: str | None = None) -> LibraryClass | None:
         """The class called ``name``; ``near`` is the path of the file that refers to it."""
         self._read(names=(name,))

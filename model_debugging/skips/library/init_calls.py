@@ -16,24 +16,51 @@ from model_debugging.skips.library.records import InitCall
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
 
 
-def read_init_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[InitCall, ...]:
-    """The calls in ``function``'s body, in source order (nested functions and lambdas are left out)."""
-    calls: list[InitCall] = []
-    aliases = _class_aliases(function)
+def read_init_calls(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    owner: ast.ClassDef,
+    tables: dict[str, tuple[str, ...]],
+) -> tuple[InitCall, ...]:
+    """The calls in ``function``'s body, in source order (nested functions and lambdas are left out).
 
-    def visit(node: ast.AST, conditional: bool) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return
-        if isinstance(node, ast.comprehension):
-            conditional = conditional or bool(node.ifs)
-        if isinstance(node, ast.Call):
+    A call of another method of ``owner`` (``self._init_layers()``) is replaced by that method's own
+    calls; ``tables`` are the file's module-level dicts of classes (``X_ATTENTION_CLASSES``), whose
+    entries a call of ``TABLE[key](...)`` may build.
+    """
+    methods = {
+        item.name: item for item in owner.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    calls: list[InitCall] = []
+
+    def read(
+        body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
+    ) -> None:
+        aliases = _class_aliases(body, tables)
+
+        def visit(node: ast.AST, conditional: bool) -> None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return
+            if isinstance(node, ast.comprehension):
+                conditional = conditional or bool(node.ifs)
+            if isinstance(node, ast.Call):
+                _record(node, conditional)
+            inner = conditional or isinstance(node, _CONDITIONAL)
+            for child in ast.iter_child_nodes(node):
+                # the test of an `if` always runs; only its branches are conditional
+                visit(child, conditional if isinstance(node, ast.If) and child is node.test else inner)
+
+        def _record(node: ast.Call, conditional: bool) -> None:
+            callee = _callee(node.func)
+            method = callee.removeprefix("self.")
+            if callee.startswith("self.") and method in methods and method not in inlined:
+                read(methods[method], conditional, (*inlined, method))
+                return
             argument = (
                 node.args[0]
                 if node.args
                 else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
             )
-            callee = _callee(node.func)
-            choices = aliases.get(callee, (callee,))
+            choices = aliases.get(callee) or _choices(node.func, tables) or (callee,)
             calls.extend(
                 InitCall(
                     callee=choice,
@@ -42,31 +69,56 @@ def read_init_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[I
                 )
                 for choice in choices
             )
-        inner = conditional or isinstance(node, _CONDITIONAL)
-        for child in ast.iter_child_nodes(node):
-            # the test of an `if` always runs; only its branches are conditional
-            visit(child, conditional if isinstance(node, ast.If) and child is node.test else inner)
 
-    for statement in function.body:
-        visit(statement, False)
+        for statement in body.body:
+            visit(statement, conditional)
+
+    read(function, False, (function.name,))
     return tuple(calls)
 
 
-def _class_aliases(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
-    """Local names bound once to a class or to one of two (``cls = A if cross else B``): the
-    classes a call of that name may build."""
+def class_tables(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
+    """Module-level ``NAME = {"key": SomeClass, ...}`` dicts whose values are all class names."""
+    tables: dict[str, tuple[str, ...]] = {}
+    for node in body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Dict)
+            and node.value.values
+            and all(isinstance(value, (ast.Name, ast.Attribute)) for value in node.value.values)
+        ):
+            tables[node.targets[0].id] = tuple(_callee(value) for value in node.value.values)
+    return tables
+
+
+def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The classes ``node`` may name: one class, either of ``A if c else B``, or a table's entries."""
+    if isinstance(node, ast.IfExp):
+        body, orelse = _choices(node.body, tables), _choices(node.orelse, tables)
+        return (*body, *orelse) if body and orelse else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return tables.get(node.value.id)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return (_callee(node),)
+    return None
+
+
+def _class_aliases(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Local names bound once to a class, to one of two (``cls = A if cross else B``) or to a
+    table's entry: the classes a call of that name may build."""
     bound: dict[str, list[ast.expr]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
     aliases: dict[str, tuple[str, ...]] = {}
     for name, values in bound.items():
-        if len(values) != 1:
-            continue
-        value = values[0]
-        choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
-        if all(isinstance(choice, (ast.Name, ast.Attribute)) for choice in choices):
-            aliases[name] = tuple(_callee(choice) for choice in choices)
+        choices = _choices(values[0], tables) if len(values) == 1 else None
+        if choices:
+            aliases[name] = choices
     return aliases
 
 

@@ -13,6 +13,7 @@ condition, since whether the condition holds is not read here.
 from __future__ import annotations
 
 import builtins
+import re
 
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
@@ -24,7 +25,16 @@ _BASE_CONFIG = "PreTrainedConfig"
 _CHAIN_ENDS = frozenset({_BASE_MODEL, "Module", "GenerationMixin"})
 # Calls that build no model of the library: torch's own modules and functions, logging, arithmetic,
 # and the helpers of the library that return tensors, activations or numbers.
-_SAFE_ROOTS = frozenset({"nn", "torch", "math", "np", "numpy", "logger", "warnings", "init", "copy", "F"})
+_SAFE_ROOTS = frozenset(
+    {"nn", "torch", "math", "np", "numpy", "logger", "warnings", "init", "copy", "F", "deepspeed"}
+)
+# Modules whose names, imported into a modeling file, build no model of the library: torch and the
+# standard library, the library's activations, torch helpers, integrations and import checks.
+_SAFE_PACKAGES = frozenset({"torch", "functools", "math", "copy", "itertools", "collections", "numpy"})
+_SAFE_MODULES = frozenset(
+    {"activations", "pytorch_utils", "utils", "import_utils", "generic", "deepspeed", "hub_kernels",
+     "integrations", "modeling_rope_utils", "masking_utils", "modeling_flash_attention_utils"}
+)  # fmt: skip
 _SAFE_FUNCTIONS = frozenset(
     {
         "OrderedDict", "partial", "deepcopy", "requires_backends", "rope_init_fn", "get_activation",
@@ -45,6 +55,8 @@ _SAFE_BASES = frozenset(
     }
 )  # fmt: skip
 _AUTO_PREFIXES = ("AutoModel", "AutoBackbone")
+_HEAD = re.compile(r"[A-Za-z_]\w*|")
+_VALUE_METHOD = re.compile(r"[)\]]\.(?!from_config$|_from_config$)[a-z_]\w*$")
 
 # Classes whose tree is being followed: one met again builds itself, which is not followed.
 _IN_PROGRESS: set[tuple[int, str, str]] = set()
@@ -127,8 +139,13 @@ def _models_of_call(
 ) -> tuple[LibraryClass, ...] | None:
     """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
     () for a call that builds none, None when it cannot be told."""
+    if _VALUE_METHOD.search(call.callee):
+        return ()  # a method of a computed value (`A.expand(n).contiguous()`, `x[:-1].repeat(2)`)
     parts = call.callee.split(".")
-    head = parts[0]
+    head = _HEAD.match(call.callee).group()
+    if head != parts[0]:  # a table entry (`ACT2CLS[name](...)`): only an imported table is known
+        module = library.imported_from(library.path_of(owner) or "", head)
+        return () if module is not None and _builds_no_model(module) else None
     if head.startswith(_AUTO_PREFIXES):
         chosen = _auto_choice(library, info, head, call) if parts[1:] == ["from_config"] else None
         return None if chosen is None else built_models(library, chosen)
@@ -136,9 +153,13 @@ def _models_of_call(
         return () if len(parts) > 2 or parts[1] in _SAFE_SELF else None
     if head in _SAFE_ROOTS or head in _SAFE_FUNCTIONS or head in ("config", "super"):
         return ()
-    found = library.find(head, library.path_of(owner))
+    path = library.path_of(owner)
+    found = library.find(head, path)
     if found is None:
         if len(parts) == 1 and hasattr(builtins, head):
+            return ()
+        module = library.imported_from(path, head) if path is not None else None
+        if module is not None and _builds_no_model(module):
             return ()
         if len(parts) == 2 and not head[:1].isupper() and parts[1] not in _CLASS_CONSTRUCTORS:
             return ()  # a method of a local value (`layers.append`, `inv_freq.clone`)
@@ -148,6 +169,12 @@ def _models_of_call(
     if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
         return ()  # a configuration, not a module
     return built_models(library, found)
+
+
+def _builds_no_model(module: str) -> bool:
+    """Whether names imported from ``module`` (``..activations``, ``torch.nn``) never build a model."""
+    parts = module.lstrip(".").split(".")
+    return (not module.startswith(".") and parts[0] in _SAFE_PACKAGES) or parts[-1] in _SAFE_MODULES
 
 
 def _auto_choice(library: Library, info: LibraryClass, auto: str, call: InitCall) -> LibraryClass | None:

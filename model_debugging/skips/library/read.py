@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.init_calls import read_init_calls
+from model_debugging.skips.library.init_calls import class_tables, read_init_calls
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
@@ -41,9 +41,10 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     classes: list[LibraryClass] = []
     mappings: list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = []
     imports: list[tuple[str, str]] = []
+    tables = class_tables(tree.body)
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
-            classes.append(_read_class(node))
+            classes.append(_read_class(node, tables))
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             module = "." * node.level + node.module
             imports.extend((alias.asname or alias.name, module) for alias in node.names)
@@ -139,7 +140,7 @@ def _is_availability_check(node: ast.expr) -> bool:
     return name.startswith("is_") and name.endswith("_available")
 
 
-def _read_class(node: ast.ClassDef) -> LibraryClass:
+def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> LibraryClass:
     attributes: list[tuple[str, Value]] = []
     methods: list[str] = []
     signatures: list[tuple[str, tuple[str, ...]]] = []
@@ -165,7 +166,7 @@ def _read_class(node: ast.ClassDef) -> LibraryClass:
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
             if item.name == "__init__":
-                init_calls = read_init_calls(item)
+                init_calls = read_init_calls(item, node, tables)
             if item.name in _INIT_METHODS:
                 defaults, others, as_set = _init_assignments(item)
                 init_defaults.extend(defaults)
