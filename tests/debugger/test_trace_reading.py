@@ -156,10 +156,10 @@ def test_module_calls_are_read_with_their_class(tmp_path):
     with model_addition_debugger_context(model, debug_path=tmp_path):
         model(torch.ones(1, 2))
     trace = read_trace(tmp_path)
-    assert [(node.module_path, node.module_class, node.class_name) for node in trace.nodes] == [
-        ("Sequential", "torch.nn.modules.container.Sequential", "Sequential"),
-        ("Sequential.0", "torch.nn.modules.linear.Linear", "Linear"),
-        ("Sequential.1", "torch.nn.modules.activation.ReLU", "ReLU"),
+    assert [(node.module_path, node.module_class) for node in trace.nodes] == [
+        ("Sequential", "torch.nn.modules.container.Sequential"),
+        ("Sequential.0", "torch.nn.modules.linear.Linear"),
+        ("Sequential.1", "torch.nn.modules.activation.ReLU"),
     ]
     assert list(load_trace(tmp_path)["module_class"]) == [node.module_class for node in trace.nodes]
 
@@ -169,4 +169,4 @@ def test_a_missing_or_unusable_module_class_reads_as_not_recorded(tmp_path, trac
     writer = trace_writer(tmp_path)
     extra = {} if recorded is None else {"module_class": recorded}
     (node,) = read_trace(writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, **extra))).nodes
-    assert node.module_class is None and node.class_name is None
+    assert node.module_class is None

@@ -36,8 +36,9 @@ def load_trace(path: str | os.PathLike) -> pd.DataFrame:
 
     Columns: ``order``, ``module_path``, ``module_class`` (None when the trace does not record it),
     ``depth``, ``call_index``, ``is_leaf``, ``input_shapes`` / ``input_dtypes`` / ``output_shapes`` /
-    ``output_dtypes`` (dicts keyed by sub-path; outputs are None when not recorded), ``mean``/``std``/``min``/``max`` of the first output tensor with
-    statistics (else of the first such input; NaN when there is none), and ``exception``.
+    ``output_dtypes`` (dicts keyed by sub-path; outputs are None when not recorded),
+    ``mean``/``std``/``min``/``max`` of the first output tensor with statistics (else of the first
+    such input; NaN when there is none), and ``exception``.
     """
     rows = []
     for node in read_trace(path).nodes:

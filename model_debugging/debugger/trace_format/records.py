@@ -71,11 +71,6 @@ class TraceNode:
     module_class: str | None = None
 
     @property
-    def class_name(self) -> str | None:
-        """The short name of ``module_class`` (``LlamaAttention``), None when it is not recorded."""
-        return None if self.module_class is None else self.module_class.rpartition(".")[2]
-
-    @property
     def records(self) -> tuple[TensorRecord, ...]:
         """The inputs' records followed by the outputs' (when recorded)."""
         return self.inputs + (self.outputs or ())
