@@ -325,7 +325,8 @@ def call_method(
         return owner
     if isinstance(owner, Tester):
         if name == "prepare_config_and_inputs_for_common":
-            return (Config(facts.config_class), Unknown("inputs_dict"))
+            inputs = facts.common_inputs
+            return (Config(facts.config_class), Unknown("inputs_dict") if inputs is None else dict(inputs))
         if name == "get_config":
             return Config(facts.config_class)
         return unknown

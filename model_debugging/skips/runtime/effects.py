@@ -75,6 +75,12 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
         elif isinstance(inner, (ast.Name)) and isinstance(inner.ctx, ast.Store):
             names.add(inner.id)
         elif (
+            isinstance(inner, ast.Subscript)
+            and isinstance(inner.ctx, (ast.Store, ast.Del))
+            and isinstance(inner.value, ast.Name)
+        ):
+            names.add(inner.value.id)  # inputs["use_cache"] = True, del inputs["labels"]
+        elif (
             isinstance(inner, ast.Attribute)
             and isinstance(inner.ctx, ast.Store)
             and isinstance(inner.value, ast.Name)

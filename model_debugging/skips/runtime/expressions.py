@@ -114,7 +114,7 @@ class Evaluator:
             if not attributes.known(test):
                 return unknown
             return self.value(node.body if attributes.truth(test) else node.orelse, variables)
-        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
             return self._comprehension(node, variables, unknown)
         if isinstance(node, ast.Subscript):
             container, key = self.value(node.value, variables), self.value(node.slice, variables)
@@ -200,7 +200,10 @@ class Evaluator:
 
         def generate(index: int, scope: dict[str, object]) -> bool:
             if index == len(node.generators):
-                results.append(self.value(node.elt, scope))
+                if isinstance(node, ast.DictComp):
+                    results.append((self.value(node.key, scope), self.value(node.value, scope)))
+                else:
+                    results.append(self.value(node.elt, scope))
                 return True
             generator = node.generators[index]
             iterable = self.value(generator.iter, scope)
@@ -221,6 +224,9 @@ class Evaluator:
 
         if not generate(0, dict(variables)):
             return unknown
+        if isinstance(node, ast.DictComp):
+            keys = [key for key, _ in results]
+            return dict(results) if all(isinstance(key, (str, int)) for key in keys) else unknown
         return set(results) if isinstance(node, ast.SetComp) else results
 
     def _call(self, node: ast.Call, variables: dict[str, object], unknown: Unknown) -> object:

@@ -23,6 +23,7 @@ _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _UNSET = object()  # a configuration value one branch did not set
+_DELETED = object()  # bound by ``del x[key]``
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,10 @@ class _Runner:
                 result = value(node.value, variables)
                 for target in node.targets:
                     self._bind(target, result, variables)
+                for call in ast.walk(node.value):  # x = inputs.pop("labels") changes inputs too
+                    changed = mutated_name(call) if isinstance(call, ast.Call) else None
+                    if changed is not None and isinstance(variables.get(changed), (dict, list, set)):
+                        variables[changed] = Unknown(changed)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._bind(node.target, value(node.value, variables), variables)
             elif isinstance(node, ast.AugAssign):
@@ -193,6 +198,9 @@ class _Runner:
                 raise _Exit("return", value(node.value, variables) if node.value is not None else None)
             elif isinstance(node, ast.Raise):
                 self._raise(node, variables)
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    self._bind(target, _DELETED, variables)
             elif isinstance(node, (ast.Break, ast.Continue)):
                 raise _Exit("break" if isinstance(node, ast.Break) else "continue")
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -235,6 +243,15 @@ class _Runner:
             items = result if isinstance(result, (tuple, list)) and len(result) == len(target.elts) else None
             for index, element in enumerate(target.elts):
                 self._bind(element, items[index] if items is not None else Unknown(node=element), variables)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # a new dict: branches share the values of their variables
+            name, key = target.value.id, self.evaluator.value(target.slice, variables)
+            container = variables.get(name)
+            if isinstance(container, dict) and isinstance(key, (str, int)):
+                changed = {item: value for item, value in container.items() if item != key}
+                variables[name] = changed if result is _DELETED else {**changed, key: result}
+            else:
+                variables[name] = Unknown(name)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             owner = variables.get(target.value.id)
             if isinstance(owner, Config):  # every variable holding that configuration sees the change

@@ -10,6 +10,7 @@ from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.tester_inputs import literal_inputs
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 
 # Testers that list their model classes from one base class by naming convention
@@ -86,6 +87,7 @@ def class_facts(
         generative = _classes_in(value.code, library)
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
+    common = _tester_method(resolver, linearization, sources, "prepare_config_and_inputs_for_common")
     return TestClassFacts(
         library,
         name,
@@ -97,6 +99,7 @@ def class_facts(
         config_class,
         names,
         keywords,
+        literal_inputs(common) if common is not None else None,
     )
 
 
@@ -110,26 +113,38 @@ def _config_keywords(
 
     None when the tester has no such method with a plain call (``self.config_class(**kwargs)``).
     """
+    function = _tester_method(resolver, linearization, sources, "get_config")
+    if function is None:
+        return None
+    call = next(
+        (
+            node.value
+            for node in ast.walk(function)
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+        ),
+        None,
+    )
+    if call is None or any(keyword.arg is None for keyword in call.keywords):
+        return None
+    return {keyword.arg: _keyword_value(keyword.value, tester_attribute) for keyword in call.keywords}
+
+
+def _tester_method(
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    sources: Callable[[str], ast.Module | None],
+    method: str,
+) -> ast.FunctionDef | None:
+    """The definition of the tester's ``method`` first found along its MRO (None if not readable)."""
     tester, _ = resolver.tester_class(linearization)
     if tester is None or tester.external:
         return None
     for ref in resolver.mro(tester):
         path = resolver.path_of(ref)
         tree = sources(path) if path else None
-        function = _method_node(tree, ref.name, "get_config") if tree is not None else None
-        if function is None:
-            continue
-        call = next(
-            (
-                node.value
-                for node in ast.walk(function)
-                if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
-            ),
-            None,
-        )
-        if call is None or any(keyword.arg is None for keyword in call.keywords):
-            return None
-        return {keyword.arg: _keyword_value(keyword.value, tester_attribute) for keyword in call.keywords}
+        function = _method_node(tree, ref.name, method) if tree is not None else None
+        if function is not None:
+            return function
     return None
 
 
