@@ -1,7 +1,8 @@
 """Per-file cache of parse results, keyed by a hash of the tool version, the path and the content.
 
-One pickle per file under the cache directory, and one snapshot per scanned checkout: a full scan
-whose files all still have the same content keys is answered from its snapshot. A missing, damaged or stale entry (other version,
+One pickle per file under the cache directory, and one snapshot per content of the scanned test
+files: a full scan whose files all still have the same content keys is answered from its snapshot
+(``skips/rescan.py`` re-evaluates only what a library change concerns). A missing, damaged or stale entry (other version,
 other key) is ignored and rebuilt; writes go through :func:`atomic_write_bytes`, so a concurrent
 or interrupted run never leaves a half-written entry behind.
 """
@@ -9,6 +10,7 @@ or interrupted run never leaves a half-written entry behind.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import pickle
@@ -21,7 +23,7 @@ from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-14"
+CACHE_FORMAT = "skips-15"
 
 
 def default_cache_dir() -> Path:
@@ -39,10 +41,13 @@ def cache_key(path: str, data: bytes) -> str:
 
 @dataclass(frozen=True)
 class ScanSnapshot:
-    """A whole scan's answer and the content keys of every file it read."""
+    """A whole scan's answer, the content keys of every file it read, and where its
+    :class:`~model_debugging.skips.rescan.ScanMemory` is kept (``memory_key``)."""
 
-    file_keys: tuple[tuple[str, str], ...]
+    test_keys: tuple[tuple[str, str], ...]
+    library_keys: tuple[tuple[str, str], ...] | None  # None: the checkout had no library sources
     result: ScanResult
+    memory_key: str
 
 
 class ParseCache:
@@ -58,11 +63,17 @@ class ParseCache:
         return self.directory / key[:2] / f"{key}.pickle"
 
     def _load(self, key: str, kind: type) -> Any:
+        # Unpickling makes many small objects that live on: collecting garbage meanwhile only costs time
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             with open(self._entry(key), "rb") as handle:
                 stored_key, value = pickle.load(handle)
         except Exception:  # missing or damaged: only a cache miss
             return None
+        finally:
+            if collecting:
+                gc.enable()
         return value if stored_key == key and isinstance(value, kind) else None
 
     def _store(self, key: str, value: Any) -> None:
@@ -80,6 +91,13 @@ class ParseCache:
 
     def put_snapshot(self, key: str, snapshot: ScanSnapshot) -> None:
         self._store(key, snapshot)
+
+    def get_entry(self, key: str, kind: type) -> Any:
+        """Any other entry of type ``kind`` (None when missing, damaged or of another type)."""
+        return self._load(key, kind)
+
+    def put_entry(self, key: str, value: object) -> None:
+        self._store(key, value)
 
 
 class ScratchCache(ParseCache):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import fnmatch
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +17,26 @@ from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.analyze import collect_test_classes, model_outcome
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.load import load_library
+from model_debugging.skips.outcome import Outcome
 from model_debugging.skips.records import ParsedFile
+from model_debugging.skips.rescan import (
+    Checkout,
+    ModelEntry,
+    Reads,
+    ScanMemory,
+    ScanStats,
+    changed_library_files,
+    library_records,
+    plan_rescan,
+    snapshot_library_keys,
+    valid_snapshot,
+)
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 from model_debugging.skips.results import ScanResult
-from model_debugging.skips.runtime.checks import load_runtime_checks
+from model_debugging.skips.runtime.checks import RuntimeChecks, load_runtime_checks, runtime_checks
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
-from model_debugging.skips.source_files import read_source
 from model_debugging.skips.store import RecordStore
 
 # Imports are followed into files under these top-level folders only (never into src/).
@@ -127,6 +143,7 @@ def scan_repository(
     use_cache: bool = True,
     progress: bool = False,
     on_start: Callable[[int], None] | None = None,
+    stats: ScanStats | None = None,
 ) -> ScanResult:
     """Scan a transformers checkout statically (nothing in it is imported or run).
 
@@ -139,6 +156,8 @@ def scan_repository(
         use_cache (`bool`, *optional*, defaults to `True`): read and write the parse cache.
         progress (`bool`, *optional*, defaults to `False`): show a tqdm bar while parsing cold files.
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
+        stats (`ScanStats`, *optional*): filled with what the scan did (where its answer came from,
+            how many models it evaluated).
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
@@ -147,6 +166,7 @@ def scan_repository(
         upstream ``all_tests_scan_result.json`` mapping.
     """
     repo = Path(repo)
+    stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
     check_checkout(repo, settings)
     model_files = find_model_test_files(repo, settings)
@@ -155,10 +175,18 @@ def scan_repository(
     cache = ParseCache(cache_dir or default_cache_dir()) if use_cache else None
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
     paths = sorted(set(common_paths + model_files))
-    snapshot_key = cache_key("snapshot", repr((str(repo.resolve()), settings, paths)).encode())
-    snapshot = _valid_snapshot(repo, cache.get_snapshot(snapshot_key)) if cache is not None else None
-    if snapshot is not None:
-        return _selected(snapshot.result, test_method_name)
+    checkout = Checkout.read(repo, paths, settings) if cache is not None else None
+    if cache is not None:
+        snapshot = valid_snapshot(repo, cache.get_snapshot(checkout.lookup), checkout)
+        if snapshot is not None:
+            changed = changed_library_files(repo, snapshot, checkout)
+            if not changed:
+                stats.answer = "snapshot"
+                return _selected(snapshot.result, test_method_name)
+            scope = _Scope(repo, settings, model_files, common_paths, jobs)
+            result = _rescan(scope, cache, snapshot, checkout, changed, stats)
+            if result is not None:
+                return _selected(result, test_method_name)
 
     keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
@@ -174,20 +202,134 @@ def scan_repository(
             tests = {test_method_name: tests[test_method_name]}
 
         runtime = load_runtime_checks(repo, common_paths, records_cache, jobs=jobs, keys=keys)
-        model_paths: dict[str, list[str]] = {}
-        for path in model_files:
-            model_paths.setdefault(Path(path).parent.name, []).append(path)
+        remember = full_scan and cache is not None
         # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
-        for model, paths_of_model in model_paths.items():
-            resolver = _model_resolver(store, paths_of_model)
-            classes = collect_test_classes(resolver, paths_of_model, tests)
-            for name, summary in summaries.items():
-                summary.add(model, model_outcome(resolver, classes, name, runtime))
+        entries = []
+        for model, outcomes, reads in evaluate_models(store, runtime, _by_model(model_files), tests):
+            for summary, outcome in zip(summaries.values(), outcomes, strict=True):
+                summary.add(model, outcome)
+            stats.models_evaluated += 1
+            if remember:
+                entries.append((model, ModelEntry(outcomes, reads)))
         errors = store.errors()
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, errors)
-    if full_scan and cache is not None:
-        cache.put_snapshot(snapshot_key, ScanSnapshot(tuple(sorted(keys.items())), result))
+    if remember:
+        library_keys = checkout.library_keys or {}
+        test_keys = tuple(sorted(item for item in keys.items() if item[0] not in library_keys))
+        memory = ScanMemory(
+            tuple(tests), tuple(entries), Reads.of(runtime.shared_reads), runtime.library.defined_in()
+        )
+        _remember(cache, repo, checkout, ScanSnapshot(test_keys, None, result, ""), memory)
+    return result
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one scan covers: the checkout, its settings, its model and common test files."""
+
+    repo: Path
+    settings: ScanSettings
+    model_files: list[str]
+    common_paths: list[str]
+    jobs: int | None
+
+
+def _by_model(model_files: list[str]) -> dict[str, list[str]]:
+    """Model name (the folder) -> its test files."""
+    model_paths: dict[str, list[str]] = {}
+    for path in model_files:
+        model_paths.setdefault(Path(path).parent.name, []).append(path)
+    return model_paths
+
+
+def evaluate_models(
+    store: RecordStore, runtime: RuntimeChecks, model_paths: Mapping[str, list[str]], tests: Mapping[str, Any]
+) -> Iterator[tuple[str, tuple[Outcome, ...], Reads]]:
+    """Per model: its outcome of every test in ``tests`` (in order), and what it read in the library."""
+    for model, paths_of_model in model_paths.items():
+        with runtime.library.recording() as reads:
+            resolver = _model_resolver(store, paths_of_model)
+            classes = collect_test_classes(resolver, paths_of_model, tests)
+            outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
+        yield model, outcomes, Reads.of(reads)
+
+
+def _remember(
+    cache: ParseCache, repo: Path, checkout: Checkout, snapshot: ScanSnapshot, memory: ScanMemory
+) -> None:
+    """Keep the snapshot (with the library's keys), and the memory a later rescan re-evaluates from."""
+    memory_key = cache_key("memory", checkout.lookup.encode())
+    cache.put_entry(memory_key, memory)
+    reads = [memory.shared, *(entry.reads for _, entry in memory.models)]
+    library_keys = snapshot_library_keys(repo, checkout, reads)
+    cache.put_snapshot(
+        checkout.lookup, dataclasses.replace(snapshot, library_keys=library_keys, memory_key=memory_key)
+    )
+
+
+def _rescan(
+    scope: _Scope,
+    cache: ParseCache,
+    snapshot: ScanSnapshot,
+    checkout: Checkout,
+    changed: set[str],
+    stats: ScanStats,
+) -> ScanResult | None:
+    """The snapshot's result with the models a library change concerns evaluated again; None when the
+    memory to do so is gone (the caller then scans in full)."""
+    memory = cache.get_entry(snapshot.memory_key, ScanMemory)
+    if memory is None or checkout.library_keys is None:
+        return None
+    order = list(checkout.library_keys)
+    changed_records = library_records(scope.repo, cache, [path for path in order if path in changed])
+    plan = plan_rescan(memory, changed, changed_records, order)
+    entries = dict(memory.models)
+    shared = memory.shared
+    if plan.dirty:
+        model_paths = {
+            model: paths for model, paths in _by_model(scope.model_files).items() if model in plan.dirty
+        }
+        store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
+        wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
+        _parse_with_imports(store, scope.repo, wanted)
+        store.pin(scope.common_paths)
+        tests = common_tests(
+            {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings
+        )
+        if tuple(tests) != memory.tests:
+            return None
+        records = {
+            **library_records(scope.repo, cache, set(plan.load) - changed_records.keys()),
+            **changed_records,
+        }
+        library = Library([records[path] for path in plan.load], scope.repo)
+        stats.library_files_loaded = len(plan.load)
+        runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
+        evaluated = list(evaluate_models(store, runtime, model_paths, tests))
+        loaded = set(plan.load)
+        reads = [Reads.of(runtime.shared_reads), *(reads for _, _, reads in evaluated)]
+        if not all(
+            read.within(loaded, checkout.library_keys, plan.defined_in) for read in reads
+        ):  # it read beyond the files it read before: the whole library
+            library, _ = load_library(scope.repo, cache, jobs=scope.jobs)
+            stats.library_files_loaded = len(checkout.library_keys)
+            runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
+            evaluated = list(evaluate_models(store, runtime, model_paths, tests))
+        shared = Reads.of(runtime.shared_reads)
+        stats.answer, stats.models_evaluated = "rescan", len(evaluated)
+        for model, outcomes, reads in evaluated:
+            entries[model] = ModelEntry(outcomes, reads)
+    summaries = {name: TestSummary(snapshot.result.tests[name].origin) for name in memory.tests}
+    for model, entry in entries.items():
+        for summary, outcome in zip(summaries.values(), entry.outcomes, strict=True):
+            summary.add(model, outcome)
+    result = ScanResult(
+        {name: summary.result() for name, summary in summaries.items()}, snapshot.result.errors
+    )
+    stats.answer = "rescan"
+    memory = ScanMemory(memory.tests, tuple(entries.items()), shared, plan.defined_in)
+    _remember(cache, scope.repo, checkout, dataclasses.replace(snapshot, result=result), memory)
     return result
 
 
@@ -235,17 +377,3 @@ def _selected(result: ScanResult, name: str | None) -> ScanResult:
         return result
     _check_known(result.tests, name)
     return ScanResult({name: result.tests[name]}, result.errors)
-
-
-def _valid_snapshot(repo: Path, snapshot: ScanSnapshot | None) -> ScanSnapshot | None:
-    """The snapshot if every file it read still has the same content."""
-    if snapshot is None:
-        return None
-    for path, key in snapshot.file_keys:
-        try:
-            data = read_source(repo / path)
-        except OSError:
-            return None
-        if cache_key(path, data) != key:
-            return None
-    return snapshot

@@ -84,6 +84,7 @@ class Library:
                 mappings.setdefault(name, entries)
                 mapping_files.setdefault(name, library_file.path)
         self.mappings = _TrackedMappings(self, mappings, mapping_files)
+        self._mapping_files = mapping_files
         self._mro_files: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # -- what was read ----------------------------------------------------------------------------
@@ -125,6 +126,13 @@ class Library:
         """The module file ``path`` imports ``name`` from, as written (``..activations``), or None."""
         self._read(files=(path,))
         return self._imports.get(path, {}).get(name)
+
+    def defined_in(self) -> dict[str, tuple[str, ...]]:
+        """Class or mapping name -> the files defining it (what a looked-up name depends on)."""
+        found = {name: tuple(path for path, _ in candidates) for name, candidates in self._by_name.items()}
+        for name, path in self._mapping_files.items():
+            found[name] = (*found.get(name, ()), path)
+        return found
 
     def find(self, name: str, near: str | None = None) -> LibraryClass | None:
         """The class called ``name``; ``near`` is the path of the file that refers to it."""

@@ -6,7 +6,7 @@ import ast
 import sys
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache
+from model_debugging.skips.cache import ParseCache, cache_key
 from model_debugging.skips.collect import CollectedClass
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
@@ -32,7 +32,9 @@ class RuntimeChecks:
 
     def __init__(self, repo: Path, library: Library, definitions: CommonDefinitions):
         self.repo, self.library, self.definitions = repo, library, definitions
-        self._names = mapping_names(library)
+        with library.recording() as shared:  # read once for every model: each verdict depends on it
+            self._names = mapping_names(library)
+        self.shared_reads = shared
         self._facts: dict[ClassRef, TestClassFacts] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._resolver: Resolver | None = None
@@ -101,10 +103,24 @@ def load_runtime_checks(
         library = Library(())
     for error in errors:
         print(error, file=sys.stderr)
+    return runtime_checks(repo, library, common_paths, cache)
+
+
+def runtime_checks(
+    repo: Path, library: Library, common_paths: list[str], cache: ParseCache | None
+) -> RuntimeChecks:
+    """The checks against a library already read; the common files' definitions are kept in ``cache``
+    by their content (read with ``ast``, they cost a second or more)."""
     sources = {}
     for path in common_paths:
         try:
             sources[path] = read_source(repo / path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-    return RuntimeChecks(repo, library, read_common_definitions(sources))
+    key = cache_key("common definitions", repr(sorted(sources.items())).encode())
+    definitions = cache.get_entry(key, CommonDefinitions) if cache is not None else None
+    if definitions is None:
+        definitions = read_common_definitions(sources)
+        if cache is not None:  # stored before any evaluation leaves its notes on the nodes
+            cache.put_entry(key, definitions)
+    return RuntimeChecks(repo, library, definitions)
