@@ -70,6 +70,16 @@ def _case_outcome(case: ElementTree.Element) -> tuple[Outcome, str]:
     return "failed", " ".join(message.split())[:REASON_LENGTH]
 
 
+def _test_name(case_name: str, tests: set[str] | None) -> str:
+    """The test function a case belongs to: ``test_x[param]`` (pytest's parametrize) and
+    ``test_x_0_param`` (``parameterized.expand``, which adds one method per parameter) are ``test_x``."""
+    name = case_name.split("[")[0]
+    expanded = re.fullmatch(r"(test_\w+?)_\d+(?:_\w+)?", name)
+    if tests is not None and name not in tests and expanded and expanded.group(1) in tests:
+        return expanded.group(1)
+    return name
+
+
 def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[list[TruthRow], set[str]]:
     """Rows of model test cases (``tests`` keeps only those names: ``-k`` matches substrings), and
     the models whose test file pytest could not collect."""
@@ -87,7 +97,7 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
                 continue
             if len(parts) < 5 or parts[:2] != ["tests", "models"]:
                 continue
-            test = case.get("name", "").split("[")[0]
+            test = _test_name(case.get("name", ""), tests)
             if tests is not None and test not in tests:
                 continue
             outcome, reason = _case_outcome(case)

@@ -107,3 +107,19 @@ def test_unreadable_inputs_are_one_error_naming_the_file(tmp_path, capsys):
     )
     with pytest.raises(TruthInputError, match="line 4: unknown outcome 'exploded'"):
         read_truth(truth)
+
+
+def test_cases_of_a_parametrized_test_belong_to_the_test(tmp_path):
+    junit = tmp_path / "junit.xml"
+    cases = "".join(
+        f'<testcase classname="tests.models.alpha.test_modeling_alpha.AlphaModelTest" name="{name}" />'
+        for name in (
+            "test_greedy_0_random",
+            "test_greedy_1_same",
+            "test_sdpa[fp32]",
+            "test_greedy_search_other",
+        )
+    )
+    junit.write_text(f"<testsuite>{cases}</testsuite>")
+    rows, _ = rows_from_junit([str(junit)], {"test_greedy", "test_sdpa"})
+    assert [row.test for row in rows] == ["test_greedy", "test_greedy", "test_sdpa"]
