@@ -18,6 +18,7 @@ from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.recursion import recursion_headroom
+from model_debugging.debugger.single_thread import one_intra_op_thread
 from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
 from model_debugging.debugger.trace_format.names import FileNameRegistry, TracePaths
 from model_debugging.debugger.trace_format.writing import TraceWriter, move_aside_older_trace
@@ -179,7 +180,8 @@ class _TracingSession:
         paths = self._writer.begin()
         try:
             try:
-                tracer.start(self._class_name, args, kwargs, self._model_class)
+                with one_intra_op_thread():
+                    tracer.start(self._class_name, args, kwargs, self._model_class)
             except Exception as error:
                 tracer.failure = error
                 return original(*args, **kwargs)
@@ -190,7 +192,8 @@ class _TracingSession:
                 raise
             if tracer.failure is None:
                 try:
-                    self._writer.write(paths, tracer.finish(output))
+                    with one_intra_op_thread():
+                        self._writer.write(paths, tracer.finish(output))
                 except OSError:
                     self._writer.abandon(paths, tracer.written_files)
                     raise  # the disk or directory failed: the user must know, once the forward is over
@@ -216,7 +219,8 @@ class _TracingSession:
         if tracer.failure is not None:
             return  # given up in the finally clause above
         try:
-            self._writer.write(paths, tracer.finish_with_exception(error))
+            with one_intra_op_thread():
+                self._writer.write(paths, tracer.finish_with_exception(error))
         except Exception as write_error:  # never hide the model's own exception
             self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)
@@ -231,7 +235,8 @@ def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:
     if tracer.failure is not None:
         return None
     try:
-        return step(*args)
+        with one_intra_op_thread():
+            return step(*args)
     except Exception as error:
         tracer.failure = error
         return None

@@ -1,28 +1,28 @@
-"""Statistics of a finite float32/float64 tensor in few passes, with one host copy per step.
+"""Statistics of a finite float32/float64 tensor in one pass after torch's own, with one host copy.
 
 The general path (:mod:`.statistics`) copies the tensor to float64, masks non-finite values and
-runs eight reductions, each read back with its own ``.item()``. For the 256 x 32000 logits of a
-small Llama that is a 64 MiB temporary and most of the debugger's time. Here:
+runs eight reductions, each read back with its own ``.item()``. Here, on CPU:
 
 - ``aminmax`` and the tensor's own ``mean`` come first (upstream's ``mean``/``min``/``max``,
   computed by torch as upstream computes them). Finite min and max mean every element is finite,
   so the NaN/inf counts are zero and no mask is built; otherwise the caller takes the general
   path, which counts them.
-- Small tensors (at most ``CHUNK`` elements) then run exactly the general path's reductions
-  (``std`` in the tensor's dtype, ``mean``/``std`` of the float64 copy): the same numbers, fewer
-  host copies.
-- Large CPU tensors take one pass over a contiguous view, ``CHUNK`` elements at a time through a
-  float64 buffer that stays in cache: the float64 sum, and the sum of squared deviations from
-  the tensor's own mean. From these come the float64 mean and std, and upstream's float32 std:
-  torch's CPU ``std`` of a float32 tensor is exactly this sum of squares around the float32
-  mean, accumulated in double and rounded to float32, so only the summation order differs
-  (about 1e-16 relative, far below float32's rounding; checked bit for bit against
-  ``tensor.std()`` in ``tests/debugger/test_fused_statistics.py``). Peak memory: one buffer of
-  ``CHUNK`` doubles, plus a contiguous copy of a non-contiguous tensor.
+- Then one pass over a contiguous view, ``CHUNK`` elements at a time through a float64 buffer
+  that stays in cache: the sum of deviations from the tensor's own mean and the sum of their
+  squares. From these come the float64 mean and std, and upstream's float32 std: torch's CPU
+  ``std`` of a float32 tensor is exactly this sum of squares around the float32 mean,
+  accumulated in double and rounded to float32, so only the summation order differs (about
+  1e-16 relative, far below float32's rounding; checked bit for bit against ``tensor.std()`` in
+  ``tests/debugger/test_fused_statistics.py``). Torch's own ``std`` would take two more passes
+  (it computes the mean again).
+- Every number reaches the host in one ``tolist()`` of one stacked tensor.
 
-On CUDA the small-tensor path applies to every size (torch's CUDA ``std`` is a different
-algorithm, so it is not derived): all reductions stay on the device and the host receives one
-stacked copy per tensor, instead of one ``.item()`` synchronization per statistic.
+Peak memory: one buffer of at most ``CHUNK`` doubles, plus a contiguous copy of a non-contiguous
+tensor.
+
+On CUDA, torch's ``std`` is a different algorithm, so it is not derived: ``aminmax``, ``mean``,
+``std`` and the float64 copy's ``mean``/``std`` run on the device and the host still receives
+one stacked copy per tensor, instead of one ``.item()`` synchronization per statistic.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import math
 import warnings
 
 import torch
+
+from model_debugging.debugger.single_thread import with_callers_threads
 
 # 64 Ki doubles (512 KiB): the buffer stays in a core's cache between the copy, sum and dot
 CHUNK = 1 << 16
@@ -52,10 +54,10 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
     ):
         return None
     low, high = torch.aminmax(data)
-    mean = data.mean()
-    if data.numel() <= CHUNK or data.device.type != "cpu":
-        return _small(data, low, high, mean)
-    return _large(data, low, high, mean)
+    mean = with_callers_threads(torch.mean, data)  # upstream's text: torch's own order of additions
+    if data.device.type != "cpu":
+        return _on_device(data, low, high, mean)
+    return _in_one_pass(data, low, high, mean)
 
 
 def finite_or_none(value: float) -> float | None:
@@ -75,7 +77,7 @@ def _statistics(mean: float, std: float | None, low: float, high: float) -> dict
     }
 
 
-def _small(
+def _on_device(
     data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
 ) -> FusedResult | None:
     count = data.numel()
@@ -84,7 +86,7 @@ def _small(
         std = data.std()
     as_double = data.to(torch.float64)
     scalars = [low, high, mean, std, as_double.mean()] + ([as_double.std()] if count > 1 else [])
-    numbers = torch.stack([scalar.to(torch.float64) for scalar in scalars]).tolist()
+    numbers = torch.stack(scalars).tolist()  # stack promotes to float64, exactly
     low_value, high_value = numbers[0], numbers[1]
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None
@@ -93,29 +95,31 @@ def _small(
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
 
-def _large(
+def _in_one_pass(
     data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
 ) -> FusedResult | None:
-    low_value, high_value, center = torch.stack((low, high, mean)).to(torch.float64).tolist()
-    if not (math.isfinite(low_value) and math.isfinite(high_value)):
-        return None
     flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
     count = flat.numel()
-    buffer = torch.empty(CHUNK, dtype=torch.float64)
-    deviations, squares = [], []
+    buffer = torch.empty(min(count, CHUNK), dtype=torch.float64)
+    sums = [low, high, mean]
     for chunk in flat.split(CHUNK):
         part = buffer[: chunk.numel()]
-        part.copy_(chunk).sub_(center)
-        deviations.append(part.sum())
-        squares.append(torch.dot(part, part))
-    deviation = math.fsum(torch.stack(deviations).tolist())
-    around_center = math.fsum(torch.stack(squares).tolist())
-    if data.dtype == torch.float64:  # the mean and std torch computes for the tensor itself
-        return None, _statistics(center, math.sqrt(around_center / (count - 1)), low_value, high_value)
-    # the float64 mean, and the sum of squares around it, from the sums around the float32 mean
-    double_mean = center + deviation / count
-    around_mean = max(around_center - deviation * deviation / count, 0.0)
+        part.copy_(chunk).sub_(mean)  # the float32 mean is exact in float64: deviations in double
+        sums += (part.sum(), torch.dot(part, part))
+    low_value, high_value, center, *partial = torch.stack(sums).tolist()
+    if not (math.isfinite(low_value) and math.isfinite(high_value)):
+        return None  # the sums above are then meaningless; the general path counts NaN and inf
+    deviation = math.fsum(partial[0::2])
+    around_center = math.fsum(partial[1::2])
+    if count == 1:
+        double_std, float_std = None, math.nan
+    else:
+        # the float64 sum of squares around the float64 mean, from the sums around the tensor's mean
+        around_mean = max(around_center - deviation * deviation / count, 0.0)
+        double_std = math.sqrt(around_mean / (count - 1))
+        float_std = math.sqrt(around_center / (count - 1))
+    if data.dtype == torch.float64:  # the mean torch computes, and its std to the order of additions
+        return None, _statistics(center, None if count == 1 else float_std, low_value, high_value)
     # torch's CPU float32 std: around its own float32 mean, accumulated in double, then rounded
-    std = torch.tensor(math.sqrt(around_center / (count - 1)), dtype=torch.float32)
-    upstream = (mean, std, low, high)
-    return upstream, _statistics(double_mean, math.sqrt(around_mean / (count - 1)), low_value, high_value)
+    std = torch.tensor(float_std, dtype=torch.float32)
+    return (mean, std, low, high), _statistics(center + deviation / count, double_std, low_value, high_value)

@@ -12,19 +12,21 @@ cache key torch offers could tell the values changed.
   1-based position (``weighted_sum``, which tells permutations apart; int64 arithmetic, wrapping on
   overflow). Complex tensors: the floating statistics of each part.
 
-Speed: a large finite float32/float64 CPU tensor (the logits) takes one fused pass (see
-:mod:`.fused_statistics`) instead of a float64 copy and eight reductions; anything else takes the
-general path below.
+Speed: a finite float32/float64 tensor takes the fused path (see :mod:`.fused_statistics`: on CPU
+one pass after torch's ``aminmax`` and ``mean``, and one host copy) instead of a float64 copy and
+eight reductions; anything else takes the general path below.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 import torch
 
 from model_debugging.debugger.fused_statistics import finite_or_none, fused_statistics
+from model_debugging.debugger.single_thread import with_callers_threads
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs
 from model_debugging.debugger.trace_format.names import STAT_NAMES, STATISTICS_KEY
 
@@ -59,6 +61,11 @@ def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> dict:
 
 
 def _upstream_stats(data: torch.Tensor, options: PrintOptions) -> dict[str, str]:
+    # torch's own order of additions, as upstream gets it: on the traced code's thread count
+    return with_callers_threads(functools.partial(_upstream_reprs, options=options), data)
+
+
+def _upstream_reprs(data: torch.Tensor, options: PrintOptions) -> dict[str, str]:
     if data.numel() > 1:
         std = data.std()
     else:  # nan, as upstream records it, without torch's degrees-of-freedom warning

@@ -1,0 +1,66 @@
+"""The debugger's own tensor work runs on one intra-op thread; the model and upstream's text keep the user's count."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from model_debugging import model_addition_debugger_context
+
+
+@pytest.fixture
+def two_threads():
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(saved)
+
+
+class Offset(nn.Module):
+    """Returns its input shifted, and remembers the thread count its forward ran with."""
+
+    def __init__(self):
+        super().__init__()
+        self.threads_seen = []
+
+    def forward(self, values):
+        self.threads_seen.append(torch.get_num_threads())
+        return values + 0.0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Offset()
+        self.second = Offset()
+
+    def forward(self, values):
+        return self.second(self.first(values))
+
+
+def large_tensor_whose_mean_text_depends_on_the_thread_count():
+    # 1e5 elements are summed on 2 threads in another order than on one: here the float32 mean
+    # prints as 1.0001e+00 with 2 threads and 1.0000e+00 with 1 (found by searching seeds)
+    values = torch.randn(100_000, generator=torch.Generator().manual_seed(14)) * 100
+    return values + (1.00005 - values.double().mean().float())
+
+
+def test_model_runs_on_the_users_threads_and_the_count_is_restored(two_threads, tmp_path):
+    model = Model()
+    with model_addition_debugger_context(model, debug_path=tmp_path):
+        model(torch.ones(4))
+    assert model.first.threads_seen == model.second.threads_seen == [2]
+    assert torch.get_num_threads() == 2
+
+
+def test_upstream_mean_is_computed_on_the_users_thread_count(two_threads, tmp_path):
+    values = large_tensor_whose_mean_text_depends_on_the_thread_count()
+    torch.set_printoptions(sci_mode=True)
+    expected = repr(values.mean())  # what upstream records: torch's mean on the user's 2 threads
+    torch.set_printoptions(profile="default")
+    model = Model()
+    with model_addition_debugger_context(model, debug_path=tmp_path):
+        model(values)
+    trace = json.loads((tmp_path / "Model_debug_tree_SUMMARY.json").read_text())
+    assert trace["children"][0]["inputs"]["args"][0]["mean"] == expected == "tensor(1.0001e+00)"
