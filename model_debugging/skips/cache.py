@@ -10,6 +10,7 @@ or interrupted run never leaves a half-written entry behind.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import os
@@ -24,6 +25,9 @@ from model_debugging.skips.results import ScanResult
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
 CACHE_FORMAT = "skips-15"
+# Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
+# syntax trees) that does not pickle.
+_UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
 
 
 def default_cache_dir() -> Path:
@@ -36,6 +40,18 @@ def cache_key(path: str, data: bytes) -> str:
     digest = hashlib.sha256()
     digest.update(f"{CACHE_FORMAT}\0{path}\0".encode())
     digest.update(data)
+    return digest.hexdigest()
+
+
+@functools.cache
+def analyzer_version() -> str:
+    """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
+    beside its inputs, so that a changed evaluator never answers from what an older one decided."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -77,7 +93,7 @@ class ParseCache:
         return value if stored_key == key and isinstance(value, kind) else None
 
     def _store(self, key: str, value: Any) -> None:
-        with contextlib.suppress(OSError):  # an unwritable cache only costs speed next time
+        with contextlib.suppress(*_UNSTORABLE):  # an entry not written only costs speed next time
             atomic_write_bytes(self._entry(key), pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, key: str) -> ParsedFile | None:
@@ -105,6 +121,6 @@ class ScratchCache(ParseCache):
 
     def _store(self, key: str, value: Any) -> None:
         entry = self._entry(key)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(*_UNSTORABLE):
             entry.parent.mkdir(parents=True, exist_ok=True)
             entry.write_bytes(pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from model_debugging.skips.cache import ParseCache, ScanSnapshot, cache_key
+from model_debugging.skips.cache import ParseCache, ScanSnapshot, analyzer_version, cache_key
 from model_debugging.skips.library.index import LibraryReads
 from model_debugging.skips.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.library.records import LibraryFile
@@ -101,7 +101,9 @@ class Checkout:
         library_keys = None
         if root is not None:
             library_keys = {path: file_key(repo, path) for path in library_paths(repo, root)}
-        lookup = cache_key("snapshot", repr((settings, library_keys is None, keys)).encode())
+        lookup = cache_key(
+            "snapshot", repr((analyzer_version(), settings, library_keys is None, keys)).encode()
+        )
         return cls(lookup, library_keys)
 
 

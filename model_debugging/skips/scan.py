@@ -15,11 +15,10 @@ from typing import Any
 
 from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
-from model_debugging.skips.analyze import collect_test_classes, model_outcome
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
+from model_debugging.skips.evaluation import evaluate_models
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
-from model_debugging.skips.outcome import Outcome
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.rescan import (
     Checkout,
@@ -33,9 +32,9 @@ from model_debugging.skips.rescan import (
     snapshot_library_keys,
     valid_snapshot,
 )
-from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+from model_debugging.skips.resolve import ClassRef, module_name
 from model_debugging.skips.results import ScanResult
-from model_debugging.skips.runtime.checks import RuntimeChecks, load_runtime_checks, runtime_checks
+from model_debugging.skips.runtime.checks import load_runtime_checks, runtime_checks
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.store import RecordStore
 
@@ -206,7 +205,9 @@ def scan_repository(
         # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
         entries = []
-        for model, outcomes, reads in evaluate_models(store, runtime, _by_model(model_files), tests):
+        for model, outcomes, reads in evaluate_models(
+            store, runtime, _by_model(model_files), tests, jobs=jobs
+        ):
             for summary, outcome in zip(summaries.values(), outcomes, strict=True):
                 summary.add(model, outcome)
             stats.models_evaluated += 1
@@ -221,6 +222,8 @@ def scan_repository(
             tuple(tests), tuple(entries), Reads.of(runtime.shared_reads), runtime.library.defined_in()
         )
         _remember(cache, repo, checkout, ScanSnapshot(test_keys, None, result, ""), memory)
+        if runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
+            cache.put_entry(runtime.definitions_key, runtime.definitions)
     return result
 
 
@@ -241,18 +244,6 @@ def _by_model(model_files: list[str]) -> dict[str, list[str]]:
     for path in model_files:
         model_paths.setdefault(Path(path).parent.name, []).append(path)
     return model_paths
-
-
-def evaluate_models(
-    store: RecordStore, runtime: RuntimeChecks, model_paths: Mapping[str, list[str]], tests: Mapping[str, Any]
-) -> Iterator[tuple[str, tuple[Outcome, ...], Reads]]:
-    """Per model: its outcome of every test in ``tests`` (in order), and what it read in the library."""
-    for model, paths_of_model in model_paths.items():
-        with runtime.library.recording() as reads:
-            resolver = _model_resolver(store, paths_of_model)
-            classes = collect_test_classes(resolver, paths_of_model, tests)
-            outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
-        yield model, outcomes, Reads.of(reads)
 
 
 def _remember(
@@ -306,7 +297,7 @@ def _rescan(
         library = Library([records[path] for path in plan.load], scope.repo)
         stats.library_files_loaded = len(plan.load)
         runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
-        evaluated = list(evaluate_models(store, runtime, model_paths, tests))
+        evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
         loaded = set(plan.load)
         reads = [Reads.of(runtime.shared_reads), *(reads for _, _, reads in evaluated)]
         if not all(
@@ -315,7 +306,7 @@ def _rescan(
             library, _ = load_library(scope.repo, cache, jobs=scope.jobs)
             stats.library_files_loaded = len(checkout.library_keys)
             runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
-            evaluated = list(evaluate_models(store, runtime, model_paths, tests))
+            evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
         shared = Reads.of(runtime.shared_reads)
         stats.answer, stats.models_evaluated = "rescan", len(evaluated)
         for model, outcomes, reads in evaluated:
@@ -341,28 +332,6 @@ def _records_cache(cache: ParseCache | None) -> Iterator[ParseCache]:
         return
     with tempfile.TemporaryDirectory(prefix="model-debugging-scan-") as scratch:
         yield ScratchCache(scratch)
-
-
-def _model_resolver(store: RecordStore, model_files: list[str]) -> Resolver:
-    """A resolver for one model's files; elided classes they inherit are parsed in full first."""
-    resolver = Resolver(store.view())
-    needed = _inheriting_elided(resolver, model_files)
-    if not needed:
-        return resolver
-    store.parse_in_full(needed)
-    return Resolver(store.view())
-
-
-def _inheriting_elided(resolver: Resolver, model_files: list[str]) -> set[str]:
-    """Files with an elided class that a class of ``model_files`` inherits: they must be parsed in full."""
-    needed = set()
-    for path in model_files:
-        for info in resolver.modules[module_name(path)].classes:
-            for base in resolver.mro(ClassRef(module_name(path), info.name))[1:]:
-                base_info = resolver.info(base)
-                if base_info is not None and base_info.elided:
-                    needed.add(resolver.path_of(base))
-    return needed
 
 
 def _check_known(tests: Mapping[str, object], name: str) -> None:

@@ -91,6 +91,11 @@ class RecordStore:
             self._keys[path] = key
         return parsed
 
+    def keep_errors(self, errors: Iterable[ParseError]) -> None:
+        """Add the parse errors met elsewhere (a forked evaluation parsing files in full)."""
+        for error in errors:
+            self._errors[error.path] = error
+
     def errors(self) -> tuple[ParseError, ...]:
         """The parse errors of every file, sorted by path."""
         return tuple(self._errors[path] for path in sorted(self._errors))

@@ -69,3 +69,16 @@ def test_a_copy_of_the_same_tests_elsewhere_is_answered_from_the_snapshot(checko
 
     assert stats.answer == "snapshot"
     assert results == before
+
+
+def test_models_evaluated_in_forked_processes_give_the_serial_answer(tmp_path):
+    import random
+
+    from tests.support import synthetic
+
+    spec = synthetic.random_checkout(random.Random(3), 40)
+    repo = synthetic.write_checkout(spec, tmp_path / "repo")
+    serial = scan_json(repo, use_cache=False, jobs=1)
+    forked = scan_json(repo, use_cache=False, jobs=2)
+    assert forked == serial
+    assert serial[0] == synthetic.expected_results(spec)

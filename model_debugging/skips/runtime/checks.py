@@ -6,7 +6,7 @@ import ast
 import sys
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.cache import ParseCache, analyzer_version, cache_key
 from model_debugging.skips.collect import CollectedClass
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
@@ -35,6 +35,7 @@ class RuntimeChecks:
         with library.recording() as shared:  # read once for every model: each verdict depends on it
             self._names = mapping_names(library)
         self.shared_reads = shared
+        self.definitions_key: str | None = None  # where runtime_checks keeps the definitions
         self._facts: dict[ClassRef, TestClassFacts] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._resolver: Resolver | None = None
@@ -117,10 +118,12 @@ def runtime_checks(
             sources[path] = read_source(repo / path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-    key = cache_key("common definitions", repr(sorted(sources.items())).encode())
+    key = cache_key("common definitions", repr((analyzer_version(), sorted(sources.items()))).encode())
     definitions = cache.get_entry(key, CommonDefinitions) if cache is not None else None
     if definitions is None:
         definitions = read_common_definitions(sources)
         if cache is not None:  # stored before any evaluation leaves its notes on the nodes
             cache.put_entry(key, definitions)
-    return RuntimeChecks(repo, library, definitions)
+    checks = RuntimeChecks(repo, library, definitions)
+    checks.definitions_key = key
+    return checks

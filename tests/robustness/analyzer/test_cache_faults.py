@@ -74,7 +74,7 @@ def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, singl
             reread = cache.ParseCache(cache_dir)
             for entry in entries:
                 key = entry.stem
-                assert reread.get(key) is not None or reread.get_snapshot(key) is not None, entry
+                assert reread.get_entry(key, object) is not None, entry
 
 
 def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
