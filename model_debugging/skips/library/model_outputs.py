@@ -17,7 +17,7 @@ from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryClass
 
 _OUTPUT_BASE = "ModelOutput"
-# Calls that build a model from a sub-configuration chosen at run time (its cache is not in this file).
+# ``AutoModel.from_config(config.text_config)``: a model chosen at run time, its cache built elsewhere.
 _DELEGATING = frozenset({"from_config", "_from_config"})
 
 
@@ -168,7 +168,11 @@ def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
         if isinstance(node, ast.FunctionDef) and node.name == "forward":
             _visit(node.body, (), flags)
     delegated = any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DELEGATING
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _DELEGATING
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id.startswith("Auto")
         for node in ast.walk(tree)
     )
     return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated)

@@ -391,8 +391,22 @@ def _merge(variables: dict[str, object], scopes: list[dict[str, object]]) -> Non
             variables[name] = first
         elif all(isinstance(value, Config) and value.info is first.info for value in values):
             variables[name] = _merged_config(values)
+        elif all(isinstance(value, dict) and value.keys() == first.keys() for value in values):
+            variables[name] = {  # the same keys: a value the branches set differently is unknown
+                key: first[key]
+                if all(_same(value[key], first[key]) for value in values)
+                else Unknown(str(key))
+                for key in first
+            }
         else:
             variables[name] = Unknown(name)
+
+
+def _same(one: object, other: object) -> bool:
+    try:
+        return bool(one == other)
+    except Exception:
+        return False
 
 
 def _merged_config(configs: list[Config]) -> Config:
