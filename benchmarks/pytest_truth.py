@@ -91,7 +91,9 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
         except (OSError, ElementTree.ParseError) as error:
             raise TruthInputError(f"{path}: not a readable junit XML file ({error})") from None
         for case in root.iter("testcase"):
-            parts = case.get("classname", "").split(".")
+            # A module pytest could not import is one case named after the module: in its classname,
+            # or (under xdist) in its name with an empty classname.
+            parts = (case.get("classname") or case.get("name", "")).split(".")
             if len(parts) == 4 and parts[:2] == ["tests", "models"] and case.find("error") is not None:
                 uncollected.add(parts[2])
                 continue

@@ -19,6 +19,7 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?>
   <failure message="ImportError: BetaModel requires the torchaudio library but it was not found">x</failure></testcase>
 <testcase classname="tests.models.beta.test_modeling_beta.BetaModelTest" name="test_slow_one" />
 <testcase classname="tests.models.gamma.test_modeling_gamma.GammaModelTest" name="test_sdpa" />
+<testcase classname="" name="tests.models.delta.test_modeling_delta"><error message="collection failure" /></testcase>
 </testsuite></testsuites>
 """
 # gamma's test_slow_one was collected but never ran: the run stopped before it.
@@ -57,10 +58,11 @@ def test_a_model_the_run_did_not_finish_is_left_out(junit, tmp_path):
     tests, listing, output = tmp_path / "tests.txt", tmp_path / "collected.txt", tmp_path / "truth.csv.gz"
     tests.write_text("test_sdpa test_slow_one")
     listing.write_text(COLLECTED)
-    argv = ["--junit", str(junit), "--tests_file", str(tests), "--models", "alpha", "beta", "gamma"]
+    argv = ["--junit", str(junit), "--tests_file", str(tests), "--models", "alpha", "beta", "gamma", "delta"]
     assert main([*argv, "--collected", str(listing), "--label", "x", "--output", str(output)]) == 0
     header, rows = read_truth(output)
     assert header["models"] == "alpha beta"
+    assert header["uncollected"] == "delta"  # its module failed to import (xdist names it in the case name)
     assert header["incomplete"] == "gamma"
     assert {row.model for row in rows} == {"alpha", "beta"}
 
