@@ -2,7 +2,8 @@
 calls of the library's ``__init__`` methods on a tiny fake checkout.
 
 ``alpha`` holds a nested model built through ``AutoModel.from_config(config.text_config)``: its
-flags and its model type count. ``beta`` holds no other model. ``epsilon`` builds its text model in
+flags and its model type count; ``zeta`` builds one declared ``AutoConfig``, which the tester's
+dict chooses. ``beta`` holds no other model. ``epsilon`` builds its text model in
 a method its ``__init__`` calls. ``delta`` builds its vision part through a helper function the
 analyzer cannot follow, so what depends on it stays undecided.
 """
@@ -46,6 +47,13 @@ class ModelTesterMixin:
             ):
                 self.skipTest(reason="Parts of this model don't support sdpa")
 
+    def test_tp_plan(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.base_model_tp_plan is None and all(
+            getattr(getattr(config, key), "base_model_tp_plan", None) is None for key in config.sub_configs
+        ):
+            self.skipTest("Model does not have a TP plan.")
+
     def test_nested_conversions(self):
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         for model_class in self.all_model_classes:
@@ -84,7 +92,8 @@ LIBRARY = {
     """,
     "src/transformers/configuration_utils.py": """
         class PreTrainedConfig:
-            sub_configs: dict = {}
+            sub_configs: ClassVar[dict] = {}
+            base_model_tp_plan: ClassVar[dict | None] = None
     """,
     "src/transformers/conversion_mapping.py": """
         def _build_checkpoint_conversion_mapping():
@@ -93,6 +102,9 @@ LIBRARY = {
     """,
     "src/transformers/models/auto/configuration_auto.py": """
         CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("text", "TextConfig")])
+
+        class AutoConfig:
+            pass
     """,
     "src/transformers/models/auto/modeling_auto.py": """
         MODEL_MAPPING_NAMES = OrderedDict([("alpha", "AlphaModel"), ("text", "TextModel")])
@@ -104,6 +116,7 @@ LIBRARY = {
     "src/transformers/models/text/modeling_text.py": """
         class TextConfig(PreTrainedConfig):
             model_type = "text"
+            base_model_tp_plan = {"layers.*.proj": "colwise"}
 
         class TextLayer(nn.Module):
             def __init__(self, config):
@@ -124,6 +137,7 @@ LIBRARY = {
         class AlphaConfig(PreTrainedConfig):
             model_type = "alpha"
             sub_configs = {"text_config": TextConfig}
+            text_config: dict | None = None
 
         class AlphaModel(PreTrainedModel):
             config: AlphaConfig
@@ -185,6 +199,21 @@ LIBRARY = {
             def _init_parts(self, config):
                 self.text = TextModel(config)
     """,
+    # zeta's text part is declared AutoConfig: the tester's dict chooses it by its model type
+    "src/transformers/models/zeta/modeling_zeta.py": """
+        class ZetaConfig(PreTrainedConfig):
+            model_type = "zeta"
+            sub_configs = {"text_config": AutoConfig}
+            text_config: dict | None = None
+
+        class ZetaModel(PreTrainedModel):
+            config: ZetaConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.language_model = AutoModel.from_config(config.text_config)
+                self.post_init()
+    """,
     "src/transformers/models/delta/modeling_delta.py": """
         class DeltaConfig(PreTrainedConfig):
             model_type = "delta"
@@ -207,6 +236,12 @@ def checkout(make_repo):
     files = {"tests/test_modeling_common.py": COMMON}
     for name in ("Alpha", "Beta", "Delta", "Epsilon"):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
+    files["tests/models/zeta/test_modeling_zeta.py"] = MODEL_TEST.format(name="Zeta").replace(
+        "self.parent = parent", 'self.parent = parent\n        self.text_config = {"model_type": "text"}'
+    )
+    files["tests/models/alpha/test_modeling_alpha.py"] = files[
+        "tests/models/alpha/test_modeling_alpha.py"
+    ].replace("self.parent = parent", "self.parent = parent\n        self.text_config = make_text_config()")
     return write_tree(make_repo(files), LIBRARY)
 
 
@@ -219,7 +254,7 @@ def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
     """alpha's own class records nothing, the text model it builds through AutoModel does."""
     results = scan(checkout)
     assert _verdicts(results, "test_capture_outputs") == {
-        "ran": ["alpha", "epsilon"],
+        "ran": ["alpha", "epsilon", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }
@@ -233,7 +268,7 @@ def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
     results = scan(checkout)
     assert _verdicts(results, "test_attention_parts") == {
         "ran": ["beta"],
-        "skipped": ["alpha", "epsilon"],
+        "skipped": ["alpha", "epsilon", "zeta"],
         "undecided": ["delta"],
     }
 
@@ -242,7 +277,16 @@ def test_conversions_of_a_nested_model_type_count(checkout, scan):
     """alpha has no conversion of its own; its nested model's type (text) has one."""
     results = scan(checkout)
     assert _verdicts(results, "test_nested_conversions") == {
-        "ran": ["alpha", "epsilon"],
+        "ran": ["alpha", "epsilon", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }
+
+
+def test_a_class_level_plan_of_a_sub_configuration_is_read_whatever_the_tester_passes(checkout, scan):
+    """alpha's tester passes its text part as a value not read; base_model_tp_plan is a ClassVar,
+    which that value does not set: alpha's text part has a plan, beta's configuration none."""
+    results = scan(checkout)
+    verdicts = _verdicts(results, "test_tp_plan")
+    assert "alpha" in verdicts["ran"] and "zeta" in verdicts["ran"]
+    assert "beta" in verdicts["skipped"]

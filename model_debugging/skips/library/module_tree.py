@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Mapping
 
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
 
 _BASE_MODEL = "PreTrainedModel"
 _BASE_CONFIG = "PreTrainedConfig"
+_AUTO_CONFIG = "AutoConfig"
 # Where a constructor's chain ends: these build no submodule that matters (PreTrainedModel's own
 # __init__ only stores the config and reads flags).
 _CHAIN_ENDS = frozenset({_BASE_MODEL, "Module", "GenerationMixin"})
@@ -67,33 +69,46 @@ def is_model(library: Library, info: LibraryClass) -> bool:
     return any(ancestor.name == _BASE_MODEL for ancestor in library.mro(info))
 
 
-def built_models(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
+def built_models(
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass] | None = None
+) -> tuple[LibraryClass, ...] | None:
     """The library's models an instance of ``info`` holds, itself first when it is one, each once;
-    None when its construction cannot be followed with certainty."""
+    None when its construction cannot be followed with certainty.
+
+    ``parts`` gives the class of the instance's sub-configurations declared ``AutoConfig``
+    (``{"text_config": LlamaConfig}``), as the run's configuration has them.
+    """
     path = library.path_of(info) or ""
     guard = (id(library), path, info.name)
     if guard in _IN_PROGRESS:
         return None
+    chosen = tuple(sorted((key, value.name) for key, value in (parts or {}).items()))
     _IN_PROGRESS.add(guard)
     try:
-        return library.memoized(("built_models", path, info.name), lambda: _built_models(library, info))
+        return library.memoized(
+            ("built_models", path, info.name, chosen), lambda: _built_models(library, info, parts or {})
+        )
     finally:
         _IN_PROGRESS.discard(guard)
 
 
-def _built_models(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
-    models = _follow(library, info)
+def _built_models(
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass]
+) -> tuple[LibraryClass, ...] | None:
+    models = _follow(library, info, parts)
     if models is not None and is_model(library, info):
         models = (info, *[model for model in models if model is not info])
     return models
 
 
-def _follow(library: Library, info: LibraryClass) -> tuple[LibraryClass, ...] | None:
+def _follow(
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass]
+) -> tuple[LibraryClass, ...] | None:
     models: list[LibraryClass] = []
     for owner, call in _constructor_calls(library, info):
         if owner is None:
             return None
-        built = _models_of_call(library, info, owner, call)
+        built = _models_of_call(library, info, owner, call, parts)
         if built is None or (built and call.conditional):
             return None
         models += [model for model in built if model not in models]
@@ -135,36 +150,40 @@ def _builds_nothing(library: Library, base: str) -> bool:
 
 
 def _models_of_call(
-    library: Library, info: LibraryClass, owner: LibraryClass, call: InitCall
+    library: Library,
+    info: LibraryClass,
+    owner: LibraryClass,
+    call: InitCall,
+    parts: Mapping[str, LibraryClass],
 ) -> tuple[LibraryClass, ...] | None:
     """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
     () for a call that builds none, None when it cannot be told."""
     if _VALUE_METHOD.search(call.callee):
         return ()  # a method of a computed value (`A.expand(n).contiguous()`, `x[:-1].repeat(2)`)
-    parts = call.callee.split(".")
+    names = call.callee.split(".")
     head = _HEAD.match(call.callee).group()
-    if head != parts[0]:  # a table entry (`ACT2CLS[name](...)`): only an imported table is known
+    if head != names[0]:  # a table entry (`ACT2CLS[name](...)`): only an imported table is known
         module = library.imported_from(library.path_of(owner) or "", head)
         return () if module is not None and _builds_no_model(module) else None
     if head.startswith(_AUTO_PREFIXES):
-        chosen = _auto_choice(library, info, head, call) if parts[1:] == ["from_config"] else None
+        chosen = _auto_choice(library, info, head, call, parts) if names[1:] == ["from_config"] else None
         return None if chosen is None else built_models(library, chosen)
     if head == "self":
-        return () if len(parts) > 2 or parts[1] in _SAFE_SELF else None
+        return () if len(names) > 2 or names[1] in _SAFE_SELF else None
     if head in _SAFE_ROOTS or head in _SAFE_FUNCTIONS or head in ("config", "super"):
         return ()
     path = library.path_of(owner)
     found = library.find(head, path)
     if found is None:
-        if len(parts) == 1 and hasattr(builtins, head):
+        if len(names) == 1 and hasattr(builtins, head):
             return ()
         module = library.imported_from(path, head) if path is not None else None
         if module is not None and _builds_no_model(module):
             return ()
-        if len(parts) == 2 and not head[:1].isupper() and parts[1] not in _CLASS_CONSTRUCTORS:
+        if len(names) == 2 and not head[:1].isupper() and names[1] not in _CLASS_CONSTRUCTORS:
             return ()  # a method of a local value (`layers.append`, `inv_freq.clone`)
         return None
-    if len(parts) > 1 and parts[1] not in _CLASS_CONSTRUCTORS:
+    if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None
     if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
         return ()  # a configuration, not a module
@@ -177,7 +196,9 @@ def _builds_no_model(module: str) -> bool:
     return (not module.startswith(".") and parts[0] in _SAFE_PACKAGES) or parts[-1] in _SAFE_MODULES
 
 
-def _auto_choice(library: Library, info: LibraryClass, auto: str, call: InitCall) -> LibraryClass | None:
+def _auto_choice(
+    library: Library, info: LibraryClass, auto: str, call: InitCall, parts: Mapping[str, LibraryClass]
+) -> LibraryClass | None:
     """The class ``Auto<...>.from_config(config[.<sub-config>])`` builds: the auto class's mapping
     entry for the model type of that configuration, when its class is written in the library."""
     config = config_class(library, info)
@@ -188,7 +209,10 @@ def _auto_choice(library: Library, info: LibraryClass, auto: str, call: InitCall
         sub_config = (
             sub_configs.get(call.argument.removeprefix("config.")) if isinstance(sub_configs, dict) else None
         )
-        config = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
+        if isinstance(sub_config, ClassName) and sub_config.name == _AUTO_CONFIG:  # the run's choice
+            config = parts.get(call.argument.removeprefix("config."))
+        else:
+            config = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
     elif call.argument != "config":
         return None
     model_type = library.attribute(config, "model_type") if config is not None else None

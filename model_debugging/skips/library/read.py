@@ -148,12 +148,15 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
     annotations: list[tuple[str, str]] = []
     init_as_set: list[str] = []
     init_calls: tuple[InitCall, ...] | None = None
+    class_vars: list[str] = []
     assigned: set[str] = set()
     for item in node.body:
         if isinstance(item, ast.Assign):
             value = value_of(item.value)
             attributes.extend((target.id, value) for target in item.targets if isinstance(target, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            if ast.unparse(item.annotation).startswith(("ClassVar", "typing.ClassVar")):
+                class_vars.append(item.target.id)
             if item.value is not None:
                 attributes.append((item.target.id, value_of(item.value)))
             else:
@@ -185,6 +188,7 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
         annotations=tuple(annotations),
         init_as_set=tuple(init_as_set),
         init_calls=init_calls,
+        class_vars=tuple(class_vars),
     )
 
 

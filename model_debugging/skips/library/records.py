@@ -75,6 +75,7 @@ class LibraryClass:
     annotations: tuple[tuple[str, str], ...] = ()  # `config: LlamaConfig` with no value: name -> class name
     init_as_set: tuple[str, ...] = ()  # `self.x = set(self.x or [])` in __init__: the class value, as a set
     init_calls: tuple[InitCall, ...] | None = None  # the calls of its own __init__; None: it defines none
+    class_vars: tuple[str, ...] = ()  # annotated `ClassVar[...]`: class-level facts, not instance values
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,8 @@ def config_value(
     )
     computed = any(name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG)
     if config.sub is not None and any(ancestor.name == _BASE_CONFIG for ancestor in mro):
+        if declared is not MISSING and any(name in ancestor.class_vars for ancestor in mro):
+            return _literal(library, declared, unknown)  # a ClassVar: no dict the tester passes sets it
         value = sub_config_value(config, declared, init_default, computed, unknown, missing)
         return value if value is missing or isinstance(value, Unknown) else _literal(library, value, unknown)
     if declared is MISSING and init_default is MISSING and not computed:

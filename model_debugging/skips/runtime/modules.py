@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_debugging.skips.library.module_tree import built_models, config_class, is_model
+from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelClass, ModelInstance, Unknown
 
@@ -27,7 +28,7 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
     if not isinstance(model, ModelInstance):
         return unknown
     library = facts.library
-    models = built_models(library, model.info)
+    models = built_models(library, model.info, _auto_parts(facts, model))
     if models is None:
         return unknown
     parts: list[object] = [model]
@@ -35,6 +36,25 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
         if info is not model.info:
             parts.append(ModelInstance(info, Config(config_class(library, info))))
     return (*parts, OtherModules())
+
+
+def _auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, LibraryClass]:
+    """The classes the run's configuration has for the sub-configurations declared ``AutoConfig``."""
+    from model_debugging.skips.runtime.attributes import attribute  # attributes imports this module
+
+    config = model.config
+    declared = (
+        facts.library.attribute(config.info, "sub_configs")
+        if isinstance(config, Config) and config.info
+        else None
+    )
+    parts: dict[str, LibraryClass] = {}
+    for key, value in declared.items() if isinstance(declared, dict) else ():
+        if isinstance(value, ClassName) and value.name == "AutoConfig":
+            part = attribute(facts, config, key, Unknown(key))
+            if isinstance(part, Config) and part.info is not None:
+                parts[key] = part.info
+    return parts
 
 
 def base_model_class(facts: TestClassFacts, name: str) -> object:
