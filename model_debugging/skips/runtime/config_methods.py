@@ -102,7 +102,7 @@ def config_keys(facts: TestClassFacts, config: Config, unknown: Unknown) -> obje
     """``config.to_dict()``: the names it holds (values left to the run), or ``unknown`` when
     what the tester passes to the configuration is not known."""
     library, info = facts.library, config.info
-    if info is None or facts.config_keywords is None or not _is_config(facts, info):
+    if info is None or facts.passed_config_names is None or not _is_config(facts, info):
         return unknown
     names: dict[str, object] = {"model_type": unknown}
     for ancestor in library.mro(info):
@@ -112,7 +112,7 @@ def config_keys(facts: TestClassFacts, config: Config, unknown: Unknown) -> obje
         for key in ancestor.assigned_in_init:
             if not key.startswith("_"):
                 names.setdefault(key, unknown)
-    for key in (*facts.config_keywords, *(key for key, _ in config.overrides)):
+    for key in (*facts.passed_config_names, *(key for key, _ in config.overrides)):
         if not key.startswith("_"):
             names.setdefault(key, unknown)
     return names

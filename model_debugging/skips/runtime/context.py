@@ -38,3 +38,4 @@ class TestClassFacts:
     names: dict[str, object]
     config_keywords: dict[str, object] | None = None  # what the tester's get_config passes, when read
     common_inputs: dict[str, object] | None = None  # the inputs dict of prepare_config_and_inputs_for_common
+    passed_config_names: frozenset[str] | None = None  # names passed to the config beyond its parameters

@@ -207,12 +207,19 @@ class Evaluator:
                 return True
             generator = node.generators[index]
             iterable = self.value(generator.iter, scope)
-            if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)) or not isinstance(
-                generator.target, ast.Name
+            target = generator.target
+            names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", None)
+            if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)) or not (
+                names and all(isinstance(name, ast.Name) for name in names)
             ):
                 return False
             for item in iterable:
-                inner = {**scope, generator.target.id: item}
+                if isinstance(target, ast.Name):
+                    inner = {**scope, target.id: item}
+                elif isinstance(item, (tuple, list)) and len(item) == len(names):  # for k, v in d.items()
+                    inner = {**scope, **{name.id: value for name, value in zip(names, item, strict=True)}}
+                else:
+                    return False
                 conditions = [self.value(condition, inner) for condition in generator.ifs]
                 if not all(attributes.known(condition) for condition in conditions):
                     return False

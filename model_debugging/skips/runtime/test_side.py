@@ -88,6 +88,7 @@ def class_facts(
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
     common = _tester_method(resolver, linearization, sources, "prepare_config_and_inputs_for_common")
+    passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
     return TestClassFacts(
         library,
         name,
@@ -100,6 +101,7 @@ def class_facts(
         names,
         keywords,
         literal_inputs(common) if common is not None else None,
+        passed_names,
     )
 
 
@@ -127,6 +129,28 @@ def _config_keywords(
     if call is None or any(keyword.arg is None for keyword in call.keywords):
         return None
     return {keyword.arg: _keyword_value(keyword.value, tester_attribute) for keyword in call.keywords}
+
+
+def _passed_config_names(
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    sources: Callable[[str], ast.Module | None],
+    tester_attribute: Callable[[str], object],
+    keywords: dict[str, object] | None,
+) -> frozenset[str] | None:
+    """The names the tester passes to its configuration that may not be the class's own parameters:
+    its ``get_config`` keywords, or the ``forced_config_args`` of a ``get_config`` that passes only
+    ``self.config_args + self.forced_config_args`` (``CausalLMModelTester``). None when unknown."""
+    if keywords is not None:
+        return frozenset(keywords)
+    function = _tester_method(resolver, linearization, sources, "get_config")
+    loops = [node.iter for node in ast.walk(function) if isinstance(node, ast.For)] if function else []
+    if [ast.unparse(node) for node in loops] != ["self.config_args + self.forced_config_args"]:
+        return None
+    forced = tester_attribute("forced_config_args")
+    if not isinstance(forced, (list, tuple)) or not all(isinstance(name, str) for name in forced):
+        return None
+    return frozenset(forced)
 
 
 def _tester_method(
