@@ -274,19 +274,19 @@ def config_value(
             return _literal(library, declared, unknown)  # a ClassVar: no dict the tester passes sets it
         value = sub_config_value(config, declared, init_default, computed, unknown, missing)
         return value if value is missing or isinstance(value, Unknown) else _literal(library, value, unknown)
-    if declared is MISSING and init_default is MISSING and not computed:
+    sub_configs = library.attribute(info, "sub_configs")
+    is_part = isinstance(sub_configs, dict) and name in sub_configs
+    if facts.config_keywords is not None:
+        passed = facts.config_keywords.get(name, ABSENT)
+    else:
         passed = facts.tester_attribute(name)
+    if declared is MISSING and init_default is MISSING and not computed and not is_part:
         if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
             return missing  # neither declared nor passed: the attribute does not exist
         return unknown
     if isinstance(declared, MethodValue):
         return Method(info, name)
-    sub_configs = library.attribute(info, "sub_configs")
-    if facts.config_keywords is not None:
-        passed = facts.config_keywords.get(name, ABSENT)
-    else:
-        passed = facts.tester_attribute(name)
-    if isinstance(sub_configs, dict) and name in sub_configs:  # built from what the tester passes
+    if is_part:  # built from what the tester passes
         return sub_config(library, sub_configs[name], passed, unknown)
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is

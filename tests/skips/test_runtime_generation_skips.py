@@ -1,0 +1,232 @@
+"""Run-time skips of the generation tests, decided from the library read statically (issue 10).
+
+Each mechanism has a model that must run (``alpha``) and one that must skip (``beta``):
+``get_text_config`` and sub-configurations built from the tester's dict, ``config.to_dict()``
+keys, the output class of ``forward`` and its cache gated on ``use_cache``, the tester's literal
+inputs dict, and a configuration that branches set differently.
+"""
+
+import pytest
+
+from tests.skips.conftest import write_tree
+
+GENERATION = """
+import inspect
+
+
+class GenerationTesterMixin:
+    model_tester = None
+    all_model_classes = ()
+
+    def prepare_config_and_inputs_for_generate(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        filtered = {k: v for k, v in inputs_dict.items() if k not in ["use_cache", "labels"]}
+        text_config = config.get_text_config(decoder=True)
+        if text_config.eos_token_id is not None and text_config.pad_token_id is None:
+            text_config.pad_token_id = text_config.eos_token_id
+        text_config.eos_token_id = None
+        return config, filtered
+
+    def test_bos_of_text_part(self):
+        config, _ = self.prepare_config_and_inputs_for_generate()
+        if config.get_text_config(decoder=True).bos_token_id is None:
+            self.skipTest(reason="bos_token_id is None")
+
+    def test_text_part_caches(self):
+        config, _ = self.prepare_config_and_inputs_for_generate()
+        if not hasattr(config.get_text_config(), "use_cache"):
+            self.skipTest(reason="doesn't support caching")
+
+    def test_encoder_keys(self):
+        config, _ = self.prepare_config_and_inputs_for_generate()
+        if any(name for name in config.to_dict() if name.startswith("encoder")):
+            self.skipTest(reason="derived from an encoder-decoder model")
+
+    def test_outputs(self):
+        config, inputs = self.prepare_config_and_inputs_for_generate()
+        for model_class in self.all_model_classes:
+            outputs = model_class(config).eval()(**inputs, use_cache=True)
+            if "past_key_values" not in outputs:
+                self.skipTest(reason="This model doesn't return `past_key_values`")
+
+    def test_outputs_without_cache(self):
+        config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+        inputs["use_cache"] = False
+        for model_class in self.all_model_classes:
+            if "past_key_values" not in model_class(config)(**inputs):
+                self.skipTest(reason="no cache without use_cache")
+
+    def test_inputs_keys(self):
+        config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+        del inputs["input_ids"]
+        if "attention_mask" not in inputs or "input_ids" in inputs:
+            self.skipTest(reason="Model dummy inputs should contain padding in their attention mask")
+
+    def test_pad_of_tester(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.pad_token_id is None:
+            self.skipTest(reason="pad_token_id is None")
+
+    def test_config_set_in_a_branch(self):
+        config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+        if inputs["input_ids"].ndim == 2:
+            config.is_decoder = True
+        if not hasattr(config, "use_cache"):
+            self.skipTest(reason="the configuration has no use_cache")
+"""
+
+MODEL_TEST = """
+import unittest
+from transformers import {name}Config, {name}Model
+from ...generation.test_utils import GenerationTesterMixin
+
+
+class {name}ModelTester:
+    def __init__(self, parent, vocab_size=99):
+        self.parent = parent
+        self.pad_token_id = {pad}
+        self.text_config = {text_config}
+
+    def get_config(self):
+        return {name}Config(pad_token_id=self.pad_token_id{passed})
+
+    def prepare_config_and_inputs_for_common(self):
+        config = self.get_config()
+        inputs_dict = {inputs}
+        return config, inputs_dict
+
+
+class {name}ModelTest(GenerationTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            config_class = None
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            sub_configs: dict = {}
+            is_encoder_decoder: bool = False
+            bos_token_id: int | None = None
+            eos_token_id: int | None = None
+            pad_token_id: int | None = None
+
+            def get_text_config(self, decoder=None, encoder=None):
+                pass
+    """,
+    "src/transformers/modeling_outputs.py": """
+        class CausalLMOutputWithPast(ModelOutput):
+            logits: torch.FloatTensor | None = None
+            past_key_values: Cache | None = None
+    """,
+    "src/transformers/models/auto/configuration_auto.py": """
+        CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("beta", "BetaConfig")])
+    """,
+    "src/transformers/models/alpha/configuration_alpha.py": """
+        class AlphaTextConfig(PreTrainedConfig):
+            use_cache: bool = True
+
+        class AlphaConfig(PreTrainedConfig):
+            model_type = "alpha"
+            sub_configs = {"text_config": AlphaTextConfig}
+            use_cache: bool = True
+    """,
+    "src/transformers/models/alpha/modeling_alpha.py": """
+        from ...modeling_outputs import CausalLMOutputWithPast
+
+        class AlphaModel(PreTrainedModel):
+            config: AlphaConfig
+
+            def forward(self, input_ids=None, past_key_values=None, use_cache=None) -> tuple | CausalLMOutputWithPast:
+                use_cache = use_cache if use_cache is not None else self.config.use_cache
+                if self.gradient_checkpointing and self.training:
+                    use_cache = False
+                if use_cache and past_key_values is None:
+                    past_key_values = DynamicCache(config=self.config)
+                return CausalLMOutputWithPast(past_key_values=past_key_values)
+    """,
+    "src/transformers/models/beta/configuration_beta.py": """
+        class BetaConfig(PreTrainedConfig):
+            model_type = "beta"
+            encoder_layers: int = 2
+    """,
+    "src/transformers/models/beta/modeling_beta.py": """
+        class BetaOutput(ModelOutput):
+            logits: torch.FloatTensor | None = None
+            cache_params: object = None
+
+        class BetaModel(PreTrainedModel):
+            config: BetaConfig
+
+            def forward(self, input_ids=None, use_cache=None) -> BetaOutput:
+                return BetaOutput()
+    """,
+}
+
+
+@pytest.fixture
+def results(make_repo, scan):
+    alpha = MODEL_TEST.format(
+        name="Alpha",
+        pad="vocab_size - 1",
+        text_config='{"bos_token_id": 1, "eos_token_id": 2}',
+        passed=", text_config=self.text_config",
+        inputs='{"input_ids": ids_tensor([2, 7], 99), "attention_mask": ids_tensor([2, 7], 2)}',
+    )
+    beta = MODEL_TEST.format(
+        name="Beta", pad="None", text_config="None", passed="", inputs='{"input_ids": input_ids}'
+    )
+    root = make_repo(
+        {
+            "tests/generation/test_utils.py": GENERATION,
+            "tests/models/alpha/test_modeling_alpha.py": alpha,
+            "tests/models/beta/test_modeling_beta.py": beta,
+        }
+    )
+    return scan(write_tree(root, LIBRARY))
+
+
+def _verdicts(results, test):
+    entry = results[test]
+    return {
+        "ran": entry["models_ran"],
+        "skipped": entry["models_skipped"],
+        "undecided": entry["models_undecided"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("test", "reason"),
+    [
+        # alpha's text part gets bos_token_id from the tester's dict; beta's flat config has none
+        ("test_bos_of_text_part", "bos_token_id is None"),
+        # the sub-configuration class declares use_cache; beta's configuration does not
+        ("test_text_part_caches", "doesn't support caching"),
+        # to_dict() holds beta's encoder_layers field
+        ("test_encoder_keys", "derived from an encoder-decoder model"),
+        # beta's forward returns an output class without past_key_values; alpha's cache follows use_cache
+        ("test_outputs", "This model doesn't return `past_key_values`"),
+        # beta's literal inputs dict has no attention_mask, and `del` removed input_ids from both
+        ("test_inputs_keys", "Model dummy inputs should contain padding in their attention mask"),
+        # `vocab_size - 1` passed by the tester is a number, never None
+        ("test_pad_of_tester", "pad_token_id is None"),
+        # a branch only the run decides sets is_decoder: the configuration's class stays known
+        ("test_config_set_in_a_branch", "the configuration has no use_cache"),
+    ],
+)
+def test_library_facts_decide_the_generation_skip(results, test, reason):
+    assert _verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert results[test]["reasons_skipped"] == [f"beta: {reason}"]
+
+
+def test_use_cache_false_in_the_inputs_means_no_cache_returned(results):
+    assert _verdicts(results, "test_outputs_without_cache") == {
+        "ran": [],
+        "skipped": ["alpha", "beta"],
+        "undecided": [],
+    }
