@@ -15,7 +15,8 @@ the model skipped it, "ran" otherwise; a case stopped by pytest-timeout counts a
 the skip checks at the top of its body), and the table counts the pairs that ran only that way. A
 pair of a collected model with no test case at all is "not collected" (no class of the model has
 the test, or an attribute shadows it). Left out of the score, and counted: pairs pytest skipped
-for an environment reason (GPU, slow, flash attention, a missing package); pairs that only failed
+in a class for an environment reason (GPU, slow, flash attention, a missing package: that class
+would run on a full machine) and ran in none; pairs that only failed
 on a model whose classes are import placeholders here (a test case failed with "requires the X
 library but it was not found": the real classes never loaded, so the test could not reach its
 skip checks); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
@@ -98,7 +99,8 @@ def pytest_verdicts(
             elif ran:
                 timeouts = all(case.outcome == "timeout" for case in ran)
                 verdicts[model, test] = PytestPair("ran", reasons, only_timeouts=timeouts)
-            elif all(ENVIRONMENT_REASON.search(reason) for reason in reasons):
+            elif any(ENVIRONMENT_REASON.search(reason) for reason in reasons):
+                # A class skipped for the machine would run on a full one: the model's verdict depends on it.
                 verdicts[model, test] = PytestPair("environment", reasons)
             else:
                 verdicts[model, test] = PytestPair("skipped", reasons)

@@ -7,7 +7,7 @@ import gzip
 import pytest
 
 from benchmarks.check_against_pytest import pytest_verdicts, score
-from benchmarks.pytest_truth import TruthInputError, main, read_truth, rows_from_junit
+from benchmarks.pytest_truth import TruthInputError, TruthRow, main, read_truth, rows_from_junit
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
@@ -125,3 +125,14 @@ def test_cases_of_a_parametrized_test_belong_to_the_test(tmp_path):
     junit.write_text(f"<testsuite>{cases}</testsuite>")
     rows, _ = rows_from_junit([str(junit)], {"test_greedy", "test_sdpa"})
     assert [row.test for row in rows] == ["test_greedy", "test_greedy", "test_sdpa"]
+
+
+def test_a_class_skipped_for_the_machine_makes_the_pair_depend_on_the_machine():
+    rows = [
+        TruthRow("alpha", "test_flex", "AlphaModelTest", "skipped", "test requires accelerator"),
+        TruthRow("alpha", "test_flex", "AlphaDecoderTest", "skipped", "Decoder cannot keep gradients"),
+        TruthRow("beta", "test_flex", "BetaDecoderTest", "skipped", "Decoder cannot keep gradients"),
+    ]
+    verdicts = pytest_verdicts(rows, ["alpha", "beta"], ["test_flex"])
+    assert verdicts["alpha", "test_flex"].verdict == "environment"  # the first class runs on a GPU machine
+    assert verdicts["beta", "test_flex"].verdict == "skipped"
