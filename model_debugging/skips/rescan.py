@@ -87,6 +87,7 @@ class Checkout:
     """The content keys of the scanned files: ``lookup`` finds the snapshot of the same test files."""
 
     lookup: str
+    test_keys: dict[str, str]  # of the common and model test files (``lookup`` is made from them)
     library_keys: dict[str, str] | None  # None: no library sources
 
     @classmethod
@@ -104,7 +105,7 @@ class Checkout:
         lookup = cache_key(
             "snapshot", repr((analyzer_version(), settings, library_keys is None, keys)).encode()
         )
-        return cls(lookup, library_keys)
+        return cls(lookup, dict(keys), library_keys)
 
 
 def valid_snapshot(repo: Path, snapshot: ScanSnapshot | None, checkout: Checkout) -> ScanSnapshot | None:
@@ -112,6 +113,8 @@ def valid_snapshot(repo: Path, snapshot: ScanSnapshot | None, checkout: Checkout
     if snapshot is None or (snapshot.library_keys is None) != (checkout.library_keys is None):
         return None
     for path, key in snapshot.test_keys:
+        if path in checkout.test_keys:  # part of the lookup key: the same by construction
+            continue
         try:
             data = read_source(repo / path)
         except OSError:
