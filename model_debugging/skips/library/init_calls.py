@@ -108,17 +108,17 @@ def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, .
 def _class_aliases(
     function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, tuple[str, ...]]:
-    """Local names bound once to a class, to one of two (``cls = A if cross else B``) or to a
-    table's entry: the classes a call of that name may build."""
+    """Local names bound only to classes (``cls = A if cross else B``, ``cls = A`` in one branch and
+    ``cls = B`` in another) or to a table's entry: the classes a call of that name may build."""
     bound: dict[str, list[ast.expr]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
     aliases: dict[str, tuple[str, ...]] = {}
     for name, values in bound.items():
-        choices = _choices(values[0], tables) if len(values) == 1 else None
-        if choices:
-            aliases[name] = choices
+        found = [_choices(value, tables) for value in values]
+        if all(found):
+            aliases[name] = tuple(dict.fromkeys(choice for choices in found for choice in choices))
     return aliases
 
 
