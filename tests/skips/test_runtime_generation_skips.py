@@ -230,3 +230,47 @@ def test_use_cache_false_in_the_inputs_means_no_cache_returned(results):
         "skipped": ["alpha", "beta"],
         "undecided": [],
     }
+
+
+AUTO_PART = {
+    "src/transformers/models/auto/configuration_auto.py": """
+        CONFIG_MAPPING_NAMES = OrderedDict([("alpha_text", "AlphaTextConfig"), ("gamma", "GammaConfig")])
+
+        class AutoConfig:
+            pass
+    """,
+    "src/transformers/models/gamma/configuration_gamma.py": """
+        class GammaConfig(PreTrainedConfig):
+            model_type = "gamma"
+            sub_configs = {"text_config": AutoConfig}
+            text_config: dict | None = None
+
+            def __post_init__(self, **kwargs):
+                if isinstance(self.text_config, dict):
+                    self.text_config["model_type"] = self.text_config.get("model_type", "alpha_text")
+                    self.text_config = CONFIG_MAPPING[self.text_config["model_type"]](**self.text_config)
+    """,
+    "src/transformers/models/gamma/modeling_gamma.py": """
+        class GammaModel(PreTrainedModel):
+            config: GammaConfig
+    """,
+}
+
+
+def test_an_auto_part_without_model_type_takes_the_post_init_default(make_repo, scan):
+    """The tester's dict names no model_type: GammaConfig's __post_init__ default picks the class."""
+    files = {"tests/generation/test_utils.py": GENERATION}
+    for name, bos in (("alpha", 1), ("beta", None)):  # same configuration class, bos passed or not
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            name="Gamma",
+            pad="0",
+            text_config=f'{{"bos_token_id": {bos}}}',
+            passed=", text_config=self.text_config",
+            inputs='{"input_ids": input_ids}',
+        )
+    results = scan(write_tree(make_repo(files), {**LIBRARY, **AUTO_PART}))
+    assert _verdicts(results, "test_bos_of_text_part") == {
+        "ran": ["alpha"],
+        "skipped": ["beta"],
+        "undecided": [],
+    }

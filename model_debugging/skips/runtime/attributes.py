@@ -287,7 +287,7 @@ def config_value(
     if isinstance(declared, MethodValue):
         return Method(info, name)
     if is_part:  # built from what the tester passes
-        return sub_config(library, sub_configs[name], passed, unknown)
+        return sub_config(library, info, name, sub_configs[name], passed, unknown)
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:

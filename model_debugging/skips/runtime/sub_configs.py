@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.library.index import MISSING, Library
+from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
 from model_debugging.skips.runtime.values import Config, Unknown
 
@@ -19,12 +20,15 @@ _AUTO_CONFIG = "AutoConfig"
 _BASE_CONFIG = "PreTrainedConfig"
 
 
-def sub_config(library: Library, declared: object, passed: object, unknown: Unknown) -> object:
-    """The part of a configuration declared as ``declared`` in ``sub_configs``, built from ``passed``."""
+def sub_config(
+    library: Library, owner: LibraryClass, name: str, declared: object, passed: object, unknown: Unknown
+) -> object:
+    """The part ``name`` of the configuration class ``owner``, declared as ``declared`` in its
+    ``sub_configs`` and built from ``passed``."""
     items = _literal_items(passed)
     info = library.find(declared.name) if isinstance(declared, ClassName) else None
     if info is not None and info.name == _AUTO_CONFIG:
-        model_type = dict(items).get("model_type") if items is not None else None
+        model_type = dict(items).get("model_type", _default_type(library, owner, name)) if items else None
         info = _config_of_type(library, model_type) if isinstance(model_type, str) else None
     if info is None:
         return unknown.existing()
@@ -61,6 +65,28 @@ def _literal_items(passed: object) -> tuple[tuple[str, object], ...] | None:
     if not isinstance(passed, dict) or not all(isinstance(key, str) for key in passed):
         return None
     return tuple(passed.items())
+
+
+def _default_type(library: Library, owner: LibraryClass, name: str) -> str | None:
+    """The model type ``owner``'s ``__post_init__`` gives a dict passed for ``name`` without one:
+    the literal of ``self.<name>.get("model_type", "<type>")`` (None unless exactly one)."""
+    path = library.path_of(owner)
+    tree = parsed_file(library, path) if path is not None else None
+    classes = [item for item in (tree.body if tree else ()) if isinstance(item, ast.ClassDef)]
+    node = next((item for item in classes if item.name == owner.name), None)
+    found = set()
+    for call in ast.walk(node) if node is not None else ():
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "get"
+            and ast.unparse(call.func.value) == f"self.{name}"
+            and len(call.args) == 2
+            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in call.args)
+            and call.args[0].value == "model_type"
+        ):
+            found.add(call.args[1].value)
+    return found.pop() if len(found) == 1 else None
 
 
 def _config_of_type(library: Library, model_type: str) -> LibraryClass | None:
