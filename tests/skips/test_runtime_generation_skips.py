@@ -67,6 +67,11 @@ class GenerationTesterMixin:
         if config.pad_token_id is None:
             self.skipTest(reason="pad_token_id is None")
 
+    def test_decoder_flag(self):
+        config, _ = self.prepare_config_and_inputs_for_generate()
+        if not config.is_decoder:
+            self.skipTest(reason="not a decoder")
+
     def test_config_set_in_a_branch(self):
         config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
         if inputs["input_ids"].ndim == 2:
@@ -101,6 +106,13 @@ class {name}ModelTest(GenerationTesterMixin, unittest.TestCase):
 
     def setUp(self):
         self.model_tester = {name}ModelTester(self)
+{override}"""
+
+OVERRIDE = """
+    def prepare_config_and_inputs_for_generate(self):
+        config, inputs = super().prepare_config_and_inputs_for_generate()
+        config.is_decoder = True
+        return config, inputs
 """
 
 LIBRARY = {
@@ -112,6 +124,7 @@ LIBRARY = {
         class PreTrainedConfig:
             sub_configs: dict = {}
             is_encoder_decoder: bool = False
+            is_decoder: bool = False
             bos_token_id: int | None = None
             eos_token_id: int | None = None
             pad_token_id: int | None = None
@@ -176,10 +189,11 @@ def results(make_repo, scan):
         pad="vocab_size - 1",
         text_config='{"bos_token_id": 1, "eos_token_id": 2}',
         passed=", text_config=self.text_config",
+        override=OVERRIDE,
         inputs='{"input_ids": ids_tensor([2, 7], 99), "attention_mask": ids_tensor([2, 7], 2)}',
     )
     beta = MODEL_TEST.format(
-        name="Beta", pad="None", text_config="None", passed="", inputs='{"input_ids": input_ids}'
+        name="Beta", pad="None", text_config="None", passed="", override="", inputs='{"input_ids": input_ids}'
     )
     root = make_repo(
         {
@@ -215,6 +229,8 @@ def _verdicts(results, test):
         ("test_inputs_keys", "Model dummy inputs should contain padding in their attention mask"),
         # `vocab_size - 1` passed by the tester is a number, never None
         ("test_pad_of_tester", "pad_token_id is None"),
+        # alpha's test class overrides the helper and calls super(): its setting is followed
+        ("test_decoder_flag", "not a decoder"),
         # a branch only the run decides sets is_decoder: the configuration's class stays known
         ("test_config_set_in_a_branch", "the configuration has no use_cache"),
     ],
@@ -266,6 +282,7 @@ def test_an_auto_part_without_model_type_takes_the_post_init_default(make_repo, 
             pad="0",
             text_config=f'{{"bos_token_id": {bos}}}',
             passed=", text_config=self.text_config",
+            override="",
             inputs='{"input_ids": input_ids}',
         )
     results = scan(write_tree(make_repo(files), {**LIBRARY, **AUTO_PART}))

@@ -19,7 +19,8 @@ class TestClassFacts:
 
     ``attribute`` / ``tester_attribute`` return a literal, an ``Unknown`` or :data:`ABSENT`;
     ``definition`` returns the ``ast`` definition ``self.<name>`` runs when it is written in a
-    common file, else None; ``model_classes`` is ``all_model_classes`` resolved in the library
+    common file or overridden in a model's test file, else None (``inherited_definition``: what
+    ``super().<name>`` runs from such an override); ``model_classes`` is ``all_model_classes`` resolved in the library
     (None when some name could not be); ``generative_classes`` is set when the class overrides
     ``all_generative_model_classes``; ``names`` are the module-level names of the common file the
     evaluator knows (auto mappings imported there); ``config_keywords`` the keywords the tester's
@@ -39,3 +40,4 @@ class TestClassFacts:
     config_keywords: dict[str, object] | None = None  # what the tester's get_config passes, when read
     common_inputs: dict[str, object] | None = None  # the inputs dict of prepare_config_and_inputs_for_common
     passed_config_names: frozenset[str] | None = None  # names passed to the config beyond its parameters
+    inherited_definition: Callable[[str], ast.FunctionDef | None] | None = None  # what super().<name> runs

@@ -44,7 +44,7 @@ _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split"}
 _PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset)
 
 # Calls a helper statement evaluates: (helper name, arguments) -> value, or raises Skipped.
-CallHelper = Callable[[str, list[object], dict[str, object]], object]
+CallHelper = Callable[..., object]  # (name, arguments, keywords, inherited=False) -> value
 
 
 class Evaluator:
@@ -252,6 +252,14 @@ class Evaluator:
             raise Skipped(
                 attributes.text(self.value(reason, variables)) if reason is not None else "", node.lineno
             )
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and ast.unparse(func.value) == "super()"
+        ):  # super().helper(...) in a model's override of a common helper
+            arguments = [self.value(argument, variables) for argument in node.args]
+            keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
+            return self.call_helper(func.attr, arguments, keywords, inherited=True)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         function = self.value(node.func, variables)

@@ -114,8 +114,12 @@ class _Runner:
             return _Undecided(self.frame.pending[0])
         return _SkipSignal(skipped)
 
-    def _call_helper(self, name: str, arguments: list[object], keywords: dict[str, object]) -> object:
-        definition = self.facts.definition(name)
+    def _call_helper(
+        self, name: str, arguments: list[object], keywords: dict[str, object], inherited: bool = False
+    ) -> object:
+        """``self.<name>(...)``, or ``super().<name>(...)`` from an override (``inherited``)."""
+        find = self.facts.inherited_definition if inherited else self.facts.definition
+        definition = find(name) if find is not None else None
         if definition is None or self.depth >= _MAX_DEPTH:
             return Unknown(f"self.{name}(...)")
         self.depth += 1

@@ -10,6 +10,7 @@ from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.overrides import HelperOverrides
 from model_debugging.skips.runtime.tester_inputs import literal_inputs
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 
@@ -88,13 +89,20 @@ def class_facts(
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
     common = _tester_method(resolver, linearization, sources, "prepare_config_and_inputs_for_common")
+    overrides = HelperOverrides(
+        [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None], sources
+    )
+
+    def own_definition(key: str) -> ast.FunctionDef | None:
+        return definition(key) or overrides.own(key)
+
     passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
     return TestClassFacts(
         library,
         name,
         attribute,
         tester_attribute,
-        definition,
+        own_definition,
         model_classes,
         generative,
         config_class,
@@ -102,6 +110,7 @@ def class_facts(
         keywords,
         literal_inputs(common) if common is not None else None,
         passed_names,
+        overrides.parent,
     )
 
 
