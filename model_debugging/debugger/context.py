@@ -193,7 +193,7 @@ class _TracingSession:
             if tracer.failure is None:
                 try:
                     with one_intra_op_thread():
-                        self._writer.write(paths, tracer.finish(output))
+                        self._writer.write(paths, tracer.finish(output), tracer.written_files)
                 except OSError:
                     self._writer.abandon(paths, tracer.written_files)
                     raise  # the disk or directory failed: the user must know, once the forward is over
@@ -220,7 +220,7 @@ class _TracingSession:
             return  # given up in the finally clause above
         try:
             with one_intra_op_thread():
-                self._writer.write(paths, tracer.finish_with_exception(error))
+                self._writer.write(paths, tracer.finish_with_exception(error), tracer.written_files)
         except Exception as write_error:  # never hide the model's own exception
             self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)

@@ -6,11 +6,11 @@ Lists and tuples become lists, dicts (``ModelOutput`` included) become dicts, an
 becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``; DTensors are recorded
 from their local shard.
 
-A value may be captured *deferred* (see :class:`Capture`): the tensor is kept, as a copy or
-by reference, instead of formatted, and :meth:`ValueSerializer.resolve` formats it later, once
-the tracer knows the record survives layer pruning. A copy keeps the values exact even if the
-model later modifies the tensor in place; a reference is free and is used where the record
-will most likely be dropped unformatted (a warning names it if it was modified after all).
+A value may be captured *deferred* (see :class:`Capture`), for a record that will most likely
+be dropped by layer pruning: the tensor is kept by reference instead of formatted, and
+:meth:`ValueSerializer.resolve` formats it later, should the tracer find the record stays after
+all (a warning names a tensor modified in place in between; an inference-mode tensor, which has
+no version counter to tell, is kept as a copy).
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ class Capture(enum.Enum):
     """How a recorded tensor is kept until it is formatted."""
 
     NOW = "format it now"
-    COPY = "keep a copy; format it once the record is known to stay"
     REFERENCE = "keep the tensor itself; for records that will most likely be dropped"
 
 
@@ -185,7 +184,7 @@ class ValueSerializer:
             if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
                 return self._entry(tensor, file_name)
             version = _version(tensor)
-            if capture is Capture.COPY or version is None:  # without a version, changes would go unnoticed
+            if version is None:  # without a version, changes would go unnoticed: keep a copy
                 return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
             return _DeferredTensor(tensor, version, stem, file_name)
         except Exception as error:  # an odd tensor (subclass, nested, ...) must not break the forward

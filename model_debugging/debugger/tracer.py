@@ -1,11 +1,12 @@
 """Recording the nested call tree of one top-level forward.
 
 The tracer keeps a stack of open calls. Each call's inputs are serialized when it starts and,
-for modules without submodules, its outputs when it ends. With layer pruning, calls that may
-turn out to be middle layer blocks are captured deferred (see :mod:`.prune`) and formatted only
-once they are known to stay in the tree: by reference when a higher-numbered sibling exists
-(the block will most likely be pruned), as copies otherwise. A call that raises keeps the exception's type and
-message; only the innermost call that saw an exception records it.
+for modules without submodules, its outputs when it ends. With layer pruning, a numbered call
+that has a higher-numbered sibling and starts after a first layer block will most likely be a
+middle block, so its tensors are kept by reference (see :mod:`.prune`) and formatted only once
+it is known to stay in the tree; any other call is formatted at once (should it be pruned after
+all, its entries, and with ``use_repr=False`` its files, are dropped). A call that raises keeps
+the exception's type and message; only the innermost call that saw an exception records it.
 """
 
 from __future__ import annotations
@@ -121,8 +122,14 @@ class CallTracer:
     ) -> _OpenCall:
         parent = self._stack[-1]
         capture = parent.capture
-        if capture is Capture.NOW and parent.children.may_be_pruned(module_path):
-            capture = Capture.REFERENCE if module_path in self._likely_pruned else Capture.COPY
+        # a block followed by a higher-numbered sibling will most likely be pruned: keep its tensors
+        # unformatted; any other one most likely stays, so it is formatted now (no copy to hold)
+        if (
+            capture is Capture.NOW
+            and module_path in self._likely_pruned
+            and parent.children.may_be_pruned(module_path)
+        ):
+            capture = Capture.REFERENCE
         given = {"args": args, "kwargs": kwargs}
         inputs = self._serializer.serialize(
             {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", capture

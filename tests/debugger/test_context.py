@@ -408,3 +408,36 @@ def test_tensor_safetensors_cannot_hold_keeps_its_repr(tmp_path):
     (leaf,) = root["children"]
     assert leaf["outputs"]["value"][0].startswith("tensor(indices=tensor([[0, 1],")
     assert "mean" not in leaf["outputs"]
+
+
+class LastBlockTwice(ToyModel):
+    """Runs every layer, then the last one again: its first call turns out to be a middle block."""
+
+    def forward(self, input_ids, scale=1.0):
+        hidden = self.embed(input_ids)
+        for layer in [*self.layers, self.layers[-1]]:
+            hidden = layer(hidden, scale=scale)
+        return self.head(hidden)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_last_block_called_again_leaves_no_file_of_its_first_call(input_ids, tmp_path, use_repr):
+    torch.manual_seed(0)
+    model = LastBlockTwice()
+    trace(model, tmp_path, input_ids, use_repr=use_repr)
+    root = read_trace(tmp_path, name="LastBlockTwice_debug_tree", kind="FULL_TENSORS")
+    layers = [child["module_path"] for child in root["children"] if ".layers." in child["module_path"]]
+    assert layers == ["LastBlockTwice.layers.0", "LastBlockTwice.layers.3"]
+    last_input = root["children"][2]["inputs"]["args"][0]
+    hidden = model.embed(input_ids)
+    for layer in model.layers:
+        hidden = layer(hidden)
+    if use_repr:  # the second call's input: the output of the first call of layers.3
+        torch.set_printoptions(sci_mode=True, linewidth=120)
+        expected = repr(hidden.detach())
+        torch.set_printoptions(profile="default")
+        assert "\n".join(last_input["value"]) == expected
+    else:
+        torch.testing.assert_close(load_file(tmp_path / last_input["value"][2:])["data"], hidden)
+        referenced = {path[2:] for path in _values(root)}
+        assert referenced == {path.name for path in tmp_path.glob("*.safetensors")}

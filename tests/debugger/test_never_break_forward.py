@@ -138,7 +138,7 @@ def test_the_files_of_a_trace_the_debugger_cannot_finish_are_removed(tmp_path, m
     def failing_dump(tree, indent=2):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(writing, "dumps_indented", failing_dump)
+    monkeypatch.setattr(writing, "dumps_trace_texts", failing_dump)
     model = Holder()
     with caplog.at_level(logging.WARNING), model_addition_debugger_context(model, tmp_path, use_repr=False):
         output = model(torch.ones(2))

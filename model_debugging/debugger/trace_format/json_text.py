@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from json.encoder import encode_basestring_ascii
 
+from model_debugging.debugger.trace_format.records import TensorEntry
+
 
 def _float_text(value: float) -> str:
     if math.isnan(value):
@@ -43,41 +45,82 @@ def _key_text(key) -> str:
 
 def dumps_indented(value, indent: int = 2) -> str:
     """Return exactly ``json.dumps(value, indent=indent)`` (ASCII output, like upstream's files)."""
-    parts: list[str] = []
-    append = parts.append
+    return _IndentedText(indent, with_summary=False).encode(value)[0]
 
-    def encode(item, level: int) -> None:
+
+def dumps_trace_texts(tree: dict, indent: int = 2) -> tuple[str, str]:
+    """The FULL_TENSORS text of ``tree`` and its SUMMARY text (no ``value`` in any ``TensorEntry``), in one walk.
+
+    Each is exactly ``json.dumps(..., indent=indent)`` of its tree.
+    """
+    return _IndentedText(indent, with_summary=True).encode(tree)
+
+
+class _IndentedText:
+    """Appends the JSON text of a value to one list, or to two at once (full and summary)."""
+
+    def __init__(self, indent: int, with_summary: bool):
+        self._indent = indent
+        self._full: list[str] = []
+        self._summary: list[str] | None = [] if with_summary else None
+
+    def encode(self, value) -> tuple[str, str | None]:
+        self._encode(value, 0, self._summary is not None)
+        summary = None if self._summary is None else "".join(self._summary)
+        return "".join(self._full), summary
+
+    def _append(self, text: str, both: bool) -> None:
+        self._full.append(text)
+        if both:
+            self._summary.append(text)
+
+    def _encode(self, item, level: int, both: bool) -> None:
         if isinstance(item, str):
-            append(encode_basestring_ascii(item))
+            self._append(encode_basestring_ascii(item), both)
         elif item is None:
-            append("null")
+            self._append("null", both)
         elif item is True:
-            append("true")
+            self._append("true", both)
         elif item is False:
-            append("false")
+            self._append("false", both)
         elif isinstance(item, int):
-            append(int.__repr__(item))
+            self._append(int.__repr__(item), both)
         elif isinstance(item, float):
-            append(_float_text(item))
-        elif isinstance(item, (dict, list, tuple)):
-            is_dict = isinstance(item, dict)
+            self._append(_float_text(item), both)
+        elif isinstance(item, dict):
+            self._encode_dict(item, level, both)
+        elif isinstance(item, (list, tuple)):
             if not item:
-                append("{}" if is_dict else "[]")
+                self._append("[]", both)
                 return
-            inner = "\n" + " " * (indent * (level + 1))
-            append("{" if is_dict else "[")
-            separator = inner
-            for child in item.items() if is_dict else item:
-                append(separator)
+            inner = "\n" + " " * (self._indent * (level + 1))
+            separator = "[" + inner
+            for child in item:
+                self._append(separator, both)
                 separator = "," + inner
-                if is_dict:
-                    key, child = child
-                    append(_key_text(key))
-                    append(": ")
-                encode(child, level + 1)
-            append("\n" + " " * (indent * level) + ("}" if is_dict else "]"))
+                self._encode(child, level + 1, both)
+            self._append("\n" + " " * (self._indent * level) + "]", both)
         else:
             raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
 
-    encode(value, 0)
-    return "".join(parts)
+    def _encode_dict(self, item: dict, level: int, both: bool) -> None:
+        if not item:
+            self._append("{}", both)
+            return
+        skips_value = both and isinstance(item, TensorEntry)  # the summary leaves out a tensor's "value"
+        inner = "\n" + " " * (self._indent * (level + 1))
+        opening = "{" + inner
+        full_separator = summary_separator = opening
+        for key, child in item.items():
+            key_text = _key_text(key) + ": "
+            in_summary = both and not (skips_value and key == "value")
+            self._full.append(full_separator + key_text)
+            full_separator = "," + inner
+            if in_summary:
+                self._summary.append(summary_separator + key_text)
+                summary_separator = "," + inner
+            self._encode(child, level + 1, in_summary)
+        closing = "\n" + " " * (self._indent * level) + "}"
+        self._full.append(closing)
+        if both:
+            self._summary.append("{}" if summary_separator is opening else closing)

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from model_debugging.debugger.trace_format.json_text import dumps_indented
+from model_debugging.debugger.trace_format.json_text import dumps_trace_texts
 from model_debugging.debugger.trace_format.names import (
     FULL_TENSORS_SUFFIX,
     INCOMPLETE_SUFFIX,
@@ -19,20 +19,9 @@ from model_debugging.debugger.trace_format.names import (
     trace_paths,
 )
 from model_debugging.debugger.trace_format.records import TensorEntry
-from model_debugging.reporting.atomic import atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_with
 
 logger = logging.getLogger(__name__)
-
-
-def without_values(value: Any) -> Any:
-    """A copy of a trace (sub)tree whose tensor entries have no ``value``."""
-    if isinstance(value, TensorEntry):
-        return {key: item for key, item in value.items() if key != "value"}
-    if isinstance(value, dict):
-        return {key: without_values(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [without_values(item) for item in value]
-    return value
 
 
 class TraceWriter:
@@ -57,10 +46,20 @@ class TraceWriter:
         paths.incomplete_marker.write_text(_MARKER_TEXT, encoding="utf-8")  # its content does not matter
         return paths
 
-    def write(self, paths: TracePaths, tree: dict) -> None:
+    def write(self, paths: TracePaths, tree: dict, tensor_files: list[Path]) -> None:
+        """Write both JSON files of ``tree``; first remove the ``tensor_files`` it does not name.
+
+        A layer block recorded at once because it looked like the last of its run is dropped when a
+        later call of the run replaces it: its tensor files go with it.
+        """
+        if tensor_files:
+            named = _named_tensor_files(tree, set())
+            for path in tensor_files:
+                if path.name not in named:
+                    path.unlink(missing_ok=True)
         logger.info("Writing model trace to %s and %s", paths.full_tensors, paths.summary)
         # the text upstream's json.dump(tree, f, indent=2) writes, built faster; written atomically
-        full_text, summary_text = dumps_indented(tree), dumps_indented(without_values(tree))
+        full_text, summary_text = dumps_trace_texts(tree)
         _write_trace_file(paths.full_tensors, full_text)
         _write_trace_file(paths.summary, summary_text)
         paths.incomplete_marker.unlink(missing_ok=True)
@@ -73,6 +72,20 @@ class TraceWriter:
         with self._lock:
             if trace_paths(self._output_dir, self._class_name, self._numbers_taken) == paths:
                 self._numbers_taken -= 1  # the next trace takes its number
+
+
+def _named_tensor_files(value: Any, names: set[str]) -> set[str]:
+    """Add the names of the tensor files ``value`` (a trace subtree) refers to to ``names``."""
+    if isinstance(value, TensorEntry):
+        if isinstance(value.get("value"), str):
+            names.add(value["value"].removeprefix("./"))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _named_tensor_files(item, names)
+    elif isinstance(value, list):
+        for item in value:
+            _named_tensor_files(item, names)
+    return names
 
 
 _MARKER_TEXT = (
@@ -116,7 +129,9 @@ def move_aside_older_trace(output_dir: Path, class_name: str) -> Path | None:
 
 def _write_trace_file(path: Path, text: str) -> None:
     try:
-        atomic_write_text(path, text)
+        # no fsync (as upstream): the file appears complete under its name or not at all, and the
+        # traced forward does not wait for the disk
+        atomic_write_with(path, lambda temporary: temporary.write_bytes(text.encode("ascii")), durable=False)
     except OSError as error:  # a failed write(2) names no file: say which trace could not be written
         raise OSError(
             error.errno, f"{error.strerror or error}; could not write the trace", str(path)
