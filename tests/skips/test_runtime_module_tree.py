@@ -170,7 +170,8 @@ LIBRARY = {
         class BetaCrossLayer(BetaLayer):
             pass
     """,
-    # epsilon builds its text model in a method __init__ calls, its layers from a table and an import
+    # epsilon builds its text model in a method __init__ calls, its layers from a table and an import;
+    # the methods of a tensor it computes build nothing
     "src/transformers/models/epsilon/modeling_epsilon.py": """
         from ...activations import ACT2CLS
 
@@ -198,6 +199,8 @@ LIBRARY = {
 
             def _init_parts(self, config):
                 self.text = TextModel(config)
+                scale = torch.ones(4)[None, :]
+                scale = scale.expand(2, -1).contiguous()
     """,
     # zeta's text part is declared AutoConfig: the tester's dict chooses it by its model type
     "src/transformers/models/zeta/modeling_zeta.py": """

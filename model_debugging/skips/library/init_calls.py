@@ -12,6 +12,7 @@ import ast
 
 from model_debugging.skips.library.records import InitCall
 
+_CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
 # Statements and expressions whose parts run only when a condition holds.
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
 
@@ -36,6 +37,7 @@ def read_init_calls(
         body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
     ) -> None:
         aliases = _class_aliases(body, tables)
+        values = _bound_to_calls(body)
 
         def visit(node: ast.AST, conditional: bool) -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -60,7 +62,11 @@ def read_init_calls(
                 if node.args
                 else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
             )
-            choices = aliases.get(callee) or _choices(node.func, tables) or (callee,)
+            owner_name, _, attribute = callee.partition(".")
+            if owner_name in values and attribute and "." not in attribute and attribute not in _CONSTRUCTORS:
+                callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
+            table = _choices(node.func, tables) if isinstance(node.func, ast.Subscript) else None
+            choices = aliases.get(callee) or table or (callee,)
             calls.extend(
                 InitCall(
                     callee=choice,
@@ -103,6 +109,21 @@ def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, .
     if isinstance(node, (ast.Name, ast.Attribute)):
         return (_callee(node),)
     return None
+
+
+def _bound_to_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Local names every assignment of which binds a computed value (a call's result, an indexed
+    result, arithmetic): never a class, so calling one of its methods builds no model."""
+    bound: dict[str, bool] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            computed = isinstance(node.value, (ast.Call, ast.BinOp, ast.Constant)) or (
+                isinstance(node.value, ast.Subscript)
+                and isinstance(node.value.value, (ast.Call, ast.Subscript))
+            )
+            bound[name] = bound.get(name, True) and computed
+    return {name for name, only_calls in bound.items() if only_calls}
 
 
 def _class_aliases(

@@ -44,8 +44,9 @@ Value = object
 
 @dataclass(frozen=True)
 class InitCall:
-    """A call ``__init__`` makes: ``callee`` as written (``nn.Linear``, ``AutoModel.from_config``),
-    ``conditional`` when it runs only under a condition, ``argument`` the first argument's source."""
+    """A call ``__init__`` makes: ``callee`` as written (``nn.Linear``, ``AutoModel.from_config``;
+    ``x().clone`` for a method of a local ``x`` that holds a call's result), ``conditional`` when it
+    runs only under a condition, ``argument`` the first argument's source."""
 
     callee: str
     conditional: bool = False
