@@ -72,6 +72,16 @@ class GenerationTesterMixin:
         if not config.is_decoder:
             self.skipTest(reason="not a decoder")
 
+    def test_loop_that_may_continue(self):
+        config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+        ran_any_model = False
+        for model_class in self.all_model_classes:
+            if inputs["input_ids"].ndim == 2:
+                continue
+            ran_any_model = True
+        if not ran_any_model:
+            self.skipTest(reason="All model classes in this test were left out")
+
     def test_config_set_in_a_branch(self):
         config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
         if inputs["input_ids"].ndim == 2:
@@ -290,4 +300,13 @@ def test_an_auto_part_without_model_type_takes_the_post_init_default(make_repo, 
         "ran": ["alpha"],
         "skipped": ["beta"],
         "undecided": [],
+    }
+
+
+def test_a_flag_set_after_a_continue_only_the_run_decides_is_unknown_after_the_loop(results):
+    """Every iteration may `continue` before `ran_any_model = True`: the final skip is undecided."""
+    assert _verdicts(results, "test_loop_that_may_continue") == {
+        "ran": [],
+        "skipped": [],
+        "undecided": ["alpha", "beta"],
     }

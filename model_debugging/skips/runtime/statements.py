@@ -312,6 +312,7 @@ class _Runner:
                     variables[name] = owner.with_value(attribute, Unknown(f"{name}.{attribute}"))
             if found.ends is not None:
                 self.frame.pending.append(condition if condition is not None else found.ends)
+                self.frame.forks_ended += 1  # a loop around it may skip what follows in its body
 
     def _fork(
         self, condition: ast.AST | str, branches: list[list[ast.stmt]], variables: dict[str, object]
