@@ -4,7 +4,9 @@ Evaluating the run-time skips costs most of a cold scan, and models are independ
 ``jobs`` > 1 (and ``fork`` available) the models are shared out in batches to processes forked
 from the scan, which inherit its records, library and common definitions instead of receiving
 them. Each batch sends back its models' outcomes, what they read in the library, and the parse
-errors met on the way (files some model needed parsed in full), in model order.
+errors met on the way (files some model needed parsed in full), in model order. The first batch
+runs in the scan's own process: the notes the evaluator leaves on the common definitions (what each
+statement can do) are then made once, inherited by every worker, and kept in the cache.
 """
 
 from __future__ import annotations
@@ -48,10 +50,11 @@ def evaluate_models(
     global _INHERITED
     _INHERITED = (store, runtime, tests)
     batches = [items[start : start + _BATCH] for start in range(0, len(items), _BATCH)]
+    yield from _evaluate(store, runtime, batches[0], tests)
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
-            for verdicts, errors in executor.map(_evaluate_batch, batches):
+            for verdicts, errors in executor.map(_evaluate_batch, batches[1:]):
                 store.keep_errors(errors)
                 yield from verdicts
     finally:
