@@ -11,7 +11,11 @@ from model_debugging.skips.collect import CollectedClass
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.resolve import ClassRef, Resolver
-from model_debugging.skips.runtime.common import CommonDefinitions, read_common_definitions
+from model_debugging.skips.runtime.common import (
+    CommonDefinitions,
+    override_to_evaluate,
+    read_common_definitions,
+)
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.statements import RuntimeVerdict, evaluate_test
 from model_debugging.skips.runtime.test_side import class_facts, mapping_names
@@ -43,20 +47,29 @@ class RuntimeChecks:
     def verdict(
         self, resolver: Resolver, test_class: CollectedClass, test_name: str
     ) -> RuntimeVerdict | None:
-        """What the common definition of ``test_name`` does for this class; None when it cannot skip
-        (or the class runs its own definition)."""
-        if test_name not in self.definitions.may_skip:
+        """What the definition of ``test_name`` the class runs does for it: the common one, or the
+        class's own override in a model's test file when it is shaped like a common test (see
+        ``override_to_evaluate``: a skip in its loop over the model classes is then decided or
+        undecided, never taken as ran); None when it cannot skip."""
+        found = test_class.definitions.get(test_name)
+        if found is None:
             return None
-        owner, _ = test_class.definitions[test_name]
-        function = self.definitions.get(resolver.path_of(owner), owner.name, test_name)
+        function = self.definitions.get(resolver.path_of(found[0]), found[0].name, test_name)
+        facts = None
         if function is None:
+            facts = self._class_facts(resolver, test_class)
+            function = facts.definition(test_name)
+            if function is None or not override_to_evaluate(function, self.definitions.may_skip):
+                return None
+        elif test_name not in self.definitions.may_skip:
             return None
         if any(
             isinstance(decorator, ast.Name) and decorator.id in _FACTORIES
             for decorator in function.decorator_list
         ):
             return RuntimeVerdict("ran")  # the body never runs: the test passes
-        return evaluate_test(self._class_facts(resolver, test_class), function, self.definitions.may_skip)
+        facts = facts or self._class_facts(resolver, test_class)
+        return evaluate_test(facts, function, self.definitions.may_skip)
 
     def _test_file(self, path: str) -> ast.Module | None:
         """A test file read with ``ast`` (testers' ``get_config``), kept while its model is analyzed."""

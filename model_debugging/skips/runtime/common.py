@@ -53,6 +53,30 @@ def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
     return CommonDefinitions(functions, frozenset(may_skip))
 
 
+def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> bool:
+    """Whether a model file's own definition of a test is run on the facts like a common one: it is
+    shaped like one (a loop over ``self.all_model_classes`` / ``self.all_generative_model_classes``,
+    the facts the evaluator knows) and may skip (itself, or through ``self.<helper>`` /
+    ``super().<helper>`` where a common definition of ``helper`` may). Other overrides keep the
+    rules' answer: their top-level skips and guards."""
+    loops = any(
+        isinstance(node, ast.For)
+        and ast.unparse(node.iter) in ("self.all_model_classes", "self.all_generative_model_classes")
+        for node in ast.walk(function)
+    )
+    if not loops:
+        return False
+    skips, called = _skips_and_calls(function)
+    supers = {
+        node.func.attr
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and ast.unparse(node.func.value) == "super()"
+    }
+    return skips or bool((called | supers) & skipping_helpers)
+
+
 def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
     skips = False
     called = set()
