@@ -22,6 +22,7 @@ from model_debugging.skips.runtime.values import (
     Skipped,
     TestSelf,
     Unknown,
+    compared_number,
 )
 
 _COMPARE = {
@@ -178,7 +179,7 @@ class Evaluator:
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 else:
                     outcome = _COMPARE[type(op)](left, right)
-            elif isinstance(op, (ast.Is, ast.IsNot)) and _arithmetic(
+            elif isinstance(op, (ast.Is, ast.IsNot)) and compared_number(
                 right if left is None else left, left, right
             ):
                 outcome = isinstance(op, ast.IsNot)  # a number is never None
@@ -303,39 +304,6 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
-
-
-def _arithmetic(value: object, left: object, right: object) -> bool:
-    """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
-    (a tester's ``vocab_size - 1``): a number, never None."""
-    if (
-        (left is not None and right is not None)
-        or not isinstance(value, Unknown)
-        or value.node is not None
-        or not value.source
-    ):
-        return False
-    try:
-        node = ast.parse(value.source, mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(node, ast.BinOp) and all(
-        isinstance(
-            part,
-            (
-                ast.BinOp,
-                ast.Name,
-                ast.Constant,
-                ast.Attribute,
-                ast.UnaryOp,
-                ast.operator,
-                ast.unaryop,
-                ast.expr_context,
-            ),
-        )
-        and not (isinstance(part, ast.Constant) and not isinstance(part.value, (int, float)))
-        for part in ast.walk(node)
-    )
 
 
 def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:

@@ -17,12 +17,12 @@ from model_debugging.skips.runtime import attributes
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.effects import effects, mutated_name, relevant_names
 from model_debugging.skips.runtime.expressions import Evaluator
+from model_debugging.skips.runtime.merge import merge_branches
 from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknown
 
 _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
-_UNSET = object()  # a configuration value one branch did not set
 _DELETED = object()  # bound by ``del x[key]``
 
 
@@ -338,7 +338,7 @@ class _Runner:
             self.frame.pending.append(condition)
             self.frame.forks_ended += 1
         going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
-        _merge(variables, going_on)
+        merge_branches(variables, going_on)
 
     def _loop(self, node: ast.For | ast.While, variables: dict[str, object]) -> None:
         iterable = self.evaluator.value(node.iter, variables) if isinstance(node, ast.For) else None
@@ -380,47 +380,3 @@ def _describe(node: ast.AST) -> str:
     if isinstance(node, ast.While):
         return f"while {ast.unparse(node.test)}"
     return ast.unparse(node).splitlines()[0]
-
-
-def _merge(variables: dict[str, object], scopes: list[dict[str, object]]) -> None:
-    """After a fork, a variable the branches left with different values is unknown."""
-    names = {name for scope in scopes for name in scope}
-    for name in names:
-        values = [scope.get(name, Unknown(name)) for scope in scopes]
-        first = values[0]
-        try:
-            same = all(value == first for value in values[1:])
-        except Exception:
-            same = False
-        if same:
-            variables[name] = first
-        elif all(isinstance(value, Config) and value.info is first.info for value in values):
-            variables[name] = _merged_config(values)
-        elif all(isinstance(value, dict) and value.keys() == first.keys() for value in values):
-            variables[name] = {  # the same keys: a value the branches set differently is unknown
-                key: first[key]
-                if all(_same(value[key], first[key]) for value in values)
-                else Unknown(str(key))
-                for key in first
-            }
-        else:
-            variables[name] = Unknown(name)
-
-
-def _same(one: object, other: object) -> bool:
-    try:
-        return bool(one == other)
-    except Exception:
-        return False
-
-
-def _merged_config(configs: list[Config]) -> Config:
-    """One configuration the branches set differently: a value they disagree on is unknown, the
-    rest (its class, what they all set alike) stays known."""
-    names = dict.fromkeys(key for config in configs for key, _ in config.overrides)
-    merged = configs[0]
-    for key in names:
-        values = [dict(config.overrides).get(key, _UNSET) for config in configs]
-        same = all(value == values[0] for value in values[1:]) and values[0] is not _UNSET
-        merged = merged.with_value(key, values[0] if same else Unknown(key))
-    return merged

@@ -138,3 +138,36 @@ class Pending:
     """Paths of the test that already ended as run under a condition the evaluator could not decide."""
 
     conditions: list[str] = field(default_factory=list)
+
+
+def compared_number(value: object, left: object, right: object) -> bool:
+    """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
+    (a tester's ``vocab_size - 1``): a number, never None."""
+    if (
+        (left is not None and right is not None)
+        or not isinstance(value, Unknown)
+        or value.node is not None
+        or not value.source
+    ):
+        return False
+    try:
+        node = ast.parse(value.source, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.BinOp) and all(
+        isinstance(
+            part,
+            (
+                ast.BinOp,
+                ast.Name,
+                ast.Constant,
+                ast.Attribute,
+                ast.UnaryOp,
+                ast.operator,
+                ast.unaryop,
+                ast.expr_context,
+            ),
+        )
+        and not (isinstance(part, ast.Constant) and not isinstance(part.value, (int, float)))
+        for part in ast.walk(node)
+    )
