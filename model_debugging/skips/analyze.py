@@ -44,6 +44,10 @@ def class_outcome(
     if test_class.setup_skip is not None:
         where, skip = test_class.setup_skip
         return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(where))
+    for where, by_name in test_class.setup_name_skips:
+        if by_name.matches(test_name):
+            skip = Skip(SkipKind.SETUP, by_name.reason, by_name.line)
+            return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(where))
     if test_class.undecided is not None:
         return Outcome(
             Status.UNDECIDED,

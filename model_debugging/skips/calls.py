@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
-from model_debugging.skips.records import Method, Skip, SkipKind
+from model_debugging.skips.records import Method, NameSkip, Skip, SkipKind
 from model_debugging.skips.resolve import ClassRef, Resolver
 
 
@@ -43,6 +43,23 @@ def method_skip(
         if found is not None and found[1].kind is not SkipKind.NOOP_OVERRIDE:  # calling a no-op is no skip
             return found
     return None
+
+
+def name_skips(
+    resolver: Resolver,
+    test_class: ResolvedClass,
+    owner: ClassRef,
+    method: Method,
+    seen: set[tuple[ClassRef, str]],
+) -> Iterator[tuple[ClassRef, NameSkip]]:
+    """The skips by test name ``method`` (defined in ``owner``) and the methods it calls take."""
+    seen.add((owner, method.name))
+    for skip in method.name_skips:
+        yield owner, skip
+    for kind, name in method.calls:
+        target = called_method(resolver, test_class, owner, kind, name)
+        if target is not None and (target[0], name) not in seen:
+            yield from name_skips(resolver, test_class, *target, seen)
 
 
 def called_method(

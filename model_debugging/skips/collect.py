@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from model_debugging.skips.calls import method_skip
+from model_debugging.skips.calls import method_skip, name_skips
 from model_debugging.skips.outcome import Outcome, Status
-from model_debugging.skips.records import ClassInfo, Method, NonLiteral, ParsedFile, Skip, SkipKind
+from model_debugging.skips.records import ClassInfo, Method, NameSkip, NonLiteral, ParsedFile, Skip, SkipKind
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
@@ -39,6 +39,7 @@ class CollectedClass:
     ran: Outcome  # shared by every test this class runs without conditions
     setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
     undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
+    setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
 
 
 def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> dict[str, tuple[ClassRef, Method]]:
@@ -98,6 +99,14 @@ def _setup_skip(
     return None
 
 
+def _setup_name_skips(resolver: Resolver, collected: CollectedClass) -> tuple[tuple[ClassRef, NameSkip], ...]:
+    """The skips ``setUp`` takes for some test names only (unittest sets the name before ``setUp``)."""
+    if "setUp" not in collected.definitions:
+        return ()
+    owner, method = collected.definitions["setUp"]
+    return tuple(name_skips(resolver, collected, owner, method, set()))
+
+
 def collect_test_classes(
     resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
 ) -> list[CollectedClass]:
@@ -130,11 +139,22 @@ def collect_test_classes(
                 ref, path, info.line, mro, class_skip, definitions, applicable, ran, None, undecided
             )
             setup_skip = _setup_skip(resolver, collected, conditions)
+            by_name = _setup_name_skips(resolver, collected)
             conditions = list(dict.fromkeys(conditions))
-            if setup_skip is not None or tuple(conditions) != ran.conditions:
+            if setup_skip is not None or by_name or tuple(conditions) != ran.conditions:
                 ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
                 collected = CollectedClass(
-                    ref, path, info.line, mro, class_skip, definitions, applicable, ran, setup_skip, undecided
+                    ref,
+                    path,
+                    info.line,
+                    mro,
+                    class_skip,
+                    definitions,
+                    applicable,
+                    ran,
+                    setup_skip,
+                    undecided,
+                    by_name,
                 )
             found.append(collected)
     return found

@@ -7,7 +7,8 @@ replaces it by ``pass``:
   integration tests: no common test can apply to them. The class is kept and marked elided; one
   that another class of the file inherits from is kept whole, and the scanner parses a file again
   in full when a class elsewhere inherits an elided one;
-- inside methods (but ``__init__`` and ``setUp``), the nested blocks of loops, ``with``, ``try``,
+- inside methods (but ``__init__``, ``setUp`` and methods reading ``self._testMethodName``, whose
+  loops may skip some tests by name), the nested blocks of loops, ``with``, ``try``,
   nested functions and classes, and the statements of an ``if`` after its first one: the scanner
   reads only the top-level statements of a method and the first statement under a top-level ``if``.
 
@@ -83,6 +84,7 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inherited = {name for node in classes for name in _base_names(node)}
     spans, elided = [], set()
+    names_tests = "_testMethodName" in source  # rare: only then is a method's text searched
     for node in classes:
         bases = set(_base_names(node))
         plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
@@ -92,7 +94,9 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
             elided.add(node.name)
             continue
         for method in node.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name not in _READ_WHOLE:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
+                continue
+            if not (names_tests and "_testMethodName" in (ast.get_source_segment(source, method) or "")):
                 spans += _unread_blocks(method)
     if not spans:
         return source, frozenset()

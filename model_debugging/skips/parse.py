@@ -37,6 +37,7 @@ from model_debugging.skips.rules import (
     NoopOverride,
     RuntimeGuard,
     SkipDecorator,
+    TestNameSkip,
 )
 from model_debugging.skips.rules.nodes import code, dotted_name, literal_value
 from model_debugging.skips.source_files import MAX_FILE_BYTES, decode_source
@@ -188,7 +189,8 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
     guard_conditions = RuntimeGuard.check(function, context)
     if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
         skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
-        return Method(name, line, skip, guards, guard_conditions, calls)
+        name_skips = TestNameSkip.check(function, context)
+        return Method(name, line, skip, guards, guard_conditions, calls, name_skips)
     skip = (
         SkipDecorator.check(function, context)
         or BodySkip.check(function, context)

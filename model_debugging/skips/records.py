@@ -100,6 +100,19 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class NameSkip:
+    """A skip taken only by the tests named one of ``names`` (or starting with one, ``prefix``)."""
+
+    names: tuple[str, ...]
+    prefix: bool
+    reason: str
+    line: int
+
+    def matches(self, test_name: str) -> bool:
+        return test_name.startswith(self.names) if self.prefix else test_name in self.names
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     line: int
@@ -108,6 +121,7 @@ class Method:
     conditions: tuple[Condition, ...] = ()
     # ("self" | "super", name) for `self.name(...)` / `super().name(...)` statements at the top level
     calls: tuple[tuple[str, str], ...] = ()
+    name_skips: tuple[NameSkip, ...] = ()  # in setUp and the helpers it calls
 
 
 @dataclass(frozen=True)

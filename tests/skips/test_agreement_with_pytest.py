@@ -41,6 +41,11 @@ MODELS = {
         '        raise unittest.SkipTest("no setup")\n'
     ),
     "setup": f'{HEADER}\n\nclass SetupModelTest{BASES}:\n    def setUp(self):\n        self.skipTest("setup says no")\n',
+    "setup_by_name": (
+        f"{HEADER}\n\nclass SetupByNameModelTest{BASES}:\n    def setUp(self):\n        self.skip_some()\n\n"
+        '    def skip_some(self):\n        for prefix in ["test_train", "test_beam"]:\n'
+        '            if self._testMethodName.startswith(prefix):\n                self.skipTest(reason="not for this one")\n'
+    ),
     "class_mark": f'{HEADER}\n\nclass ClassMarkModelTest{BASES}:\n    pytestmark = pytest.mark.skip(reason="class mark")\n',
     "module_mark": (
         f'{HEADER}\npytestmark = [pytest.mark.skip(reason="module mark")]\n\n\n'

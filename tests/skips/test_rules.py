@@ -34,7 +34,7 @@ CASES = [
 
 
 def test_every_rule_has_examples_both_ways():
-    assert len(RULES) == 7
+    assert len(RULES) == 8
     for rule in RULES:
         assert rule.__doc__ and rule.INVALID and rule.VALID, rule.__name__
 

@@ -8,6 +8,7 @@ from model_debugging.skips.rules.flag_guard import FlagGuard
 from model_debugging.skips.rules.noop_override import NoopOverride
 from model_debugging.skips.rules.runtime_guard import RuntimeGuard
 from model_debugging.skips.rules.skip_decorator import SkipDecorator
+from model_debugging.skips.rules.test_name_skip import TestNameSkip
 
 __all__ = [
     "RULES",
@@ -20,4 +21,5 @@ __all__ = [
     "Rule",
     "RuntimeGuard",
     "SkipDecorator",
+    "TestNameSkip",
 ]
