@@ -252,6 +252,7 @@ def _init_assignments(
                 decided.append((name, value))
                 top_level.add(id(statement))
     assigned = set()
+    keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
     for node in ast.walk(function):
         targets = (
             node.targets
@@ -263,10 +264,25 @@ def _init_assignments(
         if isinstance(node, ast.Assign) and id(node) in top_level:
             continue
         for target in targets:
-            name = _self_attribute(target)
+            name = _self_attribute(target) or _keyword_set(target, keywords)
             if name is not None:
                 assigned.add(name)
     return decided, assigned, as_set
+
+
+def _keyword_set(target: ast.expr, keywords: str | None) -> str | None:
+    """``x`` for ``kwargs["x"] = ...``: the keyword the method passes on (``super().__post_init__(**kwargs)``)
+    sets that attribute to a value computed at run time."""
+    if (
+        keywords is not None
+        and isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == keywords
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+    ):
+        return target.slice.value
+    return None
 
 
 def _set_of_class_value(source: ast.expr, name: str) -> bool:
