@@ -19,7 +19,9 @@ in a class for an environment reason (GPU, slow, flash attention, a missing pack
 would run on a full machine) and ran in none; pairs that only failed
 on a model whose classes are import placeholders here (a test case failed with "requires the X
 library but it was not found": the real classes never loaded, so the test could not reach its
-skip checks); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
+skip checks); pairs whose every case that ran failed on the meta device an earlier test in the same
+pytest worker left as torch's default ("Cannot copy out of meta tensor": the test never reached its
+skip checks, so its truth is unknown until it is rerun alone); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
 scanner finds not applicable although pytest has a case of that name (a model's own test that
 shares the common name). Printed: agreement over the scored pairs (an undecided pair counts as a
 disagreement), skipped precision and recall, the undecided share, the wrong verdicts (ran called
@@ -58,8 +60,10 @@ ENVIRONMENT_REASON = re.compile(
 )
 # The import placeholder a library leaves for a model class whose optional package is missing.
 PLACEHOLDER_FAILURE = re.compile(r"requires the (\S+) library but it was not found")
+# A failure caused by state an earlier test of the same worker leaked, not by the test itself.
+LEAKED_STATE_FAILURE = re.compile(r"Cannot copy out of meta tensor")
 VERDICTS = ("ran", "skipped", "undecided", "not_applicable")
-PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "not_collected"]
+PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "leaked", "not_collected"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,10 @@ def pytest_verdicts(
                 verdicts[model, test] = PytestPair("not_collected", ())
             elif model in placeholders and ran and all(case.outcome == "failed" for case in ran):
                 verdicts[model, test] = PytestPair("placeholder", (f"requires {placeholders[model]}",))
+            elif ran and all(
+                case.outcome == "failed" and LEAKED_STATE_FAILURE.search(case.reason) for case in ran
+            ):
+                verdicts[model, test] = PytestPair("leaked", (ran[0].reason,))
             elif ran:
                 timeouts = all(case.outcome == "timeout" for case in ran)
                 verdicts[model, test] = PytestPair("ran", reasons, only_timeouts=timeouts)
@@ -145,7 +153,7 @@ def score(
             f"{actual.verdict}{' (timeout only)' if actual.only_timeouts else ''} {list(actual.reasons[:1])}"
         )
         line = f"{model} / {test}: pytest {evidence} | scanner {predicted} ({detail})"
-        if actual.verdict in ("environment", "placeholder"):
+        if actual.verdict in ("environment", "placeholder", "leaked"):
             counts[actual.verdict] += 1
         elif actual.verdict == "not_collected":
             counts["not collected"] += 1
@@ -194,7 +202,7 @@ def print_summary(title: str, counts: Counter) -> None:
     print(f"  ran only until pytest-timeout stopped them (scored as ran): {counts['ran only by timeout']}")
     print(
         f"  left out: {counts['environment']} environment skips, {counts['placeholder']} failures of import-placeholder "
-        f"classes, {counts['noop']} no-op overrides, {counts['scanner not applicable']} pairs the scanner calls not applicable"
+        f"classes, {counts['leaked']} failures on a meta device an earlier test leaked, {counts['noop']} no-op overrides, {counts['scanner not applicable']} pairs the scanner calls not applicable"
     )
 
 
@@ -213,7 +221,7 @@ def print_table(tests: list[str], per_test: dict[str, Counter]) -> None:
         print(
             f"| {test} | {counts['scored']} | {counts['agree']} | {skipped} | {predicted_skipped} "
             f"({counts['skipped->skipped']}) | {undecided} | {wrong} | {counts['ran only by timeout']} "
-            f"| {counts['environment'] + counts['placeholder']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
+            f"| {counts['environment'] + counts['placeholder'] + counts['leaked']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
         )
 
 

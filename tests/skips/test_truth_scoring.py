@@ -1,6 +1,7 @@
 """How pytest's junit XML becomes the truth the scanner is scored against (benchmarks/): a case
 stopped by pytest-timeout ran, an import placeholder's failures are left out, a model a stopped
-run did not finish is left out, and a wrong verdict is listed as one."""
+run did not finish is left out, a failure on a leaked meta device is left out, and a wrong
+verdict is listed as one."""
 
 import gzip
 
@@ -136,3 +137,20 @@ def test_a_class_skipped_for_the_machine_makes_the_pair_depend_on_the_machine():
     verdicts = pytest_verdicts(rows, ["alpha", "beta"], ["test_flex"])
     assert verdicts["alpha", "test_flex"].verdict == "environment"  # the first class runs on a GPU machine
     assert verdicts["beta", "test_flex"].verdict == "skipped"
+
+
+def test_a_failure_on_a_meta_device_an_earlier_test_leaked_is_left_out():
+    leaked = "NotImplementedError: Cannot copy out of meta tensor; no data!"
+    rows = [
+        TruthRow("alpha", "test_cache", "AlphaModelTest", "failed", leaked),
+        TruthRow("beta", "test_cache", "BetaModelTest", "failed", leaked),
+        TruthRow("beta", "test_cache", "BetaDecoderTest", "passed", ""),
+        TruthRow("gamma", "test_cache", "GammaModelTest", "failed", "AssertionError: outputs differ"),
+    ]
+    verdicts = pytest_verdicts(rows, ["alpha", "beta", "gamma"], ["test_cache"])
+    assert verdicts["alpha", "test_cache"].verdict == "leaked"  # never reached its skip checks
+    assert verdicts["beta", "test_cache"].verdict == "ran"  # another class ran it
+    assert verdicts["gamma", "test_cache"].verdict == "ran"  # a failure of its own
+    per_test, lines = score(verdicts, {("alpha", "test_cache"): ("skipped", "runtime: no cache")})
+    assert per_test["test_cache"]["leaked"] == 1
+    assert not any("alpha" in line for line in lines)
