@@ -51,6 +51,12 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def verdicts(results: dict, test: str) -> dict[str, list[str]]:
+    """The models one test ran, skipped and left undecided, from a scan's JSON."""
+    entry = results[test]
+    return {key: entry[f"models_{key}"] for key in ("ran", "skipped", "undecided")}
+
+
 @pytest.fixture
 def make_repo(tmp_path):
     """``make_repo({"tests/models/x/test_modeling_x.py": "..."})`` -> the checkout's root."""

@@ -8,7 +8,7 @@ inputs dict, and a configuration that branches set differently.
 
 import pytest
 
-from tests.skips.conftest import write_tree
+from tests.skips.conftest import verdicts, write_tree
 
 GENERATION = """
 import inspect
@@ -215,15 +215,6 @@ def results(make_repo, scan):
     return scan(write_tree(root, LIBRARY))
 
 
-def _verdicts(results, test):
-    entry = results[test]
-    return {
-        "ran": entry["models_ran"],
-        "skipped": entry["models_skipped"],
-        "undecided": entry["models_undecided"],
-    }
-
-
 @pytest.mark.parametrize(
     ("test", "reason"),
     [
@@ -246,12 +237,12 @@ def _verdicts(results, test):
     ],
 )
 def test_library_facts_decide_the_generation_skip(results, test, reason):
-    assert _verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
     assert results[test]["reasons_skipped"] == [f"beta: {reason}"]
 
 
 def test_use_cache_false_in_the_inputs_means_no_cache_returned(results):
-    assert _verdicts(results, "test_outputs_without_cache") == {
+    assert verdicts(results, "test_outputs_without_cache") == {
         "ran": [],
         "skipped": ["alpha", "beta"],
         "undecided": [],
@@ -296,7 +287,7 @@ def test_an_auto_part_without_model_type_takes_the_post_init_default(make_repo, 
             inputs='{"input_ids": input_ids}',
         )
     results = scan(write_tree(make_repo(files), {**LIBRARY, **AUTO_PART}))
-    assert _verdicts(results, "test_bos_of_text_part") == {
+    assert verdicts(results, "test_bos_of_text_part") == {
         "ran": ["alpha"],
         "skipped": ["beta"],
         "undecided": [],
@@ -305,7 +296,7 @@ def test_an_auto_part_without_model_type_takes_the_post_init_default(make_repo, 
 
 def test_a_flag_set_after_a_continue_only_the_run_decides_is_unknown_after_the_loop(results):
     """Every iteration may `continue` before `ran_any_model = True`: the final skip is undecided."""
-    assert _verdicts(results, "test_loop_that_may_continue") == {
+    assert verdicts(results, "test_loop_that_may_continue") == {
         "ran": [],
         "skipped": [],
         "undecided": ["alpha", "beta"],

@@ -10,7 +10,7 @@ analyzer cannot follow, so what depends on it stays undecided.
 
 import pytest
 
-from tests.skips.conftest import write_tree
+from tests.skips.conftest import verdicts, write_tree
 
 COMMON = """
 import copy
@@ -248,15 +248,10 @@ def checkout(make_repo):
     return write_tree(make_repo(files), LIBRARY)
 
 
-def _verdicts(results, test):
-    entry = results[test]
-    return {key: entry[f"models_{key}"] for key in ("ran", "skipped", "undecided")}
-
-
 def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
     """alpha's own class records nothing, the text model it builds through AutoModel does."""
     results = scan(checkout)
-    assert _verdicts(results, "test_capture_outputs") == {
+    assert verdicts(results, "test_capture_outputs") == {
         "ran": ["alpha", "epsilon", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
@@ -269,7 +264,7 @@ def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
 def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
     """alpha supports SDPA, its text model does not: the whole model is skipped."""
     results = scan(checkout)
-    assert _verdicts(results, "test_attention_parts") == {
+    assert verdicts(results, "test_attention_parts") == {
         "ran": ["beta"],
         "skipped": ["alpha", "epsilon", "zeta"],
         "undecided": ["delta"],
@@ -279,7 +274,7 @@ def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
 def test_conversions_of_a_nested_model_type_count(checkout, scan):
     """alpha has no conversion of its own; its nested model's type (text) has one."""
     results = scan(checkout)
-    assert _verdicts(results, "test_nested_conversions") == {
+    assert verdicts(results, "test_nested_conversions") == {
         "ran": ["alpha", "epsilon", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
@@ -290,6 +285,6 @@ def test_a_class_level_plan_of_a_sub_configuration_is_read_whatever_the_tester_p
     """alpha's tester passes its text part as a value not read; base_model_tp_plan is a ClassVar,
     which that value does not set: alpha's text part has a plan, beta's configuration none."""
     results = scan(checkout)
-    verdicts = _verdicts(results, "test_tp_plan")
-    assert "alpha" in verdicts["ran"] and "zeta" in verdicts["ran"]
-    assert "beta" in verdicts["skipped"]
+    found = verdicts(results, "test_tp_plan")
+    assert "alpha" in found["ran"] and "zeta" in found["ran"]
+    assert "beta" in found["skipped"]

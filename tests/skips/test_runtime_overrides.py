@@ -8,7 +8,7 @@ Found against pytest: higgs_audio_v2 overrides ``test_generate_continue_from_pas
 
 import pytest
 
-from tests.skips.conftest import write_tree
+from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_skips import COMMON, LIBRARY, MODEL_TEST
 
 # Overrides added to each model's test class (the common file also defines these tests).
@@ -44,14 +44,9 @@ def checkout(make_repo):
     return write_tree(make_repo(files), LIBRARY)
 
 
-def _verdicts(results, test):
-    entry = results[test]
-    return {key: entry[f"models_{key}"] for key in ("ran", "skipped", "undecided")}
-
-
 def test_a_skip_in_an_override_is_decided_from_the_library(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_sdpa") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert verdicts(results, "test_sdpa") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
     skip = results["test_sdpa"]["skips"][0]
     assert skip["reason"] == "BetaModel has no SDPA, says the override"
     assert (skip["kind"], skip["file"]) == ("runtime", "tests/models/beta/test_modeling_beta.py")
@@ -59,9 +54,9 @@ def test_a_skip_in_an_override_is_decided_from_the_library(checkout, scan):
 
 def test_an_override_skip_only_the_run_knows_is_undecided(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
+    assert verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
 
 
 def test_an_environment_check_in_an_override_does_not_skip(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_environment")["ran"] == ["alpha", "beta"]
+    assert verdicts(results, "test_environment")["ran"] == ["alpha", "beta"]

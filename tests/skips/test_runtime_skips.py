@@ -6,7 +6,7 @@ Each mechanism has a model that must skip and one that must run: ``alpha`` suppo
 
 import pytest
 
-from tests.skips.conftest import write_tree
+from tests.skips.conftest import verdicts, write_tree
 
 COMMON = """
 import copy
@@ -236,15 +236,6 @@ def checkout(make_repo):
     return write_tree(root, LIBRARY)
 
 
-def _verdicts(results, test):
-    entry = results[test]
-    return {
-        "ran": entry["models_ran"],
-        "skipped": entry["models_skipped"],
-        "undecided": entry["models_undecided"],
-    }
-
-
 @pytest.mark.parametrize(
     ("test", "reason"),
     [
@@ -266,7 +257,7 @@ def _verdicts(results, test):
 )
 def test_library_facts_decide_the_skip(checkout, scan, test, reason):
     results = scan(checkout)
-    assert _verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert verdicts(results, test) == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
     assert results[test]["reasons_skipped"] == [f"beta: {reason}"]
     assert results[test]["skips"][0]["kind"] == "runtime"
 
@@ -279,23 +270,23 @@ def test_a_skip_in_the_loop_ends_the_test_at_the_first_class(checkout, scan):
 
 def test_a_bare_is_flaky_runs_no_body(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_flaky_bare") == {"ran": ["alpha", "beta"], "skipped": [], "undecided": []}
-    assert _verdicts(results, "test_flaky_called") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert verdicts(results, "test_flaky_bare") == {"ran": ["alpha", "beta"], "skipped": [], "undecided": []}
+    assert verdicts(results, "test_flaky_called") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
 
 
 def test_environment_checks_in_the_body_never_make_a_model_skip(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_environment") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert verdicts(results, "test_environment") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
 
 
 def test_a_skip_after_an_undecidable_early_return_is_undecided(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_early_return") == {"ran": ["alpha"], "skipped": [], "undecided": ["beta"]}
+    assert verdicts(results, "test_early_return") == {"ran": ["alpha"], "skipped": [], "undecided": ["beta"]}
 
 
 def test_what_only_the_run_knows_is_undecided_with_its_condition(checkout, scan):
     results = scan(checkout)
-    assert _verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
+    assert verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
     assert (
         "alpha: undecided: if 'past_key_values' not in outputs: skip (decided at run time)"
         in (results["test_outputs"]["conditions"])
