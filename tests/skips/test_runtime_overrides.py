@@ -31,6 +31,9 @@ OVERRIDES = """
             if not is_torch_bf16_available_on_device(torch_device):
                 self.skipTest("needs bf16")
             run(model_class)
+
+    def test_conversions(self, check_keys=False):
+        super().test_conversions()
 """
 
 
@@ -60,3 +63,13 @@ def test_an_override_skip_only_the_run_knows_is_undecided(checkout, scan):
 def test_an_environment_check_in_an_override_does_not_skip(checkout, scan):
     results = scan(checkout)
     assert verdicts(results, "test_environment")["ran"] == ["alpha", "beta"]
+
+
+def test_an_override_that_only_calls_the_common_test_is_decided_by_it(checkout, scan):
+    """gpt_oss overrides test_reverse_loading_mapping only to call super() with an argument: the
+    common definition's skip still applies (the scanner called it ran)."""
+    results = scan(checkout)
+    assert verdicts(results, "test_conversions") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    assert results["test_conversions"]["reasons_skipped"] == [
+        "beta: No conversion found for <class 'BetaModel'>"
+    ]

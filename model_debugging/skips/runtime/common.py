@@ -57,8 +57,11 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
     """Whether a model file's own definition of a test is run on the facts like a common one: it is
     shaped like one (a loop over ``self.all_model_classes`` / ``self.all_generative_model_classes``,
     the facts the evaluator knows) and may skip (itself, or through ``self.<helper>`` /
-    ``super().<helper>`` where a common definition of ``helper`` may). Other overrides keep the
-    rules' answer: their top-level skips and guards."""
+    ``super().<helper>`` where a common definition of ``helper`` may). An override that only hands
+    over to ``super().<its name>(...)`` (to change an argument) is run too: the definition it
+    delegates to decides. Other overrides keep the rules' answer: their top-level skips and guards."""
+    if _delegates_to_parent(function) and function.name in skipping_helpers:
+        return True
     loops = any(
         isinstance(node, ast.For)
         and ast.unparse(node.iter) in ("self.all_model_classes", "self.all_generative_model_classes")
@@ -75,6 +78,22 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
         and ast.unparse(node.func.value) == "super()"
     }
     return skips or bool((called | supers) & skipping_helpers)
+
+
+def _delegates_to_parent(function: ast.FunctionDef) -> bool:
+    """The body, past a docstring, is one ``super().<same name>(...)`` call (or its return)."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], (ast.Expr, ast.Return)) or body[0].value is None:
+        return False
+    call = body[0].value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == function.name
+        and ast.unparse(call.func.value) == "super()"
+    )
 
 
 def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:

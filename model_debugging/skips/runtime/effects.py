@@ -58,7 +58,16 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             if changed is not None:
                 names.add(changed)
             target = _dotted(inner.func)
-            if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
+            helper = (
+                target[5:]
+                if target.startswith("self.")
+                else inner.func.attr
+                if _is_super_call(inner)
+                else None
+            )
+            if (
+                target in _SKIP_CALLS or helper in skipping_helpers
+            ):  # self.x(...), or super().x(...) of an override
                 may_skip = True
         elif isinstance(inner, ast.Raise):
             if inner.exc is not None and "SkipTest" in _dotted(
@@ -175,3 +184,7 @@ def assigned_names(targets: list[ast.expr]) -> set[str]:
 
 def _read(node: ast.AST) -> set[str]:
     return {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)}
+
+
+def _is_super_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) == "super()"

@@ -121,6 +121,8 @@ class _Runner:
         find = self.facts.inherited_definition if inherited else self.facts.definition
         definition = find(name) if find is not None else None
         if definition is None or self.depth >= _MAX_DEPTH:
+            if name in self.skipping_helpers:  # a call that may skip and cannot be followed
+                raise _Undecided(f"{'super()' if inherited else 'self'}.{name}(...) may skip")
             return Unknown(f"self.{name}(...)")
         self.depth += 1
         try:
