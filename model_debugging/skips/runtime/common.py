@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from model_debugging.skips.runtime.effects import super_method
+
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
 
 
@@ -70,13 +72,7 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
     if not loops:
         return False
     skips, called = _skips_and_calls(function)
-    supers = {
-        node.func.attr
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and ast.unparse(node.func.value) == "super()"
-    }
+    supers = {name for node in ast.walk(function) if (name := super_method(node)) is not None}
     return skips or bool((called | supers) & skipping_helpers)
 
 
@@ -85,15 +81,9 @@ def _delegates_to_parent(function: ast.FunctionDef) -> bool:
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], (ast.Expr, ast.Return)) or body[0].value is None:
+    if len(body) != 1 or not isinstance(body[0], (ast.Expr, ast.Return)):
         return False
-    call = body[0].value
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == function.name
-        and ast.unparse(call.func.value) == "super()"
-    )
+    return super_method(body[0].value) == function.name
 
 
 def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:

@@ -58,13 +58,7 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             if changed is not None:
                 names.add(changed)
             target = _dotted(inner.func)
-            helper = (
-                target[5:]
-                if target.startswith("self.")
-                else inner.func.attr
-                if _is_super_call(inner)
-                else None
-            )
+            helper = target[5:] if target.startswith("self.") else super_method(inner)
             if (
                 target in _SKIP_CALLS or helper in skipping_helpers
             ):  # self.x(...), or super().x(...) of an override
@@ -186,5 +180,11 @@ def _read(node: ast.AST) -> set[str]:
     return {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)}
 
 
-def _is_super_call(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) == "super()"
+def super_method(node: ast.AST) -> str | None:
+    """``name`` when ``node`` is a ``super().name(...)`` call (an override calling the next definition)."""
+    calls_super = (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and ast.unparse(node.func.value) == "super()"
+    )
+    return node.func.attr if calls_super else None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from model_debugging.skips.runtime import attributes, environment, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.effects import super_method
 from model_debugging.skips.runtime.model_calls import ModelOutputs, call_model, outputs_contain
 from model_debugging.skips.runtime.values import (
     Builtin,
@@ -253,14 +254,11 @@ class Evaluator:
             raise Skipped(
                 attributes.text(self.value(reason, variables)) if reason is not None else "", node.lineno
             )
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Call)
-            and ast.unparse(func.value) == "super()"
-        ):  # super().helper(...) in a model's override of a common helper
+        inherited = super_method(node)
+        if inherited is not None:  # super().helper(...) in a model's override of a common helper
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
-            return self.call_helper(func.attr, arguments, keywords, inherited=True)
+            return self.call_helper(inherited, arguments, keywords, inherited=True)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         function = self.value(node.func, variables)
