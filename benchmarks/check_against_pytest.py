@@ -21,7 +21,8 @@ on a model whose classes are import placeholders here (a test case failed with "
 library but it was not found": the real classes never loaded, so the test could not reach its
 skip checks); pairs whose every case that ran failed on the meta device an earlier test in the same
 pytest worker left as torch's default ("Cannot copy out of meta tensor": the test never reached its
-skip checks, so its truth is unknown until it is rerun alone); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
+skip checks, so its truth is unknown until it is rerun alone); pairs whose every case that ran failed
+to fetch a file from the Hub (the run is offline: the test never reached its skip checks); no-op overrides (pytest: passed; the scanner: skipped by design); and pairs the
 scanner finds not applicable although pytest has a case of that name (a model's own test that
 shares the common name). Printed: agreement over the scored pairs (an undecided pair counts as a
 disagreement), skipped precision and recall, the undecided share, the wrong verdicts (ran called
@@ -62,8 +63,11 @@ ENVIRONMENT_REASON = re.compile(
 PLACEHOLDER_FAILURE = re.compile(r"requires the (\S+) library but it was not found")
 # A failure caused by state an earlier test of the same worker leaked, not by the test itself.
 LEAKED_STATE_FAILURE = re.compile(r"Cannot copy out of meta tensor")
+# A failure of the offline run to fetch a file from the Hub (edgetam builds its backbone from one).
+OFFLINE_FAILURE = re.compile(r"couldn't connect to 'https://huggingface\.co'")
 VERDICTS = ("ran", "skipped", "undecided", "not_applicable")
-PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "leaked", "not_collected"]
+PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "leaked", "offline", "not_collected"]
+LEFT_OUT: tuple[PytestVerdict, ...] = ("environment", "placeholder", "leaked", "offline")
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,10 @@ def pytest_verdicts(
                 verdicts[model, test] = PytestPair("not_collected", ())
             elif model in placeholders and ran and all(case.outcome == "failed" for case in ran):
                 verdicts[model, test] = PytestPair("placeholder", (f"requires {placeholders[model]}",))
-            elif ran and all(
-                case.outcome == "failed" and LEAKED_STATE_FAILURE.search(case.reason) for case in ran
-            ):
+            elif _all_failed_with(ran, LEAKED_STATE_FAILURE):
                 verdicts[model, test] = PytestPair("leaked", (ran[0].reason,))
+            elif _all_failed_with(ran, OFFLINE_FAILURE):
+                verdicts[model, test] = PytestPair("offline", (ran[0].reason,))
             elif ran:
                 timeouts = all(case.outcome == "timeout" for case in ran)
                 verdicts[model, test] = PytestPair("ran", reasons, only_timeouts=timeouts)
@@ -113,6 +117,11 @@ def pytest_verdicts(
             else:
                 verdicts[model, test] = PytestPair("skipped", reasons)
     return verdicts
+
+
+def _all_failed_with(ran: list[TruthRow], failure: re.Pattern) -> bool:
+    """Every case that ran failed with ``failure``: none of them reached the test's skip checks."""
+    return bool(ran) and all(case.outcome == "failed" and failure.search(case.reason) for case in ran)
 
 
 def scanner_verdicts(results: dict, tests: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
@@ -153,7 +162,7 @@ def score(
             f"{actual.verdict}{' (timeout only)' if actual.only_timeouts else ''} {list(actual.reasons[:1])}"
         )
         line = f"{model} / {test}: pytest {evidence} | scanner {predicted} ({detail})"
-        if actual.verdict in ("environment", "placeholder", "leaked"):
+        if actual.verdict in LEFT_OUT:
             counts[actual.verdict] += 1
         elif actual.verdict == "not_collected":
             counts["not collected"] += 1
@@ -202,7 +211,7 @@ def print_summary(title: str, counts: Counter) -> None:
     print(f"  ran only until pytest-timeout stopped them (scored as ran): {counts['ran only by timeout']}")
     print(
         f"  left out: {counts['environment']} environment skips, {counts['placeholder']} failures of import-placeholder "
-        f"classes, {counts['leaked']} failures on a meta device an earlier test leaked, {counts['noop']} no-op overrides, {counts['scanner not applicable']} pairs the scanner calls not applicable"
+        f"classes, {counts['leaked']} failures on a meta device an earlier test leaked, {counts['offline']} failures to reach the Hub offline, {counts['noop']} no-op overrides, {counts['scanner not applicable']} pairs the scanner calls not applicable"
     )
 
 
@@ -221,7 +230,7 @@ def print_table(tests: list[str], per_test: dict[str, Counter]) -> None:
         print(
             f"| {test} | {counts['scored']} | {counts['agree']} | {skipped} | {predicted_skipped} "
             f"({counts['skipped->skipped']}) | {undecided} | {wrong} | {counts['ran only by timeout']} "
-            f"| {counts['environment'] + counts['placeholder'] + counts['leaked']} | {counts['not collected']} ({counts['not collected, called ran']}) |"
+            f"| {sum(counts[kind] for kind in LEFT_OUT)} | {counts['not collected']} ({counts['not collected, called ran']}) |"
         )
 
 
@@ -239,6 +248,8 @@ def compare(results: dict, header: dict[str, str], rows: list[TruthRow]) -> int:
         f"models: {len(models)} (left out: uncollected by pytest: {header.get('uncollected', '') or 'none'}; "
         f"run stopped before all their cases: {header.get('incomplete', '') or 'none'})"
     )
+    if header.get("rerun"):
+        print(f"rerun alone, replacing the group run's rows: {header['rerun']}")
     placeholders = placeholder_models(rows)
     if placeholders:
         print(

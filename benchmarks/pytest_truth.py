@@ -15,6 +15,11 @@ gzip'd CSV behind a header naming what the run covered (``label``, ``tests``, ``
 with a collected test case that has no junit case (the run stopped early, say a worker crashed) is
 left out as incomplete, so a test it never ran is not mistaken for one it does not have.
 
+``--rerun FILE ...`` takes junit XML of models run again, each alone in its own pytest process (a
+model the group run left incomplete, or one whose tests failed on state an earlier test leaked): every
+model with a case there takes all its rows from the rerun, none from the group run. The header's
+``rerun`` line names them.
+
 Unreadable input (a junit file that is not XML, an empty tests file) is one line on stderr and
 exit code 2; the output is replaced atomically, never left half-written.
 """
@@ -107,6 +112,19 @@ def rows_from_junit(paths: list[str], tests: set[str] | None = None) -> tuple[li
     return rows, uncollected
 
 
+def replace_rerun_models(
+    rows: list[TruthRow], uncollected: set[str], reruns: list[str], tests: set[str]
+) -> tuple[list[TruthRow], set[str], set[str]]:
+    """The rows and uncollected models once every model of the ``reruns`` junit files takes its
+    outcome from them alone, and the set of those models."""
+    if not reruns:
+        return rows, uncollected, set()
+    again, uncollected_again = rows_from_junit(reruns, tests)
+    rerun = {row.model for row in again} | uncollected_again
+    kept = [row for row in rows if row.model not in rerun]
+    return kept + again, (uncollected - rerun) | uncollected_again, rerun
+
+
 def incomplete_models(listings: list[str], rows: list[TruthRow], tests: set[str]) -> set[str]:
     """Models with a collected case of ``tests`` that no row records."""
     seen = {(row.model, row.test_class, row.test) for row in rows}
@@ -189,11 +207,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--collected", nargs="*", default=[], help="`pytest --collect-only -q` listings of the same selection"
     )
+    parser.add_argument(
+        "--rerun",
+        nargs="*",
+        default=[],
+        help="junit XML of models run again alone: their rows replace the group's",
+    )
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
     try:
         tests = tests_named_in(args.tests_file)
         rows, uncollected = rows_from_junit(args.junit, set(tests))
+        rows, uncollected, rerun = replace_rerun_models(rows, uncollected, args.rerun, set(tests))
         incomplete = incomplete_models(args.collected, rows, set(tests))
     except TruthInputError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -207,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "models": " ".join(models),
         "uncollected": " ".join(sorted(uncollected)),
         "incomplete": " ".join(sorted(incomplete & set(args.models))),
+        "rerun": " ".join(sorted(rerun & kept)),
     }
     write_truth(Path(args.output), rows, header)
     print(f"{len(rows)} rows, {len(models)} models, {len(tests)} tests -> {args.output}")

@@ -1,6 +1,6 @@
 """How pytest's junit XML becomes the truth the scanner is scored against (benchmarks/): a case
 stopped by pytest-timeout ran, an import placeholder's failures are left out, a model a stopped
-run did not finish is left out, a failure on a leaked meta device is left out, and a wrong
+run did not finish is left out, a failure on a leaked meta device or offline Hub access is left out, and a wrong
 verdict is listed as one."""
 
 import gzip
@@ -154,3 +154,50 @@ def test_a_failure_on_a_meta_device_an_earlier_test_leaked_is_left_out():
     per_test, lines = score(verdicts, {("alpha", "test_cache"): ("skipped", "runtime: no cache")})
     assert per_test["test_cache"]["leaked"] == 1
     assert not any("alpha" in line for line in lines)
+
+
+def test_a_failure_to_reach_the_hub_offline_is_left_out():
+    offline = "OSError: We couldn't connect to 'https://huggingface.co' to load the files"
+    rows = [
+        TruthRow("alpha", "test_sdpa", "AlphaModelTest", "failed", offline),
+        TruthRow("beta", "test_sdpa", "BetaModelTest", "failed", offline),
+        TruthRow("beta", "test_sdpa", "BetaDecoderTest", "skipped", "BetaDecoder does not support SDPA"),
+    ]
+    verdicts = pytest_verdicts(rows, ["alpha", "beta"], ["test_sdpa"])
+    assert verdicts["alpha", "test_sdpa"].verdict == "offline"  # never reached its skip checks
+    assert verdicts["beta", "test_sdpa"].verdict == "offline"  # its other class skipped: still unknown
+    per_test, lines = score(verdicts, {("alpha", "test_sdpa"): ("skipped", "runtime: no SDPA")})
+    assert per_test["test_sdpa"]["offline"] == 2
+    assert lines == []
+
+
+def test_a_model_rerun_alone_takes_every_row_from_the_rerun(junit, tmp_path):
+    """gamma was stopped before its test_slow_one and alpha's case timed out in the group run: run
+    again alone, their rows come from the rerun only, and gamma is no longer incomplete."""
+    rerun = tmp_path / "rerun.xml"
+    rerun.write_text(
+        "<testsuite>"
+        '<testcase classname="tests.models.gamma.test_modeling_gamma.GammaModelTest" name="test_sdpa">'
+        '<skipped type="pytest.skip" message="GammaModel does not support SDPA" /></testcase>'
+        '<testcase classname="tests.models.gamma.test_modeling_gamma.GammaModelTest" name="test_slow_one" />'
+        '<testcase classname="tests.models.alpha.test_modeling_alpha.AlphaModelTest" name="test_slow_one" />'
+        "</testsuite>"
+    )
+    tests, listing, output = tmp_path / "tests.txt", tmp_path / "collected.txt", tmp_path / "truth.csv.gz"
+    tests.write_text("test_sdpa test_slow_one")
+    listing.write_text(COLLECTED)
+    argv = ["--junit", str(junit), "--tests_file", str(tests), "--models", "alpha", "beta", "gamma"]
+    argv += ["--collected", str(listing), "--rerun", str(rerun), "--label", "x", "--output", str(output)]
+    assert main(argv) == 0
+    header, rows = read_truth(output)
+    assert header["models"] == "alpha beta gamma"
+    assert header["incomplete"] == ""
+    assert header["rerun"] == "alpha gamma"
+    outcomes = {(row.model, row.test): row.outcome for row in rows}
+    assert outcomes == {
+        ("alpha", "test_slow_one"): "passed",  # the group run's timeout and skip are gone
+        ("beta", "test_sdpa"): "failed",
+        ("beta", "test_slow_one"): "passed",
+        ("gamma", "test_sdpa"): "skipped",
+        ("gamma", "test_slow_one"): "passed",
+    }
