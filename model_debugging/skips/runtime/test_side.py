@@ -83,9 +83,12 @@ def class_facts(
 
     model_classes = _model_classes(resolver, linearization, library)
     generative = None
-    value, owner = resolver.class_attribute(linearization, "all_generative_model_classes")
-    if owner is not None and isinstance(value, NonLiteral) and not value.code.endswith("()"):
+    value, _ = resolver.class_attribute(linearization, "all_generative_model_classes")
+    # A method of that name (the mixin's property) is reported as `Owner.all_generative_model_classes()`.
+    if isinstance(value, NonLiteral) and not value.code.endswith(".all_generative_model_classes()"):
         generative = _classes_in(value.code, library)
+    elif isinstance(value, tuple | list) and not value:  # `= ()`: the class runs no generation loop
+        generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
     common = _tester_method(resolver, linearization, sources, "prepare_config_and_inputs_for_common")
