@@ -6,9 +6,11 @@ PR check's base side, finds it too), and beside it a :class:`ScanMemory`: each m
 with what their evaluation read in the library (files and names, recorded by
 :class:`~model_debugging.skips.library.index.Library` itself), and which files define each name.
 The next scan of the same test files then returns the result as it is when no library file
-changed either, and otherwise re-evaluates only the models that read a changed file or looked up a
-name a changed file defines (or defined). They run on a library of just the files they read before
-plus the changed ones; if the new evaluation reads beyond those, it runs again on the whole library.
+changed either, and otherwise re-evaluates only the models that read the record of a file whose
+record changed (an edit of a comment or of a method body the reader skips leaves it equal), the
+text of a changed file, or looked up a name a changed record defines (or defined). They run on a
+library of just the files they read before plus the changed ones; if the new evaluation reads
+beyond those, it runs again on the whole library.
 """
 
 from __future__ import annotations
@@ -42,17 +44,24 @@ class ScanStats:
 
 @dataclass(frozen=True)
 class Reads:
-    """What one evaluation read in the library: file paths and looked-up names (frozen)."""
+    """What one evaluation read in the library: the files whose records and whose texts it read, and
+    the names it looked up (frozen)."""
 
     files: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    texts: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, reads: LibraryReads) -> Reads:
-        return cls(frozenset(reads.files), frozenset(reads.names))
+        return cls(frozenset(reads.files), frozenset(reads.names), frozenset(reads.texts))
 
-    def touches(self, files: Iterable[str], names: Iterable[str]) -> bool:
-        return not self.files.isdisjoint(files) or not self.names.isdisjoint(names)
+    def touches(self, records: Iterable[str], texts: Iterable[str], names: Iterable[str]) -> bool:
+        """Whether it read one of the changed ``records``, one of the changed ``texts``, or one of ``names``."""
+        return (
+            not self.files.isdisjoint(records)
+            or not self.texts.isdisjoint(texts)
+            or not self.names.isdisjoint(names)
+        )
 
     def within(
         self, loaded: set[str], records: Mapping[str, str], defined_in: Mapping[str, tuple[str, ...]]
@@ -80,6 +89,7 @@ class ScanMemory:
     models: tuple[tuple[str, ModelEntry], ...]
     shared: Reads
     defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
+    record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,7 @@ def snapshot_library_keys(
         return None
     keys = dict(checkout.library_keys)
     for read in reads:
-        for path in read.files - keys.keys():
+        for path in (read.files | read.texts) - keys.keys():
             keys[path] = file_key(repo, path)
     return tuple(keys.items())
 
@@ -167,21 +177,41 @@ class RescanPlan:
     defined_in: dict[str, tuple[str, ...]]  # the name index after the change
 
 
+def changed_records(
+    cache: ParseCache, memory: ScanMemory, changed: set[str], records: Mapping[str, LibraryFile]
+) -> set[str]:
+    """The changed files whose record is not the one the evaluations read: added, removed, or read
+    differently (``records``: the new records of the changed library files that still exist)."""
+    differ = set()
+    for path in changed:
+        key = memory.record_keys.get(path)
+        if key is None and path not in records:
+            continue  # no library file, before or now: only its text can have been read
+        before = cache._load(key, LibraryFile) if key is not None else None
+        if before is None or before != records.get(path):
+            differ.add(path)
+    return differ
+
+
 def plan_rescan(
-    memory: ScanMemory, changed: set[str], changed_records: Mapping[str, LibraryFile], order: list[str]
+    memory: ScanMemory,
+    changed: set[str],
+    records_changed: set[str],
+    records: Mapping[str, LibraryFile],
+    order: list[str],
 ) -> RescanPlan:
-    """``changed_records``: the new records of the changed files that still exist.
+    """``changed``: the files whose content changed; ``records_changed``: those among them whose record
+    changed (see :func:`changed_records`); ``records``: the new records of the changed files that still
+    exist.
 
     Every model is dirty when what all of them read changed (the auto mappings, ...).
     """
-    names = {name for name, paths in memory.defined_in.items() if not changed.isdisjoint(paths)}
-    for record in changed_records.values():
-        names |= defined_names(record)
+    names = _names_moved(memory, records_changed, records)
     index = {
         name: tuple(path for path in paths if path not in changed)
         for name, paths in memory.defined_in.items()
     }
-    for record in changed_records.values():
+    for record in records.values():
         for name in defined_names(record):
             index[name] = (*index.get(name, ()), record.path)
     position = {path: number for number, path in enumerate(order)}
@@ -190,11 +220,13 @@ def plan_rescan(
         for name, paths in index.items()
         if paths
     }
-    if memory.shared.touches(changed, names):
+    if memory.shared.touches(records_changed, changed, names):
         dirty = frozenset(model for model, _ in memory.models)
     else:
-        dirty = frozenset(model for model, entry in memory.models if entry.reads.touches(changed, names))
-    load = set(memory.shared.files) | set(changed_records)
+        dirty = frozenset(
+            model for model, entry in memory.models if entry.reads.touches(records_changed, changed, names)
+        )
+    load = set(memory.shared.files) | set(records)
     for model, entry in memory.models:
         if model in dirty:
             load |= entry.reads.files
@@ -203,8 +235,27 @@ def plan_rescan(
     return RescanPlan(dirty, tuple(path for path in order if path in load), index)
 
 
-def library_records(repo: Path, cache: ParseCache, paths: Iterable[str]) -> dict[str, LibraryFile]:
-    """The records of ``paths``: from the library cache, else read now (and cached)."""
+def _names_moved(
+    memory: ScanMemory, records_changed: set[str], records: Mapping[str, LibraryFile]
+) -> set[str]:
+    """The names a changed record gained or lost: only their lookups can find another file now (a
+    name still defined where it was is found in the same file, whose record its readers read too)."""
+    before: dict[str, set[str]] = {path: set() for path in records_changed}
+    for name, paths in memory.defined_in.items():
+        for path in paths:
+            if path in before:
+                before[path].add(name)
+    moved: set[str] = set()
+    for path, names in before.items():
+        moved |= names ^ (defined_names(records[path]) if path in records else set())
+    return moved
+
+
+def library_records(
+    repo: Path, cache: ParseCache, paths: Iterable[str], record_keys: dict[str, str]
+) -> dict[str, LibraryFile]:
+    """The records of ``paths``: from the library cache, else read now (and cached). The cache key of
+    each record kept goes to ``record_keys``."""
     found: dict[str, LibraryFile] = {}
     cold: list[tuple[str, str]] = []
     for path in paths:
@@ -214,11 +265,12 @@ def library_records(repo: Path, cache: ParseCache, paths: Iterable[str]) -> dict
             key = ""
         hit = cache._load(key, LibraryFile) if key else None
         if hit is not None:
-            found[path] = hit
+            found[path], record_keys[path] = hit, key
         else:
             cold.append((path, key))
     for (path, key), record in zip(cold, _read_batch(repo, [path for path, _ in cold]), strict=True):
         if key and record.error is None:
             cache._store(key, record)
+            record_keys[path] = key
         found[path] = record
     return found

@@ -27,6 +27,7 @@ from model_debugging.skips.rescan import (
     ScanMemory,
     ScanStats,
     changed_library_files,
+    changed_records,
     library_records,
     plan_rescan,
     snapshot_library_keys,
@@ -188,6 +189,7 @@ def scan_repository(
                 return _selected(result, test_method_name)
 
     keys: dict[str, str] = {}
+    record_keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
         store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs)
         imported = _parse_with_imports(store, repo, paths, progress=progress, keys=keys)
@@ -200,7 +202,9 @@ def scan_repository(
             _check_known(tests, test_method_name)
             tests = {test_method_name: tests[test_method_name]}
 
-        runtime = load_runtime_checks(repo, common_paths, records_cache, jobs=jobs, keys=keys)
+        runtime = load_runtime_checks(
+            repo, common_paths, records_cache, jobs=jobs, keys=keys, record_keys=record_keys
+        )
         remember = full_scan and cache is not None
         # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
@@ -219,7 +223,11 @@ def scan_repository(
         library_keys = checkout.library_keys or {}
         test_keys = tuple(sorted(item for item in keys.items() if item[0] not in library_keys))
         memory = ScanMemory(
-            tuple(tests), tuple(entries), Reads.of(runtime.shared_reads), runtime.library.defined_in()
+            tuple(tests),
+            tuple(entries),
+            Reads.of(runtime.shared_reads),
+            runtime.library.defined_in(),
+            record_keys,
         )
         _remember(cache, repo, checkout, ScanSnapshot(test_keys, None, result, ""), memory)
         if runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
@@ -273,8 +281,11 @@ def _rescan(
     if memory is None or checkout.library_keys is None:
         return None
     order = list(checkout.library_keys)
-    changed_records = library_records(scope.repo, cache, [path for path in order if path in changed])
-    plan = plan_rescan(memory, changed, changed_records, order)
+    record_keys = {path: key for path, key in memory.record_keys.items() if path not in changed}
+    new_records = library_records(scope.repo, cache, [path for path in order if path in changed], record_keys)
+    plan = plan_rescan(
+        memory, changed, changed_records(cache, memory, changed, new_records), new_records, order
+    )
     entries = dict(memory.models)
     shared = memory.shared
     if plan.dirty:
@@ -291,8 +302,8 @@ def _rescan(
         if tuple(tests) != memory.tests:
             return None
         records = {
-            **library_records(scope.repo, cache, set(plan.load) - changed_records.keys()),
-            **changed_records,
+            **library_records(scope.repo, cache, set(plan.load) - new_records.keys(), {}),
+            **new_records,
         }
         library = Library([records[path] for path in plan.load], scope.repo)
         stats.library_files_loaded = len(plan.load)
@@ -311,17 +322,33 @@ def _rescan(
         stats.answer, stats.models_evaluated = "rescan", len(evaluated)
         for model, outcomes, reads in evaluated:
             entries[model] = ModelEntry(outcomes, reads)
-    summaries = {name: TestSummary(snapshot.result.tests[name].origin) for name in memory.tests}
-    for model, entry in entries.items():
-        for summary, outcome in zip(summaries.values(), entry.outcomes, strict=True):
-            summary.add(model, outcome)
-    result = ScanResult(
-        {name: summary.result() for name, summary in summaries.items()}, snapshot.result.errors
-    )
+    result = _refolded(snapshot.result, memory, entries)
     stats.answer = "rescan"
-    memory = ScanMemory(memory.tests, tuple(entries.items()), shared, plan.defined_in)
+    memory = ScanMemory(memory.tests, tuple(entries.items()), shared, plan.defined_in, record_keys)
     _remember(cache, scope.repo, checkout, dataclasses.replace(snapshot, result=result), memory)
     return result
+
+
+def _refolded(previous: ScanResult, memory: ScanMemory, entries: Mapping[str, ModelEntry]) -> ScanResult:
+    """``previous`` (the result of ``memory``) with the tests some model's outcome changed for folded
+    again from ``entries``; every other test keeps its entry (folding all of them costs more than the
+    evaluation of a model)."""
+    changed = set()
+    for model, entry in memory.models:
+        new = entries[model]
+        if new is not entry:
+            pairs = enumerate(zip(entry.outcomes, new.outcomes, strict=True))
+            changed.update(index for index, (old, now) in pairs if old != now)
+    tests = {}
+    for index, name in enumerate(memory.tests):
+        if index not in changed:
+            tests[name] = previous.tests[name]
+            continue
+        summary = TestSummary(previous.tests[name].origin)
+        for model, entry in entries.items():
+            summary.add(model, entry.outcomes[index])
+        tests[name] = summary.result()
+    return ScanResult(tests, previous.errors)
 
 
 @contextlib.contextmanager

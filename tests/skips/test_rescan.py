@@ -1,6 +1,7 @@
 """A warm scan after a library change evaluates again only the models whose verdicts read the change,
 and gives exactly what a cold scan of the changed checkout gives."""
 
+import json
 import shutil
 
 from model_debugging.skips.rescan import ScanStats
@@ -82,3 +83,66 @@ def test_models_evaluated_in_forked_processes_give_the_serial_answer(tmp_path):
     forked = scan_json(repo, use_cache=False, jobs=2)
     assert forked == serial
     assert serial[0] == synthetic.expected_results(spec)
+
+
+def test_an_edit_the_records_do_not_see_evaluates_nothing_again(checkout, tmp_path):  # noqa: F811
+    """Comments are not part of what the library reader keeps of a file, and beta's evaluation read
+    its configuration file only through that record."""
+    before, _, _ = _scan(checkout, tmp_path / "cache")
+    configuration = checkout / "src/transformers/models/beta/configuration_beta.py"
+    configuration.write_text(configuration.read_text().replace("= 4096", "= 4096  # the window") + "# end\n")
+
+    results, errors, stats = _scan(checkout, tmp_path / "cache")
+
+    assert (stats.answer, stats.models_evaluated) == ("rescan", 0)
+    assert results == before
+    assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
+
+
+# A common test that reads the text of the model's file, as the real export test does
+TEXT_TEST = """
+    def test_reads_the_source(self):
+        with open(inspect.getfile(self.all_model_classes[0]), "r") as handle:
+            source_code = handle.read()
+            if "for expert in" in source_code:
+                self.skipTest(reason="eager MoE")
+"""
+
+
+def test_a_model_that_read_a_file_as_text_is_evaluated_again_on_any_edit(checkout, tmp_path):  # noqa: F811
+    common = checkout / "tests/test_modeling_common.py"
+    common.write_text(common.read_text() + TEXT_TEST)
+    _scan(checkout, tmp_path / "cache")
+    alpha = checkout / "src/transformers/models/alpha/modeling_alpha.py"
+    alpha.write_text(alpha.read_text() + "\n# for expert in self.experts: a loop the export cannot trace\n")
+
+    results, errors, stats = _scan(checkout, tmp_path / "cache")
+
+    assert (stats.answer, stats.models_evaluated) == ("rescan", 1)  # alpha; beta read no changed text
+    assert results["test_reads_the_source"]["models_skipped"] == ["alpha"]
+    assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
+
+
+def test_after_each_of_a_sequence_of_edits_the_warm_scan_is_the_cold_one(checkout, tmp_path):  # noqa: F811
+    """Library, configuration and test files edited in turn (and one edit undone): after each, the
+    scan answered from the cache gives, byte for byte, what a scan without cache gives."""
+    modeling = "src/transformers/models/beta/modeling_beta.py"
+    configuration = "src/transformers/models/beta/configuration_beta.py"
+    tester = "tests/models/alpha/test_modeling_alpha.py"
+    original = (checkout / modeling).read_text()
+    edits = [
+        (modeling, original.replace("supports_gradient_checkpointing = True", "_supports_sdpa = True")),
+        (configuration, (checkout / configuration).read_text().replace("4096", "None")),
+        (tester, (checkout / tester).read_text().replace("bos_token_id=1", "bos_token_id=None")),
+        (modeling, original),
+        ("src/transformers/models/auto/modeling_auto.py", 'MODEL_MAPPING_NAMES = {"beta": "BetaModel"}\n'),
+    ]
+    _scan(checkout, tmp_path / "cache")
+    answers = []
+    for number, (path, text) in enumerate(edits):
+        (checkout / path).write_text(text)
+        warm, warm_errors, stats = _scan(checkout, tmp_path / "cache")
+        cold = scan_json(checkout, use_cache=False, jobs=1)
+        assert json.dumps([warm, warm_errors]) == json.dumps(list(cold)), number
+        answers.append(stats.answer)
+    assert answers == ["rescan", "rescan", "full", "rescan", "rescan"]

@@ -1,12 +1,13 @@
 """Look classes of the library up by name and follow their inheritance across files.
 
 :class:`Library` is the only way the evaluator reads library facts, and it keeps track of what
-it read: inside ``with library.recording() as reads:``, every file whose class, source or mapping
-it hands out goes to ``reads.files`` and every name it looks up (found or not) to
-``reads.names``. The verdict cache (``skips/verdict_cache.py``) re-evaluates a model only when one
-of those files or names changed, so a new kind of fact is tracked with no extra work as long as
+it read: inside ``with library.recording() as reads:``, every file whose class or mapping it hands
+out goes to ``reads.files``, every file whose text it hands out to ``reads.texts``, and every name
+it looks up (found or not) to ``reads.names``. A rescan (``skips/rescan.py``) re-evaluates a model
+only when the record of one of its ``files`` changed, the text of one of its ``texts``, or the
+files defining one of its names, so a new kind of fact is tracked with no extra work as long as
 it is read through a method of this class: a method that hands out a :class:`LibraryClass`
-passes it through ``_hand_out``, a file's text or mapping records its path. A result computed
+passes it through ``_hand_out``, a file's mapping records its path, its text goes to ``texts``. A result computed
 from library facts and kept across models must go through :meth:`Library.memoized`, which
 replays the reads of the first computation into every later recording.
 """
@@ -25,14 +26,17 @@ MISSING = object()
 
 @dataclass
 class LibraryReads:
-    """The library files and the names one recording consulted (see the module docstring)."""
+    """The library files and the names one recording consulted (see the module docstring): ``files``
+    through their records (what ``read_library_file`` keeps), ``texts`` as written."""
 
     files: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    texts: set[str] = field(default_factory=set)
 
     def add(self, other: LibraryReads) -> None:
         self.files |= other.files
         self.names |= other.names
+        self.texts |= other.texts
 
 
 class _TrackedMappings(Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]):
@@ -100,11 +104,14 @@ class Library:
             if self._recordings:
                 self._recordings[-1].add(reads)
 
-    def _read(self, *, files: Iterable[str] = (), names: Iterable[str] = ()) -> None:
+    def _read(
+        self, *, files: Iterable[str] = (), names: Iterable[str] = (), texts: Iterable[str] = ()
+    ) -> None:
         if self._recordings:
             reads = self._recordings[-1]
             reads.files.update(files)
             reads.names.update(names)
+            reads.texts.update(texts)
 
     def _hand_out(self, info: LibraryClass | None) -> LibraryClass | None:
         if info is not None and self._recordings:
@@ -159,7 +166,7 @@ class Library:
 
     def source(self, path: str) -> str | None:
         """The text of a library file (common tests read some, e.g. the copyright year); None if unreadable."""
-        self._read(files=(path,))
+        self._read(texts=(path,))
         if path not in self._sources:
             try:
                 self._sources[path] = (self.root / path).read_text(encoding="utf-8") if self.root else None

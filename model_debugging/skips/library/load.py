@@ -67,11 +67,17 @@ def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
 
 
 def load_library(
-    repo: Path, cache: ParseCache | None, *, jobs: int | None = None, keys: dict[str, str] | None = None
+    repo: Path,
+    cache: ParseCache | None,
+    *,
+    jobs: int | None = None,
+    keys: dict[str, str] | None = None,
+    record_keys: dict[str, str] | None = None,
 ) -> tuple[Library | None, list[str]]:
     """The checkout's :class:`Library` (None without ``src/``) and the files that could not be read.
 
-    The content key of every file read goes to ``keys`` (the scan snapshot checks them next time).
+    The content key of every file read goes to ``keys`` (the scan snapshot checks them next time),
+    the cache key of its record to ``record_keys`` (a rescan compares the old record with the new).
     """
     root = library_root(repo)
     if root is None:
@@ -83,6 +89,8 @@ def load_library(
         key = _library_key(path, data)
         if keys is not None:
             keys[path] = cache_key(path, data)
+        if record_keys is not None:
+            record_keys[path] = key
         hit = cache._load(key, LibraryFile) if cache is not None else None
         if hit is not None:
             records.append(hit)

@@ -24,6 +24,7 @@ from model_debugging.skips.source_files import read_source
 # Decorator factories: written without a call (`@is_flaky`), they replace the test by the factory's
 # inner decorator, which returns a function without running the body.
 _FACTORIES = frozenset({"is_flaky"})
+_MODEL_FILES = "/models/"  # test files of one model, as opposed to the common files and testers
 
 NO_LIBRARY_NOTE = (
     "note: no library sources (src/<package>/models) in {repo}: skips decided at run time from the "
@@ -83,7 +84,8 @@ class RuntimeChecks:
     def _class_facts(self, resolver: Resolver, test_class: CollectedClass) -> TestClassFacts:
         if resolver is not self._resolver:  # a new model: the facts of the previous one are done with
             self._facts.clear()
-            self._trees.clear()
+            # so are its own test files; the shared ones (a common file is ~300 kB) serve every model
+            self._trees = {path: tree for path, tree in self._trees.items() if _MODEL_FILES not in path}
             self._resolver = resolver
         facts = self._facts.get(test_class.ref)
         if facts is None:
@@ -108,10 +110,17 @@ class RuntimeChecks:
 
 
 def load_runtime_checks(
-    repo: Path, common_paths: list[str], cache: ParseCache | None, *, jobs: int | None, keys: dict[str, str]
+    repo: Path,
+    common_paths: list[str],
+    cache: ParseCache | None,
+    *,
+    jobs: int | None,
+    keys: dict[str, str],
+    record_keys: dict[str, str] | None = None,
 ) -> RuntimeChecks:
-    """Read the library (cached per file) and the common files; says once on stderr when there is no library."""
-    library, errors = load_library(repo, cache, jobs=jobs, keys=keys)
+    """Read the library (cached per file) and the common files; says once on stderr when there is no
+    library. ``keys`` and ``record_keys`` go to :func:`load_library`."""
+    library, errors = load_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys)
     if library is None:
         print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
         library = Library(())
