@@ -178,6 +178,32 @@ def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
     return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated)
 
 
+def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, str], ...] | None:
+    """``(auto class, part)`` for each ``Auto*.from_config(config.<part>)`` in the file of ``info``'s
+    ``forward``; None when one builds from something else than a part of the configuration."""
+    found = _method(library, info, "forward")
+    tree = parsed_file(library, found[0]) if found is not None else None
+    if tree is None:
+        return None
+    parts = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _DELEGATING
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id.startswith("Auto")
+        ):
+            continue
+        argument = node.args[0] if node.args else None
+        if not (
+            isinstance(argument, ast.Attribute) and ast.unparse(argument.value) in ("config", "self.config")
+        ):
+            return None
+        parts.append((node.func.value.id, argument.attr))
+    return tuple(dict.fromkeys(parts))
+
+
 def _visit(statements: list[ast.stmt], conditions: tuple[ast.expr, ...], flags: dict[str, bool]) -> None:
     """Walk a forward's statements with the ``if`` tests that must hold to reach each one."""
     for statement in statements:

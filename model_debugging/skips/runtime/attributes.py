@@ -27,6 +27,7 @@ from model_debugging.skips.runtime.values import (
     ModelInstance,
     Parameters,
     SourceFile,
+    Tensor,
     Tester,
     TestSelf,
     Unknown,
@@ -66,6 +67,8 @@ def comparable(value: object) -> bool:
 
 def contains(facts: TestClassFacts, container: object, item: object) -> bool | None:
     """``item in container``, or None when only the run knows."""
+    if isinstance(container, Tensor) and type(item) in (int, bool) and item == 0:
+        return container.has_zero  # ``0 in mask``: whether the tester's tensor holds a zero
     if not known(item) or not known(container):
         return None
     if isinstance(container, Parameters):
@@ -155,6 +158,8 @@ def attribute(
 ) -> object:
     """``owner.name``; ``missing`` is returned when the attribute surely does not exist (else Unknown)."""
     missing = unknown if missing is None else missing
+    if isinstance(owner, Tensor) and name == "ndim" and owner.dims is not None:
+        return len(owner.dims)
     if isinstance(owner, TestSelf):
         return _test_attribute(facts, name, unknown, missing)
     if isinstance(owner, Tester):
@@ -343,12 +348,15 @@ def call_method(
         return getattr(owner, name)(*arguments)
     if isinstance(owner, dict) and name in ("keys", "values", "items") and not arguments:
         return list(getattr(owner, name)())
+    if isinstance(owner, dict) and name == "get" and arguments and isinstance(arguments[0], (str, int)):
+        return owner.get(arguments[0], arguments[1] if len(arguments) > 1 else None)
     if isinstance(owner, Parameters) and name == "keys":
         return owner
     if isinstance(owner, Tester):
         if name == "prepare_config_and_inputs_for_common":
-            inputs = facts.common_inputs
-            return (Config(facts.config_class), Unknown("inputs_dict") if inputs is None else dict(inputs))
+            inputs, changed = facts.common_inputs, facts.common_config
+            config = Unknown("config") if changed is None else Config(facts.config_class, changed)
+            return (config, Unknown("inputs_dict") if inputs is None else dict(inputs))
         if name == "get_config":
             return Config(facts.config_class)
         return unknown

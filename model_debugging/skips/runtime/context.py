@@ -41,3 +41,5 @@ class TestClassFacts:
     common_inputs: dict[str, object] | None = None  # the inputs dict of prepare_config_and_inputs_for_common
     passed_config_names: frozenset[str] | None = None  # names passed to the config beyond its parameters
     inherited_definition: Callable[[str], ast.FunctionDef | None] | None = None  # what super().<name> runs
+    # what the tester sets on the configuration after get_config() (None: not followed)
+    common_config: tuple[tuple[str, object], ...] | None = ()

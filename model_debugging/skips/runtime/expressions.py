@@ -21,6 +21,7 @@ from model_debugging.skips.runtime.values import (
     Parameters,
     Signal,
     Skipped,
+    Tensor,
     TestSelf,
     Unknown,
     compared_number,
@@ -180,6 +181,8 @@ class Evaluator:
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 else:
                     outcome = _COMPARE[type(op)](left, right)
+            elif isinstance(op, (ast.Is, ast.IsNot)) and {type(left), type(right)} == {Tensor, type(None)}:
+                outcome = isinstance(op, ast.IsNot)  # a tensor the tester built is never None
             elif isinstance(op, (ast.Is, ast.IsNot)) and compared_number(
                 right if left is None else left, left, right
             ):

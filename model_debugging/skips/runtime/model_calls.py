@@ -3,7 +3,9 @@
 A ``ModelOutput`` drops its None fields from its keys. ``"past_key_values" in outputs`` is False
 when no output class the forward returns has that field; when they all have it, and the model's
 file builds its cache exactly when ``use_cache`` is true, it is the value of ``use_cache``: the
-one passed to the call, else the forward's literal default, else the configuration's.
+one passed to the call, else the forward's literal default, else the configuration's. A model
+whose cache is kept by a part it builds from its configuration is answered by
+:mod:`delegated_cache`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from model_debugging.skips.library import model_outputs
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.config_methods import text_config
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.delegated_cache import delegated_cache
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 
 _CACHE = "past_key_values"
@@ -51,6 +54,8 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
     if key != _CACHE or not all(fields):
         return None
     gating = model_outputs.cache_gating(library, info)
+    if gating is not None and gating.delegated:
+        return delegated_cache(facts, outputs.model, outputs.use_cache)
     if gating is None or not gating.follows_use_cache:
         return None
     use_cache = outputs.use_cache

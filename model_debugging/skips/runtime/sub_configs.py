@@ -25,6 +25,12 @@ def sub_config(
 ) -> object:
     """The part ``name`` of the configuration class ``owner``, declared as ``declared`` in its
     ``sub_configs`` and built from ``passed``."""
+    built = _constructed(library, passed)
+    if built is not None:  # ``PartConfig(...)`` passed as an object: its class, whatever is declared
+        info, items = built
+        if items is None:
+            return Config(info, sub="unread")
+        return Config(info, items, sub="read")
     items = _literal_items(passed)
     info = library.find(declared.name) if isinstance(declared, ClassName) else None
     if info is not None and info.name == _AUTO_CONFIG:
@@ -53,6 +59,31 @@ def sub_config_value(
     if not exists:
         return missing
     return init_default if init_default is not MISSING else declared
+
+
+def _constructed(
+    library: Library, passed: object
+) -> tuple[LibraryClass, tuple[tuple[str, object], ...] | None] | None:
+    """A part the tester passes as ``PartConfig(key=value, ...)`` (its source): the configuration
+    class, and its items when every keyword is a literal (None otherwise)."""
+    if not isinstance(passed, Unknown) or not passed.source:
+        return None
+    try:
+        node = ast.parse(passed.source, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+        return None
+    info = library.find(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+    if info is None or not any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(info)):
+        return None
+    try:
+        items = tuple((item.arg, ast.literal_eval(item.value)) for item in node.keywords if item.arg)
+    except (ValueError, TypeError, SyntaxError):
+        items = None
+    if node.args or any(item.arg is None for item in node.keywords):
+        items = None
+    return info, items
 
 
 def _literal_items(passed: object) -> tuple[tuple[str, object], ...] | None:

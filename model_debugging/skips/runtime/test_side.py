@@ -11,7 +11,7 @@ from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.overrides import HelperOverrides
-from model_debugging.skips.runtime.tester_inputs import literal_inputs
+from model_debugging.skips.runtime.tester_inputs import UNREAD, TesterCommon, common_inputs
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 
 # Testers that list their model classes from one base class by naming convention
@@ -100,6 +100,7 @@ def class_facts(
         return definition(key) or overrides.own(key)
 
     passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
+    common = _common_inputs(resolver, linearization, sources, tester_attribute, config_class)
     return TestClassFacts(
         library,
         name,
@@ -111,9 +112,10 @@ def class_facts(
         config_class,
         names,
         keywords,
-        literal_inputs(common) if common is not None else None,
+        common.inputs,
         passed_names,
         overrides.parent,
+        common.config,
     )
 
 
@@ -140,7 +142,29 @@ def _config_keywords(
     )
     if call is None or any(keyword.arg is None for keyword in call.keywords):
         return None
-    return {keyword.arg: _keyword_value(keyword.value, tester_attribute) for keyword in call.keywords}
+    local = _single_assignments(function)
+    return {
+        keyword.arg: _keyword_value(local.get(ast.unparse(keyword.value), keyword.value), tester_attribute)
+        for keyword in call.keywords
+    }
+
+
+def _single_assignments(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Local names bound once by a plain assignment and never changed (``part = PartConfig(...)``)."""
+    stores: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif (
+            isinstance(node, (ast.Attribute, ast.Subscript))
+            and isinstance(node.value, ast.Name)
+            and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load))
+        ):
+            stores[node.value.id] = 2  # changed in place, or a method of it called: not read
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    return {name: value for name, value in values.items() if stores.get(name) == 1}
 
 
 def _passed_config_names(
@@ -163,6 +187,32 @@ def _passed_config_names(
     if not isinstance(forced, (list, tuple)) or not all(isinstance(name, str) for name in forced):
         return None
     return frozenset(forced)
+
+
+def _common_inputs(
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    sources: Callable[[str], ast.Module | None],
+    tester_attribute: Callable[[str], object],
+    config_class: LibraryClass | None,
+) -> TesterCommon:
+    """What the tester's ``prepare_config_and_inputs_for_common`` returns, read from the classes
+    of its MRO and the functions of their files (:data:`UNREAD` when a class cannot be read)."""
+    tester, _ = resolver.tester_class(linearization)
+    if tester is None or tester.external:
+        return UNREAD
+    classes, functions = [], []
+    for ref in resolver.mro(tester):
+        path = resolver.path_of(ref)
+        tree = sources(path) if path else None
+        body = tree.body if tree is not None else []
+        node = next((item for item in body if isinstance(item, ast.ClassDef) and item.name == ref.name), None)
+        if node is None:
+            return UNREAD
+        classes.append(node)
+        functions.append({item.name: item for item in body if isinstance(item, ast.FunctionDef)})
+    name = config_class.name if config_class is not None else None
+    return common_inputs(tuple(classes), tuple(functions), tester_attribute, name)
 
 
 def _tester_method(

@@ -1,53 +1,273 @@
-"""The inputs dict a tester's ``prepare_config_and_inputs_for_common`` returns, when it is a literal.
+"""The inputs dict a tester's ``prepare_config_and_inputs_for_common`` returns, read from its source.
 
-The common tests ask which keys it has (``"use_cache" in inputs``) and pass it to the model
-(``model(**inputs)``). Its keys are known when the method returns ``config, inputs_dict`` with
-``inputs_dict`` assigned once from a dict literal with string keys and not changed afterwards;
-the values are tensors, known only at run time, except the literal ones (``"use_cache": False``).
+The common tests ask which keys it has (``"use_cache" in inputs``), pass it to the model
+(``model(**inputs)``) and look at its tensors (``inputs_dict["input_ids"].ndim``, ``0 in
+attention_mask``). The method is run on the tester's own source, statement by statement: calls to
+other methods of the tester (also ``super()``) are followed, tester attributes read from their
+literal values, tuples unpacked, ``if`` on a known value takes its branch. A value only the run
+knows stays unknown: two branches that disagree, a loop's assignments, a dict changed by a call
+(``inputs.update(extra)``), a tensor passed to a call (it may be changed in place). A ``raise`` or
+``try`` on the path, or a ``return`` under a condition only the run knows, leaves the whole dict
+unknown. Literal values are kept; tensors are :class:`Tensor` facts; anything else is unknown.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from model_debugging.skips.runtime.values import Unknown
+from model_debugging.skips.runtime.context import ABSENT
+from model_debugging.skips.runtime.tester_expressions import (
+    MAX_DEPTH,
+    BoundMethod,
+    ConfigPart,
+    ExpressionReader,
+    Frame,
+    GiveUp,
+    ModuleFunction,
+    Returned,
+    TesterConfig,
+    bind_parameters,
+)
+from model_debugging.skips.runtime.values import Tensor, Unknown
+
+_COMMON = "prepare_config_and_inputs_for_common"
 
 
-def literal_inputs(function: ast.FunctionDef) -> dict[str, object] | None:
-    """The dict ``function`` returns second, key by key; None when it is not read as a literal."""
-    returns = [node for node in ast.walk(function) if isinstance(node, ast.Return)]
-    if len(returns) != 1 or not isinstance(returns[0].value, ast.Tuple) or len(returns[0].value.elts) != 2:
+@dataclass(frozen=True)
+class TesterCommon:
+    """What ``prepare_config_and_inputs_for_common`` returns, as far as its source tells.
+
+    ``config``: what the tester sets on the configuration after ``get_config()`` (``()`` when
+    nothing), None when it cannot be followed (handed to a function not read, changed in a loop,
+    built otherwise). ``inputs``: the dict, None when it is not read as a dict with string keys.
+    """
+
+    config: tuple[tuple[str, object], ...] | None
+    inputs: dict[str, object] | None
+
+
+UNREAD = TesterCommon((), None)  # the method could not be followed: the configuration is taken as built
+
+
+def common_inputs(
+    classes: tuple[ast.ClassDef, ...],
+    functions: tuple[dict[str, ast.FunctionDef], ...],
+    tester_attribute: Callable[[str], object],
+    config_class: str | None,
+) -> TesterCommon:
+    """Run ``prepare_config_and_inputs_for_common`` on the tester's source (``classes``: its MRO;
+    ``functions``: the module-level functions of each class's file; ``config_class``: the name of
+    the configuration class the evaluator takes the tester to build)."""
+    reader = _Reader(classes, functions, tester_attribute)
+    try:
+        result = reader.call(BoundMethod(_COMMON, -1), [], {}, {})
+    except (GiveUp, RecursionError):
+        return UNREAD
+    if not isinstance(result, tuple) or len(result) != 2:
+        return UNREAD
+    config = None
+    built = result[0].built if isinstance(result[0], TesterConfig) else None
+    if isinstance(result[0], TesterConfig) and not reader.escaped and built in (None, config_class):
+        config = tuple((key, _plain(value, f"config.{key}")) for key, value in result[0].overrides)
+    inputs = result[1]
+    if not isinstance(inputs, dict) or not all(isinstance(key, str) for key in inputs):
+        return TesterCommon(config, None)
+    return TesterCommon(config, {key: _plain(value, key) for key, value in inputs.items()})
+
+
+def _plain(value: object, name: str) -> object:
+    """A value handed to the evaluator: a literal, a tensor's facts, else unknown."""
+    if isinstance(value, Tensor):
+        return replace(value, source=name, exists=True)
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return value
+    return Unknown(name, exists=True)
+
+
+class _Reader(ExpressionReader):
+    """Runs the statements of a tester's methods; follows the calls to its methods and functions."""
+
+    def call(
+        self,
+        method: BoundMethod | ModuleFunction,
+        arguments: list[object],
+        keywords: dict[str, object],
+        self_values: dict[str, object],
+        owner: int = 0,
+    ) -> object:
+        if isinstance(method, ModuleFunction):
+            function, index = self.functions[owner][method.name], owner
+        else:
+            found = self._find(method.name, method.after)
+            if found is None:
+                raise GiveUp
+            index, function = found
+        if self.depth >= MAX_DEPTH or function.decorator_list:
+            raise GiveUp
+        frame = Frame(
+            bind_parameters(function, arguments, keywords, isinstance(method, BoundMethod)),
+            index,
+            self_values,
+        )
+        frame.parameters = frozenset(frame.variables)
+        self.depth += 1
+        try:
+            self.block(function.body, frame)
+        except Returned as returned:
+            return returned.value
+        finally:
+            self.depth -= 1
         return None
-    returned = returns[0].value.elts[1]
-    if isinstance(returned, ast.Name):
-        returned = _only_assignment(function, returned.id)
-    if not isinstance(returned, ast.Dict) or not all(
-        isinstance(key, ast.Constant) and isinstance(key.value, str) for key in returned.keys
-    ):
-        return None  # a ``**`` entry, a computed key, or not a dict
-    return {
-        key.value: value.value if isinstance(value, ast.Constant) else Unknown(key.value, exists=True)
-        for key, value in zip(returned.keys, returned.values, strict=True)
-    }
+
+    def block(self, statements: list[ast.stmt], frame: Frame) -> None:
+        for statement in statements:
+            self.statement(statement, frame)
+
+    def statement(self, node: ast.stmt, frame: Frame) -> None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = self.value(node.value, frame)
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                self._bind(target, value, frame)
+        elif isinstance(node, ast.AugAssign):
+            self._bind(node.target, Unknown(ast.unparse(node.target)), frame)
+        elif isinstance(node, ast.Expr):
+            self.value(node.value, frame)
+        elif isinstance(node, ast.Return):
+            raise Returned(self.value(node.value, frame) if node.value is not None else None)
+        elif isinstance(node, ast.If):
+            self._if(node, frame)
+        elif isinstance(node, (ast.For, ast.While)):
+            self._opaque(node, frame)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                self._delete(target, frame)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                frame.variables[(alias.asname or alias.name).split(".")[0]] = Unknown(alias.name)
+        elif isinstance(node, ast.Raise):
+            raise GiveUp(fails=True)
+        elif not isinstance(node, ast.Pass):
+            raise GiveUp  # try, with, assert, nested definitions: not followed
+
+    def _if(self, node: ast.If, frame: Frame) -> None:
+        test = self.value(node.test, frame)
+        if not isinstance(test, Unknown) and isinstance(
+            test, (bool, int, str, type(None), tuple, list, dict)
+        ):
+            self.block(node.body if test else node.orelse, frame)
+            return
+        branches = []
+        for statements in (node.body, node.orelse):
+            branch = Frame(dict(frame.variables), frame.owner, dict(frame.self_values))
+            try:
+                self.block(statements, branch)
+            except Returned:
+                raise GiveUp from None  # returns under a condition only the run knows
+            branches.append(branch)
+        for name in {*branches[0].variables, *branches[1].variables}:
+            values = [branch.variables.get(name, ABSENT) for branch in branches]
+            frame.variables[name] = values[0] if _same(*values) else Unknown(name)
+        for name in {*branches[0].self_values, *branches[1].self_values}:
+            values = [branch.self_values.get(name, ABSENT) for branch in branches]
+            frame.self_values[name] = values[0] if _same(*values) else Unknown(name)
+
+    def _opaque(self, node: ast.stmt, frame: Frame) -> None:
+        """A loop: what it assigns or changes is unknown after it; a ``return`` or ``raise`` in it is
+        a path the reader cannot follow."""
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Return, ast.Raise, ast.Try)):
+                raise GiveUp
+            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                frame.variables[inner.id] = Unknown(inner.id)
+            elif isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(
+                inner.ctx, (ast.Store, ast.Del)
+            ):
+                self._changed(inner.value, frame)
+            elif isinstance(inner, ast.Call):
+                for argument in (inner.func, *inner.args, *(item.value for item in inner.keywords)):
+                    self._changed(argument.value if isinstance(argument, ast.Attribute) else argument, frame)
+
+    def _changed(self, node: ast.expr, frame: Frame, argument: bool = False) -> None:
+        """``node`` (a variable, or ``self.x``) may have been changed in place (``argument``: it was
+        passed to a call not followed, which may change the object but not a value read from it)."""
+        root = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        held = frame.variables.get(root.id) if isinstance(root, ast.Name) else None
+        if isinstance(held, (TesterConfig, ConfigPart)):
+            # the configuration itself handed over, or changed through a name or a part of it
+            self.escaped = self.escaped or not argument or (root is node and isinstance(held, TesterConfig))
+            return
+        if isinstance(node, ast.Name) and node.id in frame.variables:
+            held = frame.variables[node.id]
+            frame.variables[node.id] = (
+                Tensor(held.source, dims=held.dims) if isinstance(held, Tensor) else Unknown(node.id)
+            )
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            frame.self_values[node.attr] = Unknown(node.attr)
+
+    def _bind(self, target: ast.expr, value: object, frame: Frame) -> None:
+        if isinstance(target, ast.Name):
+            frame.variables[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._unpack(target.elts, value, frame)
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            frame.self_values[target.attr] = value
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and isinstance(config := frame.variables.get(target.value.id), TesterConfig)
+            and target.value.id not in frame.parameters
+        ):  # config.x = value, on the configuration this method holds itself
+            kept = tuple(item for item in config.overrides if item[0] != target.attr)
+            frame.variables[target.value.id] = TesterConfig((*kept, (target.attr, value)))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            container, key = frame.variables.get(target.value.id), self.value(target.slice, frame)
+            if isinstance(container, dict) and isinstance(key, str):
+                frame.variables[target.value.id] = {**container, key: value}
+            else:
+                self._changed(target.value, frame)
+        else:
+            self._changed(
+                target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else target, frame
+            )
+
+    def _unpack(self, targets: list[ast.expr], value: object, frame: Frame) -> None:
+        starred = [index for index, target in enumerate(targets) if isinstance(target, ast.Starred)]
+        items = list(value) if isinstance(value, (tuple, list)) else None
+        if items is not None and starred:
+            at, after = starred[0], len(targets) - starred[0] - 1
+            if len(items) < len(targets) - 1:
+                items = None
+            else:
+                items = [*items[:at], items[at : len(items) - after], *items[len(items) - after :]]
+        if items is None or len(items) != len(targets):
+            items = [Unknown(ast.unparse(target)) for target in targets]
+        for target, item in zip(targets, items, strict=True):
+            self._bind(target.value if isinstance(target, ast.Starred) else target, item, frame)
+
+    def _delete(self, target: ast.expr, frame: Frame) -> None:
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            container, key = frame.variables.get(target.value.id), self.value(target.slice, frame)
+            if isinstance(container, dict) and isinstance(key, str):
+                frame.variables[target.value.id] = {k: v for k, v in container.items() if k != key}
+                return
+        if isinstance(target, ast.Name):
+            frame.variables.pop(target.id, None)
+            return
+        self._changed(target.value if isinstance(target, ast.Subscript) else target, frame)
+
+    # -- expressions ------------------------------------------------------------------------------
 
 
-def _only_assignment(function: ast.FunctionDef, name: str) -> ast.expr | None:
-    """The value ``name`` is bound to, when one plain assignment binds it and nothing changes it."""
-    bound: list[ast.expr] = []
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            bound.append(node.value)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr, ast.With, ast.Delete)):
-            if any(isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(node)):
-                return None
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name):
-            changed = isinstance(node.ctx, (ast.Store, ast.Del)) or isinstance(node, ast.Attribute)
-            if node.value.id == name and changed:  # inputs[k] = v, inputs.update(...), inputs.pop(...)
-                return None
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(inner, ast.Name) and inner.id == name for t in node.targets for inner in ast.walk(t)
-        ):
-            return None  # unpacked into, or a tuple target
-    return bound[0] if len(bound) == 1 else None
+def _same(one: object, other: object) -> bool:
+    try:
+        return bool(one == other)
+    except Exception:
+        return False

@@ -31,6 +31,19 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Tensor(Unknown):
+    """A tensor a tester builds: its values stay unknown, its shape and zeros may be known.
+
+    ``dims`` holds one size per dimension (None for a size only the run knows); ``dims`` None means
+    even the rank is unknown. ``has_zero`` says whether ``0 in tensor`` (None: only the run knows).
+    Being an :class:`Unknown`, it is read as unknown everywhere except where these facts are asked.
+    """
+
+    dims: tuple[int | None, ...] | None = None
+    has_zero: bool | None = None
+
+
+@dataclass(frozen=True)
 class ModelClass:
     """A model class of the library (``model_class`` in ``for model_class in self.all_model_classes``)."""
 

@@ -1,0 +1,85 @@
+"""``"past_key_values" in model(...)`` for a model whose cache is kept by a model it builds.
+
+A composite model (``LlavaForConditionalGeneration``) builds its language model with
+``AutoModel.from_config(config.text_config)`` and returns that model's cache. The cache is there
+exactly when ``use_cache`` is true for the model that keeps it, when: the composite's file neither
+builds a cache whatever ``use_cache`` says nor sets ``use_cache`` itself; every part it builds that
+way has a known class (the auto class's mapping entry for the part's model type), exactly one of
+them takes ``past_key_values``, and that one's file gates its cache on ``use_cache`` and builds no
+model of its own from a configuration. Whether the composite hands the ``use_cache`` it was given
+on is not read, so the answer is given only when every value it could use agrees: the one passed,
+the keeping model's ``forward`` default, the part's ``use_cache`` and the composite configuration's.
+"""
+
+from __future__ import annotations
+
+from model_debugging.skips.library import model_outputs
+from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.records import ClassName, LibraryClass
+from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
+
+_CACHE = "past_key_values"
+
+
+def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: object) -> bool | None:
+    """Whether the cache comes back, for a composite ``model`` called with ``use_cache`` (or
+    :data:`ABSENT`); None when only the run knows."""
+    library, config = facts.library, model.config
+    own = model_outputs.cache_gating(library, model.info)
+    parts = model_outputs.delegated_parts(library, model.info)
+    if own is None or own.ungated or own.overridden or not parts or not isinstance(config, Config):
+        return None
+    keepers = []
+    for auto, part in parts:
+        part_config = config_value(facts, config, part, Unknown(part), ABSENT)
+        built = _auto_model(library, auto, part_config.info) if isinstance(part_config, Config) else None
+        names = library.signature(built, "forward") if built is not None else None
+        if names is None:
+            return None
+        if _CACHE in names:
+            keepers.append((built, part_config))
+    if len(keepers) != 1:
+        return None
+    keeper, part_config = keepers[0]
+    gating = model_outputs.cache_gating(library, keeper)
+    fields = model_outputs.output_fields(library, keeper)
+    if (
+        gating is None
+        or not gating.gated
+        or gating.ungated
+        or gating.overridden
+        or _builds_models(library, keeper)
+        or fields is None
+        or not all(_CACHE in names for names in fields)
+    ):
+        return None
+    values = [
+        config_value(facts, part_config, "use_cache", Unknown("use_cache"), ABSENT),
+        model_outputs.parameter_default(library, keeper, "forward", "use_cache"),
+        config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT),
+        use_cache,
+    ]
+    values = [value for value in values if value is not ABSENT and value is not None]
+    if not values or not all(isinstance(value, bool) for value in values) or len(set(values)) != 1:
+        return None
+    return values[0]
+
+
+def _auto_model(library: Library, auto: str, config: LibraryClass | None) -> LibraryClass | None:
+    """The class ``<auto>.from_config`` builds for a configuration of class ``config``."""
+    auto_class = library.find(auto)
+    mapping = library.attribute(auto_class, "_model_mapping") if auto_class is not None else None
+    model_type = library.attribute(config, "model_type") if config is not None else None
+    if not isinstance(mapping, ClassName) or not isinstance(model_type, str):
+        return None
+    names = dict(library.mappings.get(f"{mapping.name}_NAMES", ())).get(model_type, ())
+    return library.find(names[0]) if len(names) == 1 else None
+
+
+def _builds_models(library: Library, info: LibraryClass) -> bool:
+    """Its constructor (along its MRO) builds a model from a configuration (``from_config``), or is
+    not read: its cache might then be kept elsewhere."""
+    calls = [ancestor.init_calls for ancestor in library.mro(info) if ancestor.init_calls is not None]
+    return not calls or any(call.callee.endswith("from_config") for found in calls for call in found)

@@ -1,0 +1,255 @@
+"""Run-time skips decided by what the model tester builds (issue 10): the rank of its ``input_ids``,
+whether its attention mask holds a zero, and a sub-configuration it passes as an object.
+
+Each mechanism has a model that must run and one that must skip; a random mask too small to be
+sure of a zero, or a mask handed to a helper the tester does not define, stays undecided.
+"""
+
+import pytest
+
+from tests.skips.conftest import verdicts, write_tree
+
+GENERATION = """
+class GenerationTesterMixin:
+    model_tester = None
+
+    def test_padding_free(self):
+        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
+        if "input_ids" not in inputs_dict or inputs_dict["input_ids"].ndim != 2:
+            self.skipTest("Model dummy inputs should contain text input ids")
+        if 0 not in inputs_dict.get("attention_mask", []) or "attention_mask" not in inputs_dict:
+            self.skipTest("Model dummy inputs should contain padding in their attention mask")
+
+    def test_decoder(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if not config.is_decoder:
+            self.skipTest("not a decoder")
+
+    def test_tp_plan(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.base_model_tp_plan is None and all(
+            getattr(getattr(config, key), "base_model_tp_plan", None) is None for key in config.sub_configs
+        ):
+            self.skipTest("Model does not have a TP plan.")
+"""
+
+# A shared base tester, as tests/causal_lm_tester.py: inputs built in prepare_config_and_inputs.
+BASE_TESTER = """
+class BaseTester:
+    def __init__(self, parent, batch_size=13, seq_length=7, use_input_mask=True):
+        self.batch_size = batch_size
+        self.seq_length = seq_length
+        self.use_input_mask = use_input_mask
+
+    def prepare_config_and_inputs(self):
+        input_ids = ids_tensor([self.batch_size, self.seq_length], 99)
+        input_mask = None
+        if self.use_input_mask:
+            input_mask = torch.tril(torch.ones_like(input_ids).to(torch_device))
+        return self.get_config(), input_ids, input_mask
+
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+"""
+
+MODEL_TEST = """
+import unittest
+from transformers import {name}Config, {name}Model
+from ...base_tester import BaseTester
+from ...generation.test_utils import GenerationTesterMixin
+
+
+class {name}ModelTester(BaseTester):
+    def get_config(self):
+{get_config}
+{tester}
+
+class {name}ModelTest(GenerationTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self{keywords})
+"""
+
+PLAIN_CONFIG = "        return {name}Config()"
+
+TESTERS = {
+    # the base tester's ids_tensor([13, 7]) and tril(ones): rank 2, a zero above the diagonal
+    "alpha": ("", ""),
+    # input_ids of rank 3, built by an override that calls super() and reshapes nothing
+    "beta": (
+        """
+    def prepare_config_and_inputs(self):
+        config, input_ids, input_mask = super().prepare_config_and_inputs()
+        input_ids = ids_tensor([self.batch_size, self.seq_length, 4], 99) + 1
+        return config, input_ids, input_mask
+""",
+        "",
+    ),
+    # a mask of ones: no padding
+    "gamma": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, _ = self.prepare_config_and_inputs()
+        attention_mask = torch.ones(input_ids.shape, dtype=torch.long).to(torch_device)
+        inputs_dict = {"input_ids": input_ids, "attention_mask": attention_mask}
+        return config, inputs_dict
+""",
+        "",
+    ),
+    # a random 0/1 mask over 13 x 6 random entries: a zero is certain
+    "delta": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, _ = self.prepare_config_and_inputs()
+        return config, {"input_ids": input_ids, "attention_mask": random_attention_mask([13, 7])}
+""",
+        "",
+    ),
+    # the same random mask over 2 x 2 random entries: left to the run
+    "epsilon": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, _ = self.prepare_config_and_inputs()
+        return config, {"input_ids": input_ids, "attention_mask": random_attention_mask([2, 3])}
+""",
+        "",
+    ),
+    # the base tester without a mask (setUp passes use_input_mask=False): the value is None
+    "zeta": ("", ", use_input_mask=False"),
+    # the mask goes through a function the tester does not define: it may change in place
+    "eta": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        add_noise(input_mask)
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+        "",
+    ),
+    # the configuration get_config() returned is changed before it is returned
+    "kappa": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        config.is_decoder = True
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+        "",
+    ),
+    # a configuration built in the method itself: its keywords are what it holds
+    "mu": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        _, input_ids, input_mask = self.prepare_config_and_inputs()
+        config = MuConfig(is_decoder=True)
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+        "",
+    ),
+    # the configuration goes through a function the tester does not define: it may change
+    "lambda": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        adapt(config)
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+        "",
+    ),
+}
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            config_class = None
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            sub_configs: ClassVar[dict] = {}
+            is_decoder: bool = False
+            base_model_tp_plan: ClassVar[dict | None] = None
+    """,
+    "src/transformers/models/auto/configuration_auto.py": """
+        CONFIG_MAPPING_NAMES = OrderedDict([("part", "PartConfig"), ("plain", "PlainConfig")])
+
+        class AutoConfig:
+            pass
+    """,
+    "src/transformers/models/part/configuration_part.py": """
+        class PartConfig(PreTrainedConfig):
+            model_type = "part"
+            base_model_tp_plan = {"layers.*.proj": "colwise"}
+
+        class PlainConfig(PreTrainedConfig):
+            model_type = "plain"
+    """,
+}
+
+
+def _library_of(name: str) -> dict[str, str]:
+    title = name.title()
+    return {
+        f"src/transformers/models/{name}/configuration_{name}.py": f"""
+            class {title}Config(PreTrainedConfig):
+                model_type = "{name}"
+                sub_configs = {{"backbone_config": AutoConfig}}
+        """,
+        f"src/transformers/models/{name}/modeling_{name}.py": f"""
+            class {title}Model(PreTrainedModel):
+                config: {title}Config
+        """,
+    }
+
+
+@pytest.fixture
+def results(make_repo, scan):
+    files = {"tests/generation/test_utils.py": GENERATION, "tests/base_tester.py": BASE_TESTER}
+    library = dict(LIBRARY)
+    for name, (tester, keywords) in TESTERS.items():
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            name=name.title(),
+            tester=tester,
+            keywords=keywords,
+            get_config=PLAIN_CONFIG.format(name=name.title()),
+        )
+        library.update(_library_of(name))
+    for name, part in (("theta", "PartConfig"), ("iota", "PlainConfig")):
+        get_config = (
+            f"        part = {part}(hidden_size=4)\n        return {name.title()}Config(backbone_config=part)"
+        )
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            name=name.title(), tester="", keywords="", get_config=get_config
+        )
+        library.update(_library_of(name))
+    return scan(write_tree(make_repo(files), library))
+
+
+def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_skips(results):
+    found = verdicts(results, "test_padding_free")
+    assert found == {
+        "ran": ["alpha", "delta", "iota", "kappa", "lambda", "mu", "theta"],  # the base tester's inputs
+        "skipped": ["beta", "gamma"],
+        "undecided": ["epsilon", "eta", "zeta"],
+    }
+    assert results["test_padding_free"]["reasons_skipped"] == [
+        "beta: Model dummy inputs should contain text input ids",
+        "gamma: Model dummy inputs should contain padding in their attention mask",
+    ]
+
+
+def test_a_part_passed_as_a_configuration_object_takes_that_class(results):
+    """theta's tester passes ``PartConfig(...)`` (with a TP plan), iota's ``PlainConfig(...)``."""
+    found = verdicts(results, "test_tp_plan")
+    assert "theta" in found["ran"] and "iota" in found["skipped"]
+    assert "theta" not in found["undecided"] and "iota" not in found["undecided"]
+
+
+def test_what_the_tester_sets_on_its_configuration_is_seen_by_the_test(results):
+    """kappa sets ``config.is_decoder = True`` after get_config(); mu builds ``MuConfig(is_decoder=True)``
+    itself; lambda hands the configuration to a function it does not define (it may change it); the
+    others return it as get_config() built it."""
+    found = verdicts(results, "test_decoder")
+    assert {"kappa", "mu"} <= set(found["ran"]) and "alpha" in found["skipped"]
+    assert "lambda" in found["undecided"]
