@@ -4,8 +4,9 @@ calls of the library's ``__init__`` methods on a tiny fake checkout.
 ``alpha`` holds a nested model built through ``AutoModel.from_config(config.text_config)``: its
 flags and its model type count; ``zeta`` builds one declared ``AutoConfig``, which the tester's
 dict chooses. ``beta`` holds no other model. ``epsilon`` builds its text model in
-a method its ``__init__`` calls. ``delta`` builds its vision part through a helper function the
-analyzer cannot follow, so what depends on it stays undecided.
+a method its ``__init__`` calls, ``eta`` in a module-level function of its file. ``delta`` builds
+its vision part through a helper function the analyzer cannot follow, so what depends on it stays
+undecided.
 """
 
 import pytest
@@ -217,6 +218,35 @@ LIBRARY = {
                 self.language_model = AutoModel.from_config(config.text_config)
                 self.post_init()
     """,
+    # eta calls module-level functions of its file (one of them builds the text model), a class
+    # alias and a kernel imported from another package
+    "src/transformers/models/eta/modeling_eta.py": """
+        from torch import nn
+        from fla.modules import FusedNorm
+
+        EtaLayerNorm = nn.LayerNorm
+
+        def round_filters(config, width):
+            return int(math.ceil(width * config.scale))
+
+        def build_text(config):
+            return TextModel(config)
+
+        class EtaConfig(PreTrainedConfig):
+            model_type = "eta"
+
+        class EtaModel(PreTrainedModel):
+            config: EtaConfig
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                width = round_filters(config, 4)
+                self.norm = EtaLayerNorm(width)
+                self.fused = FusedNorm(width)
+                self.text = build_text(config)
+                self.post_init()
+    """,
     "src/transformers/models/delta/modeling_delta.py": """
         class DeltaConfig(PreTrainedConfig):
             model_type = "delta"
@@ -237,7 +267,7 @@ LIBRARY = {
 @pytest.fixture
 def checkout(make_repo):
     files = {"tests/test_modeling_common.py": COMMON}
-    for name in ("Alpha", "Beta", "Delta", "Epsilon"):
+    for name in ("Alpha", "Beta", "Delta", "Epsilon", "Eta"):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
     files["tests/models/zeta/test_modeling_zeta.py"] = MODEL_TEST.format(name="Zeta").replace(
         "self.parent = parent", 'self.parent = parent\n        self.text_config = {"model_type": "text"}'
@@ -252,7 +282,7 @@ def test_recorded_outputs_of_a_nested_model_count(checkout, scan):
     """alpha's own class records nothing, the text model it builds through AutoModel does."""
     results = scan(checkout)
     assert verdicts(results, "test_capture_outputs") == {
-        "ran": ["alpha", "epsilon", "zeta"],
+        "ran": ["alpha", "epsilon", "eta", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }
@@ -266,7 +296,7 @@ def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
     results = scan(checkout)
     assert verdicts(results, "test_attention_parts") == {
         "ran": ["beta"],
-        "skipped": ["alpha", "epsilon", "zeta"],
+        "skipped": ["alpha", "epsilon", "eta", "zeta"],
         "undecided": ["delta"],
     }
 
@@ -275,7 +305,7 @@ def test_conversions_of_a_nested_model_type_count(checkout, scan):
     """alpha has no conversion of its own; its nested model's type (text) has one."""
     results = scan(checkout)
     assert verdicts(results, "test_nested_conversions") == {
-        "ran": ["alpha", "epsilon", "zeta"],
+        "ran": ["alpha", "epsilon", "eta", "zeta"],
         "skipped": ["beta"],
         "undecided": ["delta"],
     }

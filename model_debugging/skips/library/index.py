@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model_debugging.skips.library.records import LibraryClass, LibraryFile, MethodValue, Value
+from model_debugging.skips.library.records import InitCall, LibraryClass, LibraryFile, MethodValue, Value
 
 MISSING = object()
 
@@ -73,6 +73,7 @@ class Library:
         self._sources: dict[str, str | None] = {}
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
+        self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
         mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
         self._where: dict[int, str] = {}
@@ -81,6 +82,7 @@ class Library:
         mapping_files: dict[str, str] = {}
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
+            self._functions[library_file.path] = dict(library_file.functions)
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
                 self._where[id(info)] = library_file.path
@@ -133,6 +135,11 @@ class Library:
         """The module file ``path`` imports ``name`` from, as written (``..activations``), or None."""
         self._read(files=(path,))
         return self._imports.get(path, {}).get(name)
+
+    def function_calls(self, path: str, name: str) -> tuple[InitCall, ...] | None:
+        """The calls of module-level function (or class alias) ``name`` of file ``path``, or None."""
+        self._read(files=(path,))
+        return self._functions.get(path, {}).get(name)
 
     def defined_in(self) -> dict[str, tuple[str, ...]]:
         """Class or mapping name -> the files defining it (what a looked-up name depends on)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.records import InitCall
+from model_debugging.skips.library.records import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
 # Statements and expressions whose parts run only when a condition holds.
@@ -19,17 +19,20 @@ _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
 
 def read_init_calls(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
-    owner: ast.ClassDef,
+    owner: ast.ClassDef | None,
     tables: dict[str, tuple[str, ...]],
 ) -> tuple[InitCall, ...]:
-    """The calls in ``function``'s body, in source order (nested functions and lambdas are left out).
+    """The calls in ``function``'s body, in source order (nested functions and lambdas are left out),
+    with the assignments to ``self.<name>`` among them (see :class:`InitCall`).
 
     A call of another method of ``owner`` (``self._init_layers()``) is replaced by that method's own
     calls; ``tables`` are the file's module-level dicts of classes (``X_ATTENTION_CLASSES``), whose
-    entries a call of ``TABLE[key](...)`` may build.
+    entries a call of ``TABLE[key](...)`` may build. ``owner`` is None for a module-level function.
     """
     methods = {
-        item.name: item for item in owner.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        item.name: item
+        for item in (owner.body if owner is not None else ())
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     calls: list[InitCall] = []
 
@@ -38,30 +41,83 @@ def read_init_calls(
     ) -> None:
         aliases = _class_aliases(body, tables)
         values = _bound_to_calls(body)
+        plain_names = _bound_to_plain(body)
+        targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
+        conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
 
-        def visit(node: ast.AST, conditional: bool) -> None:
+        def visit(node: ast.AST, conditional: bool, looped: bool = False) -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return
             if isinstance(node, ast.comprehension):
                 conditional = conditional or bool(node.ifs)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                _assignment(node, conditional or looped)  # a loop's body may run no time
             if isinstance(node, ast.Call):
                 _record(node, conditional)
             inner = conditional or isinstance(node, _CONDITIONAL)
+            looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
             for child in ast.iter_child_nodes(node):
                 # the test of an `if` always runs; only its branches are conditional
-                visit(child, conditional if isinstance(node, ast.If) and child is node.test else inner)
+                visit(
+                    child, conditional if isinstance(node, ast.If) and child is node.test else inner, looped
+                )
+
+        def _assignment(node: ast.Assign | ast.AnnAssign, conditional: bool) -> None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [
+                name
+                for target in written
+                for item in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+                if (name := _self_attribute(item)) is not None
+            ]
+            unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
+            branches = None if unpacked or conditional else _branches(node.value)
+            for name in names:
+                if branches is not None:  # `A(...) if <test> else B`: each value under its condition
+                    for value, condition in branches:
+                        if isinstance(value, ast.Call):
+                            targets[id(value)], conditions[id(value)] = name, condition
+                        else:
+                            kind = PLAIN_VALUE if _plain(value) else OPAQUE_VALUE
+                            calls.append(InitCall(kind, True, target=name, condition=condition))
+                    continue
+                direct = [] if unpacked else _direct_calls(node.value)
+                if direct:
+                    targets.update((id(call), name) for call in direct)
+                    if len(direct) == 1 and direct[0] is node.value:
+                        continue
+                plain = _plain(node.value) or (
+                    isinstance(node.value, ast.Name) and node.value.id in plain_names
+                )
+                kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
+                calls.append(InitCall(kind, conditional or bool(direct), target=name))
 
         def _record(node: ast.Call, conditional: bool) -> None:
             callee = _callee(node.func)
             method = callee.removeprefix("self.")
+            target = targets.get(id(node), "")
             if callee.startswith("self.") and method in methods and method not in inlined:
                 read(methods[method], conditional, (*inlined, method))
+                if target:
+                    calls.append(InitCall(OPAQUE_VALUE, conditional, target=target))
                 return
             argument = (
                 node.args[0]
                 if node.args
                 else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
             )
+            registered = _registered_attribute(callee, node)
+            if registered is not None:
+                calls.append(registered)
+            set_value = _set_attribute(callee, node)
+            if set_value is not None:  # setattr(self, name, value): like `self.<name> = value`
+                name, value = set_value
+                if isinstance(value, ast.Call):
+                    targets[id(value)] = name
+                else:
+                    calls.append(
+                        InitCall(PLAIN_VALUE if _plain(value) else OPAQUE_VALUE, conditional, target=name)
+                    )
             owner_name, _, attribute = callee.partition(".")
             if owner_name in values and attribute and "." not in attribute and attribute not in _CONSTRUCTORS:
                 callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
@@ -72,6 +128,8 @@ def read_init_calls(
                     callee=choice,
                     conditional=conditional or len(choices) > 1,
                     argument=ast.unparse(argument) if argument is not None else "",
+                    target=target,
+                    condition=conditions.get(id(node), "") if len(choices) == 1 else "",
                 )
                 for choice in choices
             )
@@ -81,6 +139,108 @@ def read_init_calls(
 
     read(function, False, (function.name,))
     return tuple(calls)
+
+
+def read_function_calls(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
+) -> tuple[InitCall, ...]:
+    """The calls a module-level function makes (what calling it may build)."""
+    return read_init_calls(function, None, tables)
+
+
+def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Local names every binding of which is a value that is never a module (see :func:`_plain`)."""
+    bound: dict[str, bool] = {}
+    for node in ast.walk(function):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(
+            node, (ast.For, ast.comprehension, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
+        ):
+            targets = [getattr(node, "target", None) or node]  # bound some other way: not read
+        for target in targets:
+            plain = isinstance(node, ast.Assign) and isinstance(target, ast.Name) and _plain(node.value)
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound[name.id] = bound.get(name.id, True) and plain
+    arguments = function.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
+    return {name for name, plain in bound.items() if plain}
+
+
+def _branches(value: ast.expr) -> list[tuple[ast.expr, str]] | None:
+    """``A if <test> else B`` (no branch itself a choice): [(A, "<test>"), (B, "not (<test>)")]."""
+    if (
+        not isinstance(value, ast.IfExp)
+        or isinstance(value.body, ast.IfExp)
+        or isinstance(value.orelse, ast.IfExp)
+    ):
+        return None
+    test = ast.unparse(value.test)
+    return [(value.body, test), (value.orelse, f"not ({test})")]
+
+
+def _direct_calls(value: ast.expr) -> list[ast.Call]:
+    """The calls whose result ``value`` is: itself, or the branches of ``A(...) if c else B(...)``."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _direct_calls(value.body) + _direct_calls(value.orelse)
+    return []
+
+
+def _plain(value: ast.expr) -> bool:
+    """A value that is never a module: a literal, a display, arithmetic, a comparison, a function, or
+    the configuration (``config``, ``config.x``, ``self.config.x``)."""
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return True
+    if isinstance(value, ast.IfExp):
+        return _plain(value.body) and _plain(value.orelse)
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "getattr" and value.args:
+        return all(_plain(argument) for argument in value.args)  # a value of the configuration
+    root = value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    text = ast.unparse(value)
+    return isinstance(root, ast.Name) and (
+        text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
+    )
+
+
+def _registered_attribute(callee: str, node: ast.Call) -> InitCall | None:
+    """``self.register_buffer("x", ...)`` (an attribute ``x`` that is no module) and
+    ``setattr(self, ...)`` / ``self.add_module(...)`` (attributes set under a name)."""
+    first = node.args[0] if node.args else None
+    literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    if callee in ("self.register_buffer", "self.register_parameter"):
+        return InitCall(PLAIN_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
+    if callee in ("self.add_module", "self.register_module"):
+        return InitCall(OPAQUE_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
+    if callee == "setattr" and isinstance(first, ast.Name) and first.id == "self":
+        return None if _set_attribute(callee, node) is not None else InitCall(UNNAMED_ATTRIBUTES)
+    return None
+
+
+def _set_attribute(callee: str, node: ast.Call) -> tuple[str, ast.expr] | None:
+    """(name, value) of ``setattr(self, "name", value)``; the name is ``self.<x>`` for
+    ``setattr(self, self.<x>, value)`` (the attribute a class attribute names, such as
+    ``base_model_prefix``)."""
+    if callee != "setattr" or len(node.args) != 3 or ast.unparse(node.args[0]) != "self":
+        return None
+    name = node.args[1]
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value, node.args[2]
+    if _self_attribute(name) is not None:
+        return ast.unparse(name), node.args[2]
+    return None
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
 
 
 def class_tables(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
@@ -103,6 +263,8 @@ def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, .
     """The classes ``node`` may name: one class, either of ``A if c else B``, or a table's entries."""
     if isinstance(node, ast.IfExp):
         body, orelse = _choices(node.body, tables), _choices(node.orelse, tables)
+        if _is_none(node.orelse) or _is_none(node.body):  # `A if c else None`: a call can only build A
+            return body or orelse
         return (*body, *orelse) if body and orelse else None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         return tables.get(node.value.id)
@@ -137,10 +299,15 @@ def _class_aliases(
             bound.setdefault(node.targets[0].id, []).append(node.value)
     aliases: dict[str, tuple[str, ...]] = {}
     for name, values in bound.items():
-        found = [_choices(value, tables) for value in values]
+        found = [_choices(value, tables) for value in values if not _is_none(value)]
         if all(found):
             aliases[name] = tuple(dict.fromkeys(choice for choices in found for choice in choices))
     return aliases
+
+
+def _is_none(node: ast.expr) -> bool:
+    """``None``: a name bound to it builds nothing when called (the call would fail first)."""
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _callee(node: ast.expr) -> str:

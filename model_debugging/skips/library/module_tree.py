@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
+from model_debugging.skips.library.records import ASSIGNMENTS, ClassName, InitCall, LibraryClass
 
 _BASE_MODEL = "PreTrainedModel"
 _BASE_CONFIG = "PreTrainedConfig"
@@ -35,7 +35,8 @@ _SAFE_ROOTS = frozenset(
 _SAFE_PACKAGES = frozenset({"torch", "functools", "math", "copy", "itertools", "collections", "numpy"})
 _SAFE_MODULES = frozenset(
     {"activations", "pytorch_utils", "utils", "import_utils", "generic", "deepspeed", "hub_kernels",
-     "integrations", "modeling_rope_utils", "masking_utils", "modeling_flash_attention_utils"}
+     "integrations", "modeling_rope_utils", "masking_utils", "modeling_flash_attention_utils",
+     "time_series_utils"}
 )  # fmt: skip
 _SAFE_FUNCTIONS = frozenset(
     {
@@ -45,7 +46,12 @@ _SAFE_FUNCTIONS = frozenset(
     }
 )  # fmt: skip
 # Methods of the instance under construction that register, rather than build, modules.
-_SAFE_SELF = frozenset({"post_init", "register_buffer", "register_parameter", "add_module", "eval", "train"})
+_SAFE_SELF = frozenset(
+    {
+        "post_init", "register_buffer", "register_parameter", "add_module", "eval", "train",
+        "_register_load_state_dict_pre_hook", "get_submodule", "rope_init_fn",
+    }
+)  # fmt: skip
 _CLASS_CONSTRUCTORS = frozenset({"from_config", "_from_config"})
 # Bases outside the files read whose constructors build no model: torch's modules and the
 # library's layer base (modeling_layers.py) and output records.
@@ -105,9 +111,11 @@ def _follow(
     library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass]
 ) -> tuple[LibraryClass, ...] | None:
     models: list[LibraryClass] = []
-    for owner, call in _constructor_calls(library, info):
+    for owner, call in constructor_calls(library, info):
         if owner is None:
             return None
+        if call.callee in ASSIGNMENTS:
+            continue
         built = _models_of_call(library, info, owner, call, parts)
         if built is None or (built and call.conditional):
             return None
@@ -115,7 +123,7 @@ def _follow(
     return tuple(models)
 
 
-def _constructor_calls(library: Library, info: LibraryClass):
+def constructor_calls(library: Library, info: LibraryClass):
     """(class, call) for every call of the ``__init__`` that runs, following ``super().__init__``;
     (None, None) when the chain reaches a class outside the library that is not a known end."""
     mro = library.mro(info)
@@ -155,9 +163,11 @@ def _models_of_call(
     owner: LibraryClass,
     call: InitCall,
     parts: Mapping[str, LibraryClass],
+    function: str = "",
 ) -> tuple[LibraryClass, ...] | None:
     """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
-    () for a call that builds none, None when it cannot be told."""
+    () for a call that builds none, None when it cannot be told. ``function`` names the module-level
+    function of ``owner``'s file the call is made in, if any."""
     if _VALUE_METHOD.search(call.callee):
         return ()  # a method of a computed value (`A.expand(n).contiguous()`, `x[:-1].repeat(2)`)
     names = call.callee.split(".")
@@ -166,7 +176,9 @@ def _models_of_call(
         module = library.imported_from(library.path_of(owner) or "", head)
         return () if module is not None and _builds_no_model(module) else None
     if head.startswith(_AUTO_PREFIXES):
-        chosen = _auto_choice(library, info, head, call, parts) if names[1:] == ["from_config"] else None
+        if function:  # its configuration is the function's argument, not the model's
+            return None
+        chosen = auto_choice(library, info, head, call, parts) if names[1:] == ["from_config"] else None
         return None if chosen is None else built_models(library, chosen)
     if head == "self":
         return () if len(names) > 2 or names[1] in _SAFE_SELF else None
@@ -180,23 +192,56 @@ def _models_of_call(
         module = library.imported_from(path, head) if path is not None else None
         if module is not None and _builds_no_model(module):
             return ()
+        calls = library.function_calls(path, head) if path is not None and len(names) == 1 else None
+        if calls is not None:
+            return _models_of_function(library, info, owner, head, calls, parts)
         if len(names) == 2 and not head[:1].isupper() and names[1] not in _CLASS_CONSTRUCTORS:
             return ()  # a method of a local value (`layers.append`, `inv_freq.clone`)
         return None
+    if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
+        return ()  # a configuration (`XConfig(...)`, `XConfig.from_dict(...)`), not a module
     if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None
-    if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
-        return ()  # a configuration, not a module
     return built_models(library, found)
 
 
+def _models_of_function(
+    library: Library,
+    info: LibraryClass,
+    owner: LibraryClass,
+    name: str,
+    calls: tuple[InitCall, ...],
+    parts: Mapping[str, LibraryClass],
+) -> tuple[LibraryClass, ...] | None:
+    """The models a call of module-level function ``name`` (of ``owner``'s file) builds."""
+    guard = (id(library), library.path_of(owner) or "", f"{name}()")
+    if guard in _IN_PROGRESS:
+        return None
+    _IN_PROGRESS.add(guard)
+    try:
+        models: list[LibraryClass] = []
+        for call in calls:
+            if call.callee in ASSIGNMENTS:
+                continue
+            built = _models_of_call(library, info, owner, call, parts, function=name)
+            if built is None or (built and call.conditional):
+                return None
+            models += [model for model in built if model not in models]
+        return tuple(models)
+    finally:
+        _IN_PROGRESS.discard(guard)
+
+
 def _builds_no_model(module: str) -> bool:
-    """Whether names imported from ``module`` (``..activations``, ``torch.nn``) never build a model."""
+    """Whether names imported from ``module`` (``..activations``, ``torch.nn``, a package other than
+    the library, such as a kernel's) never build a model of the library."""
     parts = module.lstrip(".").split(".")
-    return (not module.startswith(".") and parts[0] in _SAFE_PACKAGES) or parts[-1] in _SAFE_MODULES
+    if not module.startswith("."):
+        return parts[0] in _SAFE_PACKAGES or parts[0] != "transformers"
+    return parts[-1] in _SAFE_MODULES
 
 
-def _auto_choice(
+def auto_choice(
     library: Library, info: LibraryClass, auto: str, call: InitCall, parts: Mapping[str, LibraryClass]
 ) -> LibraryClass | None:
     """The class ``Auto<...>.from_config(config[.<sub-config>])`` builds: the auto class's mapping

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.init_calls import class_tables, read_init_calls
+from model_debugging.skips.library.init_calls import class_tables, read_function_calls, read_init_calls
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
@@ -19,6 +19,8 @@ from model_debugging.skips.library.records import (
     Value,
 )
 
+# Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
+RETURNING_METHODS = ("get_input_embeddings",)
 # Methods whose parameter names the common tests inspect with ``inspect.signature``.
 SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
 # The model types with weight conversions (conversion_mapping.py), kept as a mapping of that name.
@@ -42,9 +44,13 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     mappings: list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = []
     imports: list[tuple[str, str]] = []
     tables = class_tables(tree.body)
+    functions: dict[str, tuple[InitCall, ...]] = {}
+    rebound: set[str] = set()  # module-level names also bound to something else than a class
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
             classes.append(_read_class(node, tables))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
+            functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             module = "." * node.level + node.module
             imports.extend((alias.asname or alias.name, module) for alias in node.names)
@@ -52,10 +58,30 @@ def read_library_file(path: str, source: str) -> LibraryFile:
             mapping = _read_mapping(node)
             if mapping is not None:
                 mappings.append(mapping)
+            alias = _class_alias(node)
+            if alias is not None:
+                functions[alias[0]] = (*functions.get(alias[0], ()), InitCall(alias[1]))
+            else:
+                rebound.update(_assigned_names(node))
     conversions = _conversion_model_types(tree)
     if conversions is not None:
         mappings.append((CONVERSION_MAPPING, tuple((key, ()) for key in conversions)))
-    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports))
+    kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
+    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
+
+
+def _assigned_names(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {item.id for target in targets for item in ast.walk(target) if isinstance(item, ast.Name)}
+
+
+def _class_alias(node: ast.Assign | ast.AnnAssign) -> tuple[str, str] | None:
+    """``XLayerNorm = nn.LayerNorm`` at module level: (the alias, the dotted name it stands for)."""
+    target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+    if not isinstance(target, ast.Name) or not isinstance(node.value, (ast.Name, ast.Attribute)):
+        return None
+    dotted = ast.unparse(node.value)
+    return (target.id, dotted) if dotted.replace(".", "").isidentifier() else None
 
 
 def _conversion_model_types(tree: ast.Module) -> list[str] | None:
@@ -149,6 +175,7 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
     init_as_set: list[str] = []
     init_calls: tuple[InitCall, ...] | None = None
     class_vars: list[str] = []
+    returns: list[tuple[str, str]] = []
     assigned: set[str] = set()
     for item in node.body:
         if isinstance(item, ast.Assign):
@@ -170,6 +197,9 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
                 signatures.append((item.name, _parameter_names(item.args)))
             if item.name == "__init__":
                 init_calls = read_init_calls(item, node, tables)
+            returned = _returned(item) if item.name in RETURNING_METHODS else None
+            if returned is not None:
+                returns.append((item.name, returned))
             if item.name in _INIT_METHODS:
                 defaults, others, as_set = _init_assignments(item)
                 init_defaults.extend(defaults)
@@ -189,7 +219,18 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
         init_as_set=tuple(init_as_set),
         init_calls=init_calls,
         class_vars=tuple(class_vars),
+        returns=tuple(returns),
     )
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The source of ``x`` when the method's body (after its docstring) is ``return x``."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return ast.unparse(body[0].value)
+    return None
 
 
 def _base_name(node: ast.expr) -> str:

@@ -42,15 +42,32 @@ class MethodValue:
 Value = object
 
 
+# Callees of the :class:`InitCall` records that stand for an assignment rather than a call: a value
+# that is never a module (a literal, arithmetic, the configuration or one of its values), a value
+# only the run knows (a parameter, a local variable, an item), and ``setattr(self, ...)`` or
+# ``self.add_module(<not a literal>, ...)``: attributes whose names only the run knows.
+PLAIN_VALUE = "<plain>"
+OPAQUE_VALUE = "<opaque>"
+UNNAMED_ATTRIBUTES = "<setattr>"
+ASSIGNMENTS = frozenset({PLAIN_VALUE, OPAQUE_VALUE, UNNAMED_ATTRIBUTES})
+
+
 @dataclass(frozen=True)
 class InitCall:
     """A call ``__init__`` makes: ``callee`` as written (``nn.Linear``, ``AutoModel.from_config``;
     ``x().clone`` for a method of a local ``x`` that holds a call's result), ``conditional`` when it
-    runs only under a condition, ``argument`` the first argument's source."""
+    runs only under a condition, ``argument`` the first argument's source, ``target`` the attribute
+    ``self.<target> = <the call>`` binds (``self.<x>`` when it is the attribute class attribute ``x``
+    names: ``setattr(self, self.base_model_prefix, ...)``). A callee of :data:`ASSIGNMENTS` records an
+    assignment to ``self.<target>`` of a value that is not a call. ``condition`` is the test under
+    which this is the value of ``self.<target> = A(...) if <test> else B`` (``not (<test>)`` for B);
+    such a record is ``conditional`` and its statement runs unconditionally."""
 
     callee: str
     conditional: bool = False
     argument: str = ""
+    target: str = ""
+    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,8 @@ class LibraryClass:
     init_as_set: tuple[str, ...] = ()  # `self.x = set(self.x or [])` in __init__: the class value, as a set
     init_calls: tuple[InitCall, ...] | None = None  # the calls of its own __init__; None: it defines none
     class_vars: tuple[str, ...] = ()  # annotated `ClassVar[...]`: class-level facts, not instance values
+    # methods of read.RETURNING_METHODS whose body is one `return x`: (method, x's source)
+    returns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,8 @@ class LibraryFile:
 
     ``mappings`` holds the ``*_NAMES`` ordered dicts of the auto modules: name -> ((key, class names), ...).
     ``imports`` maps a local name to the module path it comes from (``from ..x.modeling_x import A``).
+    ``functions`` holds the calls of each module-level function (``def round_filters(...)``) and of
+    each module-level alias of a class (``XLayerNorm = nn.LayerNorm``: one call of that class).
     """
 
     path: str
@@ -92,3 +113,4 @@ class LibraryFile:
     mappings: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
     imports: tuple[tuple[str, str], ...] = ()
     error: str | None = None
+    functions: tuple[tuple[str, tuple[InitCall, ...]], ...] = ()

@@ -134,6 +134,8 @@ class Evaluator:
             return {"True": True, "False": False, "None": None}[name]
         if name in self.facts.names:
             return self.facts.names[name]
+        if name == "nn" and self.facts.library is not None:  # the common files' `from torch import nn`
+            return modules.TORCH_NN
         if name in modules.BASE_MODEL_NAMES and self.facts.library is not None:
             return modules.base_model_class(self.facts, name) or unknown
         if name in _BUILTINS or name in _MODULES:
@@ -183,6 +185,12 @@ class Evaluator:
                     outcome = _COMPARE[type(op)](left, right)
             elif isinstance(op, (ast.Is, ast.IsNot)) and {type(left), type(right)} == {Tensor, type(None)}:
                 outcome = isinstance(op, ast.IsNot)  # a tensor the tester built is never None
+            elif (
+                isinstance(op, (ast.Is, ast.IsNot))
+                and None in (left, right)
+                and modules.is_module(right if left is None else left)
+            ):  # a module a constructor built (or the model itself) is never None
+                outcome = isinstance(op, ast.IsNot)
             elif isinstance(op, (ast.Is, ast.IsNot)) and compared_number(
                 right if left is None else left, left, right
             ):
@@ -283,6 +291,10 @@ class Evaluator:
                 self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg is None
             ]
             return call_model(function, keywords, unpacked)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "from_pretrained":
+            owner = self.value(node.func.value, variables)
+            if isinstance(owner, ModelClass):
+                return modules.from_pretrained(self.facts, owner, keywords)
         if isinstance(function, ModelClass):  # model_class(config)
             config = arguments[0] if arguments and isinstance(arguments[0], Config) else unknown
             return ModelInstance(function.info, config)

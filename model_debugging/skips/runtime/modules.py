@@ -1,18 +1,31 @@
-"""``model.modules()`` and ``isinstance(module, PreTrainedModel)`` on symbolic model instances.
+"""``model.modules()``, ``model.children()``, ``model.<attribute>`` and ``isinstance(module, ...)``
+on symbolic model instances.
 
 The instance's module tree comes from :mod:`model_debugging.skips.library.module_tree`: the models
 of the library it holds are known one by one (each with its declared configuration class); the
-other modules stand together as :class:`OtherModules`, which is never a model of the library.
+other modules stand together as :class:`OtherModules`, which is never a model of the library. Its
+direct submodules and attributes come from :mod:`model_debugging.skips.library.instance_attributes`:
+a library class's instance is a :class:`ModelInstance` (also when it is not a model), a torch
+module a :class:`TorchModule`.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
-from model_debugging.skips.library.module_tree import built_models, config_class, is_model
+from model_debugging.skips.library.instance_attributes import (
+    ABSENT,
+    Alternatives,
+    Assigned,
+    assigned_modules,
+    instance_attribute,
+)
+from model_debugging.skips.library.module_tree import auto_choice, built_models, config_class, is_model
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import TestClassFacts
-from model_debugging.skips.runtime.values import Config, ModelClass, ModelInstance, Unknown
+from model_debugging.skips.runtime.embeddings import input_embeddings
+from model_debugging.skips.runtime.values import Builtin, Config, ModelClass, ModelInstance, Unknown
 
 # The names of the common file that stand for the library's base model class.
 BASE_MODEL_NAMES = ("PreTrainedModel",)
@@ -21,6 +34,61 @@ BASE_MODEL_NAMES = ("PreTrainedModel",)
 @dataclass(frozen=True)
 class OtherModules:
     """Every module of an instance that is not a model of the library (layers, torch modules)."""
+
+
+@dataclass(frozen=True)
+class TorchNamespace:
+    """``nn`` (``torch.nn``) in a common file."""
+
+
+@dataclass(frozen=True)
+class TorchClass:
+    """``nn.<name>``, a module class of torch."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class TorchModule:
+    """An instance of ``torch.nn.<name>`` a constructor built."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class TorchTensor:
+    """A tensor a torch module always holds (the ``weight`` of an ``nn.Linear``): never None."""
+
+
+TORCH_NN = TorchNamespace()
+# torch.nn module classes whose `weight` is always a parameter.
+_WEIGHTED = frozenset(
+    {
+        "Linear", "NonDynamicallyQuantizableLinear", "Bilinear", "Embedding", "EmbeddingBag", "Conv1d",
+        "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    }
+)  # fmt: skip
+# torch.nn module classes the constructors build, with their torch ancestors below Module: an
+# instance of a class not listed here answers no isinstance() question.
+_TORCH_ANCESTORS: dict[str, tuple[str, ...]] = {
+    "Linear": (), "NonDynamicallyQuantizableLinear": ("Linear",), "Bilinear": (), "Identity": (),
+    "Embedding": (), "EmbeddingBag": (), "Sequential": (), "ModuleList": (), "ModuleDict": (),
+    "ParameterList": (), "ParameterDict": (), "Dropout": ("_DropoutNd",), "Dropout1d": ("_DropoutNd",),
+    "Dropout2d": ("_DropoutNd",), "LayerNorm": (), "GroupNorm": (), "RMSNorm": (),
+    "BatchNorm1d": ("_BatchNorm", "_NormBase"), "BatchNorm2d": ("_BatchNorm", "_NormBase"),
+    "Conv1d": ("_ConvNd",), "Conv2d": ("_ConvNd",), "Conv3d": ("_ConvNd",),
+    "ConvTranspose1d": ("_ConvTransposeNd", "_ConvNd"), "ConvTranspose2d": ("_ConvTransposeNd", "_ConvNd"),
+    "MaxPool1d": ("_MaxPoolNd",), "MaxPool2d": ("_MaxPoolNd",), "AvgPool1d": ("_AvgPoolNd",),
+    "AvgPool2d": ("_AvgPoolNd",), "AdaptiveAvgPool1d": ("_AdaptiveAvgPoolNd",),
+    "AdaptiveAvgPool2d": ("_AdaptiveAvgPoolNd",), "Flatten": (), "Tanh": (), "ReLU": (), "GELU": (),
+    "SiLU": (), "Sigmoid": (), "Softmax": (), "LogSoftmax": (), "Mish": (), "LeakyReLU": (),
+    "Hardswish": (), "Hardtanh": (), "CrossEntropyLoss": ("_WeightedLoss", "_Loss"),
+    "MSELoss": ("_Loss",), "BCEWithLogitsLoss": ("_Loss",), "LSTM": ("RNNBase",), "GRU": ("RNNBase",),
+}  # fmt: skip
+# Builtin types no module is an instance of.
+_PLAIN_TYPES = frozenset({"tuple", "list", "dict", "set", "str", "int", "float", "bool"})
+# Bases outside the library that make no torch module class of their own.
+_NOT_MODULES = frozenset({"object", "ABC", "Generic"})
 
 
 def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object:
@@ -36,6 +104,18 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
         if info is not model.info:
             parts.append(ModelInstance(info, Config(config_class(library, info))))
     return (*parts, OtherModules())
+
+
+MODULE_METHODS = frozenset({"modules", "children", "named_children", "get_input_embeddings"})
+
+
+def call_module_method(facts: TestClassFacts, model: ModelInstance, name: str, unknown: Unknown) -> object:
+    """``model.<name>()`` for a name of :data:`MODULE_METHODS`."""
+    if name == "modules":
+        return modules_of(facts, model, unknown)
+    if name == "get_input_embeddings":
+        return input_embeddings(facts, model, unknown)
+    return children_of(facts, model, unknown, named=name == "named_children")
 
 
 def _auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, LibraryClass]:
@@ -64,11 +144,188 @@ def base_model_class(facts: TestClassFacts, name: str) -> object:
 
 
 def is_instance(facts: TestClassFacts, value: object, kind: object) -> bool | None:
-    """``isinstance(value, kind)`` for a module and a class of the library, or None."""
+    """``isinstance(value, kind)`` for a module and a class of the library or of torch, or None."""
+    if isinstance(kind, tuple):  # isinstance(x, (A, B))
+        verdicts = [is_instance(facts, value, item) for item in kind]
+        return True if True in verdicts else (None if None in verdicts else False)
+    if isinstance(kind, Builtin) and kind.name in _PLAIN_TYPES:
+        return False if isinstance(value, (ModelInstance, TorchModule, OtherModules)) else None
+    if isinstance(kind, TorchClass):
+        return _is_torch_instance(facts, value, kind.name)
     if not isinstance(kind, ModelClass):
         return None
+    if isinstance(value, TorchModule):
+        return False
     if isinstance(value, OtherModules):
         return False if is_model(facts.library, kind.info) else None
     if isinstance(value, ModelInstance):
         return kind.info in facts.library.mro(value.info)
     return None
+
+
+def _is_torch_instance(facts: TestClassFacts, value: object, kind: str) -> bool | None:
+    """``isinstance(value, nn.<kind>)``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return False
+    if isinstance(value, TorchModule):
+        return _torch_subclass(value.name, kind)
+    if not isinstance(value, ModelInstance):
+        return None
+    library, verdicts = facts.library, []
+    for ancestor in library.mro(value.info):
+        path = library.path_of(ancestor)
+        for base in ancestor.bases:
+            if library.find(base, path) is None and base not in _NOT_MODULES:
+                verdicts.append(
+                    True if kind == "Module" and base == "Module" else _torch_subclass(base, kind)
+                )
+    if True in verdicts:
+        return True
+    return None if None in verdicts else False
+
+
+def _torch_subclass(name: str, kind: str) -> bool | None:
+    if name == kind or kind == "Module":
+        return True
+    if name == "Module":
+        return False
+    ancestors = _TORCH_ANCESTORS.get(name)
+    return None if ancestors is None else kind in ancestors
+
+
+def is_module(value: object) -> bool:
+    """A model, a module of the library or of torch, or a tensor one always holds: never None."""
+    return isinstance(value, (ModelInstance, TorchModule, TorchTensor, OtherModules))
+
+
+def torch_attribute(owner: object, name: str, unknown: Unknown) -> object:
+    """``nn.<name>``, and what a torch module's class is."""
+    if isinstance(owner, TorchNamespace):
+        return TorchClass(name)
+    if isinstance(owner, TorchModule) and name == "__class__":
+        return TorchClass(owner.name)
+    if isinstance(owner, TorchModule) and name == "weight" and owner.name in _WEIGHTED:
+        return TorchTensor()
+    if isinstance(owner, TorchClass) and name == "__name__":
+        return owner.name
+    return unknown
+
+
+def instance_value(facts: TestClassFacts, model: ModelInstance, name: str, unknown: Unknown, missing: object):
+    """``model.<name>`` from what the constructors assign: a module they build, ``missing`` when no
+    constructor sets it and no class has it, else None (the caller decides from the class)."""
+    found = instance_attribute(facts.library, model.info, name)
+    if found == ABSENT:
+        return missing
+    if found is None:
+        return None
+    found = _chosen(facts, model, found)
+    if isinstance(found, Assigned):
+        return _built_value(facts, model, found, unknown)
+    return unknown.existing()
+
+
+def children_of(facts: TestClassFacts, model: object, unknown: Unknown, named: bool) -> object:
+    """``model.named_children()`` / ``model.children()``: the modules its constructors assign."""
+    if not isinstance(model, ModelInstance):
+        return unknown
+    assigned = assigned_modules(facts.library, model.info)
+    if assigned is None:
+        return unknown
+    chosen = [(name, _chosen(facts, model, value)) for name, value in assigned]
+    if any(value is None for _, value in chosen):
+        return unknown
+    children = [
+        (name, _built_value(facts, model, value, unknown))
+        for name, value in chosen
+        if isinstance(value, Assigned) and not _builds_no_module(value.call.callee)
+    ]
+    if any(isinstance(child, Unknown) for _, child in children):
+        return unknown
+    return [(name, child) if named else child for name, child in children]
+
+
+def from_pretrained(
+    facts: TestClassFacts, model_class: ModelClass, keywords: dict[str, object]
+) -> ModelInstance:
+    """``model_class.from_pretrained(path, **keywords)`` of a checkpoint the test saved: the tester's
+    configuration with the keywords given (``num_labels=42``)."""
+    config = Config(facts.config_class)
+    for key, value in keywords.items():
+        config = config.with_value(key, value)
+    return ModelInstance(model_class.info, config)
+
+
+def _chosen(facts: TestClassFacts, model: ModelInstance, value: object) -> Assigned | str | None:
+    """An attribute's value, of :class:`Alternatives` the one whose condition holds; None: unknown."""
+    if not isinstance(value, Alternatives):
+        return value
+    if len(value.choices) != 2:
+        return None
+    for condition, choice in value.choices:
+        verdict = _holds(facts, model, condition)
+        if verdict is None:
+            return None
+        if verdict:
+            return choice
+    return None
+
+
+def _holds(facts: TestClassFacts, model: ModelInstance, condition: str) -> bool | None:
+    """Whether a condition on the configuration alone (``config.num_labels > 0``) holds for ``model``."""
+    from model_debugging.skips.runtime.attributes import known, truth  # attributes imports this module
+    from model_debugging.skips.runtime.expressions import Evaluator
+
+    tree = ast.parse(condition, mode="eval").body
+    if any(isinstance(node, ast.Name) and node.id != "config" for node in ast.walk(tree)):
+        return None  # a name of the constructor (a parameter, a local): not known here
+    if any(isinstance(node, ast.Call) for node in ast.walk(tree)):
+        return None
+    value = Evaluator(facts, _no_helper).value(tree, {"config": model.config})
+    return truth(value) if known(value) else None
+
+
+def _no_helper(*_: object, **__: object) -> object:
+    raise AssertionError("a condition on the configuration calls no helper")
+
+
+def _builds_no_module(callee: str) -> bool:
+    """``nn.Parameter(...)``, ``torch.zeros(...)``, ``nn.functional.pad(...)``: a tensor, never a submodule."""
+    names = callee.split(".")
+    if names[0] == "torch" and len(names) > 1:
+        if names[1] != "nn":
+            return True
+        names = names[1:]
+    return names[0] == "nn" and (names[1:] == ["Parameter"] or names[1:2] == ["functional"])
+
+
+def _built_value(facts: TestClassFacts, model: ModelInstance, assigned: Assigned, unknown: Unknown) -> object:
+    """The module ``assigned.call`` builds: a torch module, an instance of a library class, else unknown."""
+    library, call = facts.library, assigned.call
+    path = library.path_of(assigned.owner) or ""
+    names = call.callee.split(".")
+    for _ in range(2):  # a module-level alias (`XLayerNorm = nn.LayerNorm`) once
+        alias = library.function_calls(path, names[0]) if len(names) == 1 else None
+        if alias is None or len(alias) != 1 or library.find(names[0], path) is not None:
+            break
+        names = alias[0].callee.split(".")
+    if names[:2] == ["torch", "nn"]:
+        names = names[1:]
+    if (
+        len(names) == 2
+        and names[0] == "nn"
+        and library.imported_from(path, "nn") == "torch"
+        and not _builds_no_module(call.callee)
+    ):
+        return TorchModule(names[1])
+    if names[0].startswith("Auto") and names[1:] == ["from_config"]:
+        chosen = auto_choice(library, model.info, names[0], call, _auto_parts(facts, model))
+        if chosen is None:
+            return unknown.existing()
+        return ModelInstance(chosen, Config(config_class(library, chosen)))
+    constructed = len(names) == 1 or names[1:] in (["from_config"], ["_from_config"])
+    found = library.find(names[0], path) if constructed else None
+    if found is None or any(ancestor.name == "PreTrainedConfig" for ancestor in library.mro(found)):
+        return unknown.existing()
+    config = model.config if call.argument == "config" else Config(config_class(library, found))
+    return ModelInstance(found, config)

@@ -1,0 +1,268 @@
+"""Run-time skips that depend on what a model instance's constructors assign (``model.model``,
+``hasattr(model, ...)``, ``model.named_children()``), read from the library's ``__init__`` methods
+on a tiny fake checkout.
+
+``rope`` holds a model whose class has ``get_rope_index``; ``flat`` holds one without it and has a
+``nn.Linear`` head when ``config.num_labels > 0``; ``stacked`` has its head in an ``nn.Sequential``
+and no input embeddings; ``pooled`` has neither head (its norm is a module-level alias of
+``nn.LayerNorm``, its pooler a class of the library) and gives that pooler, which has no weight, as
+its input embeddings; ``gated`` builds its head under a condition on a value the analyzer does not
+know and sets attributes through ``setattr``, so its answers stay undecided.
+"""
+
+import pytest
+
+from tests.skips.conftest import verdicts, write_tree
+
+COMMON = """
+import unittest
+
+from torch import nn
+
+
+class ModelTesterMixin:
+    model_tester = None
+    all_model_classes = ()
+
+    def test_positions(self):
+        ran_any_model = False
+        for model_class in self.all_model_classes:
+            config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+            model = model_class(config)
+            has_3d_rope_positions = any(
+                hasattr(module, "get_rope_index")
+                for module in (model, getattr(model, "model", None), getattr(model, "language_model", None))
+            )
+            if has_3d_rope_positions:
+                continue
+            ran_any_model = True
+        if not ran_any_model:
+            self.skipTest("All model classes use 3D RoPE positions")
+
+    def test_embeddings(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        has_verified_model = False
+        for model_class in self.all_model_classes:
+            model = model_class(config)
+            try:
+                embeddings_module = model.get_input_embeddings()
+            except NotImplementedError:
+                continue
+            if embeddings_module is None:
+                continue
+            embedding_param = getattr(embeddings_module, "weight", None)
+            if embedding_param is None and isinstance(embeddings_module, (tuple, list)):
+                embedding_param = embeddings_module[0].weight
+            if embedding_param is None:
+                continue
+            has_verified_model = True
+        if not has_verified_model:
+            self.skipTest(reason="No model with input embeddings")
+
+    def test_head(self):
+        for model_class in self.all_model_classes:
+            new_model = model_class.from_pretrained("checkpoint", num_labels=42)
+            top_linear_modules = [
+                (name, module) for name, module in new_model.named_children() if isinstance(module, nn.Linear)
+            ]
+            if len(top_linear_modules) == 0:
+                if any(module.__class__.__name__.endswith("ClassificationHead") for module in new_model.children()):
+                    head = "classification head"
+                elif any(isinstance(module, nn.Sequential) for module in new_model.children()):
+                    head = "sequential"
+                else:
+                    self.skipTest("Could not locate the classification Linear layer.")
+"""
+
+MODEL_TEST = """
+import unittest
+from transformers import {name}Config, {name}Model
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def __init__(self, parent):
+        self.parent = parent
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        import torch
+        from torch import nn
+
+        class EmbeddingAccessMixin:
+            _input_embed_layer = "embed_tokens"
+
+            def get_input_embeddings(self):
+                name = getattr(self, "_input_embed_layer", "embed_tokens")
+                if (found := getattr(self, name, None)) is not None:
+                    return found
+                raise NotImplementedError
+
+        class PreTrainedModel(nn.Module, EmbeddingAccessMixin):
+            base_model_prefix = ""
+
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            sub_configs = {}
+    """,
+    "src/transformers/models/rope/modeling_rope.py": """
+        from torch import nn
+
+        class RopeConfig(PreTrainedConfig):
+            model_type = "rope"
+
+        class RopeInnerModel(PreTrainedModel):
+            config: RopeConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.embed_tokens = nn.Embedding(10, 4)
+
+            def get_rope_index(self, input_ids):
+                return input_ids
+
+        class RopeModel(PreTrainedModel):
+            config: RopeConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.model = RopeInnerModel(config)
+                self.lm_head = nn.Linear(4, 10)
+    """,
+    "src/transformers/models/flat/modeling_flat.py": """
+        from torch import nn
+
+        class FlatConfig(PreTrainedConfig):
+            model_type = "flat"
+
+        class FlatInnerModel(PreTrainedModel):
+            config: FlatConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.embed_tokens = nn.Embedding(10, 4)
+
+        class FlatModel(PreTrainedModel):
+            config: FlatConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.num_labels = config.num_labels
+                self.model = FlatInnerModel(config)
+                self.dropout = nn.Dropout(0.1)
+                self.classifier = nn.Linear(4, config.num_labels) if config.num_labels > 0 else nn.Identity()
+    """,
+    "src/transformers/models/stacked/modeling_stacked.py": """
+        from torch import nn
+
+        class StackedConfig(PreTrainedConfig):
+            model_type = "stacked"
+
+        class StackedModel(PreTrainedModel):
+            config: StackedConfig
+
+            def get_input_embeddings(self):
+                return None
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.encoder = nn.Embedding(10, 4)
+                self.head = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, config.num_labels))
+    """,
+    "src/transformers/models/pooled/modeling_pooled.py": """
+        from torch import nn
+
+        PooledLayerNorm = nn.LayerNorm
+
+        class PooledConfig(PreTrainedConfig):
+            model_type = "pooled"
+
+        class PooledPooler(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.dense = nn.Linear(4, 4)
+
+        class PooledModel(PreTrainedModel):
+            config: PooledConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.norm = PooledLayerNorm(4)
+                self.pooler = PooledPooler(config)
+
+            def get_input_embeddings(self):
+                # the pooler stands for the embeddings (it has no weight of its own)
+                return self.pooler
+    """,
+    "src/transformers/models/gated/modeling_gated.py": """
+        from torch import nn
+
+        class GatedConfig(PreTrainedConfig):
+            model_type = "gated"
+
+        class GatedModel(PreTrainedModel):
+            config: GatedConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                for name in config.part_names:
+                    setattr(self, name, nn.Identity())
+                self.head = nn.Linear(4, 2) if config.use_head else nn.Identity()
+    """,
+}
+
+
+@pytest.fixture
+def checkout(make_repo):
+    files = {"tests/test_modeling_common.py": COMMON}
+    for name in ("Rope", "Flat", "Stacked", "Pooled", "Gated"):
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
+    return write_tree(make_repo(files), LIBRARY)
+
+
+def test_a_method_of_the_model_an_attribute_holds_decides_the_skip(checkout, scan):
+    """rope's `model` is a class with get_rope_index: skipped; flat's has none, and no class has a
+    `language_model`: ran; gated may set any attribute (setattr): undecided."""
+    assert verdicts(scan(checkout), "test_positions") == {
+        "ran": ["flat", "pooled", "stacked"],
+        "skipped": ["rope"],
+        "undecided": ["gated"],
+    }
+
+
+def test_the_direct_submodules_decide_where_the_classification_layer_is(checkout, scan):
+    """flat's classifier is an nn.Linear and stacked's head an nn.Sequential: ran; pooled holds a
+    LayerNorm (through an alias) and a pooler of the library, neither of them: skipped; gated's head
+    is built under a condition the analyzer does not evaluate: undecided."""
+    results = scan(checkout)
+    assert verdicts(results, "test_head") == {
+        "ran": ["flat", "rope", "stacked"],
+        "skipped": ["pooled"],
+        "undecided": ["gated"],
+    }
+    assert results["test_head"]["reasons_skipped"] == [
+        "pooled: Could not locate the classification Linear layer."
+    ]
+
+
+def test_the_input_embeddings_are_followed_to_the_module_an_attribute_holds(checkout, scan):
+    """stacked's embeddings are None and pooled's have no weight: skipped; rope and flat find theirs
+    through the base class's search (the `model` they hold), an nn.Embedding: ran; gated's search
+    ends in NotImplementedError, which the analyzer does not follow: undecided."""
+    assert verdicts(scan(checkout), "test_embeddings") == {
+        "ran": ["flat", "rope"],
+        "skipped": ["pooled", "stacked"],
+        "undecided": ["gated"],
+    }
