@@ -17,8 +17,9 @@ runs eight reductions, each read back with its own ``.item()``. Here, on CPU:
   (it computes the mean again).
 - Every number reaches the host in one ``tolist()`` of one stacked tensor.
 
-Peak memory: one buffer of at most ``CHUNK`` doubles, plus a contiguous copy of a non-contiguous
-tensor.
+Memory: one buffer of ``CHUNK`` doubles per thread, made at its first trace and kept (a new one
+per tensor cost a fresh 512 KiB mapping, zeroed by the kernel, up to a hundred times a forward,
+and grew every forward's peak by its size), plus a contiguous copy of a non-contiguous tensor.
 
 On CUDA, torch's ``std`` is a different algorithm, so it is not derived: ``aminmax``, ``mean``,
 ``std`` and the float64 copy's ``mean``/``std`` run on the device and the host still receives
@@ -28,15 +29,17 @@ one stacked copy per tensor, instead of one ``.item()`` synchronization per stat
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 
 import torch
 
-from model_debugging.debugger.single_thread import with_callers_threads
+from model_debugging.debugger.single_thread import mean_in_callers_order
 
 # 64 Ki doubles (512 KiB): the buffer stays in a core's cache between the copy, sum and dot
 CHUNK = 1 << 16
 _FUSED_DTYPES = frozenset({torch.float32, torch.float64})
+_scratch = threading.local()
 
 # (mean, std, min, max) as 0-d tensors of the tensor's dtype for upstream's reprs (None for
 # float64, which upstream gives no statistics), and the ``statistics`` numbers
@@ -54,7 +57,7 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
     ):
         return None
     low, high = torch.aminmax(data)
-    mean = with_callers_threads(torch.mean, data)  # upstream's text: torch's own order of additions
+    mean = mean_in_callers_order(data)  # upstream's text: torch's order of additions on the user's threads
     if data.device.type != "cpu":
         return _on_device(data, low, high, mean)
     return _in_one_pass(data, low, high, mean)
@@ -95,12 +98,20 @@ def _on_device(
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
 
+def _scratch_buffer() -> torch.Tensor:
+    """This thread's float64 buffer of ``CHUNK`` elements."""
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None:
+        buffer = _scratch.buffer = torch.empty(CHUNK, dtype=torch.float64)
+    return buffer
+
+
 def _in_one_pass(
     data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
 ) -> FusedResult | None:
     flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
     count = flat.numel()
-    buffer = torch.empty(min(count, CHUNK), dtype=torch.float64)
+    buffer = _scratch_buffer()
     sums = [low, high, mean]
     for chunk in flat.split(CHUNK):
         part = buffer[: chunk.numel()]

@@ -74,6 +74,18 @@ class ChildCalls:
         self._last_block = record
         return False
 
+    def drop_block_before(self, module_path: str) -> None:
+        """``module_path`` (a numbered call of this parent) has just started a child call.
+
+        It will be a layer block when it ends, so the block held as the possible last one is now
+        known to be in the middle of the run: dropped now, its tensors freed while the later block
+        runs, instead of when it ends (what :meth:`add` would do then).
+        """
+        held = self._last_block
+        if held is not None and held.module_path != module_path and is_numbered(module_path):
+            self.records.remove(held)
+            self._last_block = None
+
     def take_last_block(self):
         """The held block, now known to be the last of its run (None if there is none)."""
         record, self._last_block = self._last_block, None

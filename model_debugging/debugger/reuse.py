@@ -1,20 +1,29 @@
 """Recognising a tensor recorded moments ago, unchanged, so its entry is reused instead of recomputed.
 
 A hidden state is typically recorded four times in a row: as a norm's output and as the inputs of
-the projections that read it. The version counter cannot prove it unchanged (an in-place change
-through ``tensor.data`` does not bump it), so each remembered tensor keeps a snapshot of its bytes,
-and a reuse needs the same tensor object, with the same storage, layout, dtype and grad state,
-whose bytes compare equal to the snapshot (an integer view, so NaN payloads and the sign of zero
-count too). The comparison is exact: nothing that changes what the trace would record can pass it.
+the projections that read it (sometimes through a new view of the same memory, like the slice a
+causal LM takes before its head). The version counter cannot prove it unchanged (an in-place
+change through ``tensor.data`` does not bump it), so each remembered tensor keeps a snapshot of its
+bytes, and a reuse needs a plain tensor with the same memory address, device, shape, strides, dtype
+and grad state, whose bytes compare equal to the snapshot (an integer view, so NaN payloads and the
+sign of zero count too). The comparison is exact: nothing that changes what the trace would record
+can pass it.
 
-A snapshot costs one copy of a tensor the first time it is recorded; a reuse saves the statistics,
-the repr and, with ``use_repr=False``, the file write (the file is hard-linked to its new name).
+A snapshot is a copy of the tensor taken when it is first recorded. For a CPU tensor that owns its
+whole storage it is a lazy, copy-on-write clone (``torch._lazy_clone``): no byte is copied unless
+the tensor is written to while remembered (torch then gives the writer a fresh copy first, so the
+snapshot keeps the old bytes and the comparison still sees the change); elsewhere it is an eager
+copy. A reuse saves the statistics, the repr and, with ``use_repr=False``, the file write (the file
+is hard-linked to its new name).
 Memory is bounded: at most ``WINDOW`` tensors and ``BUDGET_BYTES`` of snapshots, and no tensor over
-a quarter of the budget is remembered.
+a quarter of the budget is remembered. The tensor itself is only weakly referenced and its snapshot
+is dropped the moment the model frees it, so a snapshot only ever doubles a tensor still in flight.
 """
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -24,11 +33,15 @@ WINDOW = 6
 BUDGET_BYTES = 16 * 1024 * 1024
 # views that compare bytes exactly, by element size
 _BIT_VIEWS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_LAZY_CLONE = getattr(torch, "_lazy_clone", None)  # private to torch: an eager clone when missing
 
 
 @dataclass(frozen=True)
 class _Layout:
+    """What, besides its bytes, a tensor's entry depends on; the key of the remembered entries."""
+
     data_ptr: int
+    device: torch.device
     shape: torch.Size
     stride: tuple[int, ...]
     dtype: torch.dtype
@@ -38,7 +51,8 @@ class _Layout:
     @classmethod
     def of(cls, tensor: torch.Tensor) -> _Layout:
         return cls(
-            tensor.data_ptr(),
+            tensor.const_data_ptr(),  # data_ptr() would copy a copy-on-write tensor
+            tensor.device,
             tensor.shape,
             tensor.stride(),
             tensor.dtype,
@@ -49,10 +63,19 @@ class _Layout:
 
 @dataclass(frozen=True)
 class _Remembered:
-    tensor: torch.Tensor  # held, so its id cannot be reused by another tensor while remembered
-    layout: _Layout
+    tensor: weakref.ref  # its callback forgets the entry when the tensor dies
     snapshot: torch.Tensor
     entry: dict
+
+
+def _rememberable(tensor: torch.Tensor) -> bool:
+    """A plain strided tensor with real memory (a subclass may print differently)."""
+    return (
+        type(tensor) is torch.Tensor
+        and tensor.layout == torch.strided
+        and not tensor.is_nested
+        and tensor.device.type != "meta"
+    )
 
 
 def _bits(tensor: torch.Tensor) -> torch.Tensor | None:
@@ -66,48 +89,63 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor | None:
         return None
 
 
+def _snapshot(tensor: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+    """A copy of ``bits`` (``tensor``'s bytes), copy-on-write where torch can make one."""
+    owns_its_storage = (
+        tensor.storage_offset() == 0 and tensor.untyped_storage().nbytes() == tensor.nbytes
+    )  # a lazy clone of a view would keep its whole storage (a cache, ...) and copy it all on a write
+    if _LAZY_CLONE is not None and tensor.device.type == "cpu" and owns_its_storage:
+        try:
+            return _LAZY_CLONE(bits)
+        except RuntimeError:  # a storage torch cannot share this way
+            pass
+    return bits.clone()
+
+
 class RecentTensors:
     """The entries of the last few tensors recorded in one trace, each with a snapshot of its bytes."""
 
     def __init__(self) -> None:
-        self._remembered: OrderedDict[int, _Remembered] = OrderedDict()
-        self._bytes = 0
+        # each operation on it is one call under the GIL: the callback of a tensor freed by another
+        # thread may pop its own entry at any moment
+        self._remembered: OrderedDict[_Layout, _Remembered] = OrderedDict()
 
     def clear(self) -> None:
         self._remembered.clear()
-        self._bytes = 0
 
     def entry_of(self, tensor: torch.Tensor) -> dict | None:
-        """The entry recorded for ``tensor`` if it is the same tensor with the same bytes, else None."""
-        seen = self._remembered.get(id(tensor))
-        if seen is None or seen.tensor is not tensor or seen.layout != _Layout.of(tensor):
+        """The entry recorded for ``tensor``'s memory and layout if its bytes are unchanged, else None."""
+        if not _rememberable(tensor):
+            return None
+        layout = _Layout.of(tensor)
+        seen = self._remembered.get(layout)
+        if seen is None:
             return None
         bits = _bits(tensor)
         if bits is None or not torch.equal(bits, seen.snapshot):
             return None
-        self._remembered.move_to_end(id(tensor))
+        with contextlib.suppress(KeyError):  # forgotten meanwhile: the tensor it came from died
+            self._remembered.move_to_end(layout)
         return seen.entry
 
     def remember(self, tensor: torch.Tensor, entry: dict) -> None:
         """Keep ``entry`` for ``tensor``, with a snapshot of its bytes, when it is small enough."""
-        if (
-            type(tensor) is not torch.Tensor
-            or tensor.layout != torch.strided
-            or tensor.is_nested
-            or tensor.device.type == "meta"
-        ):
+        if not _rememberable(tensor):
             return
         size = tensor.numel() * tensor.element_size()
         bits = _bits(tensor)
         if bits is None or size == 0 or size > BUDGET_BYTES // 4:
             return
-        self._forget(id(tensor))
-        while self._remembered and (len(self._remembered) >= WINDOW or self._bytes + size > BUDGET_BYTES):
-            self._forget(next(iter(self._remembered)))
-        self._remembered[id(tensor)] = _Remembered(tensor, _Layout.of(tensor), bits.clone(), entry)
-        self._bytes += size
+        layout = _Layout.of(tensor)
+        self._remembered.pop(layout, None)
+        while self._remembered and (
+            len(self._remembered) >= WINDOW or self._snapshot_bytes() + size > BUDGET_BYTES
+        ):
+            with contextlib.suppress(KeyError):  # emptied meanwhile by a tensor dying in another thread
+                self._remembered.popitem(last=False)
+        remembered = self._remembered
+        reference = weakref.ref(tensor, lambda _, layout=layout: remembered.pop(layout, None))
+        remembered[layout] = _Remembered(reference, _snapshot(tensor, bits), entry)
 
-    def _forget(self, key: int) -> None:
-        seen = self._remembered.pop(key, None)
-        if seen is not None:
-            self._bytes -= seen.snapshot.numel() * seen.snapshot.element_size()
+    def _snapshot_bytes(self) -> int:
+        return sum(seen.snapshot.nbytes for seen in list(self._remembered.values()))

@@ -15,6 +15,7 @@ different: torch's results do not depend on the thread count beyond summation or
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,3 +68,31 @@ def with_callers_threads(reduction: Callable[[torch.Tensor], T], tensor: torch.T
         return reduction(tensor)
     finally:
         torch.set_num_threads(1)
+
+
+@functools.cache
+def _openmp_backend() -> bool:
+    return "parallel backend: OpenMP" in torch.__config__.parallel_info()
+
+
+def mean_in_callers_order(tensor: torch.Tensor) -> torch.Tensor:
+    """``torch.mean(tensor)`` exactly as the traced code's thread count computes it, on this thread.
+
+    On T threads, torch (OpenMP backend) sums a contiguous CPU tensor of n elements in up to T
+    ranges of ceil(n / ranges) elements (no range under ``_SERIAL_BELOW``), each into its row of a
+    T-row buffer of the tensor's dtype, then sums that buffer and divides by n. Doing the same here
+    gives the same bits without a parallel region, whose wait for a second thread costs
+    milliseconds on a busy machine (checked against torch in tests/debugger/test_thread_count.py).
+    Anything else is computed by :func:`with_callers_threads`.
+    """
+    threads = _saved_threads if _active else 1
+    count = tensor.numel()
+    if threads <= 1 or count < _SERIAL_BELOW or tensor.device.type != "cpu":
+        return torch.mean(tensor)
+    if not (tensor.is_contiguous() and tensor.dtype in (torch.float32, torch.float64) and _openmp_backend()):
+        return with_callers_threads(torch.mean, tensor)
+    ranges = min(threads, -(-count // _SERIAL_BELOW))
+    partials = torch.zeros(threads, dtype=tensor.dtype)
+    for index, part in enumerate(tensor.reshape(-1).split(-(-count // ranges))):
+        partials[index] = part.sum()
+    return partials.sum().div_(count)

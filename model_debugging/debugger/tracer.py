@@ -121,6 +121,8 @@ class CallTracer:
         module_class: str | None = None,
     ) -> _OpenCall:
         parent = self._stack[-1]
+        if self._prune_layers and len(self._stack) > 1:
+            self._stack[-2].children.drop_block_before(parent.record.module_path)
         capture = parent.capture
         # a block followed by a higher-numbered sibling will most likely be pruned: keep its tensors
         # unformatted; any other one most likely stays, so it is formatted now (no copy to hold)

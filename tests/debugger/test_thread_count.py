@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.single_thread import mean_in_callers_order, one_intra_op_thread
 
 
 @pytest.fixture
@@ -64,3 +65,30 @@ def test_upstream_mean_is_computed_on_the_users_thread_count(two_threads, tmp_pa
         model(values)
     trace = json.loads((tmp_path / "Model_debug_tree_SUMMARY.json").read_text())
     assert trace["children"][0]["inputs"]["args"][0]["mean"] == expected == "tensor(1.0001e+00)"
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_users_mean_is_reproduced_bit_for_bit_on_one_thread(threads, dtype):
+    saved = torch.get_num_threads()
+    generator = torch.Generator().manual_seed(threads)
+    tensors = [
+        torch.randn(size, generator=generator, dtype=dtype) * 1e3 + 7 for size in (32_768, 40_001, 65_537)
+    ]
+    tensors += [
+        torch.randn(1, 256, 1536, generator=generator, dtype=dtype),
+        torch.randn(3, 333_333, generator=generator, dtype=dtype)[
+            1:
+        ],  # contiguous, not at its storage's start
+        large_tensor_whose_mean_text_depends_on_the_thread_count().to(dtype),
+    ]
+    try:
+        torch.set_num_threads(threads)
+        expected = [tensor.mean() for tensor in tensors]
+        with one_intra_op_thread():
+            assert torch.get_num_threads() == 1
+            got = [mean_in_callers_order(tensor) for tensor in tensors]
+    finally:
+        torch.set_num_threads(saved)
+    for tensor, wanted, result in zip(tensors, expected, got, strict=True):
+        assert torch.equal(result, wanted), (tuple(tensor.shape), result.item(), wanted.item())
