@@ -57,9 +57,9 @@ class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
 """
 
 # Every model has a base model without `logits_to_keep` (gamma's can generate too) and a causal LM;
-# beta's generates through its own mixin, in a file the library index leaves out. What delta's and
-# epsilon's base models hold is unknown (a backbone chosen at run time); only epsilon's configuration
-# has sub-configurations.
+# beta's generates through its own mixin, in a file the library index leaves out. What delta's,
+# epsilon's and zeta's base models hold is unknown (a backbone chosen at run time); epsilon's
+# configuration has a text part (whose model declares `_keep_in_fp32_modules`), zeta's a plain one.
 LIBRARY = {
     "src/transformers/modeling_utils.py": """
         class PreTrainedModel(nn.Module):
@@ -83,6 +83,16 @@ LIBRARY = {
         class GenerationMixin:
             def prepare_inputs_for_generation(self, input_ids, **kwargs):
                 pass
+    """,
+    "src/transformers/models/auto/modeling_auto.py": """
+        MODEL_MAPPING_NAMES = OrderedDict([("text", "TextEncoderModel"), ("plain", "PlainModel")])
+    """,
+    "src/transformers/models/plain/modeling_plain.py": """
+        class PlainConfig(PreTrainedConfig):
+            model_type = "plain"
+
+        class PlainModel(PreTrainedModel):
+            config: PlainConfig
     """,
     "src/transformers/models/text/modeling_text.py": """
         class TextConfig(PreTrainedConfig):
@@ -166,6 +176,14 @@ LIBRARY = {
                 "self.vision = load_backbone(config)",
                 'sub_configs = {"text_config": TextConfig}',
             ),
+            (
+                "Zeta",
+                "PreTrainedModel",
+                "PreTrainedModel, GenerationMixin",
+                ", logits_to_keep=0",
+                "self.vision = load_backbone(config)",
+                'sub_configs = {"vision_config": PlainConfig}',
+            ),
         )
     },
     "src/transformers/models/beta/generation_beta.py": """
@@ -181,6 +199,7 @@ GENERATIVE = {
     "Gamma": "    all_generative_model_classes = (GammaForCausalLM,) if is_torch_available() else ()\n",
     "Delta": "",
     "Epsilon": "",
+    "Zeta": "",
 }
 
 
@@ -204,11 +223,22 @@ def test_the_test_class_s_own_generative_classes_decide_the_loop(checkout, scan)
 def test_an_instance_gathers_the_fp32_modules_of_the_models_it_holds(checkout, scan):
     """alpha's base model holds a text encoder with `_keep_in_fp32_modules`: its set may not be empty
     (whether post_init reaches it depends on where it sits), so it is undecided, never skipped;
-    beta's and gamma's hold only layers, delta's a model of its own type (it has no
-    sub-configurations): skipped; epsilon's may hold a text model: undecided."""
+    beta's and gamma's hold only layers; delta's holds no model of another type (no
+    sub-configurations), zeta's only plain ones (its part's base model declares none): skipped;
+    epsilon's may hold a text model: undecided."""
     results = scan(checkout)
     assert verdicts(results, "test_keep_in_fp32") == {
         "ran": [],
-        "skipped": ["beta", "delta", "gamma"],
+        "skipped": ["beta", "delta", "gamma", "zeta"],
         "undecided": ["alpha", "epsilon"],
+    }
+
+
+def test_a_model_s_own_generation_mixin_makes_it_generative(checkout, scan):
+    """beta's causal LM generates through BetaGenerationMixin, whose file the library index does not
+    read: it is visited and skips, as pytest's `"GenerationMixin" in str(cls.__bases__)` says."""
+    assert verdicts(scan(checkout), "test_logits_to_keep") == {
+        "ran": ["alpha", "epsilon", "gamma", "zeta"],
+        "skipped": ["beta", "delta"],
+        "undecided": [],
     }

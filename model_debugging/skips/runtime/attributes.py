@@ -13,7 +13,7 @@ from model_debugging.skips.library.records import (
     MethodValue,
     Opaque,
 )
-from model_debugging.skips.runtime import modules
+from model_debugging.skips.runtime import held_models, modules
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
@@ -166,11 +166,7 @@ def attribute(
         value = facts.tester_attribute(name)
         return missing if value is ABSENT else value
     if isinstance(owner, (ModelClass, ModelInstance)):
-        return _model_attribute(facts, owner, name, unknown, missing)
-    if owner is None or isinstance(owner, (bool, int, float, str)):
-        return unknown.existing() if hasattr(owner, name) else missing
-    if isinstance(owner, (modules.TorchNamespace, modules.TorchModule, modules.TorchClass)):
-        return modules.torch_attribute(owner, name, unknown)
+        return _model_attribute(facts, owner, name, unknown)
     if isinstance(owner, Config):
         return config_value(facts, owner, name, unknown, missing)
     if isinstance(owner, ConfigClass):
@@ -233,7 +229,7 @@ def _is_config(library: Library, info: LibraryClass) -> bool:
 
 
 def _model_attribute(
-    facts: TestClassFacts, owner: ModelClass | ModelInstance, name: str, unknown: Unknown, missing: object
+    facts: TestClassFacts, owner: ModelClass | ModelInstance, name: str, unknown: Unknown
 ) -> object:
     library, info = facts.library, owner.info
     if name == "__name__":
@@ -242,39 +238,16 @@ def _model_attribute(
     if isinstance(owner, ModelInstance):
         if name == "config":
             return owner.config
-        if name == "__class__":
-            return ModelClass(info)
         mro = library.mro(info)
         if any(name in ancestor.init_as_set for ancestor in mro) and isinstance(
             value, (list, tuple, set, type(None))
         ):
-            return _gathered_set(facts, owner, name, set(value or ()), unknown)
-        found = modules.instance_value(facts, owner, name, unknown, missing)
-        if found is not None:
-            return found
+            return held_models.gathered_set(facts, owner, name, set(value or ()), unknown)
         if any(name in ancestor.assigned_in_init for ancestor in mro):
             return unknown.existing()
     if isinstance(value, MethodValue):
         return Method(info, name)
     return _literal(library, value, unknown)
-
-
-def _gathered_set(
-    facts: TestClassFacts, model: ModelInstance, name: str, own: set, unknown: Unknown
-) -> object:
-    """An instance's ``_keep_in_fp32_modules``-like set, to which ``post_init`` adds the sets of the
-    models it holds (Musicgen's T5 encoder): empty only if theirs surely are (tests ask no more).
-    As in ``conversions``, a model without sub-configurations holds no model of another type."""
-    parts = modules.modules_of(facts, model, unknown) if not own else ()
-    if not isinstance(parts, tuple):
-        info = model.config.info if isinstance(model.config, Config) else None
-        declared = facts.library.attribute(info, "sub_configs") if info else None
-        return own if declared in ({}, MISSING) else unknown.existing()
-    for part in parts[1:]:
-        value = facts.library.attribute(part.info, name) if isinstance(part, ModelInstance) else None
-        if value not in (None, MISSING) and (not isinstance(value, (list, tuple, set)) or value):
-            return unknown.existing()
-    return own
 
 
 def config_value(
@@ -331,12 +304,13 @@ def config_value(
 
 
 def can_generate(library: Library, info: LibraryClass) -> bool | None:
-    """``PreTrainedModel.can_generate``: a ``GenerationMixin`` base, a generating base, or its own
+    """``PreTrainedModel.can_generate``: a base named ``*GenerationMixin*`` (its own, like Whisper's,
+    may sit in a file the index does not read), a generating base, or its own
     ``prepare_inputs_for_generation``; None when a class of the MRO overrides ``can_generate``."""
     owner = library.defines(info, "can_generate")
     if owner is not None and owner.name != "PreTrainedModel":
         return None
-    if "GenerationMixin" in info.bases:
+    if any("GenerationMixin" in base for base in info.bases):
         return True
     for base_name in info.bases:
         base = library.find(base_name)
@@ -369,8 +343,8 @@ def call_method(
         if name == "get_config":
             return Config(facts.config_class)
         return unknown
-    if isinstance(owner, ModelInstance) and name in modules.MODULE_METHODS and not arguments:
-        return modules.call_module_method(facts, owner, name, unknown)
+    if isinstance(owner, ModelInstance) and name == "modules" and not arguments:
+        return modules.modules_of(facts, owner, unknown)
     if isinstance(owner, ModelInstance) and name == "_can_set_attn_implementation":
         owner = ModelClass(owner.info)  # a class method: the instance answers as its class does
     if isinstance(owner, set) and name == "union":
