@@ -166,7 +166,11 @@ def attribute(
         value = facts.tester_attribute(name)
         return missing if value is ABSENT else value
     if isinstance(owner, (ModelClass, ModelInstance)):
-        return _model_attribute(facts, owner, name, unknown)
+        return _model_attribute(facts, owner, name, unknown, missing)
+    if owner is None or isinstance(owner, (bool, int, float, str)):
+        return unknown.existing() if hasattr(owner, name) else missing
+    if isinstance(owner, (modules.TorchNamespace, modules.TorchModule, modules.TorchClass)):
+        return modules.torch_attribute(owner, name, unknown)
     if isinstance(owner, Config):
         return config_value(facts, owner, name, unknown, missing)
     if isinstance(owner, ConfigClass):
@@ -229,7 +233,7 @@ def _is_config(library: Library, info: LibraryClass) -> bool:
 
 
 def _model_attribute(
-    facts: TestClassFacts, owner: ModelClass | ModelInstance, name: str, unknown: Unknown
+    facts: TestClassFacts, owner: ModelClass | ModelInstance, name: str, unknown: Unknown, missing: object
 ) -> object:
     library, info = facts.library, owner.info
     if name == "__name__":
@@ -238,11 +242,16 @@ def _model_attribute(
     if isinstance(owner, ModelInstance):
         if name == "config":
             return owner.config
+        if name == "__class__":
+            return ModelClass(info)
         mro = library.mro(info)
         if any(name in ancestor.init_as_set for ancestor in mro) and isinstance(
             value, (list, tuple, set, type(None))
         ):
             return held_models.gathered_set(facts, owner, name, set(value or ()), unknown)
+        found = modules.instance_value(facts, owner, name, unknown, missing)
+        if found is not None:
+            return found
         if any(name in ancestor.assigned_in_init for ancestor in mro):
             return unknown.existing()
     if isinstance(value, MethodValue):
@@ -343,8 +352,8 @@ def call_method(
         if name == "get_config":
             return Config(facts.config_class)
         return unknown
-    if isinstance(owner, ModelInstance) and name == "modules" and not arguments:
-        return modules.modules_of(facts, owner, unknown)
+    if isinstance(owner, ModelInstance) and name in modules.MODULE_METHODS and not arguments:
+        return modules.call_module_method(facts, owner, name, unknown)
     if isinstance(owner, ModelInstance) and name == "_can_set_attn_implementation":
         owner = ModelClass(owner.info)  # a class method: the instance answers as its class does
     if isinstance(owner, set) and name == "union":
