@@ -4,6 +4,7 @@ Usage: python distributed_worker.py RANK INIT_FILE OUTPUT_ROOT
 """
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import torch
@@ -34,7 +35,11 @@ class ShardedModel(nn.Module):
 
 
 def main(rank: int, init_file: str, output_root: str) -> None:
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    # a rank whose peer died or hung stops waiting (and fails) after this, instead of gloo's 30 minutes
+    timeout = timedelta(seconds=120)
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=2, timeout=timeout
+    )
     try:
         mesh = init_device_mesh("cpu", (2,))
         model = ShardedModel(mesh)
