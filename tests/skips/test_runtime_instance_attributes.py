@@ -6,7 +6,9 @@ on a tiny fake checkout.
 ``nn.Linear`` head when ``config.num_labels > 0``; ``stacked`` has its head in an ``nn.Sequential``
 and no input embeddings; ``pooled`` has neither head (its norm is a module-level alias of
 ``nn.LayerNorm``, its pooler a class of the library) and gives that pooler, which has no weight, as
-its input embeddings; ``gated`` builds its head under a condition on a value the analyzer does not
+its input embeddings; ``branchy`` holds its base model under the name ``base_model_prefix`` gives
+(``setattr``) and builds its head in an ``if`` on ``self.num_labels``, a copy of the configuration's;
+``gated`` builds its head under a condition on a value the analyzer does not
 know and sets attributes through ``setattr``, so its answers stay undecided.
 """
 
@@ -206,6 +208,27 @@ LIBRARY = {
                 # the pooler stands for the embeddings (it has no weight of its own)
                 return self.pooler
     """,
+    # branchy holds its base model under the name its class attribute gives, and chooses its head
+    # in an `if` on the number of labels it copied from its configuration
+    "src/transformers/models/branchy/modeling_branchy.py": """
+        import torch.nn as nn
+
+        class BranchyConfig(PreTrainedConfig):
+            model_type = "branchy"
+
+        class BranchyModel(PreTrainedModel):
+            config: BranchyConfig
+            base_model_prefix = "backbone"
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.num_labels = config.num_labels
+                setattr(self, self.base_model_prefix, FlatInnerModel(config))
+                if self.num_labels > 0:
+                    self.head = nn.Linear(4, self.num_labels)
+                else:
+                    self.head = nn.Identity()
+    """,
     "src/transformers/models/gated/modeling_gated.py": """
         from torch import nn
 
@@ -227,28 +250,30 @@ LIBRARY = {
 @pytest.fixture
 def checkout(make_repo):
     files = {"tests/test_modeling_common.py": COMMON}
-    for name in ("Rope", "Flat", "Stacked", "Pooled", "Gated"):
+    for name in ("Rope", "Flat", "Stacked", "Pooled", "Gated", "Branchy"):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
     return write_tree(make_repo(files), LIBRARY)
 
 
 def test_a_method_of_the_model_an_attribute_holds_decides_the_skip(checkout, scan):
     """rope's `model` is a class with get_rope_index: skipped; flat's has none, and no class has a
-    `language_model`: ran; gated may set any attribute (setattr): undecided."""
+    `language_model` (branchy's base model is its `backbone`): ran; gated may set any attribute
+    (setattr under a name only the run knows): undecided."""
     assert verdicts(scan(checkout), "test_positions") == {
-        "ran": ["flat", "pooled", "stacked"],
+        "ran": ["branchy", "flat", "pooled", "stacked"],
         "skipped": ["rope"],
         "undecided": ["gated"],
     }
 
 
 def test_the_direct_submodules_decide_where_the_classification_layer_is(checkout, scan):
-    """flat's classifier is an nn.Linear and stacked's head an nn.Sequential: ran; pooled holds a
+    """flat's classifier is an nn.Linear when `config.num_labels > 0` (42 in the loaded model), so is
+    branchy's head, and stacked's head is an nn.Sequential: ran; pooled holds a
     LayerNorm (through an alias) and a pooler of the library, neither of them: skipped; gated's head
     is built under a condition the analyzer does not evaluate: undecided."""
     results = scan(checkout)
     assert verdicts(results, "test_head") == {
-        "ran": ["flat", "rope", "stacked"],
+        "ran": ["branchy", "flat", "rope", "stacked"],
         "skipped": ["pooled"],
         "undecided": ["gated"],
     }
@@ -259,10 +284,11 @@ def test_the_direct_submodules_decide_where_the_classification_layer_is(checkout
 
 def test_the_input_embeddings_are_followed_to_the_module_an_attribute_holds(checkout, scan):
     """stacked's embeddings are None and pooled's have no weight: skipped; rope and flat find theirs
-    through the base class's search (the `model` they hold), an nn.Embedding: ran; gated's search
+    through the base class's search (the `model` they hold), branchy through its base model (the
+    attribute `base_model_prefix` names), an nn.Embedding: ran; gated's search
     ends in NotImplementedError, which the analyzer does not follow: undecided."""
     assert verdicts(scan(checkout), "test_embeddings") == {
-        "ran": ["flat", "rope"],
+        "ran": ["branchy", "flat", "rope"],
         "skipped": ["pooled", "stacked"],
         "undecided": ["gated"],
     }

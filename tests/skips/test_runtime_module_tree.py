@@ -218,8 +218,8 @@ LIBRARY = {
                 self.language_model = AutoModel.from_config(config.text_config)
                 self.post_init()
     """,
-    # eta calls module-level functions of its file (one of them builds the text model), a class
-    # alias and a kernel imported from another package
+    # eta calls module-level functions of its file (one builds the text model, one imports a kernel
+    # loader where it calls it), a class alias and a kernel imported from another package
     "src/transformers/models/eta/modeling_eta.py": """
         from torch import nn
         from fla.modules import FusedNorm
@@ -232,6 +232,11 @@ LIBRARY = {
         def build_text(config):
             return TextModel(config)
 
+        def load_kernels():
+            from ...integrations.hub_kernels import get_kernel
+
+            return get_kernel("kernels-community/eta")
+
         class EtaConfig(PreTrainedConfig):
             model_type = "eta"
 
@@ -241,6 +246,7 @@ LIBRARY = {
 
             def __init__(self, config):
                 super().__init__(config)
+                load_kernels()
                 width = round_filters(config, 4)
                 self.norm = EtaLayerNorm(width)
                 self.fused = FusedNorm(width)

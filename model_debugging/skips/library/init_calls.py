@@ -44,25 +44,27 @@ def read_init_calls(
         plain_names = _bound_to_plain(body)
         targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
         conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
+        # conditions are kept only where `config` is the constructor's own configuration parameter
+        keeps_conditions = not inlined[1:] and _config_parameter_kept(body)
 
-        def visit(node: ast.AST, conditional: bool, looped: bool = False) -> None:
+        def visit(node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return
             if isinstance(node, ast.comprehension):
                 conditional = conditional or bool(node.ifs)
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                _assignment(node, conditional or looped)  # a loop's body may run no time
+                _assignment(node, conditional or looped, condition)  # a loop's body may run no time
             if isinstance(node, ast.Call):
                 _record(node, conditional)
             inner = conditional or isinstance(node, _CONDITIONAL)
             looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
+            branch = _branch_conditions(node) if keeps_conditions and not (conditional or looped) else {}
             for child in ast.iter_child_nodes(node):
                 # the test of an `if` always runs; only its branches are conditional
-                visit(
-                    child, conditional if isinstance(node, ast.If) and child is node.test else inner, looped
-                )
+                inside = conditional if isinstance(node, ast.If) and child is node.test else inner
+                visit(child, inside, looped, branch.get(id(child), ""))
 
-        def _assignment(node: ast.Assign | ast.AnnAssign, conditional: bool) -> None:
+        def _assignment(node: ast.Assign | ast.AnnAssign, conditional: bool, condition: str = "") -> None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [
                 name
@@ -71,7 +73,10 @@ def read_init_calls(
                 if (name := _self_attribute(item)) is not None
             ]
             unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
-            branches = None if unpacked or conditional else _branches(node.value)
+            if condition:  # a statement of one branch of `if <test>: ... else: ...`
+                branches = None if unpacked else [(node.value, condition)]
+            else:
+                branches = None if unpacked or conditional or not keeps_conditions else _branches(node.value)
             for name in names:
                 if branches is not None:  # `A(...) if <test> else B`: each value under its condition
                     for value, condition in branches:
@@ -90,7 +95,16 @@ def read_init_calls(
                     isinstance(node.value, ast.Name) and node.value.id in plain_names
                 )
                 kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
-                calls.append(InitCall(kind, conditional or bool(direct), target=name))
+                source = ast.unparse(node.value) if kind == PLAIN_VALUE and keeps_conditions else ""
+                read_from_config = source.startswith("config.") and source.replace(".", "").isidentifier()
+                calls.append(
+                    InitCall(
+                        kind,
+                        conditional or bool(direct),
+                        argument=source if read_from_config else "",
+                        target=name,
+                    )
+                )
 
         def _record(node: ast.Call, conditional: bool) -> None:
             callee = _callee(node.func)
@@ -166,6 +180,28 @@ def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
     for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
         bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
     return {name for name, plain in bound.items() if plain}
+
+
+def _branch_conditions(node: ast.AST) -> dict[int, str]:
+    """id of each statement directly in a branch of ``if <test>: ... else: ...`` (no ``elif``) ->
+    the condition under which it runs."""
+    if not isinstance(node, ast.If) or (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+        return {}
+    test = ast.unparse(node.test)
+    found = {id(statement): test for statement in node.body}
+    found.update((id(statement), f"not ({test})") for statement in node.orelse)
+    return found
+
+
+def _config_parameter_kept(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The constructor's first parameter is ``config`` and nothing rebinds it: a condition on
+    ``config`` there reads the configuration the instance is built with."""
+    parameters = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+    rebound = any(
+        isinstance(node, ast.Name) and node.id == "config" and not isinstance(node.ctx, ast.Load)
+        for node in ast.walk(function)
+    )
+    return parameters[1:2] == ["config"] and not rebound
 
 
 def _branches(value: ast.expr) -> list[tuple[ast.expr, str]] | None:

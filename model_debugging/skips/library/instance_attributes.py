@@ -124,6 +124,7 @@ def _assignments(library: Library, info: LibraryClass):
             owners[-1][1].append(call)
         values: dict[str, Assigned | Plain | None] = {}
         complete = True
+        own_config = _own_configuration(owners)
         for owner, calls in reversed(owners):  # a base's constructor runs first, from super().__init__
             for call in calls:
                 complete = complete and _names_shown(call)
@@ -132,7 +133,7 @@ def _assignments(library: Library, info: LibraryClass):
                     complete = False
                 elif target:
                     values.setdefault(target, None)  # keeps the order of first assignment
-                    values[target] = _folded(values[target], call, owner)
+                    values[target] = _folded(values[target], call, owner, owner.name in own_config)
         return values, complete
 
     return library.memoized(("instance_attributes", library.path_of(info), info.name), compute)
@@ -147,12 +148,61 @@ def _target_name(library: Library, info: LibraryClass, target: str) -> str | Non
     return name if isinstance(name, str) and name else None
 
 
-def _folded(before: object, call: InitCall, owner: LibraryClass) -> Assigned | Plain | Alternatives | None:
+def configuration_copies(library: Library, info: LibraryClass) -> dict[str, str]:
+    """Attributes a constructor sets once, unconditionally, to a value of its own configuration
+    (``self.num_labels = config.num_labels``): name -> that value's source (``config.num_labels``)."""
+
+    def compute() -> dict[str, str]:
+        assigned = _assignments(library, info)
+        if assigned is None or not assigned[1]:
+            return {}  # some attribute may be set under a name not shown
+        owners: list[tuple[LibraryClass, list[InitCall]]] = []
+        for owner, call in constructor_calls(library, info):
+            if owner is None:
+                return {}
+            if not owners or owners[-1][0] is not owner:
+                owners.append((owner, []))
+            owners[-1][1].append(call)
+        own_config = _own_configuration(owners)
+        records: dict[str, list[InitCall]] = {}
+        for owner, calls in owners:
+            for call in calls:
+                if call.target:
+                    records.setdefault(call.target, []).append(call if owner.name in own_config else None)
+        return {
+            name: found[0].argument
+            for name, found in records.items()
+            if len(found) == 1
+            and found[0] is not None
+            and not found[0].conditional
+            and found[0].argument
+            and found[0].callee == PLAIN_VALUE
+        }
+
+    return library.memoized(("configuration_copies", library.path_of(info), info.name), compute)
+
+
+def _own_configuration(owners: list[tuple[LibraryClass, list[InitCall]]]) -> set[str]:
+    """The classes of the chain whose ``config`` is the one the instance is built with: the class's
+    own, then each base reached through ``super().__init__(config)``."""
+    found: set[str] = set()
+    for owner, _ in owners:
+        found.add(owner.name)
+        passed = [call.argument for call in owner.init_calls or () if call.callee == "super().__init__"]
+        if passed != ["config"]:
+            break
+    return found
+
+
+def _folded(
+    before: object, call: InitCall, owner: LibraryClass, own_config: bool
+) -> Assigned | Plain | Alternatives | None:
     """The attribute's value after this record: the two records of one ``A if c else B`` make one
-    :class:`Alternatives`."""
-    value = _value(call, owner) if not call.condition else None
+    :class:`Alternatives` (read only where ``config`` is the instance's, ``own_config``)."""
     if not call.condition:
-        return value
+        return _value(call, owner)
+    if not own_config:
+        return None
     choice = (
         call.condition,
         None

@@ -46,14 +46,18 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     tables = class_tables(tree.body)
     functions: dict[str, tuple[InitCall, ...]] = {}
     rebound: set[str] = set()  # module-level names also bound to something else than a class
+    local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
             classes.append(_read_class(node, tables))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
             functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
+            local_imports.extend(_local_imports(node))
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             module = "." * node.level + node.module
             imports.extend((alias.asname or alias.name, module) for alias in node.names)
+        elif isinstance(node, ast.Import):  # `import torch.nn as nn`: the name stands for the module
+            imports.extend((alias.asname, alias.name) for alias in node.names if alias.asname)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             mapping = _read_mapping(node)
             if mapping is not None:
@@ -66,8 +70,28 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     conversions = _conversion_model_types(tree)
     if conversions is not None:
         mappings.append((CONVERSION_MAPPING, tuple((key, ()) for key in conversions)))
+    known = {name for name, _ in imports} | {info.name for info in classes} | set(functions) | rebound
+    modules_of_name: dict[str, set[str]] = {}
+    for name, module in local_imports:
+        modules_of_name.setdefault(name, set()).add(module)
+    imports.extend(
+        (name, next(iter(found)))
+        for name, found in modules_of_name.items()
+        if len(found) == 1 and name not in known
+    )
     kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
     return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
+
+
+def _local_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """``from ...integrations.hub_kernels import get_kernel`` inside a function: (name, module). Kept
+    with the file's imports when the name means nothing else there (it is used only where imported)."""
+    return [
+        (alias.asname or alias.name, "." * node.level + node.module)
+        for node in ast.walk(function)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+        for alias in node.names
+    ]
 
 
 def _assigned_names(node: ast.Assign | ast.AnnAssign) -> set[str]:

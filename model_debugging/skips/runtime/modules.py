@@ -19,6 +19,7 @@ from model_debugging.skips.library.instance_attributes import (
     Alternatives,
     Assigned,
     assigned_modules,
+    configuration_copies,
     instance_attribute,
 )
 from model_debugging.skips.library.module_tree import auto_choice, built_models, config_class, is_model
@@ -232,7 +233,7 @@ def children_of(facts: TestClassFacts, model: object, unknown: Unknown, named: b
     assigned = assigned_modules(facts.library, model.info)
     if assigned is None:
         return unknown
-    chosen = [(name, _chosen(facts, model, value)) for name, value in assigned]
+    chosen = [(name, _chosen(facts, model, value)) for name, value in assigned if not _never_a_module(value)]
     if any(value is None for _, value in chosen):
         return unknown
     children = [
@@ -256,6 +257,19 @@ def from_pretrained(
     return ModelInstance(model_class.info, config)
 
 
+def _never_a_module(value: object) -> bool:
+    """:class:`Alternatives` none of which is a module (``nn.Parameter(...) if c else None``)."""
+    return (
+        isinstance(value, Alternatives)
+        and all(
+            not isinstance(choice, Assigned) or _builds_no_module(choice.call.callee)
+            for _, choice in value.choices
+            if choice is not None
+        )
+        and None not in (choice for _, choice in value.choices)
+    )
+
+
 def _chosen(facts: TestClassFacts, model: ModelInstance, value: object) -> Assigned | str | None:
     """An attribute's value, of :class:`Alternatives` the one whose condition holds; None: unknown."""
     if not isinstance(value, Alternatives):
@@ -276,13 +290,26 @@ def _holds(facts: TestClassFacts, model: ModelInstance, condition: str) -> bool 
     from model_debugging.skips.runtime.attributes import known, truth  # attributes imports this module
     from model_debugging.skips.runtime.expressions import Evaluator
 
-    tree = ast.parse(condition, mode="eval").body
+    copies = configuration_copies(facts.library, model.info)
+    tree = _SelfCopies(copies).visit(ast.parse(condition, mode="eval").body)
     if any(isinstance(node, ast.Name) and node.id != "config" for node in ast.walk(tree)):
         return None  # a name of the constructor (a parameter, a local): not known here
     if any(isinstance(node, ast.Call) for node in ast.walk(tree)):
         return None
     value = Evaluator(facts, _no_helper).value(tree, {"config": model.config})
     return truth(value) if known(value) else None
+
+
+class _SelfCopies(ast.NodeTransformer):
+    """``self.num_labels`` -> ``config.num_labels`` where the constructor copied it so."""
+
+    def __init__(self, copies: dict[str, str]):
+        self.copies = copies
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:  # noqa: N802 - ast's visitor name
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.copies:
+            return ast.parse(self.copies[node.attr], mode="eval").body
+        return self.generic_visit(node)
 
 
 def _no_helper(*_: object, **__: object) -> object:
@@ -314,7 +341,7 @@ def _built_value(facts: TestClassFacts, model: ModelInstance, assigned: Assigned
     if (
         len(names) == 2
         and names[0] == "nn"
-        and library.imported_from(path, "nn") == "torch"
+        and library.imported_from(path, "nn") in ("torch", "torch.nn")
         and not _builds_no_module(call.callee)
     ):
         return TorchModule(names[1])
