@@ -146,3 +146,14 @@ def test_after_each_of_a_sequence_of_edits_the_warm_scan_is_the_cold_one(checkou
         assert json.dumps([warm, warm_errors]) == json.dumps(list(cold)), number
         answers.append(stats.answer)
     assert answers == ["rescan", "rescan", "full", "rescan", "rescan"]
+
+
+def test_a_scan_leaves_the_garbage_collector_as_it_found_it(checkout, tmp_path):  # noqa: F811
+    """The evaluation freezes the objects it starts with and collects between models only: a process
+    that goes on after the scan (a notebook, a service) must get its collector back."""
+    import gc
+
+    _scan(checkout, tmp_path / "cache")
+
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
