@@ -8,6 +8,7 @@ and no input embeddings; ``pooled`` has neither head (its norm is a module-level
 ``nn.LayerNorm``, its pooler a class of the library) and gives that pooler, which has no weight, as
 its input embeddings; ``branchy`` holds its base model under the name ``base_model_prefix`` gives
 (``setattr``) and builds its head in an ``if`` on ``self.num_labels``, a copy of the configuration's;
+``bare`` holds only an embedding under another name than the one its ``_input_embed_layer`` gives;
 ``gated`` builds its head under a condition on a value the analyzer does not
 know and sets attributes through ``setattr``, so its answers stay undecided.
 """
@@ -110,6 +111,10 @@ LIBRARY = {
 
         class PreTrainedModel(nn.Module, EmbeddingAccessMixin):
             base_model_prefix = ""
+
+            @property
+            def base_model(self):
+                return getattr(self, self.base_model_prefix, self)
 
             def __init__(self, config):
                 super().__init__()
@@ -229,6 +234,22 @@ LIBRARY = {
                 else:
                     self.head = nn.Identity()
     """,
+    "src/transformers/models/bare/modeling_bare.py": """
+        from torch import nn
+
+        class BareConfig(PreTrainedConfig):
+            model_type = "bare"
+            vocab_size = 10
+
+        class BareModel(PreTrainedModel):
+            config: BareConfig
+            _input_embed_layer = "word_embeddings"
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.scale = 2.0
+                self.encoder = nn.Embedding(config.vocab_size, 4)
+    """,
     "src/transformers/models/gated/modeling_gated.py": """
         from torch import nn
 
@@ -250,7 +271,7 @@ LIBRARY = {
 @pytest.fixture
 def checkout(make_repo):
     files = {"tests/test_modeling_common.py": COMMON}
-    for name in ("Rope", "Flat", "Stacked", "Pooled", "Gated", "Branchy"):
+    for name in ("Rope", "Flat", "Stacked", "Pooled", "Gated", "Branchy", "Bare"):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = MODEL_TEST.format(name=name)
     return write_tree(make_repo(files), LIBRARY)
 
@@ -260,7 +281,7 @@ def test_a_method_of_the_model_an_attribute_holds_decides_the_skip(checkout, sca
     `language_model` (branchy's base model is its `backbone`): ran; gated may set any attribute
     (setattr under a name only the run knows): undecided."""
     assert verdicts(scan(checkout), "test_positions") == {
-        "ran": ["branchy", "flat", "pooled", "stacked"],
+        "ran": ["bare", "branchy", "flat", "pooled", "stacked"],
         "skipped": ["rope"],
         "undecided": ["gated"],
     }
@@ -274,21 +295,23 @@ def test_the_direct_submodules_decide_where_the_classification_layer_is(checkout
     results = scan(checkout)
     assert verdicts(results, "test_head") == {
         "ran": ["branchy", "flat", "rope", "stacked"],
-        "skipped": ["pooled"],
+        "skipped": ["bare", "pooled"],
         "undecided": ["gated"],
     }
     assert results["test_head"]["reasons_skipped"] == [
-        "pooled: Could not locate the classification Linear layer."
+        "bare: Could not locate the classification Linear layer.",
+        "pooled: Could not locate the classification Linear layer.",
     ]
 
 
 def test_the_input_embeddings_are_followed_to_the_module_an_attribute_holds(checkout, scan):
-    """stacked's embeddings are None and pooled's have no weight: skipped; rope and flat find theirs
+    """stacked's embeddings are None, pooled's have no weight, bare's search finds none and raises
+    NotImplementedError, which the test catches: skipped; rope and flat find theirs
     through the base class's search (the `model` they hold), branchy through its base model (the
-    attribute `base_model_prefix` names), an nn.Embedding: ran; gated's search
-    ends in NotImplementedError, which the analyzer does not follow: undecided."""
+    attribute `base_model_prefix` names), an nn.Embedding: ran; gated may hold any attribute
+    (setattr under a computed name), so its search is not followed: undecided."""
     assert verdicts(scan(checkout), "test_embeddings") == {
         "ran": ["branchy", "flat", "rope"],
-        "skipped": ["pooled", "stacked"],
+        "skipped": ["bare", "pooled", "stacked"],
         "undecided": ["gated"],
     }

@@ -219,7 +219,8 @@ LIBRARY = {
                 self.post_init()
     """,
     # eta calls module-level functions of its file (one builds the text model, one imports a kernel
-    # loader where it calls it), a class alias and a kernel imported from another package
+    # loader where it calls it) and one of its own, a class alias, a kernel imported from another
+    # package, and a ModuleList of its own that appends layers
     "src/transformers/models/eta/modeling_eta.py": """
         from torch import nn
         from fla.modules import FusedNorm
@@ -240,14 +241,23 @@ LIBRARY = {
         class EtaConfig(PreTrainedConfig):
             model_type = "eta"
 
+        class EtaLayers(nn.ModuleList):
+            def __init__(self):
+                super().__init__()
+                self.append(nn.Linear(4, 4))
+
         class EtaModel(PreTrainedModel):
             config: EtaConfig
             _supports_sdpa = True
 
             def __init__(self, config):
                 super().__init__(config)
+                def scaled(width):
+                    return int(math.ceil(width * 2))
+
                 load_kernels()
-                width = round_filters(config, 4)
+                width = scaled(round_filters(config, 4))
+                self.layers = EtaLayers()
                 self.norm = EtaLayerNorm(width)
                 self.fused = FusedNorm(width)
                 self.text = build_text(config)

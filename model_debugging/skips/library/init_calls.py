@@ -42,13 +42,22 @@ def read_init_calls(
         aliases = _class_aliases(body, tables)
         values = _bound_to_calls(body)
         plain_names = _bound_to_plain(body)
+        local_functions = {
+            node.name
+            for node in ast.walk(body)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body
+        }
         targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
         conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
         # conditions are kept only where `config` is the constructor's own configuration parameter
         keeps_conditions = not inlined[1:] and _config_parameter_kept(body)
 
         def visit(node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body:
+                for statement in node.body:  # a local function: what it calls, whenever it runs
+                    visit(statement, True, looped)
+                return
+            if isinstance(node, (ast.Lambda, ast.ClassDef)):
                 return
             if isinstance(node, ast.comprehension):
                 conditional = conditional or bool(node.ifs)
@@ -108,6 +117,8 @@ def read_init_calls(
 
         def _record(node: ast.Call, conditional: bool) -> None:
             callee = _callee(node.func)
+            if callee in local_functions:
+                return  # its own calls are read where it is defined
             method = callee.removeprefix("self.")
             target = targets.get(id(node), "")
             if callee.startswith("self.") and method in methods and method not in inlined:

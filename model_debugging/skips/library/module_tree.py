@@ -53,6 +53,8 @@ _SAFE_SELF = frozenset(
     }
 )  # fmt: skip
 _CLASS_CONSTRUCTORS = frozenset({"from_config", "_from_config"})
+_CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict"})
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add_module"})
 # Bases outside the files read whose constructors build no model: torch's modules and the
 # library's layer base (modeling_layers.py) and output records.
 _SAFE_BASES = frozenset(
@@ -181,6 +183,8 @@ def _models_of_call(
         chosen = auto_choice(library, info, head, call, parts) if names[1:] == ["from_config"] else None
         return None if chosen is None else built_models(library, chosen)
     if head == "self":
+        if len(names) == 2 and names[1] in _CONTAINER_METHODS and set(owner.bases) & _CONTAINERS:
+            return ()  # a ModuleList of its own registers what it is given, it builds nothing
         return () if len(names) > 2 or names[1] in _SAFE_SELF else None
     if head in _SAFE_ROOTS or head in _SAFE_FUNCTIONS or head in ("config", "super"):
         return ()

@@ -4,9 +4,9 @@ An override whose body is one ``return`` (``self.embeddings.patch_embeddings``,
 ``self.model.get_input_embeddings()``, ``None``) is followed attribute by attribute; the base
 class's search (``EmbeddingAccessMixin``) is run as written there: the attribute named by
 ``_input_embed_layer``, then that attribute of ``self.embeddings`` or of ``self.model``, then the
-base model's own answer. Any step only the run knows (an attribute whose value is not known, a
-method with a longer body, the ``NotImplementedError`` at the end of the search) makes the answer
-unknown.
+base model's own answer, and ``NotImplementedError`` (:class:`Raised`) when the base model is the
+instance itself. Any step only the run knows (an attribute whose value is not known, a method with
+a longer body) makes the answer unknown.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.runtime.context import TestClassFacts
-from model_debugging.skips.runtime.values import ModelInstance, Unknown
+from model_debugging.skips.runtime.values import ModelInstance, Signal, Unknown
 
 _SEARCH_OWNER = "EmbeddingAccessMixin"
+_BASE_MODEL = "PreTrainedModel"  # whose `base_model` property the search relies on
 _METHOD = "get_input_embeddings"
 _HOLDERS = ("embeddings", "model")  # where the search looks for the layer after the instance itself
 _MAX_DEPTH = 4
@@ -76,11 +77,16 @@ def _searched(facts: TestClassFacts, model: ModelInstance, unknown: Unknown, dep
         inner = _get(facts, holder, layer, unknown)
         if inner is not _ABSENT:
             return inner
+    owner = facts.library.defines(model.info, "base_model")
+    if owner is None or owner.name != _BASE_MODEL:
+        raise _Undecidable  # its own idea of the base model
     prefix = facts.library.attribute(model.info, "base_model_prefix")
     base = _get(facts, model, prefix, unknown) if isinstance(prefix, str) and prefix else _ABSENT
     if isinstance(base, ModelInstance) and base != model:
         return _embeddings(facts, base, unknown, depth + 1)
-    raise _Undecidable  # NotImplementedError (or a base model of another kind)
+    if base is _ABSENT:  # the base model is the instance itself: the search gives up
+        raise Raised("NotImplementedError")
+    raise _Undecidable
 
 
 def _get(facts: TestClassFacts, owner: object, name: str, unknown: Unknown) -> object:
@@ -98,3 +104,20 @@ def _get(facts: TestClassFacts, owner: object, name: str, unknown: Unknown) -> o
 
 class _Undecidable(Exception):  # noqa: N818 - control flow inside this module
     """A step of the search only the run can take."""
+
+
+class Raised(Signal):  # noqa: N818 - control flow: the library raises, the evaluator follows it
+    """A call the library's source shows raising ``name`` (``NotImplementedError``): a ``try`` whose
+    handler names it runs that handler; anywhere else the test ends there, as run."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+    def caught_by(self, handler: ast.ExceptHandler) -> bool:
+        """Whether ``except X`` / ``except (X, Y)`` / a bare ``except`` catches it."""
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        names = (self.name, "Exception", "BaseException")
+        return any(ast.unparse(item).rsplit(".", 1)[-1] in names for item in types)

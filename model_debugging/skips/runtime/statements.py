@@ -16,6 +16,7 @@ from typing import Literal
 from model_debugging.skips.runtime import attributes
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.effects import effects, mutated_name, relevant_names
+from model_debugging.skips.runtime.embeddings import Raised
 from model_debugging.skips.runtime.expressions import Evaluator
 from model_debugging.skips.runtime.merge import merge_branches
 from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknown
@@ -82,6 +83,8 @@ def evaluate_test(
         return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
     except _Undecided as undecided:
         return RuntimeVerdict("undecided", condition=undecided.text())
+    except Raised:
+        pass  # an exception no handler catches: the test fails, it ran
     return RuntimeVerdict("ran")
 
 
@@ -195,11 +198,7 @@ class _Runner:
                         self._bind(item.optional_vars, value(item.context_expr, variables), variables)
                 self.block(node.body, variables)
             elif isinstance(node, ast.Try):
-                try:
-                    self.block(node.body, variables)
-                finally:
-                    self.block(node.finalbody, variables)
-                self.block(node.orelse, variables)
+                self._try(node, variables)
             elif isinstance(node, ast.Return):
                 raise _Exit("return", value(node.value, variables) if node.value is not None else None)
             elif isinstance(node, ast.Raise):
@@ -216,6 +215,21 @@ class _Runner:
                     variables[(alias.asname or alias.name).split(".")[0]] = Unknown(alias.name)
         except Skipped as skipped:
             raise self._skip(skipped) from None
+
+    def _try(self, node: ast.Try, variables: dict[str, object]) -> None:
+        """``try``: a call the library shows raising runs the handler that names its exception."""
+        handler = None
+        try:
+            try:
+                self.block(node.body, variables)
+            except Raised as raised:
+                handler = next((item for item in node.handlers if raised.caught_by(item)), None)
+                if handler is None:
+                    raise
+                self.block(handler.body, variables)
+        finally:
+            self.block(node.finalbody, variables)
+        self.block(node.orelse if handler is None else [], variables)
 
     def _mutated(self, call: ast.Call, variables: dict[str, object]) -> object:
         """The new value of ``name`` after ``name.append(x)`` / ``.extend`` / ``.add`` (a fresh object:
@@ -277,6 +291,8 @@ class _Runner:
             return "undecided", undecided
         except _Exit as exit_:
             return "exit", exit_
+        except Raised:  # the test fails there: that path ends, as run
+            return "exit", _Exit("raise")
         return "next", None
 
     def _if(self, node: ast.If, variables: dict[str, object]) -> None:
