@@ -25,6 +25,16 @@ class GenerationTesterMixin:
         if not config.is_decoder:
             self.skipTest("not a decoder")
 
+    def test_encoder_keys(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if any(name for name in config.to_dict() if name.startswith("encoder")):
+            self.skipTest("derived from an encoder-decoder model")
+
+    def test_part_type(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.backbone_config.model_type != "part":
+            self.skipTest("the part is of another type")
+
     def test_tp_plan(self):
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if config.base_model_tp_plan is None and all(
@@ -61,7 +71,6 @@ from ...generation.test_utils import GenerationTesterMixin
 
 
 class {name}ModelTester(BaseTester):
-    def get_config(self):
 {get_config}
 {tester}
 
@@ -72,7 +81,7 @@ class {name}ModelTest(GenerationTesterMixin, unittest.TestCase):
         self.model_tester = {name}ModelTester(self{keywords})
 """
 
-PLAIN_CONFIG = "        return {name}Config()"
+PLAIN_CONFIG = "    def get_config(self):\n        return {name}Config()"
 
 TESTERS = {
     # the base tester's ids_tensor([13, 7]) and tril(ones): rank 2, a zero above the diagonal
@@ -160,6 +169,45 @@ TESTERS = {
     ),
 }
 
+# get_config with a parameter: read at its default; a call with another value is not followed
+DEFAULTED_CONFIG = """    def get_config(self, is_decoder=True):
+        return {name}Config(is_decoder=is_decoder)"""
+GET_CONFIGS = {"xi": DEFAULTED_CONFIG, "omicron": DEFAULTED_CONFIG}
+TESTERS["xi"] = ("", "")
+TESTERS["pi"] = ("", "")
+# get_config builds its part with a method of the tester: the part's class is the one it names
+BUILT_PART = """    backbone_class = {part}
+
+    def get_config(self):
+        kwargs = {{{{}}}}
+        for key in self.config_args:
+            kwargs[key] = getattr(self, key)
+        kwargs["backbone_config"] = self.get_backbone_config()
+        return {{name}}Config(**kwargs)
+
+    def get_backbone_config(self):
+        return self.backbone_class(hidden_size=4)"""
+GET_CONFIGS["rho"] = BUILT_PART.format(part="PartConfig")
+GET_CONFIGS["sigma"] = BUILT_PART.format(part="PlainConfig")
+TESTERS["rho"] = TESTERS["sigma"] = ("", "")
+# no get_config: the configuration is built where the inputs are, with the names it is given
+BUILT_HERE = """
+    def prepare_config_and_inputs_for_common(self):
+        config = {name}Config({keyword}=2)
+        return config, {{"input_ids": ids_tensor([13, 7], 99), "attention_mask": torch.ones(13, 7)}}
+"""
+GET_CONFIGS["tau"] = GET_CONFIGS["upsilon"] = ""
+TESTERS["tau"] = (BUILT_HERE.format(name="Tau", keyword="encoder_layers"), "")
+TESTERS["upsilon"] = (BUILT_HERE.format(name="Upsilon", keyword="hidden_size"), "")
+TESTERS["omicron"] = (
+    """
+    def prepare_config_and_inputs_for_common(self):
+        _, input_ids, input_mask = self.prepare_config_and_inputs()
+        return self.get_config(is_decoder=False), {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+    "",
+)
+
 LIBRARY = {
     "src/transformers/modeling_utils.py": """
         class PreTrainedModel(nn.Module):
@@ -170,6 +218,9 @@ LIBRARY = {
             sub_configs: ClassVar[dict] = {}
             is_decoder: bool = False
             base_model_tp_plan: ClassVar[dict | None] = None
+
+
+        PretrainedConfig = PreTrainedConfig
     """,
     "src/transformers/models/auto/configuration_auto.py": """
         CONFIG_MAPPING_NAMES = OrderedDict([("part", "PartConfig"), ("plain", "PlainConfig")])
@@ -212,37 +263,68 @@ def results(make_repo, scan):
             name=name.title(),
             tester=tester,
             keywords=keywords,
-            get_config=PLAIN_CONFIG.format(name=name.title()),
+            get_config=GET_CONFIGS.get(name, PLAIN_CONFIG).format(name=name.title()),
         )
         library.update(_library_of(name))
-    for name, part in (("theta", "PartConfig"), ("iota", "PlainConfig")):
-        get_config = (
-            f"        part = {part}(hidden_size=4)\n        return {name.title()}Config(backbone_config=part)"
-        )
+    parts = {
+        "theta": "PartConfig(hidden_size=4)",
+        "iota": "PlainConfig(hidden_size=4)",
+        "nu": '{"model_type": "part", "hidden_size": self.seq_length}',  # a dict, values not literal
+    }
+    for name, part in parts.items():
+        get_config = f"    def get_config(self):\n        part = {part}\n        return {name.title()}Config(backbone_config=part)"
         files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
             name=name.title(), tester="", keywords="", get_config=get_config
         )
         library.update(_library_of(name))
+    # pi's configuration derives from the old name of the base class, an alias of it
+    library["src/transformers/models/pi/configuration_pi.py"] = """
+        from ...configuration_utils import PretrainedConfig
+
+        class PiConfig(PretrainedConfig):
+            model_type = "pi"
+    """
+    # phi declares its part's class; the tester's dict still names another model type
+    files["tests/models/phi/test_modeling_phi.py"] = MODEL_TEST.format(
+        name="Phi",
+        tester="",
+        keywords="",
+        get_config='    def get_config(self):\n        return PhiConfig(backbone_config={"model_type": "other"})',
+    )
+    library.update(_library_of("phi"))
+    library["src/transformers/models/phi/configuration_phi.py"] = """
+        class PhiConfig(PreTrainedConfig):
+            model_type = "phi"
+            sub_configs = {"backbone_config": PartConfig}
+    """
     return scan(write_tree(make_repo(files), library))
 
 
 def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_skips(results):
     found = verdicts(results, "test_padding_free")
-    assert found == {
-        "ran": ["alpha", "delta", "iota", "kappa", "lambda", "mu", "theta"],  # the base tester's inputs
-        "skipped": ["beta", "gamma"],
-        "undecided": ["epsilon", "eta", "zeta"],
-    }
-    assert results["test_padding_free"]["reasons_skipped"] == [
+    assert {"alpha", "delta", "kappa"} <= set(found["ran"])  # the others run on the base tester's inputs
+    assert found["skipped"] == ["beta", "gamma", "tau", "upsilon"]  # tau, upsilon: a mask of ones
+    assert found["undecided"] == ["epsilon", "eta", "zeta"]
+    assert results["test_padding_free"]["reasons_skipped"][:2] == [
         "beta: Model dummy inputs should contain text input ids",
         "gamma: Model dummy inputs should contain padding in their attention mask",
     ]
 
 
 def test_a_part_passed_as_a_configuration_object_takes_that_class(results):
-    """theta's tester passes ``PartConfig(...)`` (with a TP plan), iota's ``PlainConfig(...)``."""
+    """theta's tester passes ``PartConfig(...)`` (with a TP plan), iota's ``PlainConfig(...)``; nu's
+    a dict naming the part's model type, its values read from the tester."""
     found = verdicts(results, "test_tp_plan")
-    assert "theta" in found["ran"] and "iota" in found["skipped"]
+    assert {"nu", "theta"} <= set(found["ran"]) and "iota" in found["skipped"]
+    # rho's and sigma's get_config build the part with self.get_backbone_config()
+    assert "rho" in found["ran"] and "sigma" in found["skipped"]
+
+
+def test_a_model_type_the_testers_dict_names_is_the_parts_own(results):
+    """nu's dict names "part" for an AutoConfig part; phi's names "other" for a part declared as
+    PartConfig: the instance holds "other" (the dict's keywords set it)."""
+    found = verdicts(results, "test_part_type")
+    assert "nu" in found["ran"] and "phi" in found["skipped"]
     assert "theta" not in found["undecided"] and "iota" not in found["undecided"]
 
 
@@ -253,3 +335,13 @@ def test_what_the_tester_sets_on_its_configuration_is_seen_by_the_test(results):
     found = verdicts(results, "test_decoder")
     assert {"kappa", "mu"} <= set(found["ran"]) and "alpha" in found["skipped"]
     assert "lambda" in found["undecided"]
+    # xi's get_config(is_decoder=True) is read at its default; omicron calls it with False
+    assert "xi" in found["ran"] and "omicron" in found["undecided"]
+    # pi's configuration class derives from an alias of the base class: is_decoder is its default
+    assert "pi" in found["skipped"]
+
+
+def test_a_configuration_built_with_the_inputs_has_the_names_it_is_given(results):
+    """tau and upsilon have no get_config: to_dict() holds the class's names and those passed."""
+    found = verdicts(results, "test_encoder_keys")
+    assert "tau" in found["skipped"] and "upsilon" in found["ran"]

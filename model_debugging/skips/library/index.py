@@ -198,7 +198,7 @@ class Library:
         self._mro[key] = (info,)  # cycle guard
         bases = [
             base
-            for base in (self.find(name, key[0]) for name in info.bases)
+            for base in (self._base(name, key[0]) for name in info.bases)
             if base is not None and base is not info
         ]
         lists = [list(self.mro(base)) for base in bases] + [bases]
@@ -218,6 +218,20 @@ class Library:
         self._mro_files[key] = tuple({self._where.get(id(item), "") for item in result})
         self._read(files=self._mro_files[key])
         return self._mro[key]
+
+    def _base(self, name: str, near: str) -> LibraryClass | None:
+        """A base class named in the file ``near``; a module-level alias in the file it is imported
+        from (``PretrainedConfig = PreTrainedConfig``) stands for the class it names."""
+        found = self.find(name, near)
+        module = self._imports.get(near, {}).get(name) if found is None else None
+        if module is None:
+            return found
+        stem = "/" + module.lstrip(".").replace(".", "/") + ".py"
+        for path, functions in self._functions.items():
+            calls = functions.get(name) if path.endswith(stem) else None
+            if calls is not None and len(calls) == 1 and calls[0].callee.isidentifier():
+                return self.find(calls[0].callee, path)
+        return None
 
     def attribute(self, info: LibraryClass, name: str) -> Value:
         """The class-level value of ``name`` first found along the MRO, or :data:`MISSING`.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from model_debugging.skips.library.index import MISSING, Library
-from model_debugging.skips.library.read import CONVERSION_MAPPING
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
@@ -116,33 +115,6 @@ def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool |
     if re.search(r"class \w+Attention\(nn.Module\)", text):
         return "eager_attention_forward" in text and "ALL_ATTENTION_FUNCTIONS.get_interface(" in text
     return True
-
-
-def conversions(facts: TestClassFacts, model: object, unknown: Unknown) -> object:
-    """``get_model_conversion_mapping(model)``: conversions exist when the model's type has some; a
-    model without sub-configurations has no other types among its parts (then: none)."""
-    model_types = facts.library.mapping_keys(CONVERSION_MAPPING)
-    if model_types is None or not isinstance(model, ModelInstance) or not isinstance(model.config, Config):
-        return unknown
-    config = model.config
-    model_type = config_value(facts, config, "model_type", unknown, unknown)
-    if not isinstance(model_type, str):
-        return unknown
-    if model_type in model_types:
-        return [unknown]  # at least one conversion, whatever it is
-    sub_configs = facts.library.attribute(config.info, "sub_configs") if config.info is not None else MISSING
-    parts = modules.modules_of(facts, model, unknown)
-    if isinstance(parts, tuple):  # the types of the library's models it holds
-        nested = [
-            config_value(facts, part.config, "model_type", unknown, unknown)
-            for part in parts[1:]
-            if isinstance(part, ModelInstance) and isinstance(part.config, Config)
-        ]
-        if any(isinstance(item, str) and item in model_types for item in nested):
-            return [unknown]
-        if all(isinstance(item, str) for item in nested):
-            return []
-    return [] if sub_configs in ({}, MISSING) else unknown
 
 
 def parameters(facts: TestClassFacts, function: object, unknown: Unknown) -> object:

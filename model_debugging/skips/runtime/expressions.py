@@ -10,6 +10,7 @@ from collections.abc import Callable
 from model_debugging.skips.runtime import attributes, environment, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.conversions import conversions
 from model_debugging.skips.runtime.effects import super_method
 from model_debugging.skips.runtime.model_calls import ModelOutputs, call_model, outputs_contain
 from model_debugging.skips.runtime.values import (
@@ -339,7 +340,7 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
     if name in ("set", "list", "tuple") and not arguments:
         return {"set": set, "list": list, "tuple": tuple}[name]()
     if name == "get_model_conversion_mapping":
-        return attributes.conversions(facts, arguments[0], unknown) if arguments else unknown
+        return conversions(facts, arguments[0], unknown) if arguments else unknown
     if name == "signature":
         return attributes.parameters(facts, arguments[0], unknown) if arguments else unknown
     if name in ("getfile", "open"):

@@ -40,7 +40,8 @@ def sub_config(
         return unknown.existing()
     if items is None:
         return Config(info, sub="unread")
-    return Config(info, tuple((key, value) for key, value in items if key != "model_type"), sub="read")
+    # a "model_type" in the dict is kept: the part's instance holds it, even against its class's
+    return Config(info, tuple(items), sub="read")
 
 
 def sub_config_value(

@@ -12,6 +12,7 @@ from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.overrides import HelperOverrides
 from model_debugging.skips.runtime.tester_inputs import UNREAD, TesterCommon, common_inputs
+from model_debugging.skips.runtime.tester_parts import built_parts
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 
 # Testers that list their model classes from one base class by naming convention
@@ -91,7 +92,6 @@ def class_facts(
         generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
-    common = _tester_method(resolver, linearization, sources, "prepare_config_and_inputs_for_common")
     overrides = HelperOverrides(
         [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None], sources
     )
@@ -100,12 +100,15 @@ def class_facts(
         return definition(key) or overrides.own(key)
 
     passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
-    common = _common_inputs(resolver, linearization, sources, tester_attribute, config_class)
+    tester = _tester_classes(resolver, linearization, sources)
+    common = _common_inputs(tester, tester_attribute, config_class)
+    if passed_names is None and _tester_method(resolver, linearization, sources, "get_config") is None:
+        passed_names = common.passed  # the configuration is built where the inputs are
     return TestClassFacts(
         library,
         name,
         attribute,
-        tester_attribute,
+        _with_parts(tester, tester_attribute),
         own_definition,
         model_classes,
         generative,
@@ -142,11 +145,24 @@ def _config_keywords(
     )
     if call is None or any(keyword.arg is None for keyword in call.keywords):
         return None
-    local = _single_assignments(function)
+    local = {**_literal_defaults(function), **_single_assignments(function)}
     return {
         keyword.arg: _keyword_value(local.get(ast.unparse(keyword.value), keyword.value), tester_attribute)
         for keyword in call.keywords
     }
+
+
+def _literal_defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Parameters with a literal default, read as that default: the scanner calls ``get_config()``
+    without arguments, and a call with other values leaves the configuration unknown
+    (``tester_expressions``)."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [
+        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
+        *((item, default) for item, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)),
+    ]
+    return {item.arg: default for item, default in pairs if isinstance(default, ast.Constant)}
 
 
 def _single_assignments(function: ast.FunctionDef) -> dict[str, ast.expr]:
@@ -189,18 +205,14 @@ def _passed_config_names(
     return frozenset(forced)
 
 
-def _common_inputs(
-    resolver: Resolver,
-    linearization: tuple[ClassRef, ...],
-    sources: Callable[[str], ast.Module | None],
-    tester_attribute: Callable[[str], object],
-    config_class: LibraryClass | None,
-) -> TesterCommon:
-    """What the tester's ``prepare_config_and_inputs_for_common`` returns, read from the classes
-    of its MRO and the functions of their files (:data:`UNREAD` when a class cannot be read)."""
+def _tester_classes(
+    resolver: Resolver, linearization: tuple[ClassRef, ...], sources: Callable[[str], ast.Module | None]
+) -> tuple[list[ast.ClassDef], list[dict[str, ast.FunctionDef]]] | None:
+    """The classes of the tester's MRO and the module-level functions of their files (None when a
+    class cannot be read)."""
     tester, _ = resolver.tester_class(linearization)
     if tester is None or tester.external:
-        return UNREAD
+        return None
     classes, functions = [], []
     for ref in resolver.mro(tester):
         path = resolver.path_of(ref)
@@ -208,11 +220,42 @@ def _common_inputs(
         body = tree.body if tree is not None else []
         node = next((item for item in body if isinstance(item, ast.ClassDef) and item.name == ref.name), None)
         if node is None:
-            return UNREAD
+            return None
         classes.append(node)
         functions.append({item.name: item for item in body if isinstance(item, ast.FunctionDef)})
+    return classes, functions
+
+
+def _common_inputs(
+    tester: tuple[list[ast.ClassDef], list[dict[str, ast.FunctionDef]]] | None,
+    tester_attribute: Callable[[str], object],
+    config_class: LibraryClass | None,
+) -> TesterCommon:
+    """What the tester's ``prepare_config_and_inputs_for_common`` returns (:data:`UNREAD` when a
+    class of the tester's MRO cannot be read)."""
+    if tester is None:
+        return UNREAD
     name = config_class.name if config_class is not None else None
-    return common_inputs(tuple(classes), tuple(functions), tester_attribute, name)
+    return common_inputs(tuple(tester[0]), tuple(tester[1]), tester_attribute, name)
+
+
+def _with_parts(
+    tester: tuple[list[ast.ClassDef], list[dict[str, ast.FunctionDef]]] | None,
+    tester_attribute: Callable[[str], object],
+) -> Callable[[str], object]:
+    """The tester's attributes, and for a part ``get_config`` builds with a method of its own
+    (``kwargs["text_config"] = self.get_text_config()``) that part as ``<Class>(**kwargs)``."""
+    methods = tuple(
+        (node.name, {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)})
+        for node in (tester[0] if tester is not None else ())
+    )
+    parts = built_parts(methods, tester_attribute)
+
+    def attribute(key: str) -> object:
+        value = tester_attribute(key)
+        return parts[key] if value is ABSENT and key in parts else value
+
+    return attribute if parts else tester_attribute
 
 
 def _tester_method(
@@ -247,6 +290,13 @@ def _keyword_value(node: ast.expr, tester_attribute: Callable[[str], object]) ->
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         value = tester_attribute(node.attr)
         return Unknown(node.attr, exists=True) if value is ABSENT else value
+    if isinstance(node, ast.Dict) and all(
+        isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys
+    ):  # a part's dict ({"model_type": "bart", "vocab_size": self.vocab_size}): item by item
+        return {
+            key.value: _keyword_value(item, tester_attribute)
+            for key, item in zip(node.keys, node.values, strict=True)
+        }
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError):

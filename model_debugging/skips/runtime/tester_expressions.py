@@ -243,7 +243,8 @@ class ExpressionReader:
             if isinstance(container, dict) and func.attr == "copy" and not arguments:
                 return dict(container)
         if isinstance(function, BoundMethod) and function.name == "get_config":
-            return TesterConfig()  # what the evaluator reads from get_config's own source
+            # what the evaluator reads from get_config's source, as called without arguments
+            return TesterConfig() if self._default_call(function, arguments, keywords) else Unknown("config")
         if (
             isinstance(func, ast.Name)
             and func.id.endswith("Config")
@@ -271,6 +272,24 @@ class ExpressionReader:
         if isinstance(func, ast.Attribute) and func.attr not in DICT_READS:
             self._changed(func.value, frame)  # x.update(...), x.pop(...): x may have changed
         return Unknown(ast.unparse(node))
+
+    def _default_call(
+        self, method: BoundMethod, arguments: list[object], keywords: dict[str, object]
+    ) -> bool:
+        """The call passes every parameter of ``method`` its literal default (or passes nothing)."""
+        found = self._find(method.name, method.after)
+        if found is None:
+            return not arguments and not keywords
+        try:
+            passed = bind_parameters(found[1], arguments, keywords, method=True)
+            defaults = bind_parameters(found[1], [], {}, method=True)
+        except GiveUp:
+            return False
+        return all(
+            type(passed[name]) is type(value) and passed[name] == value and not isinstance(value, Unknown)
+            for name, value in defaults.items()
+            if name in passed and (name in keywords or list(passed).index(name) < len(arguments))
+        )
 
     def _bool_operation(self, node: ast.BoolOp, frame: Frame) -> object:
         """``a or b`` / ``a and b`` on known literals, evaluated left to right as Python does."""

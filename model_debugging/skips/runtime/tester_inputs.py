@@ -42,10 +42,13 @@ class TesterCommon:
     ``config``: what the tester sets on the configuration after ``get_config()`` (``()`` when
     nothing), None when it cannot be followed (handed to a function not read, changed in a loop,
     built otherwise). ``inputs``: the dict, None when it is not read as a dict with string keys.
+    ``passed``: the names a configuration built in the method itself (``XConfig(key=...)``) was
+    given or set, None when it comes from ``get_config()`` or is unknown.
     """
 
     config: tuple[tuple[str, object], ...] | None
     inputs: dict[str, object] | None
+    passed: frozenset[str] | None = None
 
 
 UNREAD = TesterCommon((), None)  # the method could not be followed: the configuration is taken as built
@@ -67,14 +70,15 @@ def common_inputs(
         return UNREAD
     if not isinstance(result, tuple) or len(result) != 2:
         return UNREAD
-    config = None
+    config, passed = None, None
     built = result[0].built if isinstance(result[0], TesterConfig) else None
     if isinstance(result[0], TesterConfig) and not reader.escaped and built in (None, config_class):
         config = tuple((key, _plain(value, f"config.{key}")) for key, value in result[0].overrides)
+        passed = frozenset(key for key, _ in config) if built is not None else None
     inputs = result[1]
     if not isinstance(inputs, dict) or not all(isinstance(key, str) for key in inputs):
-        return TesterCommon(config, None)
-    return TesterCommon(config, {key: _plain(value, key) for key, value in inputs.items()})
+        return TesterCommon(config, None, passed)
+    return TesterCommon(config, {key: _plain(value, key) for key, value in inputs.items()}, passed)
 
 
 def _plain(value: object, name: str) -> object:
