@@ -108,16 +108,23 @@ class _Undecidable(Exception):  # noqa: N818 - control flow inside this module
 
 class Raised(Signal):  # noqa: N818 - control flow: the library raises, the evaluator follows it
     """A call the library's source shows raising ``name`` (``NotImplementedError``): a ``try`` whose
-    handler names it runs that handler; anywhere else the test ends there, as run."""
+    handler names it runs that handler; inside ``self.subTest`` it is undecided; anywhere else the
+    test ends there, as run."""
 
     def __init__(self, name: str):
         super().__init__(name)
         self.name = name
 
-    def caught_by(self, handler: ast.ExceptHandler) -> bool:
-        """Whether ``except X`` / ``except (X, Y)`` / a bare ``except`` catches it."""
-        if handler.type is None:
-            return True
-        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    def handler(self, node: ast.With | ast.Try) -> ast.ExceptHandler | None:
+        """The first ``except X`` / ``except (X, Y)`` / bare ``except`` of ``node`` that catches it."""
         names = (self.name, "Exception", "BaseException")
-        return any(ast.unparse(item).rsplit(".", 1)[-1] in names for item in types)
+        for handler in getattr(node, "handlers", ()):
+            types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if handler.type is None or any(ast.unparse(item).rsplit(".", 1)[-1] in names for item in types):
+                return handler
+        return None
+
+    @staticmethod
+    def in_subtest(node: ast.With | ast.Try) -> bool:
+        """``with self.subTest(...)``: unittest records the exception there and the test goes on."""
+        return any("subTest" in ast.unparse(item.context_expr) for item in getattr(node, "items", ()))

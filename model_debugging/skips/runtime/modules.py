@@ -177,21 +177,19 @@ def _is_torch_instance(facts: TestClassFacts, value: object, kind: str) -> bool 
         path = library.path_of(ancestor)
         for base in ancestor.bases:
             if library.find(base, path) is None and base not in _NOT_MODULES:
-                verdicts.append(
-                    True if kind == "Module" and base == "Module" else _torch_subclass(base, kind)
-                )
+                verdicts.append(_torch_subclass(base, kind))
     if True in verdicts:
         return True
     return None if None in verdicts else False
 
 
 def _torch_subclass(name: str, kind: str) -> bool | None:
-    if name == kind or kind == "Module":
+    """Whether torch class ``name`` is ``kind`` or derives from it; None for a class not listed."""
+    if name == kind:
         return True
-    if name == "Module":
-        return False
-    ancestors = _TORCH_ANCESTORS.get(name)
-    return None if ancestors is None else kind in ancestors
+    if name != "Module" and name not in _TORCH_ANCESTORS:
+        return None
+    return kind == "Module" or (name != "Module" and kind in _TORCH_ANCESTORS[name])
 
 
 def is_module(value: object) -> bool:
@@ -241,8 +239,12 @@ def children_of(facts: TestClassFacts, model: object, unknown: Unknown, named: b
         for name, value in chosen
         if isinstance(value, Assigned) and not _builds_no_module(value.call.callee)
     ]
-    if any(isinstance(child, Unknown) for _, child in children):
-        return unknown
+    if any(
+        isinstance(child, Unknown)
+        or (isinstance(child, ModelInstance) and not _is_torch_instance(facts, child, "Module"))
+        for _, child in children
+    ):
+        return unknown  # a value not known, or of a class not known to be a module
     return [(name, child) if named else child for name, child in children]
 
 

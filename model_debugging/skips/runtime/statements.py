@@ -192,13 +192,8 @@ class _Runner:
                 self._if(node, variables)
             elif isinstance(node, (ast.For, ast.While)):
                 self._loop(node, variables)
-            elif isinstance(node, ast.With):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        self._bind(item.optional_vars, value(item.context_expr, variables), variables)
-                self.block(node.body, variables)
-            elif isinstance(node, ast.Try):
-                self._try(node, variables)
+            elif isinstance(node, (ast.With, ast.Try)):
+                self._guarded(node, variables)
             elif isinstance(node, ast.Return):
                 raise _Exit("return", value(node.value, variables) if node.value is not None else None)
             elif isinstance(node, ast.Raise):
@@ -216,20 +211,25 @@ class _Runner:
         except Skipped as skipped:
             raise self._skip(skipped) from None
 
-    def _try(self, node: ast.Try, variables: dict[str, object]) -> None:
-        """``try``: a call the library shows raising runs the handler that names its exception."""
+    def _guarded(self, node: ast.With | ast.Try, variables: dict[str, object]) -> None:
+        """``with`` / ``try`` around calls the library may show raising (see :class:`Raised`)."""
+        for item in getattr(node, "items", ()):
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, self.evaluator.value(item.context_expr, variables), variables)
         handler = None
         try:
             try:
                 self.block(node.body, variables)
             except Raised as raised:
-                handler = next((item for item in node.handlers if raised.caught_by(item)), None)
+                if raised.in_subtest(node):
+                    raise _Undecided(f"{raised.name} raised inside a subTest") from None
+                handler = raised.handler(node)
                 if handler is None:
                     raise
                 self.block(handler.body, variables)
         finally:
-            self.block(node.finalbody, variables)
-        self.block(node.orelse if handler is None else [], variables)
+            self.block(getattr(node, "finalbody", []), variables)
+        self.block(getattr(node, "orelse", []) if handler is None else [], variables)
 
     def _mutated(self, call: ast.Call, variables: dict[str, object]) -> object:
         """The new value of ``name`` after ``name.append(x)`` / ``.extend`` / ``.add`` (a fresh object:
