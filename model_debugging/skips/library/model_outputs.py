@@ -36,6 +36,8 @@ class CacheGating:
     ungated: bool
     overridden: bool
     delegated: bool
+    # ``use_cache = False`` under ``if`` tests: (class whose forward does it, the tests that must hold)
+    disabled: tuple[tuple[str, tuple[ast.expr, ...]], ...] = ()
 
     @property
     def follows_use_cache(self) -> bool:
@@ -164,9 +166,13 @@ def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
     if tree is None:
         return None
     flags = {"gated": False, "ungated": False, "overridden": False}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "forward":
-            _visit(node.body, (), flags)
+    disabled: list[tuple[str, tuple[ast.expr, ...]]] = []
+    for owner in tree.body if isinstance(tree, ast.Module) else ():
+        for node in owner.body if isinstance(owner, ast.ClassDef) else ():
+            if isinstance(node, ast.FunctionDef) and node.name == "forward":
+                found_disabled: list[tuple[ast.expr, ...]] = []
+                _visit(node.body, (), flags, found_disabled)
+                disabled += [(owner.name, conditions) for conditions in found_disabled]
     delegated = any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -175,7 +181,7 @@ def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
         and node.func.value.id.startswith("Auto")
         for node in ast.walk(tree)
     )
-    return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated)
+    return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated, tuple(disabled))
 
 
 def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, str], ...] | None:
@@ -204,27 +210,42 @@ def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, st
     return tuple(dict.fromkeys(parts))
 
 
-def _visit(statements: list[ast.stmt], conditions: tuple[ast.expr, ...], flags: dict[str, bool]) -> None:
+def _visit(
+    statements: list[ast.stmt],
+    conditions: tuple[ast.expr, ...],
+    flags: dict[str, bool],
+    disabled: list[tuple[ast.expr, ...]],
+) -> None:
     """Walk a forward's statements with the ``if`` tests that must hold to reach each one."""
     for statement in statements:
         if isinstance(statement, ast.If):
-            _visit(statement.body, (*conditions, statement.test), flags)
-            _visit(statement.orelse, (*conditions, ast.UnaryOp(ast.Not(), statement.test)), flags)
+            _visit(statement.body, (*conditions, statement.test), flags, disabled)
+            _visit(statement.orelse, (*conditions, ast.UnaryOp(ast.Not(), statement.test)), flags, disabled)
             continue
         if isinstance(statement, (ast.For, ast.While, ast.With, ast.Try)):
             for block in ("body", "orelse", "finalbody"):
-                _visit(getattr(statement, block, []), conditions, flags)
+                _visit(getattr(statement, block, []), conditions, flags, disabled)
             for handler in getattr(statement, "handlers", []):
-                _visit(handler.body, conditions, flags)
+                _visit(handler.body, conditions, flags, disabled)
             continue
         if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
             continue
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         names = {target.id for target in targets if isinstance(target, ast.Name)}
-        if "use_cache" in names and not _from_argument(statement.value) and not _training_only(conditions):
+        turned_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
+        if "use_cache" in names and turned_off and conditions and not _training_only(conditions):
+            disabled.append(conditions)  # use_cache = False under if tests: decided on the call
+        elif "use_cache" in names and not _from_argument(statement.value) and not _training_only(conditions):
             flags["overridden"] = True
-        if "past_key_values" in names and isinstance(statement.value, ast.Call):
+        if "past_key_values" in names and _builds(statement.value):
             flags["gated" if any(_requires_use_cache(test) for test in conditions) else "ungated"] = True
+
+
+def _builds(value: ast.expr | None) -> bool:
+    """A new cache: a call, or ``A(...) if <test> else B(...)`` (BERT's encoder-decoder cache)."""
+    if isinstance(value, ast.IfExp):
+        return _builds(value.body) and _builds(value.orelse)
+    return isinstance(value, ast.Call)
 
 
 def _from_argument(value: ast.expr | None) -> bool:

@@ -29,7 +29,14 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
     library, config = facts.library, model.config
     own = model_outputs.cache_gating(library, model.info)
     parts = model_outputs.delegated_parts(library, model.info)
-    if own is None or own.ungated or own.overridden or not parts or not isinstance(config, Config):
+    if (
+        own is None
+        or own.ungated
+        or own.overridden
+        or own.disabled
+        or not parts
+        or not isinstance(config, Config)
+    ):
         return None
     keepers = []
     for auto, part in parts:
@@ -50,6 +57,7 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
         or not gating.gated
         or gating.ungated
         or gating.overridden
+        or gating.disabled
         or _builds_models(library, keeper)
         or fields is None
         or not all(_CACHE in names for names in fields)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from model_debugging.skips.library import model_outputs
 from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.cache_switches import switched_off
 from model_debugging.skips.runtime.config_methods import text_config
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.delegated_cache import delegated_cache
@@ -28,18 +29,21 @@ class ModelOutputs:
 
     model: ModelInstance
     use_cache: object
+    passed: dict[str, object] | None = None  # every argument of the call by name, when all are known
 
 
 def call_model(model: ModelInstance, keywords: dict[str, object], unpacked: list[object]) -> object:
     """``model(**unpacked, **keywords)``: an unknown ``**`` leaves ``use_cache`` unknown."""
     use_cache = keywords.get("use_cache", ABSENT)
+    arguments: dict[str, object] = {}
     for passed in unpacked:
         if not isinstance(passed, dict):
             return ModelOutputs(model, Unknown("use_cache"))
         if _CACHE in passed:  # a cache passed in comes back whatever use_cache says
             return ModelOutputs(model, Unknown(_CACHE))
         use_cache = passed.get("use_cache", use_cache)
-    return ModelOutputs(model, use_cache)
+        arguments.update(passed)
+    return ModelOutputs(model, use_cache, {**arguments, **keywords})
 
 
 def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> bool | None:
@@ -58,6 +62,9 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
         return delegated_cache(facts, outputs.model, outputs.use_cache)
     if gating is None or not gating.follows_use_cache:
         return None
+    off = switched_off(facts, outputs.model, outputs.passed, gating)
+    if off is not False:
+        return None if off is None else False  # the file turns the cache off for this call
     use_cache = outputs.use_cache
     if use_cache is ABSENT or use_cache is None:
         use_cache = model_outputs.parameter_default(library, info, "forward", "use_cache")
