@@ -6,8 +6,9 @@ causal LM takes before its head). The version counter cannot prove it unchanged 
 change through ``tensor.data`` does not bump it), so each remembered tensor keeps a snapshot of its
 bytes, and a reuse needs a plain tensor with the same memory address, device, shape, strides, dtype
 and grad state, whose bytes compare equal to the snapshot (an integer view, so NaN payloads and the
-sign of zero count too). The comparison is exact: nothing that changes what the trace would record
-can pass it.
+sign of zero count too). The comparison is exact for every write torch sees; the copy-on-write
+snapshot below misses one kind: a write through a raw alias (NumPy, DLPack) made before the
+tensor was recorded, which changes the snapshot's shared bytes too.
 
 A snapshot is a copy of the tensor taken when it is first recorded. For a CPU tensor that owns its
 whole storage it is a lazy, copy-on-write clone (``torch._lazy_clone``): no byte is copied unless
