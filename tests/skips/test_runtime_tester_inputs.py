@@ -190,6 +190,14 @@ BUILT_PART = """    backbone_class = {part}
 GET_CONFIGS["rho"] = BUILT_PART.format(part="PartConfig")
 GET_CONFIGS["sigma"] = BUILT_PART.format(part="PlainConfig")
 TESTERS["rho"] = TESTERS["sigma"] = ("", "")
+# get_config builds the configuration, sets values on it, then returns it
+SET_AFTER = """    def get_config(self):
+        config = {{name}}Config(is_decoder=True)
+        config.is_decoder = {later}
+        return config"""
+GET_CONFIGS["chi"] = SET_AFTER.format(later="True")
+GET_CONFIGS["psi"] = SET_AFTER.format(later="False")
+TESTERS["chi"] = TESTERS["psi"] = ("", "")
 # no get_config: the configuration is built where the inputs are, with the names it is given
 BUILT_HERE = """
     def prepare_config_and_inputs_for_common(self):
@@ -339,6 +347,8 @@ def test_what_the_tester_sets_on_its_configuration_is_seen_by_the_test(results):
     assert "xi" in found["ran"] and "omicron" in found["undecided"]
     # pi's configuration class derives from an alias of the base class: is_decoder is its default
     assert "pi" in found["skipped"]
+    # chi's and psi's get_config set is_decoder on the configuration they built before returning it
+    assert "chi" in found["ran"] and "psi" in found["skipped"]
 
 
 def test_a_configuration_built_with_the_inputs_has_the_names_it_is_given(results):

@@ -11,6 +11,7 @@ from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.overrides import HelperOverrides
+from model_debugging.skips.runtime.tester_config import config_keywords
 from model_debugging.skips.runtime.tester_inputs import UNREAD, TesterCommon, common_inputs
 from model_debugging.skips.runtime.tester_parts import built_parts
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
@@ -91,7 +92,9 @@ def class_facts(
     elif isinstance(value, tuple | list) and not value:  # `= ()`: the class runs no generation loop
         generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
-    keywords = _config_keywords(resolver, linearization, tester_attribute, sources)
+    keywords = config_keywords(
+        _tester_method(resolver, linearization, sources, "get_config"), tester_attribute
+    )
     overrides = HelperOverrides(
         [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None], sources
     )
@@ -120,67 +123,6 @@ def class_facts(
         overrides.parent,
         common.config,
     )
-
-
-def _config_keywords(
-    resolver: Resolver,
-    linearization: tuple[ClassRef, ...],
-    tester_attribute: Callable[[str], object],
-    sources: Callable[[str], ast.Module | None],
-) -> dict[str, object] | None:
-    """``name -> value`` of ``XConfig(name=self.attr, ...)`` returned by the tester's ``get_config``.
-
-    None when the tester has no such method with a plain call (``self.config_class(**kwargs)``).
-    """
-    function = _tester_method(resolver, linearization, sources, "get_config")
-    if function is None:
-        return None
-    call = next(
-        (
-            node.value
-            for node in ast.walk(function)
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
-        ),
-        None,
-    )
-    if call is None or any(keyword.arg is None for keyword in call.keywords):
-        return None
-    local = {**_literal_defaults(function), **_single_assignments(function)}
-    return {
-        keyword.arg: _keyword_value(local.get(ast.unparse(keyword.value), keyword.value), tester_attribute)
-        for keyword in call.keywords
-    }
-
-
-def _literal_defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
-    """Parameters with a literal default, read as that default: the scanner calls ``get_config()``
-    without arguments, and a call with other values leaves the configuration unknown
-    (``tester_expressions``)."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [
-        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
-        *((item, default) for item, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)),
-    ]
-    return {item.arg: default for item, default in pairs if isinstance(default, ast.Constant)}
-
-
-def _single_assignments(function: ast.FunctionDef) -> dict[str, ast.expr]:
-    """Local names bound once by a plain assignment and never changed (``part = PartConfig(...)``)."""
-    stores: dict[str, int] = {}
-    values: dict[str, ast.expr] = {}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif (
-            isinstance(node, (ast.Attribute, ast.Subscript))
-            and isinstance(node.value, ast.Name)
-            and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load))
-        ):
-            stores[node.value.id] = 2  # changed in place, or a method of it called: not read
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = node.value
-    return {name: value for name, value in values.items() if stores.get(name) == 1}
 
 
 def _passed_config_names(
@@ -284,23 +226,6 @@ def _method_node(tree: ast.Module, class_name: str, method: str) -> ast.Function
                 if isinstance(item, ast.FunctionDef) and item.name == method:
                     return item
     return None
-
-
-def _keyword_value(node: ast.expr, tester_attribute: Callable[[str], object]) -> object:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        value = tester_attribute(node.attr)
-        return Unknown(node.attr, exists=True) if value is ABSENT else value
-    if isinstance(node, ast.Dict) and all(
-        isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys
-    ):  # a part's dict ({"model_type": "bart", "vocab_size": self.vocab_size}): item by item
-        return {
-            key.value: _keyword_value(item, tester_attribute)
-            for key, item in zip(node.keys, node.values, strict=True)
-        }
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError):
-        return Unknown(ast.unparse(node), exists=True)
 
 
 def _classes_in(code: str, library: Library) -> tuple[LibraryClass, ...] | None:
