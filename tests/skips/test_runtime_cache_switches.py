@@ -2,18 +2,7 @@
 configuration is a decoder, its head when labels are given), decided on the call (issue 10)."""
 
 from tests.skips.conftest import verdicts, write_tree
-
-GENERATION = """
-class GenerationTesterMixin:
-    model_tester = None
-
-    def test_cache_returned(self):
-        for model_class in self.all_model_classes:
-            config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
-            outputs = model_class(config)(**inputs)
-            if "past_key_values" not in outputs:
-                self.skipTest(reason="This model doesn't return `past_key_values`")
-"""
+from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned
 
 MODEL_TEST = """
 import unittest
