@@ -13,6 +13,7 @@ from model_debugging.skips.library.records import (
     Opaque,
 )
 from model_debugging.skips.runtime import held_models, modules
+from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
@@ -216,6 +217,8 @@ def _model_attribute(
             return owner.config
         if name == "__class__":
             return ModelClass(info)
+        if name == "base_model":
+            return base_model(facts, owner, unknown)
         mro = library.mro(info)
         if any(name in ancestor.init_as_set for ancestor in mro) and isinstance(
             value, (list, tuple, set, type(None))
@@ -275,7 +278,9 @@ def config_value(
     if isinstance(declared, MethodValue):
         return Method(info, name)
     if is_part:  # built from what the tester passes
-        return sub_config(library, info, name, sub_configs[name], passed, unknown)
+        keywords = facts.config_keywords if info is facts.config_class else None
+        none_given = keywords is not None and keywords.get(name) is None  # left out or None
+        return sub_config(library, info, name, sub_configs[name], passed, unknown, none_given=none_given)
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:
