@@ -92,11 +92,26 @@ LIBRARY = {
                     use_cache = False
                 outputs = self.enc(input_ids, past_key_values=past_key_values, use_cache=use_cache)
                 return CausalLMOutputWithPast(past_key_values=outputs.past_key_values)
+
+        class EncForQuestionAnswering(PreTrainedModel):
+            config: EncConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.enc = EncModel(config)
+
+            def forward(self, input_ids=None, use_cache=None, start_positions=None) -> CausalLMOutputWithPast:
+                if start_positions is not None:
+                    use_cache = False
+                return self.enc(input_ids, use_cache=use_cache)
     """,
 }
 
 
 def test_a_cache_turned_off_under_a_test_of_the_configuration_or_the_call(make_repo, scan):
+    """alpha is a decoder called without labels: ran; beta is no decoder, gamma passes labels: skipped;
+    delta's labels may be None: undecided. The question-answering head's switch is not on the causal
+    model's path (its module tree is known), so it decides nothing."""
     files = {"tests/generation/test_utils.py": GENERATION}
     testers = {
         "alpha": ("True", '{"input_ids": ids_tensor([2, 7], 99)}'),  # a decoder: the cache comes back
