@@ -51,6 +51,9 @@ def read_init_calls(
         conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
         # conditions are kept only where `config` is the constructor's own configuration parameter
         keeps_conditions = not inlined[1:] and _config_parameter_kept(body)
+        # `config` names the configuration the instance is built with, unless rebound here or a
+        # parameter of an inlined method (which may be handed a part of it)
+        config_is_own = not _rebinds_config(body) and not (inlined[1:] and "config" in _parameters(body))
 
         def visit(node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body:
@@ -148,11 +151,14 @@ def read_init_calls(
                 callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
             table = _choices(node.func, tables) if isinstance(node.func, ast.Subscript) else None
             choices = aliases.get(callee) or table or (callee,)
+            passed = ast.unparse(argument) if argument is not None else ""
+            if not config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
+                passed = ""  # not the instance's configuration: no choice is read from it
             calls.extend(
                 InitCall(
                     callee=choice,
                     conditional=conditional or len(choices) > 1,
-                    argument=ast.unparse(argument) if argument is not None else "",
+                    argument=passed,
                     target=target,
                     condition=conditions.get(id(node), "") if len(choices) == 1 else "",
                 )
@@ -207,12 +213,19 @@ def _branch_conditions(node: ast.AST) -> dict[int, str]:
 def _config_parameter_kept(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """The constructor's first parameter is ``config`` and nothing rebinds it: a condition on
     ``config`` there reads the configuration the instance is built with."""
-    parameters = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
-    rebound = any(
+    return _parameters(function)[1:2] == ["config"] and not _rebinds_config(function)
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+
+
+def _rebinds_config(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` assigns the name ``config`` (``config = config.tracker_config``)."""
+    return any(
         isinstance(node, ast.Name) and node.id == "config" and not isinstance(node.ctx, ast.Load)
         for node in ast.walk(function)
     )
-    return parameters[1:2] == ["config"] and not rebound
 
 
 def _branches(value: ast.expr) -> list[tuple[ast.expr, str]] | None:

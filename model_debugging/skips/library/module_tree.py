@@ -64,7 +64,12 @@ _SAFE_BASES = frozenset(
         "TypedDict", "OrderedDict", "Generic", "object",
     }
 )  # fmt: skip
-_AUTO_PREFIXES = ("AutoModel", "AutoBackbone")
+_AUTO_BACKBONE = "AutoBackbone"
+_AUTO_PREFIXES = ("AutoModel", _AUTO_BACKBONE)
+# `load_backbone(config)` of the library's backbone_utils: the backbone of `config.backbone_config`
+_LOAD_BACKBONE = "load_backbone"
+_BACKBONE_PART = "backbone_config"
+_BACKBONE_UTILS = ".backbone_utils"
 _HEAD = re.compile(r"[A-Za-z_]\w*|")
 _VALUE_METHOD = re.compile(r"[)\]]\.(?!from_config$|_from_config$)[a-z_]\w*$")
 
@@ -189,6 +194,10 @@ def _models_of_call(
     if head in _SAFE_ROOTS or head in _SAFE_FUNCTIONS or head in ("config", "super"):
         return ()
     path = library.path_of(owner)
+    if names == [_LOAD_BACKBONE] and (library.imported_from(path or "", head) or "").endswith(
+        _BACKBONE_UTILS
+    ):
+        return None if function else _loaded_backbone(library, info, call, parts)
     found = library.find(head, path)
     if found is None:
         if len(names) == 1 and hasattr(builtins, head):
@@ -199,14 +208,21 @@ def _models_of_call(
         calls = library.function_calls(path, head) if path is not None and len(names) == 1 else None
         if calls is not None:
             return _models_of_function(library, info, owner, head, calls, parts)
-        if len(names) == 2 and not head[:1].isupper() and names[1] not in _CLASS_CONSTRUCTORS:
-            return ()  # a method of a local value (`layers.append`, `inv_freq.clone`)
+        if (
+            module is None
+            and len(names) > 1
+            and not head[:1].isupper()
+            and names[-1] not in _CLASS_CONSTRUCTORS
+        ):
+            return ()  # a method of a local value (`layers.append`, `new_module.weight.copy_`)
         return None
     if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
         return ()  # a configuration (`XConfig(...)`, `XConfig.from_dict(...)`), not a module
     if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None
-    return built_models(library, found)
+    # the same configuration handed on (`XModel(config)`): its parts are the run's choice there too
+    shared = parts if call.argument == "config" and not function else None
+    return built_models(library, found, shared)
 
 
 def _models_of_function(
@@ -220,7 +236,7 @@ def _models_of_function(
     """The models a call of module-level function ``name`` (of ``owner``'s file) builds."""
     guard = (id(library), library.path_of(owner) or "", f"{name}()")
     if guard in _IN_PROGRESS:
-        return None
+        return ()  # a recursive call builds what the call in progress builds, counted there
     _IN_PROGRESS.add(guard)
     try:
         models: list[LibraryClass] = []
@@ -234,6 +250,19 @@ def _models_of_function(
         return tuple(models)
     finally:
         _IN_PROGRESS.discard(guard)
+
+
+def _loaded_backbone(
+    library: Library, info: LibraryClass, call: InitCall, parts: Mapping[str, LibraryClass]
+) -> tuple[LibraryClass, ...] | None:
+    """The models ``load_backbone(config)`` builds: ``AutoBackbone.from_config`` of the part
+    ``backbone_config`` when the run's configuration gives its class. (Without that part the library
+    builds the backbone from the configuration itself, which is left to the run.)"""
+    if call.argument != "config" or _BACKBONE_PART not in parts:
+        return None
+    built_from = InitCall(f"{_AUTO_BACKBONE}.from_config", argument=f"config.{_BACKBONE_PART}")
+    chosen = auto_choice(library, info, _AUTO_BACKBONE, built_from, parts)
+    return None if chosen is None else built_models(library, chosen)
 
 
 def _builds_no_model(module: str) -> bool:
@@ -250,20 +279,7 @@ def auto_choice(
 ) -> LibraryClass | None:
     """The class ``Auto<...>.from_config(config[.<sub-config>])`` builds: the auto class's mapping
     entry for the model type of that configuration, when its class is written in the library."""
-    config = config_class(library, info)
-    if config is None or not is_model(library, info):
-        return None
-    if call.argument.startswith("config."):
-        sub_configs = library.attribute(config, "sub_configs")
-        sub_config = (
-            sub_configs.get(call.argument.removeprefix("config.")) if isinstance(sub_configs, dict) else None
-        )
-        if isinstance(sub_config, ClassName) and sub_config.name == _AUTO_CONFIG:  # the run's choice
-            config = parts.get(call.argument.removeprefix("config."))
-        else:
-            config = library.find(sub_config.name) if isinstance(sub_config, ClassName) else None
-    elif call.argument != "config":
-        return None
+    config = _argument_config(library, info, call.argument, parts)
     model_type = library.attribute(config, "model_type") if config is not None else None
     auto_class = library.find(auto)
     mapping = library.attribute(auto_class, "_model_mapping") if auto_class is not None else None
@@ -272,6 +288,25 @@ def auto_choice(
     entries = dict(library.mappings.get(f"{mapping.name}_NAMES", ()))
     names = entries.get(model_type, ())
     return library.find(names[0]) if len(names) == 1 else None
+
+
+def _argument_config(
+    library: Library, info: LibraryClass, argument: str, parts: Mapping[str, LibraryClass]
+) -> LibraryClass | None:
+    """The configuration class of ``argument`` (``config``, ``config.<part>``) in a constructor of
+    ``info``: the run's choice for a part in ``parts`` (also where the configuration was handed
+    down to a module that is no model), else what ``info``'s configuration class declares."""
+    part = argument.removeprefix("config.") if argument.startswith("config.") else None
+    if part in parts:
+        return parts[part]
+    own = config_class(library, info) if is_model(library, info) else None
+    if own is None or argument == "config" or part is None:
+        return own if argument == "config" else None
+    sub_configs = library.attribute(own, "sub_configs")
+    declared = sub_configs.get(part) if isinstance(sub_configs, dict) else None
+    if not isinstance(declared, ClassName) or declared.name == _AUTO_CONFIG:
+        return None  # a part declared AutoConfig whose class the run's configuration does not give
+    return library.find(declared.name)
 
 
 def config_class(library: Library, info: LibraryClass) -> LibraryClass | None:

@@ -278,7 +278,9 @@ def config_value(
     if isinstance(declared, MethodValue):
         return Method(info, name)
     if is_part:  # built from what the tester passes
-        return sub_config(library, info, name, sub_configs[name], passed, unknown)
+        keywords = facts.config_keywords if info is facts.config_class else None
+        none_given = keywords is not None and keywords.get(name) is None  # left out or None
+        return sub_config(library, info, name, sub_configs[name], passed, unknown, none_given=none_given)
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:

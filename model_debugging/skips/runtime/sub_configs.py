@@ -14,6 +14,7 @@ import ast
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
+from model_debugging.skips.runtime.part_classes import part_class
 from model_debugging.skips.runtime.values import Config, Unknown
 
 _AUTO_CONFIG = "AutoConfig"
@@ -21,10 +22,18 @@ _BASE_CONFIG = "PreTrainedConfig"
 
 
 def sub_config(
-    library: Library, owner: LibraryClass, name: str, declared: object, passed: object, unknown: Unknown
+    library: Library,
+    owner: LibraryClass,
+    name: str,
+    declared: object,
+    passed: object,
+    unknown: Unknown,
+    *,
+    none_given: bool = False,
 ) -> object:
     """The part ``name`` of the configuration class ``owner``, declared as ``declared`` in its
-    ``sub_configs`` and built from ``passed``."""
+    ``sub_configs`` and built from ``passed`` (``none_given``: the tester's ``get_config``, read,
+    passes None for it or leaves it out)."""
     built = _constructed(library, passed)
     if built is not None:  # ``PartConfig(...)`` passed as an object: its class, whatever is declared
         info, items = built
@@ -34,14 +43,32 @@ def sub_config(
     items = _literal_items(passed)
     info = library.find(declared.name) if isinstance(declared, ClassName) else None
     if info is not None and info.name == _AUTO_CONFIG:
-        model_type = dict(items).get("model_type", _default_type(library, owner, name)) if items else None
-        info = _config_of_type(library, model_type) if isinstance(model_type, str) else None
+        info = _auto_part(library, owner, name, items, none_given)
     if info is None:
         return unknown.existing()
     if items is None:
         return Config(info, sub="unread")
     # a "model_type" in the dict is kept: the part's instance holds it, even against its class's
     return Config(info, tuple(items), sub="read")
+
+
+def _auto_part(
+    library: Library,
+    owner: LibraryClass,
+    name: str,
+    items: tuple[tuple[str, object], ...] | None,
+    none_given: bool,
+) -> LibraryClass | None:
+    """The class of a part declared ``AutoConfig``: what ``__post_init__`` makes of the dict passed
+    (or of None), else the dict's ``model_type``."""
+    if items is None:
+        none_default = none_given and library.attribute(owner, name) is None
+        return part_class(library, owner, name, None) if none_default else None
+    built = part_class(library, owner, name, dict(items))
+    if built is not None:
+        return built
+    model_type = dict(items).get("model_type", _default_type(library, owner, name)) if items else None
+    return _config_of_type(library, model_type) if isinstance(model_type, str) else None
 
 
 def sub_config_value(
