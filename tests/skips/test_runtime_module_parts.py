@@ -3,7 +3,8 @@
 
 ``theta`` builds its backbone with ``load_backbone(config)`` inside a module that is no model, then
 replaces its norms in a recursive function: the tester's ``backbone_config`` dict chooses it.
-``iota`` is built the same way but its tester passes no backbone part: undecided. ``kappa``'s text
+``iota`` is built the same way but its tester passes no backbone part: undecided; ``omicron``'s
+tester builds the part in a method of its own (``backbone_config=self.get_backbone_config()``). ``kappa``'s text
 part comes from its configuration's ``__post_init__`` (a forced type for a dict, a default for
 None); ``mu``'s ``__post_init__`` keeps a dict without a model type as it is: undecided. ``nu``'s
 head hands its whole configuration to the model that builds the text part. ``xi`` rebinds
@@ -70,7 +71,7 @@ BACKBONE_LIBRARY = {
                 self.backbone = {name.title()}ConvEncoder(config)
                 self.post_init()
     """
-        for name in ("theta", "iota")
+        for name in ("theta", "iota", "omicron")
     },
     "src/transformers/models/kappa/modeling_kappa.py": """
         class KappaConfig(PreTrainedConfig):
@@ -171,6 +172,7 @@ BACKBONE_LIBRARY = {
 TESTER_ATTRIBUTES = {
     "theta": 'self.backbone_config = {"model_type": "text"}',
     "iota": "",
+    "omicron": "",
     "kappa": 'self.text_config = {"hidden_size": 4}',
     "mu": 'self.text_config = {"hidden_size": 4}',
     "nu": 'self.text_config = {"model_type": "text"}',
@@ -194,6 +196,19 @@ def checkout(make_repo):
         "\n\nclass KappaModelTest(",
         "\n    def get_config(self):\n        return KappaConfig(text_config=self.text_config)\n\n\nclass KappaModelTest(",
     )
+    omicron = "tests/models/omicron/test_modeling_omicron.py"  # its backbone from a method of its own
+    files[omicron] = files[omicron].replace(
+        "\n\nclass OmicronModelTest(",
+        """
+    def get_backbone_config(self):
+        return TextConfig(hidden_size=self.hidden_size)
+
+    def get_config(self):
+        return OmicronConfig(backbone_config=self.get_backbone_config())
+
+
+class OmicronModelTest(""",
+    )
     return write_tree(make_repo(files), {**LIBRARY, **BACKBONE_LIBRARY})
 
 
@@ -202,7 +217,7 @@ def test_parts_the_run_chooses_decide_the_recorded_outputs(checkout, scan):
     outputs; iota's backbone, mu's text part and xi's rebound configuration are left to the run."""
     results = scan(checkout)
     assert verdicts(results, "test_capture_outputs") == {
-        "ran": ["kappa", "nu", "theta"],
+        "ran": ["kappa", "nu", "omicron", "theta"],
         "skipped": [],
         "undecided": ["iota", "mu", "xi"],
     }
@@ -213,11 +228,11 @@ def test_parts_the_run_chooses_decide_sdpa_and_conversions(checkout, scan):
     results = scan(checkout)
     assert verdicts(results, "test_attention_parts") == {
         "ran": [],
-        "skipped": ["kappa", "nu", "theta"],
+        "skipped": ["kappa", "nu", "omicron", "theta"],
         "undecided": ["iota", "mu", "xi"],
     }
     assert verdicts(results, "test_nested_conversions") == {
-        "ran": ["kappa", "nu", "theta"],
+        "ran": ["kappa", "nu", "omicron", "theta"],
         "skipped": [],
         "undecided": ["iota", "mu", "xi"],
     }

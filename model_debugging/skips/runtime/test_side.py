@@ -93,7 +93,9 @@ def class_facts(
         generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
     keywords = config_keywords(
-        _tester_method(resolver, linearization, sources, "get_config"), tester_attribute
+        _tester_method(resolver, linearization, sources, "get_config"),
+        tester_attribute,
+        lambda method: _tester_method(resolver, linearization, sources, method),
     )
     overrides = HelperOverrides(
         [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None], sources

@@ -16,10 +16,14 @@ from model_debugging.skips.runtime.values import Unknown
 
 
 def config_keywords(
-    function: ast.FunctionDef | None, tester_attribute: Callable[[str], object]
+    function: ast.FunctionDef | None,
+    tester_attribute: Callable[[str], object],
+    tester_method: Callable[[str], ast.FunctionDef | None] = lambda _: None,
 ) -> dict[str, object] | None:
     """``name -> value`` of ``XConfig(name=self.attr, ...)`` returned by the tester's ``get_config``
     (``function``). None when it has no such method with a plain call (``self.config_class(**kwargs)``).
+    A value ``self.<method>()`` whose method only returns ``PartConfig(...)`` is that call's source
+    (``tester_method`` finds the tester's methods).
     """
     if function is None:
         return None
@@ -39,9 +43,38 @@ def config_keywords(
     local = {**_literal_defaults(function), **_single_assignments(function)}
     passed = {keyword.arg: keyword.value for keyword in call.keywords}
     return {
-        name: keyword_value(local.get(ast.unparse(value), value), tester_attribute)
+        name: keyword_value(
+            _returned_call(local.get(ast.unparse(value), value), tester_method), tester_attribute
+        )
         for name, value in {**passed, **later}.items()
     }
+
+
+def _returned_call(node: ast.expr, tester_method: Callable[[str], ast.FunctionDef | None]) -> ast.expr:
+    """``self.get_backbone_config()`` -> the ``XConfig(...)`` call that method's one statement returns
+    (a class named by a plain name); any other value as it is."""
+    if not (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and isinstance(node.func, ast.Attribute)
+        and ast.unparse(node.func.value) == "self"
+    ):
+        return node
+    method = tester_method(node.func.attr)
+    body = [statement for statement in method.body if not _is_docstring(statement)] if method else []
+    if (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and isinstance(body[0].value, ast.Call)
+        and isinstance(body[0].value.func, ast.Name)
+    ):
+        return body[0].value
+    return node
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
 def _built_then_set(function: ast.FunctionDef) -> tuple[ast.Call, dict[str, ast.expr]] | None:
