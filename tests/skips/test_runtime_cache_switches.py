@@ -6,7 +6,7 @@ from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_re
 
 MODEL_TEST = """
 import unittest
-from transformers import EncConfig, EncForCausalLM
+from transformers import EncConfig, {model_class}
 from ...generation.test_utils import GenerationTesterMixin
 
 
@@ -22,7 +22,7 @@ class EncModelTester:
 
 
 class EncModelTest(GenerationTesterMixin, unittest.TestCase):
-    all_model_classes = (EncForCausalLM,) if is_torch_available() else ()
+    all_model_classes = ({model_class},) if is_torch_available() else ()
 
     def setUp(self):
         self.model_tester = EncModelTester(self)
@@ -104,14 +104,26 @@ LIBRARY = {
                 if start_positions is not None:
                     use_cache = False
                 return self.enc(input_ids, use_cache=use_cache)
+
+        class EncEncoderModel(PreTrainedModel):
+            config: EncConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.enc = EncModel(config)
+
+            def forward(self, input_ids=None, use_cache=None) -> CausalLMOutputWithPast:
+                use_cache = False
+                return self.enc(input_ids, use_cache=use_cache)
     """,
 }
 
 
 def test_a_cache_turned_off_under_a_test_of_the_configuration_or_the_call(make_repo, scan):
     """alpha is a decoder called without labels: ran; beta is no decoder, gamma passes labels: skipped;
-    delta's labels may be None: undecided. The question-answering head's switch is not on the causal
-    model's path (its module tree is known), so it decides nothing."""
+    delta's labels may be None: undecided; epsilon's encoder-only model always turns it off: skipped.
+    The switches of the question-answering head and the encoder-only model are not on the causal
+    model's path (its module tree is known), so they decide nothing there."""
     files = {"tests/generation/test_utils.py": GENERATION}
     testers = {
         "alpha": ("True", '{"input_ids": ids_tensor([2, 7], 99)}'),  # a decoder: the cache comes back
@@ -121,11 +133,14 @@ def test_a_cache_turned_off_under_a_test_of_the_configuration_or_the_call(make_r
     }
     for name, (is_decoder, inputs) in testers.items():
         files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
-            is_decoder=is_decoder, inputs=inputs
+            is_decoder=is_decoder, inputs=inputs, model_class="EncForCausalLM"
         )
+    files["tests/models/epsilon/test_modeling_epsilon.py"] = MODEL_TEST.format(  # always off
+        is_decoder="True", inputs='{"input_ids": ids_tensor([2, 7], 99)}', model_class="EncEncoderModel"
+    )
     results = scan(write_tree(make_repo(files), LIBRARY))
     assert verdicts(results, "test_cache_returned") == {
         "ran": ["alpha"],
-        "skipped": ["beta", "gamma"],
+        "skipped": ["beta", "epsilon", "gamma"],
         "undecided": ["delta"],
     }

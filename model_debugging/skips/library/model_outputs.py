@@ -36,7 +36,7 @@ class CacheGating:
     ungated: bool
     overridden: bool
     delegated: bool
-    # ``use_cache = False`` under ``if`` tests: (class whose forward does it, the tests that must hold)
+    # ``use_cache = False`` (under ``if`` tests): (class whose forward does it, the tests that must hold)
     disabled: tuple[tuple[str, tuple[ast.expr, ...]], ...] = ()
 
     @property
@@ -233,8 +233,8 @@ def _visit(
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         names = {target.id for target in targets if isinstance(target, ast.Name)}
         turned_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
-        if "use_cache" in names and turned_off and conditions and not _training_only(conditions):
-            disabled.append(conditions)  # use_cache = False under if tests: decided on the call
+        if "use_cache" in names and turned_off and not _training_only(conditions):
+            disabled.append(conditions)  # use_cache = False (under if tests): decided on the call
         elif "use_cache" in names and not _from_argument(statement.value) and not _training_only(conditions):
             flags["overridden"] = True
         if "past_key_values" in names and _builds(statement.value):

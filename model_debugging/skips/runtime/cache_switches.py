@@ -2,12 +2,14 @@
 
 BERT-like files turn the cache off in the base model unless the configuration is a decoder
 (``if self.config.is_decoder: ... else: use_cache = False``) and in the language-model head when
-labels are given (``if labels is not None: use_cache = False``). Such a test is decided when it
-reads only the model's configuration (``self.config.<name>``, for a model without
-sub-configurations, whose parts share its configuration) or, in the ``forward`` the test calls, a
-parameter compared with None (passed in the call, else left at its default, taken as None). A
-switch that runs turns the cache off only when its class is on the call's path: the called class,
-or one of the models it holds.
+labels are given (``if labels is not None: use_cache = False``); switch-transformers' encoder-only
+model always does (a switch without tests, which decides only in the forward the test calls). A
+test is decided when it reads only the model's configuration (``self.config.<name>``, for a model
+without sub-configurations, whose parts share its configuration) or, in the ``forward`` the test
+calls, a parameter compared with None (passed in the call, else left at its default, taken as
+None). A switch that runs turns the cache off only when its class is on the call's path: the
+called class, or one of the models it holds; when the module tree is known, a switch outside it
+decides nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def switched_off(
         if isinstance(parts, tuple) and owner not in on_path:
             continue  # the whole module tree is known and this forward is not in it
         arguments = passed if called is not None and owner == called.name else None
+        if not conditions and (called is None or owner != called.name):
+            unknown = True  # always off in a model it holds: whether that forward runs is not read
+            continue
         holds = _all(_holds(test, facts, config if shared else None, arguments) for test in conditions)
         if holds is True and owner in on_path:
             return True
