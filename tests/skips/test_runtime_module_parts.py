@@ -7,7 +7,9 @@ replaces its norms in a recursive function: the tester's ``backbone_config`` dic
 tester builds the part in a method of its own (``backbone_config=self.get_backbone_config()``). ``kappa``'s text
 part comes from its configuration's ``__post_init__`` (a forced type for a dict, a default for
 None); ``mu``'s ``__post_init__`` keeps a dict without a model type as it is: undecided. ``nu``'s
-head hands its whole configuration to the model that builds the text part. ``xi`` rebinds
+head hands its whole configuration to the model that builds the text part. ``pi``'s stages are
+handed the class they build (``downsample=PiMerging if ... else None``), ``rho``'s get it
+positionally: undecided. ``xi`` rebinds
 ``config`` to a part before handing it on, so the parts the tester chose do not apply there.
 """
 
@@ -167,12 +169,46 @@ BACKBONE_LIBRARY = {
                 self.encoder = XiEncoder(config)
                 self.post_init()
     """,
+    **{
+        f"src/transformers/models/{name}/modeling_{name}.py": f"""
+        class {name.title()}Config(PreTrainedConfig):
+            model_type = "{name}"
+
+        class {name.title()}Merging(nn.Module):
+            def __init__(self, dim, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.norm = norm_layer(dim)
+
+        class {name.title()}Stage(nn.Module):
+            def __init__(self, config, dim, downsample):
+                super().__init__()
+                if downsample is not None:
+                    self.downsample = downsample(dim, norm_layer=nn.LayerNorm)
+
+        class {name.title()}Model(PreTrainedModel):
+            config: {name.title()}Config
+            _supports_sdpa = True
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.stages = nn.ModuleList(
+                    [{name.title()}Stage(config, 4, {stage_downsample}) for i in range(2)]
+                )
+                self.post_init()
+    """
+        for name, stage_downsample in (
+            ("pi", "downsample=PiMerging if i < 1 else None"),
+            ("rho", "RhoMerging if i < 1 else None"),
+        )
+    },
 }
 
 TESTER_ATTRIBUTES = {
     "theta": 'self.backbone_config = {"model_type": "text"}',
     "iota": "",
     "omicron": "",
+    "pi": "",
+    "rho": "",
     "kappa": 'self.text_config = {"hidden_size": 4}',
     "mu": 'self.text_config = {"hidden_size": 4}',
     "nu": 'self.text_config = {"model_type": "text"}',
@@ -218,8 +254,8 @@ def test_parts_the_run_chooses_decide_the_recorded_outputs(checkout, scan):
     results = scan(checkout)
     assert verdicts(results, "test_capture_outputs") == {
         "ran": ["kappa", "nu", "omicron", "theta"],
-        "skipped": [],
-        "undecided": ["iota", "mu", "xi"],
+        "skipped": ["pi"],
+        "undecided": ["iota", "mu", "rho", "xi"],
     }
 
 
@@ -227,12 +263,12 @@ def test_parts_the_run_chooses_decide_sdpa_and_conversions(checkout, scan):
     """The text model does not support SDPA and its model type has a conversion."""
     results = scan(checkout)
     assert verdicts(results, "test_attention_parts") == {
-        "ran": [],
+        "ran": ["pi"],
         "skipped": ["kappa", "nu", "omicron", "theta"],
-        "undecided": ["iota", "mu", "xi"],
+        "undecided": ["iota", "mu", "rho", "xi"],
     }
     assert verdicts(results, "test_nested_conversions") == {
         "ran": ["kappa", "nu", "omicron", "theta"],
-        "skipped": [],
+        "skipped": ["pi", "rho"],  # no sub-configuration: no part of another model type
         "undecided": ["iota", "mu", "xi"],
     }

@@ -54,6 +54,10 @@ def read_init_calls(
         # `config` names the configuration the instance is built with, unless rebound here or a
         # parameter of an inlined method (which may be handed a part of it)
         config_is_own = not _rebinds_config(body) and not (inlined[1:] and "config" in _parameters(body))
+        # the constructor's own parameters, which a class may be passed for (not an inlined method's)
+        own_parameters = (
+            set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
+        )
 
         def visit(node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body:
@@ -154,6 +158,7 @@ def read_init_calls(
             passed = ast.unparse(argument) if argument is not None else ""
             if not config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
                 passed = ""  # not the instance's configuration: no choice is read from it
+            classes = _passed_classes(node, aliases, tables)
             calls.extend(
                 InitCall(
                     callee=choice,
@@ -161,6 +166,8 @@ def read_init_calls(
                     argument=passed,
                     target=target,
                     condition=conditions.get(id(node), "") if len(choices) == 1 else "",
+                    classes=classes,
+                    parameter=choice in own_parameters,
                 )
                 for choice in choices
             )
@@ -177,6 +184,26 @@ def read_function_calls(
 ) -> tuple[InitCall, ...]:
     """The calls a module-level function makes (what calling it may build)."""
     return read_init_calls(function, None, tables)
+
+
+def _passed_classes(
+    node: ast.Call, aliases: dict[str, tuple[str, ...]], tables: dict[str, tuple[str, ...]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The keywords of a call that may pass a class (``downsample=PatchMerging if c else None``,
+    ``norm_layer=nn.LayerNorm``), each with the names it may be; None passes no class."""
+    found = []
+    for keyword in node.keywords:
+        value = keyword.value
+        if keyword.arg is None:
+            continue
+        if _is_none(value):
+            found.append((keyword.arg, ()))
+            continue
+        choices = _choices(value, tables)
+        if choices is not None:
+            named = aliases.get(choices[0]) if len(choices) == 1 else None
+            found.append((keyword.arg, named or choices))
+    return tuple(found)
 
 
 def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

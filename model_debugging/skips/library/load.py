@@ -27,7 +27,7 @@ _SHARED_FILES = (
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-20"
+LIBRARY_FORMAT = "library-21"
 
 
 def library_root(repo: Path) -> Path | None:

@@ -73,6 +73,9 @@ _BACKBONE_UTILS = ".backbone_utils"
 _HEAD = re.compile(r"[A-Za-z_]\w*|")
 _VALUE_METHOD = re.compile(r"[)\]]\.(?!from_config$|_from_config$)[a-z_]\w*$")
 
+# (parameter, the names of the classes a call passes for it, the class whose file names them)
+Passed = tuple[tuple[str, tuple[str, ...], LibraryClass], ...]
+
 # Classes whose tree is being followed: one met again builds itself, which is not followed.
 _IN_PROGRESS: set[tuple[int, str, str]] = set()
 
@@ -83,39 +86,42 @@ def is_model(library: Library, info: LibraryClass) -> bool:
 
 
 def built_models(
-    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass] | None = None
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass] | None = None, passed: Passed = ()
 ) -> tuple[LibraryClass, ...] | None:
     """The library's models an instance of ``info`` holds, itself first when it is one, each once;
     None when its construction cannot be followed with certainty.
 
     ``parts`` gives the class of the instance's sub-configurations declared ``AutoConfig``
-    (``{"text_config": LlamaConfig}``), as the run's configuration has them.
+    (``{"text_config": LlamaConfig}``), as the run's configuration has them; ``passed`` the classes
+    the call building it passes by keyword (``downsample=PatchMerging if c else None``).
     """
     path = library.path_of(info) or ""
     guard = (id(library), path, info.name)
     if guard in _IN_PROGRESS:
         return None
     chosen = tuple(sorted((key, value.name) for key, value in (parts or {}).items()))
+    given = tuple((name, choices, library.path_of(site)) for name, choices, site in passed)
     _IN_PROGRESS.add(guard)
     try:
         return library.memoized(
-            ("built_models", path, info.name, chosen), lambda: _built_models(library, info, parts or {})
+            ("built_models", path, info.name, chosen, given),
+            lambda: _built_models(library, info, parts or {}, passed),
         )
     finally:
         _IN_PROGRESS.discard(guard)
 
 
 def _built_models(
-    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass]
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass], passed: Passed
 ) -> tuple[LibraryClass, ...] | None:
-    models = _follow(library, info, parts)
+    models = _follow(library, info, parts, passed)
     if models is not None and is_model(library, info):
         models = (info, *[model for model in models if model is not info])
     return models
 
 
 def _follow(
-    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass]
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass], passed: Passed
 ) -> tuple[LibraryClass, ...] | None:
     models: list[LibraryClass] = []
     for owner, call in constructor_calls(library, info):
@@ -123,7 +129,8 @@ def _follow(
             return None
         if call.callee in ASSIGNMENTS:
             continue
-        built = _models_of_call(library, info, owner, call, parts)
+        # the keywords passed bind the parameters of the class's own __init__, not of its bases'
+        built = _models_of_call(library, info, owner, call, parts, passed=passed if owner is info else ())
         if built is None or (built and call.conditional):
             return None
         models += [model for model in built if model not in models]
@@ -171,10 +178,12 @@ def _models_of_call(
     call: InitCall,
     parts: Mapping[str, LibraryClass],
     function: str = "",
+    passed: Passed = (),
 ) -> tuple[LibraryClass, ...] | None:
     """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
     () for a call that builds none, None when it cannot be told. ``function`` names the module-level
-    function of ``owner``'s file the call is made in, if any."""
+    function of ``owner``'s file the call is made in, if any; ``passed`` the classes the call that
+    built the instance passed to that ``__init__``'s parameters."""
     if _VALUE_METHOD.search(call.callee):
         return ()  # a method of a computed value (`A.expand(n).contiguous()`, `x[:-1].repeat(2)`)
     names = call.callee.split(".")
@@ -198,6 +207,9 @@ def _models_of_call(
         _BACKBONE_UTILS
     ):
         return None if function else _loaded_backbone(library, info, call, parts)
+    if call.parameter:  # a class the constructor was handed, if the call building it passed one
+        given = next((entry for entry in passed if entry[0] == head), None)
+        return None if given is None else _models_of_passed(library, owner, call, given)
     found = library.find(head, path)
     if found is None:
         if len(names) == 1 and hasattr(builtins, head):
@@ -222,7 +234,7 @@ def _models_of_call(
         return None
     # the same configuration handed on (`XModel(config)`): its parts are the run's choice there too
     shared = parts if call.argument == "config" and not function else None
-    return built_models(library, found, shared)
+    return built_models(library, found, shared, _passed_by(call, owner))
 
 
 def _models_of_function(
@@ -250,6 +262,31 @@ def _models_of_function(
         return tuple(models)
     finally:
         _IN_PROGRESS.discard(guard)
+
+
+def _passed_by(call: InitCall, owner: LibraryClass) -> Passed:
+    return tuple((name, choices, owner) for name, choices in call.classes)
+
+
+def _models_of_passed(
+    library: Library, owner: LibraryClass, call: InitCall, given: tuple[str, tuple[str, ...], LibraryClass]
+) -> tuple[LibraryClass, ...] | None:
+    """The models a call of a constructor parameter builds: what each class passed for it builds
+    (named in the file of the call that passed it; None passed builds nothing)."""
+    _, choices, site = given
+    models: list[LibraryClass] = []
+    for choice in choices:
+        root = choice.split(".")[0]
+        found = library.find(choice, library.path_of(site)) if "." not in choice else None
+        if root in _SAFE_ROOTS:
+            continue
+        if found is None:
+            return None
+        built = built_models(library, found, None, _passed_by(call, owner))
+        if built is None:
+            return None
+        models += [model for model in built if model not in models]
+    return tuple(models)
 
 
 def _loaded_backbone(

@@ -61,13 +61,17 @@ class InitCall:
     names: ``setattr(self, self.base_model_prefix, ...)``). A callee of :data:`ASSIGNMENTS` records an
     assignment to ``self.<target>`` of a value that is not a call. ``condition`` is the test under
     which this is the value of ``self.<target> = A(...) if <test> else B`` (``not (<test>)`` for B);
-    such a record is ``conditional`` and its statement runs unconditionally."""
+    such a record is ``conditional`` and its statement runs unconditionally. ``classes`` are the
+    keywords that may pass a class, ``parameter`` says the callee is a parameter of the constructor."""
 
     callee: str
     conditional: bool = False
     argument: str = ""
     target: str = ""
     condition: str = ""
+    # keyword -> the names of the classes it may pass (``downsample=PatchMerging if c else None``)
+    classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    parameter: bool = False  # the callee is a parameter of the constructor (a class it is handed)
 
 
 @dataclass(frozen=True)
