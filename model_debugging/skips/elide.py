@@ -18,6 +18,7 @@ Line numbers are unaffected: they come from the original text.
 from __future__ import annotations
 
 import ast
+import re
 
 PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
 _READ_WHOLE = {"__init__", "setUp"}  # the scanner reads nested statements of these
@@ -70,6 +71,22 @@ def _split_lines(source: str) -> list[str]:
     return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def _python_lines(source: str) -> list[str]:
+    """Lines as the parser splits them (``\\r\\n``, ``\\r`` or ``\\n``), ends kept: what
+    ``ast.get_source_segment`` splits the whole source into at every call."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", source)
+
+
+def _text_of(lines: list[str], node: ast.stmt) -> str:
+    """The source text of ``node`` (its column offsets count UTF-8 bytes)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    tail = lines[last].encode()[: node.end_col_offset].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
+
+
 def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str, frozenset[str]]:
     """``(source with unread code replaced by pass, names of the elided plain TestCase classes)``.
 
@@ -84,7 +101,8 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inherited = {name for node in classes for name in _base_names(node)}
     spans, elided = [], set()
-    names_tests = "_testMethodName" in source  # rare: only then is a method's text searched
+    # rare: only then is a method's text searched
+    lines = _python_lines(source) if "_testMethodName" in source else None
     for node in classes:
         bases = set(_base_names(node))
         plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
@@ -96,7 +114,7 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
         for method in node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
                 continue
-            if not (names_tests and "_testMethodName" in (ast.get_source_segment(source, method) or "")):
+            if not (lines is not None and "_testMethodName" in _text_of(lines, method)):
                 spans += _unread_blocks(method)
     if not spans:
         return source, frozenset()

@@ -166,6 +166,21 @@ def mutated_name(call: ast.Call) -> str | None:
     return None
 
 
+def mutated_names(value: ast.expr) -> tuple[str, ...]:
+    """The containers the calls inside ``value`` change (``inputs.pop(...)``), kept on the node."""
+    found = getattr(value, "_mutated_names", None)
+    if found is None:
+        found = tuple(
+            dict.fromkeys(
+                changed
+                for call in ast.walk(value)
+                if isinstance(call, ast.Call) and (changed := mutated_name(call)) is not None
+            )
+        )
+        value._mutated_names = found  # type: ignore[attr-defined]
+    return found
+
+
 def assigned_names(targets: list[ast.expr]) -> set[str]:
     """The variables an assignment binds or changes (``config.x = ...`` changes ``config``)."""
     names = set()
@@ -182,9 +197,14 @@ def _read(node: ast.AST) -> set[str]:
 
 def super_method(node: ast.AST) -> str | None:
     """``name`` when ``node`` is a ``super().name(...)`` call (an override calling the next definition)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    owner = node.func.value  # `super()`, with no arguments
     calls_super = (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and ast.unparse(node.func.value) == "super()"
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "super"
+        and not owner.args
+        and not owner.keywords
     )
     return node.func.attr if calls_super else None

@@ -15,7 +15,7 @@ from typing import Literal
 
 from model_debugging.skips.runtime import attributes
 from model_debugging.skips.runtime.context import TestClassFacts
-from model_debugging.skips.runtime.effects import effects, mutated_name, relevant_names
+from model_debugging.skips.runtime.effects import effects, mutated_name, mutated_names, relevant_names
 from model_debugging.skips.runtime.embeddings import Raised
 from model_debugging.skips.runtime.expressions import Evaluator
 from model_debugging.skips.runtime.merge import merge_branches
@@ -180,9 +180,8 @@ class _Runner:
                 result = value(node.value, variables)
                 for target in node.targets:
                     self._bind(target, result, variables)
-                for call in ast.walk(node.value):  # x = inputs.pop("labels") changes inputs too
-                    changed = mutated_name(call) if isinstance(call, ast.Call) else None
-                    if changed is not None and isinstance(variables.get(changed), (dict, list, set)):
+                for changed in mutated_names(node.value):  # x = inputs.pop("labels") changes inputs too
+                    if isinstance(variables.get(changed), (dict, list, set)):
                         variables[changed] = Unknown(changed)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._bind(node.target, value(node.value, variables), variables)

@@ -130,7 +130,15 @@ def _default_type(library: Library, owner: LibraryClass, name: str) -> str | Non
     """The model type ``owner``'s ``__post_init__`` gives a dict passed for ``name`` without one:
     the literal of ``self.<name>.get("model_type", "<type>")`` (None unless exactly one)."""
     path = library.path_of(owner)
-    tree = parsed_file(library, path) if path is not None else None
+    if path is None:
+        return None
+    return library.memoized(
+        ("default model type", path, owner.name, name),
+        lambda: _default_type_in(parsed_file(library, path), owner, name),
+    )
+
+
+def _default_type_in(tree: ast.Module | None, owner: LibraryClass, name: str) -> str | None:
     classes = [item for item in (tree.body if tree else ()) if isinstance(item, ast.ClassDef)]
     node = next((item for item in classes if item.name == owner.name), None)
     found = set()

@@ -102,6 +102,22 @@ class Frame:
     parameters: frozenset[str] = frozenset()  # names bound by the call: the caller holds them too
 
 
+def _self_stores(node: ast.ClassDef) -> frozenset[str]:
+    """The names of ``self.<name> = ...`` in the class (kept on the node: a tester serves many test classes)."""
+    found = getattr(node, "_self_stores", None)
+    if found is None:
+        found = frozenset(
+            inner.attr
+            for inner in ast.walk(node)
+            if isinstance(inner, ast.Attribute)
+            and isinstance(inner.ctx, ast.Store)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id == "self"
+        )
+        node._self_stores = found  # type: ignore[attr-defined]
+    return found
+
+
 class ExpressionReader:
     """Evaluates the expressions of a tester's methods (the statements are run by a subclass)."""
 
@@ -113,14 +129,8 @@ class ExpressionReader:
     ):
         self.classes, self.functions, self.tester_attribute = classes, functions, tester_attribute
         self.depth, self.escaped = 0, False  # escaped: the configuration reached code not read
-        self.self_stores = {  # what a method the reader cannot follow may have set on the tester
-            node.attr
-            for node in ast.walk(ast.Module(body=list(classes), type_ignores=[]))
-            if isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Store)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        }
+        # what a method the reader cannot follow may have set on the tester
+        self.self_stores = set().union(*(_self_stores(node) for node in classes))
 
     def _find(self, name: str, after: int) -> tuple[int, ast.FunctionDef] | None:
         for index in range(after + 1, len(self.classes)):
