@@ -282,3 +282,48 @@ def _requires_use_cache(test: ast.expr) -> bool:
         and isinstance(test.op, ast.And)
         and any(map(_requires_use_cache, test.values))
     )
+
+
+# Methods that only prepare a generation step: a cache they build is never one ``model(...)`` returns.
+_GENERATION_ONLY = frozenset({"prepare_inputs_for_generation", "_prepare_cache_for_generation"})
+
+
+def builds_no_cache(library: Library, info: LibraryClass) -> bool:
+    """The file of ``info``'s ``forward`` never builds a cache outside generation-only methods (no
+    call to a ``...Cache`` class or method of one) and imports nothing from another model's file
+    (``from ..x.modeling_x``) nor absolutely from the package: a forward of its models returns only
+    a cache it was given (hybrid models such as Zamba build theirs in ``prepare_inputs_for_generation``)."""
+    found = _method(library, info, "forward")
+    tree = parsed_file(library, found[0]) if found is not None else None
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level == 2 or (node.module or "").startswith("transformers.")
+        ):
+            return False  # another model's file (or any absolute import, not told apart): not read
+    skipped = {
+        id(item)
+        for owner in ast.walk(tree)
+        if isinstance(owner, ast.ClassDef)
+        for item in owner.body
+        if isinstance(item, ast.FunctionDef)
+        and (item.name in _GENERATION_ONLY or owner.name.endswith("Cache"))
+    }
+    return not any(_builds_cache(node) for node in _outside(tree, skipped))
+
+
+def _outside(tree: ast.AST, skipped: set[int]):
+    """Every node of ``tree`` but those inside the functions whose ids are in ``skipped``."""
+    for child in ast.iter_child_nodes(tree):
+        if id(child) not in skipped:
+            yield child
+            yield from _outside(child, skipped)
+
+
+def _builds_cache(node: ast.AST) -> bool:
+    """``XCache(...)`` or ``XCache.method(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    function = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+    return isinstance(function, ast.Name) and function.id.endswith("Cache")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_debugging.skips.library import model_outputs
+from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.cache_switches import switched_off
 from model_debugging.skips.runtime.config_methods import text_config
@@ -58,6 +59,8 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
     if key != _CACHE or not all(fields):
         return None
     gating = model_outputs.cache_gating(library, info)
+    if gating is not None and not (gating.gated or gating.ungated or gating.delegated):
+        return False if _never_built(facts, outputs) else None
     if gating is not None and gating.delegated:
         return delegated_cache(facts, outputs.model, outputs.use_cache)
     if gating is None or not gating.follows_use_cache:
@@ -74,3 +77,27 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
             return None  # a composite model reads the flag of its text part
         use_cache = config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)
     return use_cache if isinstance(use_cache, bool) else None
+
+
+def _never_built(facts: TestClassFacts, outputs: ModelOutputs) -> bool:
+    """No cache is passed and none can be built: the file builds none outside generation-only
+    methods, and every model the instance holds (its module tree, known) is of that file."""
+    library, model = facts.library, outputs.model
+    if (
+        outputs.passed is None
+        or _CACHE in outputs.passed
+        or not model_outputs.builds_no_cache(library, model.info)
+    ):
+        return False
+    parts = modules.modules_of(facts, model, Unknown("modules"))
+    if not isinstance(parts, tuple):
+        return False
+    called = library.defines(model.info, "forward")
+    path = library.path_of(called) if called is not None else None
+    for part in parts:
+        owner = library.defines(part.info, "forward") if isinstance(part, ModelInstance) else None
+        if isinstance(part, ModelInstance) and (
+            owner is None or path is None or library.path_of(owner) != path
+        ):
+            return False
+    return True
