@@ -39,21 +39,22 @@ def read_init_calls(
     def read(
         body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
     ) -> None:
-        aliases = _class_aliases(body, tables)
-        values = _bound_to_calls(body)
-        plain_names = _bound_to_plain(body)
+        nodes = list(ast.walk(body))  # walked once for the readings below
+        aliases = _class_aliases(nodes, tables)
+        values = _bound_to_calls(nodes)
+        plain_names = _bound_to_plain(body, nodes)
         local_functions = {
             node.name
-            for node in ast.walk(body)
+            for node in nodes
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body
         }
         targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
         conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
         # conditions are kept only where `config` is the constructor's own configuration parameter
-        keeps_conditions = not inlined[1:] and _config_parameter_kept(body)
+        keeps_conditions = not inlined[1:] and _config_parameter_kept(body, nodes)
         # `config` names the configuration the instance is built with, unless rebound here or a
         # parameter of an inlined method (which may be handed a part of it)
-        config_is_own = not _rebinds_config(body) and not (inlined[1:] and "config" in _parameters(body))
+        config_is_own = not _rebinds_config(nodes) and not (inlined[1:] and "config" in _parameters(body))
         # the constructor's own parameters, which a class may be passed for (not an inlined method's)
         own_parameters = (
             set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
@@ -206,10 +207,11 @@ def _passed_classes(
     return tuple(found)
 
 
-def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Local names every binding of which is a value that is never a module (see :func:`_plain`)."""
+def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> set[str]:
+    """Local names every binding of which is a value that is never a module (see :func:`_plain`);
+    ``nodes`` are the nodes of ``function`` (``ast.walk``)."""
     bound: dict[str, bool] = {}
-    for node in ast.walk(function):
+    for node in nodes:
         targets = node.targets if isinstance(node, ast.Assign) else []
         if isinstance(
             node, (ast.For, ast.comprehension, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
@@ -237,21 +239,21 @@ def _branch_conditions(node: ast.AST) -> dict[int, str]:
     return found
 
 
-def _config_parameter_kept(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _config_parameter_kept(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> bool:
     """The constructor's first parameter is ``config`` and nothing rebinds it: a condition on
     ``config`` there reads the configuration the instance is built with."""
-    return _parameters(function)[1:2] == ["config"] and not _rebinds_config(function)
+    return _parameters(function)[1:2] == ["config"] and not _rebinds_config(nodes)
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
 
 
-def _rebinds_config(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``function`` assigns the name ``config`` (``config = config.tracker_config``)."""
+def _rebinds_config(nodes: list[ast.AST]) -> bool:
+    """Whether a function (``nodes``: its ``ast.walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
     return any(
         isinstance(node, ast.Name) and node.id == "config" and not isinstance(node.ctx, ast.Load)
-        for node in ast.walk(function)
+        for node in nodes
     )
 
 
@@ -285,7 +287,12 @@ def _plain(value: ast.expr) -> bool:
         return True
     if isinstance(value, ast.IfExp):
         return _plain(value.body) and _plain(value.orelse)
-    if isinstance(value, ast.Call) and ast.unparse(value.func) == "getattr" and value.args:
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and value.args
+    ):
         return all(_plain(argument) for argument in value.args)  # a value of the configuration
     root = value
     while isinstance(root, ast.Attribute):
@@ -360,11 +367,11 @@ def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, .
     return None
 
 
-def _bound_to_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _bound_to_calls(nodes: list[ast.AST]) -> set[str]:
     """Local names every assignment of which binds a computed value (a call's result, an indexed
     result, arithmetic): never a class, so calling one of its methods builds no model."""
     bound: dict[str, bool] = {}
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             computed = isinstance(node.value, (ast.Call, ast.BinOp, ast.Constant)) or (
@@ -375,13 +382,11 @@ def _bound_to_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
     return {name for name, only_calls in bound.items() if only_calls}
 
 
-def _class_aliases(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
-) -> dict[str, tuple[str, ...]]:
+def _class_aliases(nodes: list[ast.AST], tables: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     """Local names bound only to classes (``cls = A if cross else B``, ``cls = A`` in one branch and
     ``cls = B`` in another) or to a table's entry: the classes a call of that name may build."""
     bound: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
     aliases: dict[str, tuple[str, ...]] = {}
