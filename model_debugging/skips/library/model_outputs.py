@@ -160,9 +160,15 @@ def parameter_default(library: Library, info: LibraryClass, method: str, paramet
 
 
 def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
-    """How the forwards of the file defining ``info``'s ``forward`` gate the cache."""
+    """How the forwards of the file defining ``info``'s ``forward`` gate the cache (read once per file)."""
     found = _method(library, info, "forward")
-    tree = parsed_file(library, found[0]) if found is not None else None
+    if found is None:
+        return None
+    path = found[0]
+    return library.memoized(("cache_gating", path), lambda: _file_gating(parsed_file(library, path)))
+
+
+def _file_gating(tree: ast.Module | None) -> CacheGating | None:
     if tree is None:
         return None
     flags = {"gated": False, "ungated": False, "overridden": False}
@@ -188,7 +194,13 @@ def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, st
     """``(auto class, part)`` for each ``Auto*.from_config(config.<part>)`` in the file of ``info``'s
     ``forward``; None when one builds from something else than a part of the configuration."""
     found = _method(library, info, "forward")
-    tree = parsed_file(library, found[0]) if found is not None else None
+    if found is None:
+        return None
+    path = found[0]
+    return library.memoized(("delegated_parts", path), lambda: _file_parts(parsed_file(library, path)))
+
+
+def _file_parts(tree: ast.Module | None) -> tuple[tuple[str, str], ...] | None:
     if tree is None:
         return None
     parts = []
