@@ -91,6 +91,7 @@ BACKBONE_LIBRARY = {
                     self.text_config = CONFIG_MAPPING["text"]()
                 if self.vision_config is None:
                     self.vision_config = TextConfig()
+                self.text_config.num_labels = 3
                 super().__post_init__(**kwargs)
 
         class KappaModel(PreTrainedModel):

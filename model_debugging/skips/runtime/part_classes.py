@@ -72,7 +72,7 @@ def _post_init(library: Library, owner: LibraryClass) -> ast.FunctionDef | None:
 def _branch(function: ast.FunctionDef, name: str, given: Given) -> list[ast.stmt] | None:
     """The statements of the one ``if``/``elif`` chain on ``self.<name>`` that run for ``given``;
     None unless the chain tests only ``isinstance(self.<name>, dict)`` / ``self.<name> is None`` and
-    nothing outside it assigns the part."""
+    nothing before it touches the part, nothing after it assigns it again."""
     chains = [
         statement
         for statement in function.body
@@ -81,8 +81,11 @@ def _branch(function: ast.FunctionDef, name: str, given: Given) -> list[ast.stmt
     if len(chains) != 1:
         return None
     chain = chains[0]
-    outside = [statement for statement in function.body if statement is not chain]
-    if any(_assigns_part(node, name) for statement in outside for node in ast.walk(statement)):
+    position = function.body.index(chain)
+    before, after = function.body[:position], function.body[position + 1 :]
+    if any(_mentions_part(node, name) for statement in before for node in ast.walk(statement)):
+        return None  # the part read or changed before the chain (`self.x.setdefault(...)`)
+    if any(_rebinds_part(node, name) for statement in after for node in ast.walk(statement)):
         return None
     node: ast.If | None = chain
     while node is not None:
@@ -111,15 +114,17 @@ def _test_kind(test: ast.expr, name: str) -> Given | None:
     return None
 
 
-def _assigns_part(node: ast.AST, name: str) -> bool:
-    targets = (
-        node.targets
-        if isinstance(node, ast.Assign)
-        else [node.target]
-        if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-        else []
+def _mentions_part(node: ast.AST, name: str) -> bool:
+    return ast.unparse(node) == f"self.{name}" if isinstance(node, ast.Attribute) else False
+
+
+def _rebinds_part(node: ast.AST, name: str) -> bool:
+    """``self.<name> = ...`` (a value set on the part's configuration keeps its class)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and ast.unparse(node) == f"self.{name}"
     )
-    return any(ast.unparse(target).startswith(f"self.{name}") for target in targets)
 
 
 class _Branch:
