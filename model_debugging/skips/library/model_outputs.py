@@ -306,7 +306,15 @@ def builds_no_cache(library: Library, info: LibraryClass) -> bool:
     (``from ..x.modeling_x``) nor absolutely from the package: a forward of its models returns only
     a cache it was given (hybrid models such as Zamba build theirs in ``prepare_inputs_for_generation``)."""
     found = _method(library, info, "forward")
-    tree = parsed_file(library, found[0]) if found is not None else None
+    if found is None:
+        return False
+    path = found[0]
+    return library.memoized(
+        ("builds_no_cache", path), lambda: _file_builds_no_cache(parsed_file(library, path))
+    )
+
+
+def _file_builds_no_cache(tree: ast.Module | None) -> bool:
     if tree is None:
         return False
     for node in ast.walk(tree):
