@@ -11,10 +11,14 @@ field left None is dropped from its keys) and on how the model's file gates its 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryClass
+
+_Read = TypeVar("_Read")
 
 _OUTPUT_BASE = "ModelOutput"
 # ``AutoModel.from_config(config.text_config)``: a model chosen at run time, its cache built elsewhere.
@@ -55,6 +59,18 @@ def _parse(text: str | None) -> ast.Module | None:
         return ast.parse(text) if text is not None else None
     except SyntaxError:
         return None
+
+
+def _of_forward_file(
+    library: Library, info: LibraryClass, read: Callable[[ast.Module | None], _Read], missing: _Read
+) -> _Read:
+    """``read`` of the tree of the file defining ``info``'s ``forward``, once per file (memoized with
+    its reads); ``missing`` when no ``forward`` is found."""
+    found = _method(library, info, "forward")
+    if found is None:
+        return missing
+    path = found[0]
+    return library.memoized((read, path), lambda: read(parsed_file(library, path)))
 
 
 def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.FunctionDef] | None:
@@ -161,11 +177,7 @@ def parameter_default(library: Library, info: LibraryClass, method: str, paramet
 
 def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
     """How the forwards of the file defining ``info``'s ``forward`` gate the cache (read once per file)."""
-    found = _method(library, info, "forward")
-    if found is None:
-        return None
-    path = found[0]
-    return library.memoized(("cache_gating", path), lambda: _file_gating(parsed_file(library, path)))
+    return _of_forward_file(library, info, _file_gating, None)
 
 
 def _file_gating(tree: ast.Module | None) -> CacheGating | None:
@@ -193,11 +205,7 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
 def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, str], ...] | None:
     """``(auto class, part)`` for each ``Auto*.from_config(config.<part>)`` in the file of ``info``'s
     ``forward``; None when one builds from something else than a part of the configuration."""
-    found = _method(library, info, "forward")
-    if found is None:
-        return None
-    path = found[0]
-    return library.memoized(("delegated_parts", path), lambda: _file_parts(parsed_file(library, path)))
+    return _of_forward_file(library, info, _file_parts, None)
 
 
 def _file_parts(tree: ast.Module | None) -> tuple[tuple[str, str], ...] | None:
@@ -305,13 +313,7 @@ def builds_no_cache(library: Library, info: LibraryClass) -> bool:
     call to a ``...Cache`` class or method of one) and imports nothing from another model's file
     (``from ..x.modeling_x``) nor absolutely from the package: a forward of its models returns only
     a cache it was given (hybrid models such as Zamba build theirs in ``prepare_inputs_for_generation``)."""
-    found = _method(library, info, "forward")
-    if found is None:
-        return False
-    path = found[0]
-    return library.memoized(
-        ("builds_no_cache", path), lambda: _file_builds_no_cache(parsed_file(library, path))
-    )
+    return _of_forward_file(library, info, _file_builds_no_cache, False)
 
 
 def _file_builds_no_cache(tree: ast.Module | None) -> bool:
