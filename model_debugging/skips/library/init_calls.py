@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.class_choices import (
+    bound_to_calls,
+    class_aliases,
+    classes_named,
+    is_none,
+    written_callee,
+)
 from model_debugging.skips.library.records import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
@@ -40,8 +47,8 @@ def read_init_calls(
         body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
     ) -> None:
         nodes = list(ast.walk(body))  # walked once for the readings below
-        aliases = _class_aliases(nodes, tables)
-        values = _bound_to_calls(nodes)
+        aliases = class_aliases(nodes, tables)
+        values = bound_to_calls(nodes)
         plain_names = _bound_to_plain(body, nodes)
         local_functions = {
             node.name
@@ -124,7 +131,7 @@ def read_init_calls(
                 )
 
         def _record(node: ast.Call, conditional: bool) -> None:
-            callee = _callee(node.func)
+            callee = written_callee(node.func)
             if callee in local_functions:
                 return  # its own calls are read where it is defined
             method = callee.removeprefix("self.")
@@ -154,7 +161,7 @@ def read_init_calls(
             owner_name, _, attribute = callee.partition(".")
             if owner_name in values and attribute and "." not in attribute and attribute not in _CONSTRUCTORS:
                 callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
-            table = _choices(node.func, tables) if isinstance(node.func, ast.Subscript) else None
+            table = classes_named(node.func, tables) if isinstance(node.func, ast.Subscript) else None
             choices = aliases.get(callee) or table or (callee,)
             passed = ast.unparse(argument) if argument is not None else ""
             if not config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
@@ -197,10 +204,10 @@ def _passed_classes(
         value = keyword.value
         if keyword.arg is None:
             continue
-        if _is_none(value):
+        if is_none(value):
             found.append((keyword.arg, ()))
             continue
-        choices = _choices(value, tables)
+        choices = classes_named(value, tables)
         if choices is not None:
             named = aliases.get(choices[0]) if len(choices) == 1 else None
             found.append((keyword.arg, named or choices))
@@ -335,82 +342,3 @@ def _self_attribute(target: ast.expr) -> str | None:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
         return target.attr
     return None
-
-
-def class_tables(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
-    """Module-level ``NAME = {"key": SomeClass, ...}`` dicts whose values are all class names."""
-    tables: dict[str, tuple[str, ...]] = {}
-    for node in body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Dict)
-            and node.value.values
-            and all(isinstance(value, (ast.Name, ast.Attribute)) for value in node.value.values)
-        ):
-            tables[node.targets[0].id] = tuple(_callee(value) for value in node.value.values)
-    return tables
-
-
-def _choices(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
-    """The classes ``node`` may name: one class, either of ``A if c else B``, or a table's entries."""
-    if isinstance(node, ast.IfExp):
-        body, orelse = _choices(node.body, tables), _choices(node.orelse, tables)
-        if _is_none(node.orelse) or _is_none(node.body):  # `A if c else None`: a call can only build A
-            return body or orelse
-        return (*body, *orelse) if body and orelse else None
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-        return tables.get(node.value.id)
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return (_callee(node),)
-    return None
-
-
-def _bound_to_calls(nodes: list[ast.AST]) -> set[str]:
-    """Local names every assignment of which binds a computed value (a call's result, an indexed
-    result, arithmetic): never a class, so calling one of its methods builds no model."""
-    bound: dict[str, bool] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            computed = isinstance(node.value, (ast.Call, ast.BinOp, ast.Constant)) or (
-                isinstance(node.value, ast.Subscript)
-                and isinstance(node.value.value, (ast.Call, ast.Subscript))
-            )
-            bound[name] = bound.get(name, True) and computed
-    return {name for name, only_calls in bound.items() if only_calls}
-
-
-def _class_aliases(nodes: list[ast.AST], tables: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-    """Local names bound only to classes (``cls = A if cross else B``, ``cls = A`` in one branch and
-    ``cls = B`` in another) or to a table's entry: the classes a call of that name may build."""
-    bound: dict[str, list[ast.expr]] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            bound.setdefault(node.targets[0].id, []).append(node.value)
-    aliases: dict[str, tuple[str, ...]] = {}
-    for name, values in bound.items():
-        found = [_choices(value, tables) for value in values if not _is_none(value)]
-        if all(found):
-            aliases[name] = tuple(dict.fromkeys(choice for choices in found for choice in choices))
-    return aliases
-
-
-def _is_none(node: ast.expr) -> bool:
-    """``None``: a name bound to it builds nothing when called (the call would fail first)."""
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _callee(node: ast.expr) -> str:
-    """``nn.Linear`` / ``LlamaModel`` / ``super().__init__``; anything else (a subscript, a call's
-    result) as its source text, which resolves to nothing."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        owner = node.value
-        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
-            return f"super().{node.attr}"
-        if isinstance(owner, (ast.Name, ast.Attribute)):
-            return f"{_callee(owner)}.{node.attr}"
-    return ast.unparse(node)

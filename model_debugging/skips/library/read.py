@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.init_calls import class_tables, read_function_calls, read_init_calls
+from model_debugging.skips.library.class_choices import class_tables
+from model_debugging.skips.library.init_calls import read_function_calls, read_init_calls
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
