@@ -14,6 +14,7 @@ from model_debugging.skips.runtime.conversions import conversions
 from model_debugging.skips.runtime.effects import super_method
 from model_debugging.skips.runtime.model_calls import ModelOutputs, call_model, outputs_contain
 from model_debugging.skips.runtime.values import (
+    VALUE_COMPARISONS,
     Builtin,
     Config,
     Helper,
@@ -28,16 +29,7 @@ from model_debugging.skips.runtime.values import (
     compared_number,
 )
 
-_COMPARE = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Is: operator.is_,
-    ast.IsNot: operator.is_not,
-}
+_COMPARE = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 _BINARY = {ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mod: operator.mod}
 _BUILTINS = {
     "len", "any", "all", "set", "list", "tuple", "hasattr", "getattr", "get_values", "sorted", "str", "bool", "int", "open",

@@ -10,25 +10,16 @@ statements, follows calls (``call``) and records what a call may change (``_chan
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from model_debugging.skips.runtime import tester_tensors
 from model_debugging.skips.runtime.context import ABSENT
-from model_debugging.skips.runtime.values import Tensor, Unknown
+from model_debugging.skips.runtime.values import VALUE_COMPARISONS, Tensor, Unknown
 
 MAX_DEPTH = 6
 DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
 _LITERALS = (bool, int, float, str, type(None), tuple, list, dict)
-_COMPARISONS = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
 _SELF, _TORCH, _SUPER = object(), object(), object()  # ``self``, ``torch``, ``super()``
 _ARITHMETIC = {
     ast.Add: int.__add__,
@@ -349,10 +340,10 @@ def _compare(op: ast.cmpop, left: object, right: object) -> bool | None:
             return (other is None) == isinstance(op, ast.Is)
         return None
     plain = (bool, int, float, str, type(None))
-    if not (isinstance(left, plain) and isinstance(right, plain)) or type(op) not in _COMPARISONS:
+    if not (isinstance(left, plain) and isinstance(right, plain)) or type(op) not in VALUE_COMPARISONS:
         return None
     try:
-        return _COMPARISONS[type(op)](left, right)
+        return VALUE_COMPARISONS[type(op)](left, right)
     except TypeError:
         return None
 

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass, field
 from typing import Literal
 
 from model_debugging.skips.library.records import LibraryClass
+
+# The comparisons of two plain values (numbers, strings, ...) both evaluators compute directly.
+VALUE_COMPARISONS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 
 
 @dataclass(frozen=True)
