@@ -53,6 +53,13 @@ def one_intra_op_thread() -> Iterator[None]:
 _SERIAL_BELOW = 32768
 
 
+def _reducing_threads(tensor: torch.Tensor) -> int:
+    """The threads torch would reduce ``tensor`` on in the traced code (1: it reduces it serially)."""
+    if not _active or tensor.numel() < _SERIAL_BELOW or tensor.device.type != "cpu":
+        return 1
+    return _saved_threads
+
+
 def with_callers_threads(reduction: Callable[[torch.Tensor], T], tensor: torch.Tensor) -> T:
     """``reduction(tensor)`` on the thread count the traced code runs with.
 
@@ -60,8 +67,8 @@ def with_callers_threads(reduction: Callable[[torch.Tensor], T], tensor: torch.T
     ``mean`` of a large tensor can differ in its last bits (and, rarely, in its printed text)
     between 1 and 2 threads: upstream's ``mean``/``std`` reprs must come from the caller's count.
     """
-    threads = _saved_threads if _active else 1
-    if threads <= 1 or tensor.numel() < _SERIAL_BELOW or tensor.device.type != "cpu":
+    threads = _reducing_threads(tensor)
+    if threads <= 1:
         return reduction(tensor)
     torch.set_num_threads(threads)
     try:
@@ -85,10 +92,10 @@ def mean_in_callers_order(tensor: torch.Tensor) -> torch.Tensor:
     milliseconds on a busy machine (checked against torch in tests/debugger/test_thread_count.py).
     Anything else is computed by :func:`with_callers_threads`.
     """
-    threads = _saved_threads if _active else 1
-    count = tensor.numel()
-    if threads <= 1 or count < _SERIAL_BELOW or tensor.device.type != "cpu":
+    threads = _reducing_threads(tensor)
+    if threads <= 1:
         return torch.mean(tensor)
+    count = tensor.numel()
     if not (tensor.is_contiguous() and tensor.dtype in (torch.float32, torch.float64) and _openmp_backend()):
         return with_callers_threads(torch.mean, tensor)
     ranges = min(threads, -(-count // _SERIAL_BELOW))
