@@ -277,19 +277,25 @@ class ExpressionReader:
     def _default_call(
         self, method: BoundMethod, arguments: list[object], keywords: dict[str, object]
     ) -> bool:
-        """The call passes every parameter of ``method`` its literal default (or passes nothing)."""
+        """The call passes every parameter of ``method`` that its body reads its literal default (or
+        passes nothing); a parameter the body never reads may take any value
+        (``get_config(self, text_config, vision_config)`` building its parts itself)."""
         found = self._find(method.name, method.after)
         if found is None:
             return not arguments and not keywords
+        read = _read_names(found[1])
         try:
             passed = bind_parameters(found[1], arguments, keywords, method=True)
-            defaults = bind_parameters(found[1], [], {}, method=True)
+            unread = {name: value for name, value in passed.items() if name not in read}
+            defaults = bind_parameters(found[1], [], _named_parameters(found[1], unread), method=True)
         except GiveUp:
             return False
         return all(
             type(passed[name]) is type(value) and passed[name] == value and not isinstance(value, Unknown)
             for name, value in defaults.items()
-            if name in passed and (name in keywords or list(passed).index(name) < len(arguments))
+            if name in read
+            and name in passed
+            and (name in keywords or list(passed).index(name) < len(arguments))
         )
 
     def _bool_operation(self, node: ast.BoolOp, frame: Frame) -> object:
@@ -346,6 +352,25 @@ def _compare(op: ast.cmpop, left: object, right: object) -> bool | None:
         return VALUE_COMPARISONS[type(op)](left, right)
     except TypeError:
         return None
+
+
+def _read_names(function: ast.FunctionDef) -> set[str]:
+    """The names ``function``'s body reads (all of its parameters when it calls ``locals()`` / ``vars()``)."""
+    names = {
+        node.id
+        for statement in function.body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    if names & {"locals", "vars"}:
+        return {item.arg for item in ast.walk(function.args) if isinstance(item, ast.arg)}
+    return names
+
+
+def _named_parameters(function: ast.FunctionDef, values: dict[str, object]) -> dict[str, object]:
+    """The items of ``values`` that name a parameter passable by keyword (not ``*args`` / ``**kwargs``)."""
+    names = {item.arg for item in (*function.args.args, *function.args.kwonlyargs)}
+    return {name: value for name, value in values.items() if name in names}
 
 
 def bind_parameters(
