@@ -301,3 +301,33 @@ def test_a_flag_set_after_a_continue_only_the_run_decides_is_unknown_after_the_l
         "skipped": [],
         "undecided": ["alpha", "beta"],
     }
+
+
+TESTER_GENERATE = """
+    def prepare_config_and_inputs_for_generate(self, batch_size=None):
+        config = self.get_config()
+        if batch_size == {decoder_batch}:
+            config.is_decoder = True
+        return config, {{"input_ids": ids_tensor([batch_size, 7], 99)}}
+"""
+DELEGATE = """
+    def prepare_config_and_inputs_for_generate(self, batch_size=2):
+        return self.model_tester.prepare_config_and_inputs_for_generate(batch_size=batch_size)
+"""
+
+
+def test_a_helper_handed_to_the_tester_runs_the_testers_method_with_its_arguments(make_repo, scan):
+    """The test class's helper returns the tester's own ``prepare_config_and_inputs_for_generate``:
+    it is run on the tester's source with ``batch_size=2``; alpha's sets is_decoder for that size,
+    beta's only for another."""
+    files = {"tests/generation/test_utils.py": GENERATION}
+    for name, size in (("alpha", 2), ("beta", 3)):
+        test_file = MODEL_TEST.format(
+            name=name.title(), pad="0", text_config="None", passed="", override=DELEGATE, inputs="{}"
+        )
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = test_file.replace(
+            "        return config, inputs_dict\n",
+            "        return config, inputs_dict\n" + TESTER_GENERATE.format(decoder_batch=size),
+        )
+    results = scan(write_tree(make_repo(files), LIBRARY))
+    assert verdicts(results, "test_decoder_flag") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}

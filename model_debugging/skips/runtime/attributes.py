@@ -306,9 +306,15 @@ def can_generate(library: Library, info: LibraryClass) -> bool | None:
 
 
 def call_method(
-    facts: TestClassFacts, owner: object, name: str, arguments: list[object], unknown: Unknown
+    facts: TestClassFacts,
+    owner: object,
+    name: str,
+    arguments: list[object],
+    unknown: Unknown,
+    keywords: dict[str, object] | None = None,
 ) -> object:
-    """``owner.name(*arguments)`` for the methods whose result the library's sources decide."""
+    """``owner.name(*arguments, **keywords)`` for the methods whose result the library's sources
+    decide (keywords are read only by the tester's methods)."""
     if (
         isinstance(owner, str)
         and name in _STRING_METHODS
@@ -322,13 +328,17 @@ def call_method(
     if isinstance(owner, Parameters) and name == "keys":
         return owner
     if isinstance(owner, Tester):
-        if name == "prepare_config_and_inputs_for_common":
-            inputs, changed = facts.common_inputs, facts.common_config
-            config = Unknown("config") if changed is None else Config(facts.config_class, changed)
-            return (config, Unknown("inputs_dict") if inputs is None else dict(inputs))
         if name == "get_config":
             return Config(facts.config_class)
-        return unknown
+        if name == "prepare_config_and_inputs_for_common":
+            inputs, changed = facts.common_inputs, facts.common_config
+        elif facts.tester_call is not None and (called := facts.tester_call(name, arguments, keywords or {})):
+            # another method of the tester: only a configuration get_config() built is known
+            inputs, changed = called.inputs, called.config if called.passed is None else None
+        else:
+            return unknown
+        config = Unknown("config") if changed is None else Config(facts.config_class, changed)
+        return (config, Unknown("inputs_dict") if inputs is None else dict(inputs))
     if isinstance(owner, ModelInstance) and name in modules.MODULE_METHODS and not arguments:
         return modules.call_module_method(facts, owner, name, unknown)
     if isinstance(owner, ModelInstance) and name == "_can_set_attn_implementation":

@@ -5,9 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryClass
+
+if TYPE_CHECKING:
+    from model_debugging.skips.runtime.tester_inputs import TesterCommon
 
 # Returned by the lookups below when the name is not there at all.
 ABSENT = object()
@@ -43,3 +47,5 @@ class TestClassFacts:
     inherited_definition: Callable[[str], ast.FunctionDef | None] | None = None  # what super().<name> runs
     # what the tester sets on the configuration after get_config() (None: not followed)
     common_config: tuple[tuple[str, object], ...] | None = ()
+    # self.model_tester.<method>(*arguments, **keywords) run on the tester's source (None: not read)
+    tester_call: Callable[[str, list[object], dict[str, object]], TesterCommon | None] | None = None

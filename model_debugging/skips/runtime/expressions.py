@@ -295,7 +295,7 @@ class Evaluator:
             owner = self.value(node.func.value, variables)
             if isinstance(owner, Config) and node.func.attr in CONFIG_METHODS and not arguments:
                 return call_config_method(self.facts, owner, node.func.attr, keywords, unknown)
-            return attributes.call_method(self.facts, owner, node.func.attr, arguments, unknown)
+            return attributes.call_method(self.facts, owner, node.func.attr, arguments, unknown, keywords)
         return unknown
 
     def _arguments(self, nodes: list[ast.expr], variables: dict[str, object]) -> list[object] | None:

@@ -12,7 +12,12 @@ from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.overrides import HelperOverrides
 from model_debugging.skips.runtime.tester_config import config_keywords
-from model_debugging.skips.runtime.tester_inputs import UNREAD, TesterCommon, common_inputs
+from model_debugging.skips.runtime.tester_inputs import (
+    UNREAD,
+    TesterCommon,
+    common_inputs,
+    tester_method_result,
+)
 from model_debugging.skips.runtime.tester_parts import built_parts
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 
@@ -124,6 +129,7 @@ def class_facts(
         passed_names,
         overrides.parent,
         common.config,
+        _tester_call(tester, tester_attribute, config_class),
     )
 
 
@@ -181,6 +187,36 @@ def _common_inputs(
         return UNREAD
     name = config_class.name if config_class is not None else None
     return common_inputs(tuple(tester[0]), tuple(tester[1]), tester_attribute, name)
+
+
+def _tester_call(
+    tester: tuple[list[ast.ClassDef], list[dict[str, ast.FunctionDef]]] | None,
+    tester_attribute: Callable[[str], object],
+    config_class: LibraryClass | None,
+) -> Callable[[str, list[object], dict[str, object]], TesterCommon | None] | None:
+    """``self.model_tester.<method>(...)`` run on the tester's source; the test's values that are not
+    literals reach it as unknown."""
+    if tester is None:
+        return None
+    name = config_class.name if config_class is not None else None
+
+    def call(method: str, arguments: list[object], keywords: dict[str, object]) -> TesterCommon | None:
+        return tester_method_result(
+            tuple(tester[0]),
+            tuple(tester[1]),
+            tester_attribute,
+            name,
+            method,
+            [_literal_argument(value) for value in arguments],
+            {key: _literal_argument(value) for key, value in keywords.items()},
+        )
+
+    return call
+
+
+def _literal_argument(value: object) -> object:
+    plain = (bool, int, float, str, type(None))
+    return value if isinstance(value, plain) and not isinstance(value, Unknown) else Unknown("argument")
 
 
 def _with_parts(

@@ -63,13 +63,30 @@ def common_inputs(
     """Run ``prepare_config_and_inputs_for_common`` on the tester's source (``classes``: its MRO;
     ``functions``: the module-level functions of each class's file; ``config_class``: the name of
     the configuration class the evaluator takes the tester to build)."""
+    called = tester_method_result(classes, functions, tester_attribute, config_class, _COMMON, [], {})
+    return UNREAD if called is None else called
+
+
+def tester_method_result(
+    classes: tuple[ast.ClassDef, ...],
+    functions: tuple[dict[str, ast.FunctionDef], ...],
+    tester_attribute: Callable[[str], object],
+    config_class: str | None,
+    method: str,
+    arguments: list[object],
+    keywords: dict[str, object],
+) -> TesterCommon | None:
+    """What ``self.model_tester.<method>(*arguments, **keywords)`` returns when it is a
+    (configuration, inputs) pair, run like ``prepare_config_and_inputs_for_common``
+    (``prepare_config_and_inputs_for_generate(batch_size=2)`` in a tester); None when the method
+    cannot be followed or returns anything else."""
     reader = _Reader(classes, functions, tester_attribute)
     try:
-        result = reader.call(BoundMethod(_COMMON, -1), [], {}, {})
+        result = reader.call(BoundMethod(method, -1), arguments, keywords, {})
     except (GiveUp, RecursionError):
-        return UNREAD
+        return None
     if not isinstance(result, tuple) or len(result) != 2:
-        return UNREAD
+        return None
     config, passed = None, None
     built = result[0].built if isinstance(result[0], TesterConfig) else None
     if isinstance(result[0], TesterConfig) and not reader.escaped and built in (None, config_class):
