@@ -144,3 +144,26 @@ def test_a_cache_turned_off_under_a_test_of_the_configuration_or_the_call(make_r
         "skipped": ["beta", "epsilon", "gamma"],
         "undecided": ["delta"],
     }
+
+
+def test_use_cache_false_returns_no_cache_whatever_a_switch_decides(make_repo, scan):
+    """A switch only turns the cache off: zeta passes use_cache=False, so whether its labels are
+    None does not matter (skipped); eta passes True with the same labels: undecided; theta passes
+    True without labels: ran."""
+    files = {"tests/generation/test_utils.py": GENERATION}
+    maybe_labels = '"labels": self.labels'
+    testers = {
+        "zeta": f'{{"input_ids": ids_tensor([2, 7], 99), {maybe_labels}, "use_cache": False}}',
+        "eta": f'{{"input_ids": ids_tensor([2, 7], 99), {maybe_labels}, "use_cache": True}}',
+        "theta": '{"input_ids": ids_tensor([2, 7], 99), "use_cache": True}',
+    }
+    for name, inputs in testers.items():
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            is_decoder="True", inputs=inputs, model_class="EncForCausalLM"
+        )
+    results = scan(write_tree(make_repo(files), LIBRARY))
+    assert verdicts(results, "test_cache_returned") == {
+        "ran": ["theta"],
+        "skipped": ["zeta"],
+        "undecided": ["eta"],
+    }

@@ -202,6 +202,28 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
     return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated, tuple(disabled))
 
 
+def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
+    """Whether ``info``'s ``forward`` passes the ``use_cache`` it was given to the calls it makes
+    (``use_cache=use_cache``, or ``**kwargs`` holding it when it is no named parameter); None when
+    a call is given another value (``use_cache=True``) or the ``forward`` is not read."""
+    found = _method(library, info, "forward")
+    if found is None:
+        return None
+    arguments = found[1].args
+    named = any(argument.arg == "use_cache" for argument in (*arguments.args, *arguments.kwonlyargs))
+    kwargs = arguments.kwarg.arg if arguments.kwarg is not None else None
+    handed = False
+    for node in ast.walk(found[1]):
+        for keyword in node.keywords if isinstance(node, ast.Call) else ():
+            if keyword.arg == "use_cache":
+                if not (isinstance(keyword.value, ast.Name) and keyword.value.id == "use_cache"):
+                    return None
+                handed = True
+            elif keyword.arg is None and not named and ast.unparse(keyword.value) == kwargs:
+                handed = True
+    return handed
+
+
 def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, str], ...] | None:
     """``(auto class, part)`` for each ``Auto*.from_config(config.<part>)`` in the file of ``info``'s
     ``forward``; None when one builds from something else than a part of the configuration."""
@@ -262,10 +284,13 @@ def _visit(
 
 
 def _builds(value: ast.expr | None) -> bool:
-    """A new cache: a call, or ``A(...) if <test> else B(...)`` (BERT's encoder-decoder cache)."""
+    """A new cache: a call, or ``A(...) if <test> else B(...)`` (BERT's encoder-decoder cache);
+    ``getattr(self, "past_key_values", past_key_values)`` only reads one."""
     if isinstance(value, ast.IfExp):
         return _builds(value.body) and _builds(value.orelse)
-    return isinstance(value, ast.Call)
+    return isinstance(value, ast.Call) and not (
+        isinstance(value.func, ast.Name) and value.func.id == "getattr"
+    )
 
 
 def _from_argument(value: ast.expr | None) -> bool:

@@ -9,6 +9,14 @@ them takes ``past_key_values``, and that one's file gates its cache on ``use_cac
 model of its own from a configuration. Whether the composite hands the ``use_cache`` it was given
 on is not read, so the answer is given only when every value it could use agrees: the one passed,
 the keeping model's ``forward`` default, the part's ``use_cache`` and the composite configuration's.
+
+When the instance's module tree is known (:func:`held_cache`), the models it holds that take
+``past_key_values`` are the cache's path: none of their files may build a cache whatever
+``use_cache`` says or set ``use_cache`` itself, and one of them must build it under ``use_cache``.
+The ``use_cache`` passed then decides when every model on the path hands it on
+(``use_cache=use_cache``); otherwise every value they could read must agree (their ``forward``
+defaults, the configuration's and each part's). A switch that turns the cache off only matters
+when the cache would be built.
 """
 
 from __future__ import annotations
@@ -16,7 +24,9 @@ from __future__ import annotations
 from model_debugging.skips.library import model_outputs
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, LibraryClass
+from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.cache_switches import switched_off
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 
@@ -63,12 +73,93 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
         or not all(_CACHE in names for names in fields)
     ):
         return None
-    values = [
-        config_value(facts, part_config, "use_cache", Unknown("use_cache"), ABSENT),
-        model_outputs.parameter_default(library, keeper, "forward", "use_cache"),
-        config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT),
-        use_cache,
-    ]
+    return _agreed(
+        [
+            config_value(facts, part_config, "use_cache", Unknown("use_cache"), ABSENT),
+            model_outputs.parameter_default(library, keeper, "forward", "use_cache"),
+            config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT),
+            use_cache,
+        ]
+    )
+
+
+def held_cache(
+    facts: TestClassFacts, model: ModelInstance, use_cache: object, passed: dict[str, object] | None
+) -> bool | None:
+    """Whether the cache comes back, read along the instance's known module tree; None when only
+    the run knows."""
+    library = facts.library
+    path = _cache_path(facts, model)
+    if path is None:
+        return None
+    gatings = [model_outputs.cache_gating(library, part.info) for part in path]
+    if any(gating is None or gating.ungated or gating.overridden for gating in gatings) or not any(
+        gating.gated for gating in gatings
+    ):
+        return None
+    handed = [model_outputs.hands_on_use_cache(library, part.info) for part in path]
+    if None in handed:
+        return None  # a forward passes its own value on
+    # the value passed reaches every model on the path when each that holds another hands it on
+    reaches = all(
+        on or len(_cache_path(facts, part) or ()) == 1 for on, part in zip(handed, path, strict=True)
+    )
+    if isinstance(use_cache, bool) and reaches:
+        value = use_cache
+    else:
+        value = _agreed(
+            [
+                use_cache,
+                *(
+                    model_outputs.parameter_default(library, part.info, "forward", "use_cache")
+                    for part in path
+                ),
+                *_configured_use_cache(facts, model.config),
+            ]
+        )
+    if value is not True:
+        return value  # a switch only turns the cache off: without use_cache there is none
+    for gating in dict.fromkeys(gatings):
+        if switched_off(facts, model, passed, gating) is not False:
+            return None
+    return True
+
+
+def _cache_path(facts: TestClassFacts, model: ModelInstance) -> list[ModelInstance] | None:
+    """The models of the instance's module tree (itself first) whose ``forward`` takes
+    ``past_key_values``; None when the tree or a signature is not known."""
+    held = modules.modules_of(facts, model, Unknown("modules"))
+    if not isinstance(held, tuple):
+        return None
+    path = []
+    for part in held:
+        names = facts.library.signature(part.info, "forward") if isinstance(part, ModelInstance) else ()
+        if names is None:
+            return None
+        if _CACHE in names:
+            path.append(part)
+    return path
+
+
+def _configured_use_cache(facts: TestClassFacts, config: object) -> list[object]:
+    """``use_cache`` of the configuration and of each of its declared parts (unknown when the
+    configuration is)."""
+    if not isinstance(config, Config) or config.info is None:
+        return [Unknown("use_cache")]
+    found = [config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)]
+    declared = facts.library.attribute(config.info, "sub_configs")
+    for name in declared if isinstance(declared, dict) else ():
+        part = config_value(facts, config, name, Unknown(name), ABSENT)
+        if isinstance(part, Config):
+            found.append(config_value(facts, part, "use_cache", Unknown("use_cache"), ABSENT))
+        elif part is not ABSENT and part is not None:
+            found.append(Unknown(name))
+    return found
+
+
+def _agreed(values: list[object]) -> bool | None:
+    """The one boolean the known values (absent and None left out) agree on; None when they
+    disagree, one is not known, or none is given."""
     values = [value for value in values if value is not ABSENT and value is not None]
     if not values or not all(isinstance(value, bool) for value in values) or len(set(values)) != 1:
         return None

@@ -18,7 +18,7 @@ from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.cache_switches import switched_off
 from model_debugging.skips.runtime.config_methods import text_config
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
-from model_debugging.skips.runtime.delegated_cache import delegated_cache
+from model_debugging.skips.runtime.delegated_cache import delegated_cache, held_cache
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 
 _CACHE = "past_key_values"
@@ -58,6 +58,14 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
         return False
     if key != _CACHE or not all(fields):
         return None
+    found = _own_cache(facts, outputs)
+    return found if found is not None else held_cache(facts, outputs.model, outputs.use_cache, outputs.passed)
+
+
+def _own_cache(facts: TestClassFacts, outputs: ModelOutputs) -> bool | None:
+    """Whether the cache comes back, read from the file of the called ``forward`` (and the parts
+    it builds from its configuration); None when that file does not tell."""
+    library, info = facts.library, outputs.model.info
     gating = model_outputs.cache_gating(library, info)
     if gating is not None and not (gating.gated or gating.ungated or gating.delegated):
         return False if _never_built(facts, outputs) else None
@@ -66,8 +74,8 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
     if gating is None or not gating.follows_use_cache:
         return None
     off = switched_off(facts, outputs.model, outputs.passed, gating)
-    if off is not False:
-        return None if off is None else False  # the file turns the cache off for this call
+    if off is True:
+        return False  # the file turns the cache off for this call
     use_cache = outputs.use_cache
     if use_cache is ABSENT or use_cache is None:
         use_cache = model_outputs.parameter_default(library, info, "forward", "use_cache")
@@ -76,7 +84,9 @@ def outputs_contain(facts: TestClassFacts, outputs: ModelOutputs, key: str) -> b
         if not isinstance(config, Config) or text_config(facts, config, None, None, Unknown()) != config:
             return None  # a composite model reads the flag of its text part
         use_cache = config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)
-    return use_cache if isinstance(use_cache, bool) else None
+    if use_cache is False:
+        return False  # whether a switch runs does not matter: it only turns the cache off
+    return True if use_cache is True and off is False else None
 
 
 def _never_built(facts: TestClassFacts, outputs: ModelOutputs) -> bool:
