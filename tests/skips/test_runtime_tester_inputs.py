@@ -116,6 +116,15 @@ TESTERS = {
 """,
         "",
     ),
+    # 3 x 13 random entries (the first column is set to 1): no zero with probability 2**-39
+    "sampi": (
+        """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, _ = self.prepare_config_and_inputs()
+        return config, {"input_ids": input_ids, "attention_mask": random_attention_mask([3, 14])}
+""",
+        "",
+    ),
     # the same random mask over 2 x 2 random entries: left to the run
     "epsilon": (
         """
@@ -215,6 +224,18 @@ TESTERS["omicron"] = (
 """,
     "",
 )
+
+# an item of a mask of ones set to a literal: a zero at integer indices is there; a one keeps none
+ITEM_SET = """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, _ = self.prepare_config_and_inputs()
+        attention_mask = torch.ones(13, 7)
+        inputs_dict = {{"input_ids": input_ids, "attention_mask": attention_mask}}
+        attention_mask[-1, 0] = {value}
+        return config, inputs_dict
+"""
+TESTERS["stigma"] = (ITEM_SET.format(value=0), "")
+TESTERS["koppa"] = (ITEM_SET.format(value=1), "")
 
 # get_config takes parameters its body never reads (pix2struct's parts): any call builds the same
 UNREAD_PARAMETERS = """    def get_config(self, text_config, vision_config):
@@ -323,7 +344,9 @@ def results(make_repo, scan):
 def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_skips(results):
     found = verdicts(results, "test_padding_free")
     assert {"alpha", "delta", "kappa"} <= set(found["ran"])  # the others run on the base tester's inputs
-    assert found["skipped"] == ["beta", "gamma", "tau", "upsilon"]  # tau, upsilon: a mask of ones
+    # tau, upsilon: a mask of ones; koppa: one written into it
+    assert found["skipped"] == ["beta", "gamma", "koppa", "tau", "upsilon"]
+    assert {"sampi", "stigma"} <= set(found["ran"])  # a zero written into a mask of ones
     assert found["undecided"] == ["epsilon", "eta", "zeta"]
     assert results["test_padding_free"]["reasons_skipped"][:2] == [
         "beta: Model dummy inputs should contain text input ids",

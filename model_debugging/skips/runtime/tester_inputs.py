@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from model_debugging.skips.runtime import tester_tensors
 from model_debugging.skips.runtime.context import ABSENT
 from model_debugging.skips.runtime.tester_expressions import (
     MAX_DEPTH,
@@ -252,6 +253,9 @@ class _Reader(ExpressionReader):
             container, key = frame.variables.get(target.value.id), self.value(target.slice, frame)
             if isinstance(container, dict) and isinstance(key, str):
                 frame.variables[target.value.id] = {**container, key: value}
+            elif isinstance(container, Tensor):
+                written = tester_tensors.item_set(container, _literal_index(target.slice), value)
+                _replace_everywhere(frame, container, written)
             else:
                 self._changed(target.value, frame)
         else:
@@ -285,6 +289,31 @@ class _Reader(ExpressionReader):
         self._changed(target.value if isinstance(target, ast.Subscript) else target, frame)
 
     # -- expressions ------------------------------------------------------------------------------
+
+
+def _literal_index(node: ast.expr) -> object:
+    """The indices of ``t[-1, 0]`` as literals (None when any is not one)."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return None
+
+
+def _replace_everywhere(frame: Frame, old: Tensor, new: Tensor) -> None:
+    """A tensor changed in place: every variable holding it, also as an item of a dict or tuple,
+    sees the change."""
+
+    def swap(value: object) -> object:
+        if value is old:
+            return new
+        if isinstance(value, dict):
+            return {key: swap(item) for key, item in value.items()}
+        if isinstance(value, tuple):
+            return tuple(swap(item) for item in value)
+        return value
+
+    for name, value in list(frame.variables.items()):
+        frame.variables[name] = swap(value)
 
 
 def _same(one: object, other: object) -> bool:

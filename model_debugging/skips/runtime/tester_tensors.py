@@ -6,7 +6,9 @@ its source: ``ids_tensor([batch, seq], vocab)`` has rank 2; ``torch.ones(...)`` 
 ``torch.tril(torch.ones(...))`` over at least two columns holds one. Random values decide a zero
 only when it is certain beyond doubt: a 0/1 random tensor (``random_attention_mask``, or
 ``ids_tensor`` with a vocabulary of 2) with at least :data:`CERTAIN_DRAWS` random entries has a zero
-but with probability 2**-40. Anything else keeps the fact unknown.
+but with probability 2**-32. An item set to a literal (``mask[-1, 0] = 0``) gives a zero when its
+integer indices surely name an element; a non-zero written into a tensor without zeros keeps it
+so. Anything else keeps the fact unknown.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 
 from model_debugging.skips.runtime.values import Tensor, Unknown
 
-CERTAIN_DRAWS = 40  # random 0/1 entries above which a tensor without a zero has probability <= 2**-40
+CERTAIN_DRAWS = 32  # random 0/1 entries above which a tensor without a zero has probability <= 2**-32
 FACTORIES = frozenset({"ids_tensor", "floats_tensor", "random_attention_mask"})
 TORCH_FUNCTIONS = frozenset({"ones", "zeros", "ones_like", "zeros_like", "tril", "triu"})
 # Methods that return the same values (``bool()`` keeps the zeros: ``0 in t`` also matches False).
@@ -48,6 +50,29 @@ def _certain_zero(dims: tuple[int | None, ...] | None, fixed: int | None) -> boo
     if dims is None or None in dims or fixed is None:
         return None
     return True if math.prod(dims) - fixed >= CERTAIN_DRAWS else None
+
+
+def item_set(tensor: Tensor, index: object, value: object) -> Tensor:
+    """``tensor[index] = value`` (``index`` the literal indices, None when not literal): the same
+    shape; a zero written at integer indices inside the known shape is there, a non-zero written
+    into a tensor without zeros leaves none; otherwise the zeros are unknown."""
+    if not isinstance(value, (bool, int, float)):
+        return Tensor(tensor.source, dims=tensor.dims)
+    if value != 0:
+        return Tensor(tensor.source, dims=tensor.dims, has_zero=False if tensor.has_zero is False else None)
+    indices = index if isinstance(index, tuple) else (index,)
+    dims = tensor.dims
+    inside = (
+        dims is not None
+        and len(indices) <= len(dims)
+        and all(
+            type(item) is int and size is not None and -size <= item < size
+            for item, size in zip(indices, dims, strict=False)
+        )
+        and None not in dims
+        and math.prod(dims) > 0
+    )
+    return Tensor(tensor.source, dims=dims, has_zero=True if inside else None)
 
 
 def torch_function(name: str, arguments: list[object]) -> Tensor:
