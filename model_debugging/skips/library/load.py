@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -25,6 +27,13 @@ _SHARED_FILES = (
     "generation/continuous_batching/continuous_api.py",
 )
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
+# Files of a model's folder that hold no part of a model (processors, conversion scripts, the
+# modular sources the modeling files are generated from): not looked for among the imports.
+_NEVER_IMPORTED_BY_MODELING = (
+    "_", "modular_", "convert_", "tokenization_", "processing_", "image_processing", "feature_extraction_",
+    "video_processing_",
+)  # fmt: skip
+_SIBLING_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.MULTILINE)
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
 LIBRARY_FORMAT = "library-21"
@@ -47,12 +56,33 @@ def library_paths(repo: Path, root: Path) -> list[str]:
     for folder in sorted((root / "models").iterdir()):
         if not folder.is_dir():
             continue
-        found += [
+        files = sorted(folder.glob("*.py"))
+        modeling = [
             path
-            for path in sorted(folder.glob("*.py"))
+            for path in files
             if path.name.startswith(_MODEL_FILE_PREFIXES) and not path.name.startswith("modeling_flax_")
         ]
+        found += modeling + _imported_siblings(files, modeling)
     return [path.relative_to(repo).as_posix() for path in found]
+
+
+def _imported_siblings(files: list[Path], modeling: list[Path]) -> list[Path]:
+    """The other files of a model's folder that its modeling files import from (``from .vision
+    import ...``): their classes are part of the models' trees. Only folders holding such files are
+    read for this."""
+    others = {
+        path.stem: path
+        for path in files
+        if path not in modeling and not path.name.startswith(_NEVER_IMPORTED_BY_MODELING)
+    }
+    if not others:
+        return []
+    imported: set[str] = set()
+    for path in modeling:
+        if path.name.startswith("modeling_"):
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                imported.update(_SIBLING_IMPORT.findall(path.read_text(encoding="utf-8")))
+    return [path for stem, path in sorted(others.items()) if stem in imported]
 
 
 def _library_key(path: str, data: bytes) -> str:

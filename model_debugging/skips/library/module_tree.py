@@ -195,7 +195,7 @@ def _models_of_call(
         if function:  # its configuration is the function's argument, not the model's
             return None
         chosen = auto_choice(library, info, head, call, parts) if names[1:] == ["from_config"] else None
-        return None if chosen is None else built_models(library, chosen)
+        return None if chosen is None else built_models(library, chosen, parts_below(parts, call.argument))
     if head == "self":
         if len(names) == 2 and names[1] in _CONTAINER_METHODS and set(owner.bases) & _CONTAINERS:
             return ()  # a ModuleList of its own registers what it is given, it builds nothing
@@ -232,8 +232,11 @@ def _models_of_call(
         return ()  # a configuration (`XConfig(...)`, `XConfig.from_dict(...)`), not a module
     if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None
-    # the same configuration handed on (`XModel(config)`): its parts are the run's choice there too
-    shared = parts if call.argument == "config" and not function else None
+    # the same configuration handed on (`XModel(config)`): its parts are the run's choice there too,
+    # and so are a part's own parts where that part is handed on (`XModel(config.vision_config)`)
+    shared = None
+    if not function:
+        shared = parts if call.argument == "config" else parts_below(parts, call.argument)
     return built_models(library, found, shared, _passed_by(call, owner))
 
 
@@ -299,7 +302,16 @@ def _loaded_backbone(
         return None
     built_from = InitCall(f"{_AUTO_BACKBONE}.from_config", argument=f"config.{_BACKBONE_PART}")
     chosen = auto_choice(library, info, _AUTO_BACKBONE, built_from, parts)
-    return None if chosen is None else built_models(library, chosen)
+    return None if chosen is None else built_models(library, chosen, parts_below(parts, built_from.argument))
+
+
+def parts_below(parts: Mapping[str, LibraryClass], argument: str) -> dict[str, LibraryClass]:
+    """The classes chosen for the parts of part ``argument`` (``config.vlm_config``): the entries
+    ``vlm_config.<name>`` of ``parts``, under ``<name>``."""
+    if not argument.startswith("config."):
+        return {}
+    prefix = f"{argument.removeprefix('config.')}."
+    return {key.removeprefix(prefix): value for key, value in parts.items() if key.startswith(prefix)}
 
 
 def _builds_no_model(module: str) -> bool:

@@ -24,10 +24,14 @@ from model_debugging.skips.library.instance_attributes import (
 )
 from model_debugging.skips.library.module_tree import auto_choice, built_models, config_class, is_model
 from model_debugging.skips.library.records import ClassName, LibraryClass
+from model_debugging.skips.runtime.context import ABSENT as NOT_SET
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.embeddings import input_embeddings
+from model_debugging.skips.runtime.sub_configs import sub_config
 from model_debugging.skips.runtime.values import Builtin, Config, ModelClass, ModelInstance, Unknown
 
+# `sub_configs` declarations that leave a part's class to the dict passed for it.
+_OPEN_DECLARATIONS = ("AutoConfig", "PreTrainedConfig")
 # The names of the common file that stand for the library's base model class.
 BASE_MODEL_NAMES = ("PreTrainedModel",)
 
@@ -120,22 +124,54 @@ def call_module_method(facts: TestClassFacts, model: ModelInstance, name: str, u
 
 
 def _auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, LibraryClass]:
-    """The classes the run's configuration has for the sub-configurations declared ``AutoConfig``."""
+    """The classes the run's configuration has for the sub-configurations declared ``AutoConfig``
+    (or the base configuration class, which equally leaves the class to the dict passed); the parts
+    of a part whose dict was read come under dotted keys (``vlm_config.vision_config``)."""
     from model_debugging.skips.runtime.attributes import attribute  # attributes imports this module
 
+    parts: dict[str, LibraryClass] = {}
     config = model.config
+    for key in _open_parts(facts, config):
+        part = attribute(facts, config, key, Unknown(key))
+        if not isinstance(part, Config) or part.info is None:
+            continue
+        parts[key] = part.info
+        for inner_key in _open_parts(facts, part) if part.sub == "read" else ():
+            inner = _read_part(facts, part, inner_key)
+            if inner is not None:
+                parts[f"{key}.{inner_key}"] = inner
+    return parts
+
+
+def _open_parts(facts: TestClassFacts, config: object) -> list[str]:
+    """The sub-configurations of ``config`` whose class the dict passed for them chooses."""
     declared = (
         facts.library.attribute(config.info, "sub_configs")
         if isinstance(config, Config) and config.info
         else None
     )
-    parts: dict[str, LibraryClass] = {}
-    for key, value in declared.items() if isinstance(declared, dict) else ():
-        if isinstance(value, ClassName) and value.name == "AutoConfig":
-            part = attribute(facts, config, key, Unknown(key))
-            if isinstance(part, Config) and part.info is not None:
-                parts[key] = part.info
-    return parts
+    return [
+        key
+        for key, value in (declared.items() if isinstance(declared, dict) else ())
+        if isinstance(value, ClassName) and value.name in _OPEN_DECLARATIONS
+    ]
+
+
+def _read_part(facts: TestClassFacts, config: Config, key: str) -> LibraryClass | None:
+    """The class of part ``key`` of a part built from a dict that was read (``config``): what its
+    item makes of it, or, left out, what ``__post_init__`` makes of None."""
+    items = dict(config.overrides)
+    declared = facts.library.attribute(config.info, "sub_configs")[key]
+    passed = items.get(key)
+    written = passed.source if isinstance(passed, Unknown) else ""
+    if written.startswith("self.") and written[5:].isidentifier():  # the tester's attribute, in its dict
+        passed = facts.tester_attribute(written[5:])
+        if passed is NOT_SET:
+            return None
+    built = sub_config(
+        facts.library, config.info, key, declared, passed, Unknown(key), none_given=passed is None
+    )
+    return built.info if isinstance(built, Config) else None
 
 
 def base_model_class(facts: TestClassFacts, name: str) -> object:

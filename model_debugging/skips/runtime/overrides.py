@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-_MODEL_FILES = "/models/"
+MODEL_FILES = "/models/"  # the test files of one model (under tests/models/)
 
 
 class HelperOverrides:
@@ -40,7 +40,7 @@ class HelperOverrides:
 
     def _first(self, name: str) -> int | None:
         for index, (path, _) in enumerate(self.definers):
-            if _MODEL_FILES not in path:
+            if MODEL_FILES not in path:
                 return None  # a class of a shared file comes first: not an override of a model file
             if self._method(index, name) is not None:
                 return index

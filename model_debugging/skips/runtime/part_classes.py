@@ -23,6 +23,7 @@ _BASE_CONFIG = "PreTrainedConfig"
 _TYPE_KEY = "model_type"
 _TYPE_TABLE = "CONFIG_MAPPING"
 _LOGGING_ROOTS = frozenset({"logger", "warnings"})
+_UNREAD = object()  # the model type of a dict whose items were not read
 Given = Literal["dict", "none"]
 
 
@@ -36,7 +37,9 @@ def part_class(
     if branch is None:
         return None
     model_type = given.get(_TYPE_KEY) if given is not None else None
-    state = _Branch(library, name, model_type if isinstance(model_type, str) else None)
+    # a dict holding a model type only the run knows: only a branch that forces one is read
+    known = model_type is None or isinstance(model_type, str)
+    state = _Branch(library, name, model_type if known else _UNREAD)
     for statement in branch:
         if not state.run(statement):
             return None
@@ -130,7 +133,7 @@ def _rebinds_part(node: ast.AST, name: str) -> bool:
 class _Branch:
     """One branch run on the part's model type: what it sets it to, and the class it builds."""
 
-    def __init__(self, library: Library, name: str, model_type: str | None):
+    def __init__(self, library: Library, name: str, model_type: object):
         self.library, self.part = library, f"self.{name}"
         self.model_type = model_type
         self.local_types: dict[str, str] = {}
@@ -164,6 +167,8 @@ class _Branch:
         if isinstance(node, ast.Name):
             return self.local_types.get(node.id)
         text = ast.unparse(node)
+        if self.model_type is _UNREAD:
+            return None
         if text == f"{self.part}[{_TYPE_KEY!r}]":
             return self.model_type
         if (

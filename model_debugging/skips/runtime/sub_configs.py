@@ -19,6 +19,11 @@ from model_debugging.skips.runtime.values import Config, Unknown
 
 _AUTO_CONFIG = "AutoConfig"
 _BASE_CONFIG = "PreTrainedConfig"
+# Declared classes that leave the part's class to the dict passed (its `model_type`, through
+# `__post_init__`): the auto class, and the base class itself (`{"vlm_config": PreTrainedConfig}`).
+_ANY_CONFIG = frozenset({_AUTO_CONFIG, _BASE_CONFIG})
+_TYPE_KEY = "model_type"
+_TO_DICT = ".to_dict()"
 
 
 def sub_config(
@@ -42,8 +47,11 @@ def sub_config(
         return Config(info, items, sub="read")
     items = _literal_items(passed)
     info = library.find(declared.name) if isinstance(declared, ClassName) else None
-    if info is not None and info.name == _AUTO_CONFIG:
-        info = _auto_part(library, owner, name, items, none_given)
+    if info is not None and info.name in _ANY_CONFIG:
+        shape = items if items is not None else _dict_of_unread_items(passed)
+        chosen = _auto_part(library, owner, name, shape, none_given)
+        # a part declared as the base class keeps it when its dict gives no class
+        info = chosen if chosen is not None or info.name == _AUTO_CONFIG else info
     if info is None:
         return unknown.existing()
     if items is None:
@@ -115,15 +123,38 @@ def _constructed(
 
 
 def _literal_items(passed: object) -> tuple[tuple[str, object], ...] | None:
-    """The items of a dict passed for a part, also when the tester's attribute holds its source."""
+    """The items of a dict passed for a part, also when the tester's attribute holds its source: a
+    display whose keys are all literal strings, its values literals or unknown (``self.vocab_size``)."""
     if isinstance(passed, Unknown) and passed.source.lstrip().startswith("{"):
         try:
-            passed = ast.literal_eval(passed.source)
-        except (ValueError, SyntaxError, TypeError):
+            node = ast.parse(passed.source.strip(), mode="eval").body
+        except SyntaxError:
             return None
+        if not isinstance(node, ast.Dict) or not all(
+            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys
+        ):
+            return None  # a `**` spread or a computed key: the keys are not known
+        items = tuple((key.value, _item(value)) for key, value in zip(node.keys, node.values, strict=True))
+        # a model type only the run knows may retype the part: the dict is left unread
+        return None if isinstance(dict(items).get(_TYPE_KEY), Unknown) else items
     if not isinstance(passed, dict) or not all(isinstance(key, str) for key in passed):
         return None
     return tuple(passed.items())
+
+
+def _item(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return Unknown(ast.unparse(node), exists=True)
+
+
+def _dict_of_unread_items(passed: object) -> tuple[tuple[str, object], ...] | None:
+    """``<configuration>.to_dict()`` passed for a part: a dict holding a ``model_type`` only the run
+    knows (what ``__post_init__`` makes of it is read when it forces the type); None otherwise."""
+    if isinstance(passed, Unknown) and passed.source.endswith(_TO_DICT):
+        return ((_TYPE_KEY, Unknown(passed.source, exists=True)),)
+    return None
 
 
 def _default_type(library: Library, owner: LibraryClass, name: str) -> str | None:

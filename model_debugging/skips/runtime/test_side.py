@@ -10,7 +10,8 @@ from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
-from model_debugging.skips.runtime.overrides import HelperOverrides
+from model_debugging.skips.runtime.overrides import MODEL_FILES, HelperOverrides
+from model_debugging.skips.runtime.test_file_names import imported_models
 from model_debugging.skips.runtime.tester_config import config_keywords
 from model_debugging.skips.runtime.tester_inputs import (
     UNREAD,
@@ -102,9 +103,12 @@ def class_facts(
         tester_attribute,
         lambda method: _tester_method(resolver, linearization, sources, method),
     )
-    overrides = HelperOverrides(
-        [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None], sources
-    )
+    definers = [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None]
+    overrides = HelperOverrides(definers, sources)
+    # the model files' imports are names of the overrides written there; the common file's win
+    model_files = sorted({path for path, _ in definers if MODEL_FILES in path})
+    imported = imported_models(library, [tree for path in model_files if (tree := sources(path))])
+    names = {**imported, **names} if imported else names
 
     def own_definition(key: str) -> ast.FunctionDef | None:
         return definition(key) or overrides.own(key)
