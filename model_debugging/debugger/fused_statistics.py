@@ -8,14 +8,20 @@ runs eight reductions, each read back with its own ``.item()``. Here, on CPU:
   so the NaN/inf counts are zero and no mask is built; otherwise the caller takes the general
   path, which counts them.
 - Then one pass over a contiguous view, ``CHUNK`` elements at a time through a float64 buffer
-  that stays in cache: the sum of deviations from the tensor's own mean and the sum of their
+  that stays in cache (the conversion is exact): the sum of the elements and the sum of their
   squares. From these come the float64 mean and std, and upstream's float32 std: torch's CPU
-  ``std`` of a float32 tensor is exactly this sum of squares around the float32 mean,
-  accumulated in double and rounded to float32, so only the summation order differs (about
-  1e-16 relative, far below float32's rounding; checked bit for bit against ``tensor.std()`` in
-  ``tests/debugger/test_fused_statistics.py``). Torch's own ``std`` would take two more passes
-  (it computes the mean again).
-- Every number reaches the host in one ``tolist()`` of one stacked tensor.
+  ``std`` of a float32 tensor is the sum of squares around the float32 mean, accumulated in
+  double and rounded to float32; that sum is the sum around the float64 mean plus
+  ``n (mean64 - mean32)^2``. The sum around the mean, taken as ``sum(x^2) - sum(x)^2 / n``, loses
+  the bits by which ``sum(x^2)`` exceeds it: when that is more than ``_MAX_CANCELLATION`` times
+  (a mean large against the spread), a second pass sums the deviations from the float32 mean
+  and their squares instead, as torch does. Either way only the rounding of the additions differs
+  from torch's (about 1e-15 relative, far below float32's rounding; checked bit for bit against
+  ``tensor.std()`` in ``tests/debugger/test_fused_statistics.py``). Torch's own ``std`` would
+  take two more passes (it computes the mean again), and a pass around the mean one more op per
+  chunk.
+- Every number reaches the host in one ``tolist()`` of one stacked tensor, and upstream's four
+  reprs are printed from those numbers.
 
 Memory: one buffer of ``CHUNK`` doubles per thread, made at its first trace and kept (a new one
 per tensor cost a fresh 512 KiB mapping, zeroed by the kernel, up to a hundred times a forward,
@@ -29,6 +35,7 @@ one stacked copy per tensor, instead of one ``.item()`` synchronization per stat
 from __future__ import annotations
 
 import math
+import struct
 import threading
 import warnings
 
@@ -41,9 +48,14 @@ CHUNK = 1 << 16
 _FUSED_DTYPES = frozenset({torch.float32, torch.float64})
 _scratch = threading.local()
 
-# (mean, std, min, max) as 0-d tensors of the tensor's dtype for upstream's reprs (None for
+# Around zero, the sum of squares may be at most this many times the sum around the mean (the
+# subtraction then loses at most two bits of a double); beyond it, the pass is made around the mean.
+_MAX_CANCELLATION = 4.0
+_FLOAT32 = struct.Struct("f")
+
+# (mean, std, min, max), each a value of the tensor's dtype, for upstream's reprs (None for
 # float64, which upstream gives no statistics), and the ``statistics`` numbers
-FusedResult = tuple[tuple[torch.Tensor, ...] | None, dict[str, float | int | None]]
+FusedResult = tuple[tuple[float, float, float, float] | None, dict[str, float | int | None]]
 
 
 def fused_statistics(data: torch.Tensor) -> FusedResult | None:
@@ -93,7 +105,7 @@ def _on_device(
     low_value, high_value = numbers[0], numbers[1]
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None
-    upstream = (mean, std, low, high) if data.dtype == torch.float32 else None
+    upstream = (numbers[2], numbers[3], low_value, high_value) if data.dtype == torch.float32 else None
     double_std = numbers[5] if count > 1 else None
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
@@ -106,31 +118,56 @@ def _scratch_buffer() -> torch.Tensor:
     return buffer
 
 
+def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | None) -> list[torch.Tensor]:
+    """Per chunk of ``flat``, the float64 sum and sum of squares of its elements (minus ``center``, if given)."""
+    buffer = _scratch_buffer()
+    sums = []
+    for chunk in flat.split(CHUNK):
+        part = buffer[: chunk.numel()].copy_(chunk)
+        if center is not None:
+            part.sub_(center)  # the float32 mean is exact in float64: deviations in double
+        sums += (part.sum(), torch.dot(part, part))
+    return sums
+
+
+def _sums(partial: list[float]) -> tuple[float, float]:
+    return math.fsum(partial[0::2]), math.fsum(partial[1::2])
+
+
 def _in_one_pass(
     data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
 ) -> FusedResult | None:
     flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
     count = flat.numel()
-    buffer = _scratch_buffer()
-    sums = [low, high, mean]
-    for chunk in flat.split(CHUNK):
-        part = buffer[: chunk.numel()]
-        part.copy_(chunk).sub_(mean)  # the float32 mean is exact in float64: deviations in double
-        sums += (part.sum(), torch.dot(part, part))
-    low_value, high_value, center, *partial = torch.stack(sums).tolist()
+    numbers = torch.stack([low, high, mean, *_chunk_sums(flat, None)]).tolist()
+    low_value, high_value, center, *partial = numbers
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None  # the sums above are then meaningless; the general path counts NaN and inf
-    deviation = math.fsum(partial[0::2])
-    around_center = math.fsum(partial[1::2])
+    total, squares = _sums(partial)
+    around_mean = squares - total * total / count  # the float64 sum of squares around the float64 mean
+    if around_mean * _MAX_CANCELLATION >= squares:
+        double_mean = total / count
+        # around the tensor's own mean instead: sum((x - c)^2) = sum((x - m)^2) + n (m - c)^2
+        around_center = around_mean + count * (double_mean - center) ** 2
+    else:  # the mean is large against the spread: the subtraction above lost too many bits
+        deviation, around_center = _sums(torch.stack(_chunk_sums(flat, mean)).tolist())
+        double_mean = center + deviation / count
+        around_mean = max(around_center - deviation * deviation / count, 0.0)
     if count == 1:
         double_std, float_std = None, math.nan
     else:
-        # the float64 sum of squares around the float64 mean, from the sums around the tensor's mean
-        around_mean = max(around_center - deviation * deviation / count, 0.0)
         double_std = math.sqrt(around_mean / (count - 1))
         float_std = math.sqrt(around_center / (count - 1))
     if data.dtype == torch.float64:  # the mean torch computes, and its std to the order of additions
         return None, _statistics(center, None if count == 1 else float_std, low_value, high_value)
     # torch's CPU float32 std: around its own float32 mean, accumulated in double, then rounded
-    std = torch.tensor(float_std, dtype=torch.float32)
-    return (mean, std, low, high), _statistics(center + deviation / count, double_std, low_value, high_value)
+    std = _as_float32(float_std)
+    return (center, std, low_value, high_value), _statistics(double_mean, double_std, low_value, high_value)
+
+
+def _as_float32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as C's cast does (inf beyond its range)."""
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)

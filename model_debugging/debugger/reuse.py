@@ -14,8 +14,10 @@ A snapshot is a copy of the tensor taken when it is first recorded. For a CPU te
 whole storage it is a lazy, copy-on-write clone (``torch._lazy_clone``): no byte is copied unless
 the tensor is written to while remembered (torch then gives the writer a fresh copy first, so the
 snapshot keeps the old bytes and the comparison still sees the change); elsewhere it is an eager
-copy. A reuse saves the statistics, the repr and, with ``use_repr=False``, the file write (the file
-is hard-linked to its new name).
+copy. While a copy-on-write snapshot still shares the tensor's memory, no write torch saw has
+happened (any would have given the tensor a copy of its own, at another address), so the bytes are
+equal without comparing them. A reuse saves the statistics, the repr and, with ``use_repr=False``,
+the file write (the file is hard-linked to its new name).
 Memory is bounded: at most ``WINDOW`` tensors and ``BUDGET_BYTES`` of snapshots, and no tensor over
 a quarter of the budget is remembered. The tensor itself is only weakly referenced and its snapshot
 is dropped the moment the model frees it, so a snapshot only ever doubles a tensor still in flight.
@@ -122,9 +124,11 @@ class RecentTensors:
         seen = self._remembered.get(layout)
         if seen is None:
             return None
-        bits = _bits(tensor)
-        if bits is None or not torch.equal(bits, seen.snapshot):
-            return None
+        # a copy-on-write snapshot still sharing the tensor's memory proves no write torch saw
+        if seen.snapshot.const_data_ptr() != layout.data_ptr:
+            bits = _bits(tensor)
+            if bits is None or not torch.equal(bits, seen.snapshot):
+                return None
         with contextlib.suppress(KeyError):  # forgotten meanwhile: the tensor it came from died
             self._remembered.move_to_end(layout)
         return seen.entry

@@ -27,7 +27,7 @@ import torch
 
 from model_debugging.debugger.fused_statistics import finite_or_none, fused_statistics
 from model_debugging.debugger.single_thread import with_callers_threads
-from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs
+from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, value_reprs
 from model_debugging.debugger.trace_format.names import STAT_NAMES, STATISTICS_KEY
 
 UPSTREAM_STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
@@ -48,8 +48,7 @@ def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> dict:
         upstream, statistics = fused
         entry = {}
         if upstream is not None:
-            reprs = scalar_reprs(list(upstream), options)
-            entry = dict(zip(STAT_NAMES, reprs, strict=True))
+            entry = dict(zip(STAT_NAMES, value_reprs(list(upstream), data, options), strict=True))
         entry[STATISTICS_KEY] = statistics
         return entry
     # on the meta device upstream's stats are reprs without values: kept, for the same text

@@ -11,6 +11,7 @@ tensor is summarized, every element otherwise. Anything the fast path does not c
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -144,9 +145,14 @@ def _printed_elements(tensor: torch.Tensor, summarize: bool, edge: int) -> torch
     # before their 256 rows keeps the copies a few KiB instead of six rows of 32000
     cut = sorted((size, dim) for dim, size in enumerate(tensor.shape) if size > 2 * edge)
     for size, dim in reversed(cut):
-        index = torch.cat((torch.arange(edge), torch.arange(size - edge, size))).to(tensor.device)
-        tensor = tensor.index_select(dim, index)
+        tensor = tensor.index_select(dim, _edge_index(size, edge, tensor.device))
     return tensor
+
+
+@functools.lru_cache(maxsize=64)
+def _edge_index(size: int, edge: int, device: torch.device) -> torch.Tensor:
+    """The positions of the first and last ``edge`` of ``size`` elements (shared: never written to)."""
+    return torch.cat((torch.arange(edge), torch.arange(size - edge, size))).to(device)
 
 
 def _contents(tensor: torch.Tensor, options: PrintOptions) -> str:
@@ -167,6 +173,18 @@ def tensor_repr(tensor: torch.Tensor, options: PrintOptions) -> str:
     if _needs_suffix(tensor):
         return torch.Tensor.__repr__(tensor, tensor_contents=contents)
     return _PREFIX + contents + ")"
+
+
+def value_reprs(values: list[float], like: torch.Tensor, options: PrintOptions) -> list[str]:
+    """``repr`` of 0-dim tensors of ``like``'s dtype and device holding ``values`` (read from such tensors).
+
+    Built from the numbers already on the host, without making the tensors, when ``like`` prints
+    without suffixes; ``like`` must not require grad (the statistics of a detached tensor).
+    """
+    if not _fast_path_applies(like, options) or _needs_suffix(like):
+        return [repr(scalar) for scalar in torch.tensor(values, dtype=like.dtype, device=like.device)]
+    floating = like.dtype.is_floating_point
+    return [_PREFIX + _format_elements([value], floating, options.precision)[0][0] + ")" for value in values]
 
 
 def scalar_reprs(scalars: list[torch.Tensor], options: PrintOptions) -> list[str]:
