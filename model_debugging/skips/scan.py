@@ -16,7 +16,6 @@ from typing import Any
 from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
-from model_debugging.skips.evaluation import evaluate_models
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.records import ParsedFile
@@ -35,7 +34,6 @@ from model_debugging.skips.rescan import (
 )
 from model_debugging.skips.resolve import ClassRef, module_name
 from model_debugging.skips.results import ScanResult
-from model_debugging.skips.runtime.checks import load_runtime_checks, runtime_checks
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.store import RecordStore
 
@@ -188,6 +186,10 @@ def scan_repository(
             if result is not None:
                 return _selected(result, test_method_name)
 
+    # The evaluator is most of the analyzer's code: a scan answered from its snapshot never imports it.
+    from model_debugging.skips.evaluation import evaluate_models
+    from model_debugging.skips.runtime.checks import load_runtime_checks
+
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
@@ -289,6 +291,9 @@ def _rescan(
     entries = dict(memory.models)
     shared = memory.shared
     if plan.dirty:
+        from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
+        from model_debugging.skips.runtime.checks import runtime_checks
+
         model_paths = {
             model: paths for model, paths in _by_model(scope.model_files).items() if model in plan.dirty
         }

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.read import read_library_file
 from model_debugging.skips.library.records import LibraryFile
 
 # Files outside models/ whose classes and mappings the common tests consult.
@@ -90,6 +89,8 @@ def _library_key(path: str, data: bytes) -> str:
 
 
 def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
+    from model_debugging.skips.library.read import read_library_file  # not needed to find the files
+
     records = []
     for path in paths:
         try:

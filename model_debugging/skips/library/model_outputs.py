@@ -202,6 +202,12 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
     return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated, tuple(disabled))
 
 
+def method_definition(library: Library, info: LibraryClass, name: str) -> ast.FunctionDef | None:
+    """The ``ast`` of method ``name`` as the first class of ``info``'s MRO defining it writes it."""
+    found = _method(library, info, name)
+    return found[1] if found is not None else None
+
+
 def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
     """Whether ``info``'s ``forward`` passes the ``use_cache`` it was given to the calls it makes
     (``use_cache=use_cache``, or ``**kwargs`` holding it when it is no named parameter); None when

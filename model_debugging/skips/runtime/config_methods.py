@@ -4,11 +4,16 @@
 names its arguments allow (``decoder``, ``generator``, ``text_config`` on the decoder side,
 ``text_encoder`` on the encoder side, all of them when both or neither argument is set), the
 configuration itself when there is none, and fails when there are several. A legacy flat
-encoder-decoder configuration asked for one side is a renamed copy: left to the run.
+encoder-decoder configuration asked for one side is a renamed copy: left to the run. An override
+is read when it only returns a part of the configuration, or that part's own ``get_text_config``.
 """
 
 from __future__ import annotations
 
+import ast
+
+from model_debugging.skips.library.model_outputs import method_definition
+from model_debugging.skips.library.records import LibraryClass
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, Unknown
@@ -50,8 +55,10 @@ def text_config(
     ):
         return unknown
     owner = library.defines(info, "get_text_config")
-    if owner is None or owner.name != _BASE_CONFIG:
-        return unknown  # overridden, or the base class is not in the library read
+    if owner is None:
+        return unknown  # the base class is not in the library read
+    if owner.name != _BASE_CONFIG:
+        return _overridden_text_config(facts, config, owner, decoder, encoder, unknown)
     both = decoder == encoder
     names = _ENCODER_NAMES + _DECODER_NAMES if both else (_DECODER_NAMES if decoder else _ENCODER_NAMES)
     found = []
@@ -73,6 +80,52 @@ def text_config(
         if flat is not False:
             return unknown
     return config
+
+
+def _overridden_text_config(
+    facts: TestClassFacts,
+    config: Config,
+    owner: LibraryClass,
+    decoder: object,
+    encoder: object,
+    unknown: Unknown,
+) -> object:
+    """An override of ``get_text_config`` whose body is one ``return self.<part>`` (Dia's decoder
+    part), or ``return self.<part>.get_text_config(*args, **kwargs)`` (ColQwen2's VLM part, asked in
+    turn with the same arguments); ``unknown`` for any other body."""
+    definition = method_definition(facts.library, owner, "get_text_config")
+    body = definition.body if definition is not None else []
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    returned = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    delegated = (
+        isinstance(returned, ast.Call)
+        and isinstance(returned.func, ast.Attribute)
+        and returned.func.attr == "get_text_config"
+        and _passes_all_arguments(definition, returned)
+    )
+    part = returned.func.value if delegated else returned
+    if not (isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"):
+        return unknown
+    value = config_value(facts, config, part.attr, unknown, ABSENT)
+    if not delegated:
+        return unknown if value is ABSENT else value
+    return text_config(facts, value, decoder, encoder, unknown) if isinstance(value, Config) else unknown
+
+
+def _passes_all_arguments(definition: ast.FunctionDef, call: ast.Call) -> bool:
+    """``def m(self, *args, **kwargs): ... m(*args, **kwargs)``: the call hands on whatever was given."""
+    arguments = definition.args
+    if arguments.vararg is None or arguments.kwarg is None or len(arguments.args) != 1:
+        return False
+    return (
+        len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and ast.unparse(call.args[0].value) == arguments.vararg.arg
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and ast.unparse(call.keywords[0].value) == arguments.kwarg.arg
+    )
 
 
 def _one_side(facts: TestClassFacts, config: Config, prefix: str, unknown: Unknown) -> object:

@@ -114,7 +114,7 @@ def held_cache(
                     model_outputs.parameter_default(library, part.info, "forward", "use_cache")
                     for part in path
                 ),
-                *_configured_use_cache(facts, model.config),
+                *(_configured_use_cache(facts, model.config, part) for part in path),
             ]
         )
     if value is not True:
@@ -141,20 +141,25 @@ def _cache_path(facts: TestClassFacts, model: ModelInstance) -> list[ModelInstan
     return path
 
 
-def _configured_use_cache(facts: TestClassFacts, config: object) -> list[object]:
-    """``use_cache`` of the configuration and of each of its declared parts (unknown when the
-    configuration is)."""
-    if not isinstance(config, Config) or config.info is None:
-        return [Unknown("use_cache")]
-    found = [config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)]
+def _configured_use_cache(facts: TestClassFacts, config: object, part: ModelInstance) -> object:
+    """``use_cache`` of the configuration a model of the path is built with: the instance's own
+    when of the same class, else the one part of it of that class (unknown when not found)."""
+    wanted = part.config.info if isinstance(part.config, Config) else None
+    if not isinstance(config, Config) or config.info is None or wanted is None:
+        return Unknown("use_cache")
+    if config.info is wanted:
+        return config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT)
     declared = facts.library.attribute(config.info, "sub_configs")
+    found = []
     for name in declared if isinstance(declared, dict) else ():
-        part = config_value(facts, config, name, Unknown(name), ABSENT)
-        if isinstance(part, Config):
-            found.append(config_value(facts, part, "use_cache", Unknown("use_cache"), ABSENT))
-        elif part is not ABSENT and part is not None:
-            found.append(Unknown(name))
-    return found
+        value = config_value(facts, config, name, Unknown(name), ABSENT)
+        if isinstance(value, Config) and value.info is wanted:
+            found.append(value)
+        elif isinstance(value, Unknown):
+            return Unknown(name)  # perhaps of that class
+    if len(found) != 1:
+        return Unknown("use_cache")
+    return config_value(facts, found[0], "use_cache", Unknown("use_cache"), ABSENT)
 
 
 def _agreed(values: list[object]) -> bool | None:
