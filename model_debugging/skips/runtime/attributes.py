@@ -14,6 +14,7 @@ from model_debugging.skips.library.records import (
 )
 from model_debugging.skips.runtime import held_models, modules
 from model_debugging.skips.runtime.base_model import base_model
+from model_debugging.skips.runtime.config_kwargs import keeps_keyword
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
@@ -274,6 +275,8 @@ def config_value(
     if declared is MISSING and init_default is MISSING and not computed and not is_part:
         if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
             return missing  # neither declared nor passed: the attribute does not exist
+        if facts.config_keywords is not None and passed is not ABSENT and keeps_keyword(library, info, name):
+            return passed.existing() if isinstance(passed, Unknown) else passed  # set from kwargs
         return unknown
     if isinstance(declared, MethodValue):
         return Method(info, name)
