@@ -24,6 +24,7 @@ _SHARED_FILES = (
     "utils/hub.py",
     "integrations/peft.py",
     "generation/continuous_batching/continuous_api.py",
+    "backbone_utils.py",  # BackboneMixin, a base of every backbone class
 )
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 # Files of a model's folder that hold no part of a model (processors, conversion scripts, the

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 
+from model_debugging.skips.library.config_properties import property_part
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ASSIGNMENTS, ClassName, InitCall, LibraryClass
 
@@ -73,6 +75,8 @@ _BACKBONE_UTILS = ".backbone_utils"
 _HEAD = re.compile(r"[A-Za-z_]\w*|")
 _VALUE_METHOD = re.compile(r"[)\]]\.(?!from_config$|_from_config$)[a-z_]\w*$")
 
+# Whether a condition of a constructor on its configuration holds for the instance (None: unknown).
+Decide = Callable[[str], bool | None] | None
 # (parameter, the names of the classes a call passes for it, the class whose file names them)
 Passed = tuple[tuple[str, tuple[str, ...], LibraryClass], ...]
 
@@ -120,11 +124,27 @@ def _built_models(
     return models
 
 
+def decided_models(
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass], decide: Decide
+) -> tuple[LibraryClass, ...] | None:
+    """:func:`built_models`, with the branches of ``info``'s own ``__init__`` that test its
+    configuration (``if config.is_encoder_decoder: self.model = A(config) else: ...``) taken as
+    ``decide`` says (None: not known). Not memoized: the answer depends on the run's configuration."""
+    models = _follow(library, info, parts, (), decide)
+    if models is not None and is_model(library, info):
+        models = (info, *[model for model in models if model is not info])
+    return models
+
+
 def _follow(
-    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass], passed: Passed
+    library: Library,
+    info: LibraryClass,
+    parts: Mapping[str, LibraryClass],
+    passed: Passed,
+    decide: Decide = None,
 ) -> tuple[LibraryClass, ...] | None:
     models: list[LibraryClass] = []
-    for owner, call in constructor_calls(library, info):
+    for owner, call in _taken(info, constructor_calls(library, info), decide):
         if owner is None:
             return None
         if call.callee in ASSIGNMENTS:
@@ -137,6 +157,17 @@ def _follow(
     return tuple(models)
 
 
+def _taken(info: LibraryClass, calls: Iterator[tuple], decide: Decide) -> Iterator[tuple]:
+    """The calls of the constructor chain the run makes: a call of ``info``'s own ``__init__`` under
+    a condition ``decide`` answers runs unconditionally when it holds and not at all otherwise."""
+    for owner, call in calls:
+        holds = decide(call.condition) if decide is not None and owner is info and call.condition else None
+        if holds is None:
+            yield owner, call
+        elif holds:
+            yield owner, replace(call, conditional=False, condition="")
+
+
 def constructor_calls(library: Library, info: LibraryClass):
     """(class, call) for every call of the ``__init__`` that runs, following ``super().__init__``;
     (None, None) when the chain reaches a class outside the library that is not a known end."""
@@ -146,7 +177,9 @@ def constructor_calls(library: Library, info: LibraryClass):
         while index < len(mro) and mro[index].init_calls is None and mro[index].name not in _CHAIN_ENDS:
             index += 1
         if index == len(mro):
-            if any(not _builds_nothing(library, base) for ancestor in mro for base in ancestor.bases):
+            if any(
+                not _builds_nothing(library, base, ancestor) for ancestor in mro for base in ancestor.bases
+            ):
                 yield None, None  # the constructor is inherited from a class not read
             return
         owner = mro[index]
@@ -158,17 +191,20 @@ def constructor_calls(library: Library, info: LibraryClass):
                 yield owner, call
         if not any(call.callee == "super().__init__" for call in calls):
             return
-        if not all(_builds_nothing(library, base) for base in owner.bases):
+        if not all(_builds_nothing(library, base, owner) for base in owner.bases):
             yield None, None  # super().__init__ may reach a constructor not read
             return
         index += 1
 
 
-def _builds_nothing(library: Library, base: str) -> bool:
-    """Whether the constructor of base class ``base`` is read, or known to build no model."""
-    return (
-        library.find(base) is not None or base in _CHAIN_ENDS or base in _SAFE_BASES or base.endswith("Mixin")
-    )
+def _builds_nothing(library: Library, base: str, owner: LibraryClass) -> bool:
+    """Whether the constructor of base class ``base`` (of ``owner``) is read, or known to build no
+    model: also a base ``owner``'s file imports from a package other than the library (xLSTM's
+    ``mLSTMBlock``), which cannot build one."""
+    if library.find(base) is not None or base in _CHAIN_ENDS or base in _SAFE_BASES or base.endswith("Mixin"):
+        return True
+    module = library.imported_from(library.path_of(owner) or "", base)
+    return module is not None and not module.startswith(".") and _builds_no_model(module)
 
 
 def _models_of_call(
@@ -353,6 +389,8 @@ def _argument_config(
         return own if argument == "config" else None
     sub_configs = library.attribute(own, "sub_configs")
     declared = sub_configs.get(part) if isinstance(sub_configs, dict) else None
+    if declared is None:  # not a declared part: maybe one a property builds (`config.encoder_config`)
+        return property_part(library, own, part)
     if not isinstance(declared, ClassName) or declared.name == _AUTO_CONFIG:
         return None  # a part declared AutoConfig whose class the run's configuration does not give
     return library.find(declared.name)

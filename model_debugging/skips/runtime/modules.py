@@ -22,7 +22,13 @@ from model_debugging.skips.library.instance_attributes import (
     configuration_copies,
     instance_attribute,
 )
-from model_debugging.skips.library.module_tree import auto_choice, built_models, config_class, is_model
+from model_debugging.skips.library.module_tree import (
+    auto_choice,
+    built_models,
+    config_class,
+    decided_models,
+    is_model,
+)
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import ABSENT as NOT_SET
 from model_debugging.skips.runtime.context import TestClassFacts
@@ -101,7 +107,10 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
     if not isinstance(model, ModelInstance):
         return unknown
     library = facts.library
-    models = built_models(library, model.info, _auto_parts(facts, model))
+    parts = _auto_parts(facts, model)
+    models = built_models(library, model.info, parts)
+    if models is None:  # maybe a branch on the configuration, which the run's configuration decides
+        models = decided_models(library, model.info, parts, lambda condition: _holds(facts, model, condition))
     if models is None:
         return unknown
     parts: list[object] = [model]
