@@ -99,9 +99,10 @@ LIBRARY = {
 
 def test_the_cache_of_a_held_language_model_follows_the_use_cache_that_reaches_it(make_repo, scan):
     """alpha passes use_cache=True, which VlmModel hands on: ran, although its configuration says
-    False; beta passes False: skipped. Without a value passed, delta's configuration and text part
-    agree on True (ran), epsilon's on False (skipped), gamma's disagree (undecided). The attention
-    layer's ``getattr(self, "past_key_values", ...)`` reads a cache, it builds none."""
+    False; beta passes False: skipped. Without a value passed, VlmModel (which never reads its
+    configuration's use_cache) passes None on and the text part's configuration decides: True for
+    gamma and delta (ran), False for epsilon (skipped). The attention layer's
+    ``getattr(self, "past_key_values", ...)`` reads a cache, it builds none."""
     files = {"tests/generation/test_utils.py": GENERATION}
     ids = '"input_ids": ids_tensor([2, 7], 99)'
     testers = {
@@ -117,10 +118,30 @@ def test_the_cache_of_a_held_language_model_follows_the_use_cache_that_reaches_i
         )
     results = scan(write_tree(make_repo(files), LIBRARY))
     assert verdicts(results, "test_cache_returned") == {
-        "ran": ["alpha", "delta"],
+        "ran": ["alpha", "delta", "gamma"],
         "skipped": ["beta", "epsilon"],
-        "undecided": ["gamma"],
+        "undecided": [],
     }
+
+
+def test_values_a_composite_may_read_from_its_configuration_must_agree(make_repo, scan):
+    """A VlmModel that fills a None use_cache from its own configuration: eta's says False and its
+    text part True (undecided), theta's both say True (ran)."""
+    library = dict(LIBRARY)
+    library["src/transformers/models/vlm/modeling_vlm.py"] = LIBRARY[
+        "src/transformers/models/vlm/modeling_vlm.py"
+    ].replace(
+        "outputs = self.language_model(",
+        "use_cache = use_cache if use_cache is not None else self.config.use_cache\n"
+        "                outputs = self.language_model(",
+    )
+    files = {"tests/generation/test_utils.py": GENERATION}
+    for name, use_cache in (("eta", "False"), ("theta", "True")):
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            use_cache=use_cache, text_config="{}", inputs='{"input_ids": ids_tensor([2, 7], 99)}'
+        )
+    results = scan(write_tree(make_repo(files), library))
+    assert verdicts(results, "test_cache_returned") == {"ran": ["theta"], "skipped": [], "undecided": ["eta"]}
 
 
 def test_a_literal_use_cache_handed_on_leaves_the_cache_to_the_run(make_repo, scan):

@@ -59,18 +59,25 @@ class {name}ForCausalLM(PreTrainedModel):
         return {{"input_ids": input_ids, "past_key_values": past_key_values}}
 """
 
-# hyb builds its cache only for generation; legacy rebuilds one from a tuple in its forward;
-# borrowed takes a layer from another model's file, whose forward is not read
+# hyb builds its cache only for generation, as does activated, which imports from the package's
+# activations (no model there); legacy rebuilds one from a tuple in its forward; borrowed and
+# absolute take a layer from another model's file, whose forward is not read
 MODELS = {
     "hyb": ("", "hidden = self.layer(input_ids)"),
+    "activated": ("from transformers.activations import ACT2FN", "hidden = self.layer(input_ids)"),
     "legacy": ("", "past_key_values = DynamicCache.from_legacy_cache(past_key_values)"),
     "borrowed": ("from ..hyb.modeling_hyb import HybCache", "hidden = self.layer(input_ids)"),
+    "absolute": (
+        "from transformers.models.hyb.modeling_hyb import HybCache",
+        "hidden = self.layer(input_ids)",
+    ),
 }
 
 
 def test_a_cache_built_only_for_generation_is_not_returned(make_repo, scan):
-    """hyb's forwards build no cache and the test passes none: skipped; legacy's forward builds one
-    (DynamicCache.from_legacy_cache) and borrowed imports from another model's file: undecided."""
+    """hyb's and activated's forwards build no cache and the test passes none: skipped; legacy's
+    forward builds one (DynamicCache.from_legacy_cache), borrowed and absolute import from another
+    model's file: undecided."""
     files = {"tests/generation/test_utils.py": GENERATION}
     library = dict(BASE)
     for model_type, (imports, body) in MODELS.items():
@@ -82,6 +89,6 @@ def test_a_cache_built_only_for_generation_is_not_returned(make_repo, scan):
     results = scan(write_tree(make_repo(files), library))
     assert verdicts(results, "test_cache_returned") == {
         "ran": [],
-        "skipped": ["hyb"],
-        "undecided": ["borrowed", "legacy"],
+        "skipped": ["activated", "hyb"],
+        "undecided": ["absolute", "borrowed", "legacy"],
     }

@@ -208,6 +208,30 @@ def method_definition(library: Library, info: LibraryClass, name: str) -> ast.Fu
     return found[1] if found is not None else None
 
 
+# Decorators of a forward that never fill ``use_cache`` from the configuration (unlike
+# ``merge_with_config_defaults``).
+_USE_CACHE_INERT = frozenset(
+    {
+        "auto_docstring", "can_return_tuple", "capture_outputs", "filter_output_hidden_states",
+        "deprecate_kwarg", "replace_return_docstrings", "add_start_docstrings_to_model_forward",
+    }
+)  # fmt: skip
+
+
+def reads_configured_use_cache(library: Library, info: LibraryClass) -> bool:
+    """Whether ``info``'s ``forward`` may take ``use_cache`` from its configuration when given None:
+    False only when its decorators are known not to and its body reads no ``.use_cache``."""
+    found = _method(library, info, "forward")
+    if found is None:
+        return True
+    function = found[1]
+    for decorator in function.decorator_list:
+        name = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if not isinstance(name, ast.Name) or name.id not in _USE_CACHE_INERT:
+            return True
+    return any(isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in ast.walk(function))
+
+
 def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
     """Whether ``info``'s ``forward`` passes the ``use_cache`` it was given to the calls it makes
     (``use_cache=use_cache``, or ``**kwargs`` holding it when it is no named parameter); None when
@@ -342,7 +366,7 @@ _GENERATION_ONLY = frozenset({"prepare_inputs_for_generation", "_prepare_cache_f
 def builds_no_cache(library: Library, info: LibraryClass) -> bool:
     """The file of ``info``'s ``forward`` never builds a cache outside generation-only methods (no
     call to a ``...Cache`` class or method of one) and imports nothing from another model's file
-    (``from ..x.modeling_x``) nor absolutely from the package: a forward of its models returns only
+    (``from ..x.modeling_x``, ``from transformers.models...``): a forward of its models returns only
     a cache it was given (hybrid models such as Zamba build theirs in ``prepare_inputs_for_generation``)."""
     return _of_forward_file(library, info, _file_builds_no_cache, False)
 
@@ -351,10 +375,8 @@ def _file_builds_no_cache(tree: ast.Module | None) -> bool:
     if tree is None:
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (
-            node.level == 2 or (node.module or "").startswith("transformers.")
-        ):
-            return False  # another model's file (or any absolute import, not told apart): not read
+        if isinstance(node, ast.ImportFrom) and _from_another_model(node):
+            return False  # what it imports is not read
     skipped = {
         id(item)
         for owner in ast.walk(tree)
@@ -364,6 +386,14 @@ def _file_builds_no_cache(tree: ast.Module | None) -> bool:
         and (item.name in _GENERATION_ONLY or owner.name.endswith("Cache"))
     }
     return not any(_builds_cache(node) for node in _outside(tree, skipped))
+
+
+def _from_another_model(node: ast.ImportFrom) -> bool:
+    """``from ..x.modeling_x import ...``, ``from transformers.models.x... import ...`` or ``from
+    transformers import ...`` (a name that may be any model's); the package's other modules
+    (``from transformers.activations import ACT2FN``) hold no model."""
+    module = node.module or ""
+    return node.level == 2 or module == "transformers" or module.startswith("transformers.models")
 
 
 def _outside(tree: ast.AST, skipped: set[int]):

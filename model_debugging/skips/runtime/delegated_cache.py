@@ -14,9 +14,10 @@ When the instance's module tree is known (:func:`held_cache`), the models it hol
 ``past_key_values`` are the cache's path: none of their files may build a cache whatever
 ``use_cache`` says or set ``use_cache`` itself, and one of them must build it under ``use_cache``.
 The ``use_cache`` passed then decides when every model on the path hands it on
-(``use_cache=use_cache``); otherwise every value they could read must agree (their ``forward``
-defaults, the configuration's and each part's). A switch that turns the cache off only matters
-when the cache would be built.
+(``use_cache=use_cache``); otherwise every value they could read must agree: their ``forward``
+defaults, and the configuration of each that may fill a None from it (``merge_with_config_defaults``
+or a read of ``.use_cache``; Idefics3's composite passes None on to its Llama part, whose
+configuration decides). A switch that turns the cache off only matters when the cache would be built.
 """
 
 from __future__ import annotations
@@ -114,7 +115,11 @@ def held_cache(
                     model_outputs.parameter_default(library, part.info, "forward", "use_cache")
                     for part in path
                 ),
-                *(_configured_use_cache(facts, model.config, part) for part in path),
+                *(
+                    _configured_use_cache(facts, model.config, part)
+                    for part in path
+                    if model_outputs.reads_configured_use_cache(library, part.info)
+                ),
             ]
         )
     if value is not True:
