@@ -161,3 +161,36 @@ def test_a_literal_use_cache_handed_on_leaves_the_cache_to_the_run(make_repo, sc
     }
     results = scan(write_tree(make_repo(files), library))
     assert verdicts(results, "test_cache_returned") == {"ran": [], "skipped": [], "undecided": ["zeta"]}
+
+
+def test_a_layers_own_use_cache_and_a_checkpointing_branch_leave_the_cache_to_use_cache(make_repo, scan):
+    """A layer that sets its local ``use_cache`` (OLMo-Hybrid's ``use_cache = cache_params is not
+    None``) and ``use_cache = False`` under ``self.is_gradient_checkpointing and self.training``
+    (Dia) change nothing by default: iota passes True (ran), kappa False (skipped)."""
+    library = dict(LIBRARY)
+    library["src/transformers/models/text/modeling_text.py"] = (
+        LIBRARY["src/transformers/models/text/modeling_text.py"]
+        .replace(
+            'past_key_values = getattr(self, "past_key_values", past_key_values)',
+            "use_cache = past_key_values is not None",
+        )
+        .replace(
+            "if use_cache and past_key_values is None:",
+            "if self.is_gradient_checkpointing and self.training:\n"
+            "                    use_cache = False\n"
+            "                if use_cache and past_key_values is None:",
+        )
+    )
+    files = {"tests/generation/test_utils.py": GENERATION}
+    for name, use_cache in (("iota", "True"), ("kappa", "False")):
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = MODEL_TEST.format(
+            use_cache="True",
+            text_config="{}",
+            inputs=f'{{"input_ids": ids_tensor([2, 7], 99), "use_cache": {use_cache}}}',
+        )
+    results = scan(write_tree(make_repo(files), library))
+    assert verdicts(results, "test_cache_returned") == {
+        "ran": ["iota"],
+        "skipped": ["kappa"],
+        "undecided": [],
+    }

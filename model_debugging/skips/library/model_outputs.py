@@ -232,6 +232,18 @@ def reads_configured_use_cache(library: Library, info: LibraryClass) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in ast.walk(function))
 
 
+def forward_sets_use_cache(library: Library, info: LibraryClass) -> bool:
+    """Whether ``info``'s own ``forward`` assigns ``use_cache`` other than from its argument or the
+    configuration (outside training-only branches), as :class:`CacheGating`'s ``overridden`` says of
+    a whole file: a layer's local ``use_cache = cache_params is not None`` is not the model's."""
+    found = _method(library, info, "forward")
+    if found is None:
+        return True
+    flags = {"gated": False, "ungated": False, "overridden": False}
+    _visit(found[1].body, (), flags, [])
+    return flags["overridden"]
+
+
 def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
     """Whether ``info``'s ``forward`` passes the ``use_cache`` it was given to the calls it makes
     (``use_cache=use_cache``, or ``**kwargs`` holding it when it is no named parameter); None when
@@ -337,12 +349,15 @@ def _from_argument(value: ast.expr | None) -> bool:
 
 
 def _training_only(conditions: tuple[ast.expr, ...]) -> bool:
-    """A branch taken only while training with gradient checkpointing (never by default)."""
+    """A branch taken only while training with gradient checkpointing (never by default):
+    ``self.gradient_checkpointing and ...`` or ``self.is_gradient_checkpointing and ...``."""
     return any(
         isinstance(test, ast.BoolOp)
         and isinstance(test.op, ast.And)
         and any(
-            isinstance(part, ast.Attribute) and part.attr == "gradient_checkpointing" for part in test.values
+            isinstance(part, ast.Attribute)
+            and part.attr in ("gradient_checkpointing", "is_gradient_checkpointing")
+            for part in test.values
         )
         for test in conditions
     )

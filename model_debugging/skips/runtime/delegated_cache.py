@@ -12,7 +12,8 @@ the keeping model's ``forward`` default, the part's ``use_cache`` and the compos
 
 When the instance's module tree is known (:func:`held_cache`), the models it holds that take
 ``past_key_values`` are the cache's path: none of their files may build a cache whatever
-``use_cache`` says or set ``use_cache`` itself, and one of them must build it under ``use_cache``.
+``use_cache`` says, none of their forwards may set ``use_cache`` itself (a layer's local one is
+not theirs), and one of them must build it under ``use_cache``.
 The ``use_cache`` passed then decides when every model on the path hands it on
 (``use_cache=use_cache``); otherwise every value they could read must agree: their ``forward``
 defaults, and the configuration of each that may fill a None from it (``merge_with_config_defaults``
@@ -94,9 +95,11 @@ def held_cache(
     if path is None:
         return None
     gatings = [model_outputs.cache_gating(library, part.info) for part in path]
-    if any(gating is None or gating.ungated or gating.overridden for gating in gatings) or not any(
+    if any(gating is None or gating.ungated for gating in gatings) or not any(
         gating.gated for gating in gatings
     ):
+        return None
+    if any(model_outputs.forward_sets_use_cache(library, part.info) for part in path):
         return None
     handed = [model_outputs.hands_on_use_cache(library, part.info) for part in path]
     if None in handed:
