@@ -4,6 +4,7 @@ values they could read, which must agree (issue 10)."""
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned
+from tests.skips.test_runtime_delegated_cache import LIBRARY as DELEGATED
 
 MODEL_TEST = """
 import unittest
@@ -29,29 +30,9 @@ class VlmModelTest(GenerationTesterMixin, unittest.TestCase):
         self.model_tester = VlmModelTester(self)
 """
 
+# the base classes, the shared output class and the text part's configuration are delegated_cache's
 LIBRARY = {
-    "src/transformers/modeling_utils.py": """
-        class PreTrainedModel(nn.Module):
-            config_class = None
-
-            def __init__(self, config):
-                super().__init__()
-                self.config = config
-    """,
-    "src/transformers/configuration_utils.py": """
-        class PreTrainedConfig:
-            sub_configs: ClassVar[dict] = {}
-    """,
-    "src/transformers/modeling_outputs.py": """
-        class BaseModelOutputWithPast(ModelOutput):
-            last_hidden_state: torch.FloatTensor | None = None
-            past_key_values: Cache | None = None
-    """,
-    "src/transformers/models/text/configuration_text.py": """
-        class TextConfig(PreTrainedConfig):
-            model_type = "text"
-            use_cache: bool = True
-    """,
+    **{path: text for path, text in DELEGATED.items() if "/vlm/" not in path and "/auto/" not in path},
     "src/transformers/models/text/modeling_text.py": """
         from ...modeling_outputs import BaseModelOutputWithPast
 
