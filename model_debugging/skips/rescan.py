@@ -15,13 +15,15 @@ beyond those, it runs again on the whole library.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, analyzer_version, cache_key
-from model_debugging.skips.library.index import LibraryReads
+from model_debugging.skips.library.index import FactKey, LibraryReads
 from model_debugging.skips.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.library.records import LibraryFile
 from model_debugging.skips.outcome import Outcome
@@ -44,33 +46,68 @@ class ScanStats:
 
 @dataclass(frozen=True)
 class Reads:
-    """What one evaluation read in the library: the files whose records and whose texts it read, and
-    the names it looked up (frozen)."""
+    """What one evaluation read in the library (frozen :class:`LibraryReads`): the files whose
+    imports, functions or mappings it read, the classes (file, name), the files whose texts it read,
+    the names it looked up, and the facts it asked for with their values. ``fact_reads``, what
+    computing each fact read, travels with a model's reads until the memory keeps it once per fact."""
 
     files: frozenset[str] = frozenset()
+    classes: frozenset[tuple[str, str]] = frozenset()
     names: frozenset[str] = frozenset()
     texts: frozenset[str] = frozenset()
+    facts: tuple[tuple[FactKey, Hashable], ...] = ()
+    fact_reads: tuple[tuple[FactKey, Reads], ...] = ()
 
     @classmethod
     def of(cls, reads: LibraryReads) -> Reads:
-        return cls(frozenset(reads.files), frozenset(reads.names), frozenset(reads.texts))
-
-    def touches(self, records: Iterable[str], texts: Iterable[str], names: Iterable[str]) -> bool:
-        """Whether it read one of the changed ``records``, one of the changed ``texts``, or one of ``names``."""
-        return (
-            not self.files.isdisjoint(records)
-            or not self.texts.isdisjoint(texts)
-            or not self.names.isdisjoint(names)
+        return cls(
+            frozenset(reads.files),
+            frozenset(reads.classes),
+            frozenset(reads.names),
+            frozenset(reads.texts),
+            tuple(reads.facts.items()),
+            tuple((key, cls.of(fact)) for key, fact in reads.fact_reads.items()),
         )
+
+    def touches(self, changes: LibraryChanges) -> bool:
+        """Whether it read one of the parts of records, texts, names or facts that ``changes`` lists."""
+        return (
+            not self.classes.isdisjoint(changes.classes)
+            or not self.files.isdisjoint(changes.files)
+            or not self.texts.isdisjoint(changes.texts)
+            or not self.names.isdisjoint(changes.names)
+            or any(key in changes.facts for key, _ in self.facts)
+        )
+
+    def record_paths(self) -> set[str]:
+        """The files whose records it read."""
+        return set(self.files) | {path for path, _ in self.classes}
 
     def within(
         self, loaded: set[str], records: Mapping[str, str], defined_in: Mapping[str, tuple[str, ...]]
     ) -> bool:
         """Whether every library file read, and every file defining a name looked up, is in ``loaded``
         (``records``: every library file; other files, read as text, need no loading)."""
-        return all(path in loaded for path in self.files if path in records) and all(
+        return all(path in loaded for path in self.record_paths() if path in records) and all(
             loaded.issuperset(defined_in.get(name, ())) for name in self.names
         )
+
+    def kept(self) -> Reads:
+        """Without ``fact_reads`` (what the memory keeps per model)."""
+        return dataclasses.replace(self, fact_reads=()) if self.fact_reads else self
+
+
+@dataclass(frozen=True)
+class LibraryChanges:
+    """What a rescan found changed: the files whose imports, functions or mappings changed (or that
+    came or went), the classes (file, name) whose records changed, the files whose text changed,
+    the names some file gained or lost, and the facts whose value changed."""
+
+    files: frozenset[str] = frozenset()
+    classes: frozenset[tuple[str, str]] = frozenset()
+    texts: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    facts: frozenset[FactKey] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -83,13 +120,42 @@ class ModelEntry:
 
 @dataclass(frozen=True)
 class ScanMemory:
-    """Per model, what a full scan found and read; ``shared`` is what every model depends on."""
+    """Per model, what a full scan found and read; ``shared`` is what every model depends on;
+    ``facts`` the value of every fact some model asked for and what computing it read."""
 
     tests: tuple[str, ...]
     models: tuple[tuple[str, ModelEntry], ...]
     shared: Reads
     defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
     record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
+    facts: dict[FactKey, tuple[Hashable, Reads]]
+
+    @classmethod
+    def of(
+        cls,
+        tests: tuple[str, ...],
+        models: Iterable[tuple[str, ModelEntry]],
+        shared: Reads,
+        defined_in: dict[str, tuple[str, ...]],
+        record_keys: dict[str, str],
+        facts: Mapping[FactKey, tuple[Hashable, Reads]] = MappingProxyType({}),
+    ) -> ScanMemory:
+        """The memory of these entries: the reads of each fact (those of ``facts``, updated by those the
+        entries bring) kept once, for the facts some entry or ``shared`` asked for."""
+        table = dict(facts)
+        entries = []
+        for model, entry in (*models, ("", ModelEntry((), shared))):
+            values = dict(entry.reads.facts)
+            table.update((key, (values[key], reads)) for key, reads in entry.reads.fact_reads)
+            if model:
+                entries.append((model, ModelEntry(entry.outcomes, entry.reads.kept())))
+        asked = {key for _, entry in entries for key, _ in entry.reads.facts}
+        asked.update(key for key, _ in shared.facts)
+        table = {key: found for key, found in table.items() if key in asked}
+        return cls(tests, tuple(entries), shared.kept(), defined_in, record_keys, table)
+
+    def all_reads(self) -> list[Reads]:
+        return [self.shared, *(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
 
 
 @dataclass(frozen=True)
@@ -159,96 +225,9 @@ def snapshot_library_keys(
         return None
     keys = dict(checkout.library_keys)
     for read in reads:
-        for path in (read.files | read.texts) - keys.keys():
+        for path in (read.record_paths() | read.texts) - keys.keys():
             keys[path] = file_key(repo, path)
     return tuple(keys.items())
-
-
-def defined_names(record: LibraryFile) -> set[str]:
-    return {info.name for info in record.classes} | {name for name, _ in record.mappings}
-
-
-@dataclass(frozen=True)
-class RescanPlan:
-    """Which models to evaluate again, and the library files to load for them."""
-
-    dirty: frozenset[str]
-    load: tuple[str, ...]  # in the library's file order
-    defined_in: dict[str, tuple[str, ...]]  # the name index after the change
-
-
-def changed_records(
-    cache: ParseCache, memory: ScanMemory, changed: set[str], records: Mapping[str, LibraryFile]
-) -> set[str]:
-    """The changed files whose record is not the one the evaluations read: added, removed, or read
-    differently (``records``: the new records of the changed library files that still exist)."""
-    differ = set()
-    for path in changed:
-        key = memory.record_keys.get(path)
-        if key is None and path not in records:
-            continue  # no library file, before or now: only its text can have been read
-        before = cache._load(key, LibraryFile) if key is not None else None
-        if before is None or before != records.get(path):
-            differ.add(path)
-    return differ
-
-
-def plan_rescan(
-    memory: ScanMemory,
-    changed: set[str],
-    records_changed: set[str],
-    records: Mapping[str, LibraryFile],
-    order: list[str],
-) -> RescanPlan:
-    """``changed``: the files whose content changed; ``records_changed``: those among them whose record
-    changed (see :func:`changed_records`); ``records``: the new records of the changed files that still
-    exist.
-
-    Every model is dirty when what all of them read changed (the auto mappings, ...).
-    """
-    names = _names_moved(memory, records_changed, records)
-    index = {
-        name: tuple(path for path in paths if path not in changed)
-        for name, paths in memory.defined_in.items()
-    }
-    for record in records.values():
-        for name in defined_names(record):
-            index[name] = (*index.get(name, ()), record.path)
-    position = {path: number for number, path in enumerate(order)}
-    index = {
-        name: tuple(sorted(paths, key=lambda path: position.get(path, len(position))))
-        for name, paths in index.items()
-        if paths
-    }
-    if memory.shared.touches(records_changed, changed, names):
-        dirty = frozenset(model for model, _ in memory.models)
-    else:
-        dirty = frozenset(
-            model for model, entry in memory.models if entry.reads.touches(records_changed, changed, names)
-        )
-    load = set(memory.shared.files) | set(records)
-    for model, entry in memory.models:
-        if model in dirty:
-            load |= entry.reads.files
-            for name in entry.reads.names:
-                load.update(index.get(name, ()))
-    return RescanPlan(dirty, tuple(path for path in order if path in load), index)
-
-
-def _names_moved(
-    memory: ScanMemory, records_changed: set[str], records: Mapping[str, LibraryFile]
-) -> set[str]:
-    """The names a changed record gained or lost: only their lookups can find another file now (a
-    name still defined where it was is found in the same file, whose record its readers read too)."""
-    before: dict[str, set[str]] = {path: set() for path in records_changed}
-    for name, paths in memory.defined_in.items():
-        for path in paths:
-            if path in before:
-                before[path].add(name)
-    moved: set[str] = set()
-    for path, names in before.items():
-        moved |= names ^ (defined_names(records[path]) if path in records else set())
-    return moved
 
 
 def library_records(

@@ -16,7 +16,6 @@ from typing import Any
 from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
-from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.rescan import (
@@ -26,11 +25,17 @@ from model_debugging.skips.rescan import (
     ScanMemory,
     ScanStats,
     changed_library_files,
-    changed_records,
     library_records,
-    plan_rescan,
     snapshot_library_keys,
     valid_snapshot,
+)
+from model_debugging.skips.rescan_plan import (
+    RecordsAt,
+    files_to_load,
+    library_changes,
+    models_to_evaluate,
+    name_index,
+    recomputed_facts,
 )
 from model_debugging.skips.resolve import ClassRef, module_name
 from model_debugging.skips.results import ScanResult
@@ -224,7 +229,7 @@ def scan_repository(
     if remember:
         library_keys = checkout.library_keys or {}
         test_keys = tuple(sorted(item for item in keys.items() if item[0] not in library_keys))
-        memory = ScanMemory(
+        memory = ScanMemory.of(
             tuple(tests),
             tuple(entries),
             Reads.of(runtime.shared_reads),
@@ -262,8 +267,7 @@ def _remember(
     """Keep the snapshot (with the library's keys), and the memory a later rescan re-evaluates from."""
     memory_key = cache_key("memory", checkout.lookup.encode())
     cache.put_entry(memory_key, memory)
-    reads = [memory.shared, *(entry.reads for _, entry in memory.models)]
-    library_keys = snapshot_library_keys(repo, checkout, reads)
+    library_keys = snapshot_library_keys(repo, checkout, memory.all_reads())
     cache.put_snapshot(
         checkout.lookup, dataclasses.replace(snapshot, library_keys=library_keys, memory_key=memory_key)
     )
@@ -285,17 +289,19 @@ def _rescan(
     order = list(checkout.library_keys)
     record_keys = {path: key for path, key in memory.record_keys.items() if path not in changed}
     new_records = library_records(scope.repo, cache, [path for path in order if path in changed], record_keys)
-    plan = plan_rescan(
-        memory, changed, changed_records(cache, memory, changed, new_records), new_records, order
-    )
+    index = name_index(memory, changed, new_records, order)
+    records = RecordsAt(scope.repo, cache, order, dict(new_records))
+    changes = library_changes(cache, memory, changed, new_records)
+    changes, facts = recomputed_facts(memory, changes, records, index)
+    dirty = models_to_evaluate(memory, changes)
     entries = dict(memory.models)
     shared = memory.shared
-    if plan.dirty:
+    if dirty:
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
         model_paths = {
-            model: paths for model, paths in _by_model(scope.model_files).items() if model in plan.dirty
+            model: paths for model, paths in _by_model(scope.model_files).items() if model in dirty
         }
         store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
@@ -306,18 +312,14 @@ def _rescan(
         )
         if tuple(tests) != memory.tests:
             return None
-        records = {
-            **library_records(scope.repo, cache, set(plan.load) - new_records.keys(), {}),
-            **new_records,
-        }
-        library = Library([records[path] for path in plan.load], scope.repo)
-        stats.library_files_loaded = len(plan.load)
+        library, loaded = records.library(files_to_load(memory, dirty, changed, index))
+        stats.library_files_loaded = len(loaded)
         runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
         evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
-        loaded = set(plan.load)
         reads = [Reads.of(runtime.shared_reads), *(reads for _, _, reads in evaluated)]
+        reads += [fact for read in reads for _, fact in read.fact_reads]
         if not all(
-            read.within(loaded, checkout.library_keys, plan.defined_in) for read in reads
+            read.within(loaded, checkout.library_keys, index) for read in reads
         ):  # it read beyond the files it read before: the whole library
             library, _ = load_library(scope.repo, cache, jobs=scope.jobs)
             stats.library_files_loaded = len(checkout.library_keys)
@@ -329,7 +331,9 @@ def _rescan(
             entries[model] = ModelEntry(outcomes, reads)
     result = _refolded(snapshot.result, memory, entries)
     stats.answer = "rescan"
-    memory = ScanMemory(memory.tests, tuple(entries.items()), shared, plan.defined_in, record_keys)
+    memory = ScanMemory.of(
+        memory.tests, entries.items(), shared, index, record_keys, {**memory.facts, **facts}
+    )
     _remember(cache, scope.repo, checkout, dataclasses.replace(snapshot, result=result), memory)
     return result
 

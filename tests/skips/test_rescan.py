@@ -109,7 +109,7 @@ TEXT_TEST = """
 """
 
 
-def test_a_model_that_read_a_file_as_text_is_evaluated_again_on_any_edit(checkout, tmp_path):  # noqa: F811
+def test_a_model_that_read_a_file_as_text_is_evaluated_again_when_an_answer_changes(checkout, tmp_path):  # noqa: F811
     common = checkout / "tests/test_modeling_common.py"
     common.write_text(common.read_text() + TEXT_TEST)
     _scan(checkout, tmp_path / "cache")
@@ -123,12 +123,55 @@ def test_a_model_that_read_a_file_as_text_is_evaluated_again_on_any_edit(checkou
     assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
 
 
+def test_an_edit_of_a_text_that_changes_no_answer_evaluates_nothing_again(checkout, tmp_path):  # noqa: F811
+    """The test asks whether a phrase is in the file: a comment without it changes no answer."""
+    common = checkout / "tests/test_modeling_common.py"
+    common.write_text(common.read_text() + TEXT_TEST)
+    before, _, _ = _scan(checkout, tmp_path / "cache")
+    alpha = checkout / "src/transformers/models/alpha/modeling_alpha.py"
+    alpha.write_text(alpha.read_text() + "\n# a loop over the experts, written out\n")
+
+    results, errors, stats = _scan(checkout, tmp_path / "cache")
+
+    assert (stats.answer, stats.models_evaluated) == ("rescan", 0)
+    assert results == before
+    assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
+
+
+def test_an_edit_of_a_forward_that_changes_no_fact_evaluates_nothing_again(checkout, tmp_path):  # noqa: F811
+    """alpha's generation test reads its forwards from the file's text (what they return, how they
+    build a cache): a new statement in one, moving the classes below it, changes none of that."""
+    before, _, _ = _scan(checkout, tmp_path / "cache")
+    alpha = checkout / "src/transformers/models/alpha/modeling_alpha.py"
+    body = "**kwargs):\n        pass\n"
+    assert body in alpha.read_text()
+    alpha.write_text(
+        alpha.read_text().replace(body, "**kwargs):\n        hidden = input_ids\n        return hidden\n")
+    )
+
+    results, errors, stats = _scan(checkout, tmp_path / "cache")
+
+    assert (stats.answer, stats.models_evaluated) == ("rescan", 0)
+    assert results == before
+    assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
+
+
+# alpha's causal LM builds a cache when asked (the cache gating read from the forwards changes), then
+# says it returns an output without one (the output fields change)
+ALPHA_CACHE = """labels=None, use_cache=None, past_key_values=None):
+        if use_cache and past_key_values is None:
+            past_key_values = DynamicCache()"""
+ALPHA_OUTPUT = """labels=None) -> CausalLMOutput:
+        pass"""
+
+
 def test_after_each_of_a_sequence_of_edits_the_warm_scan_is_the_cold_one(checkout, tmp_path):  # noqa: F811
     """Library, configuration and test files edited in turn (and one edit undone): after each, the
     scan answered from the cache gives, byte for byte, what a scan without cache gives."""
     modeling = "src/transformers/models/beta/modeling_beta.py"
     configuration = "src/transformers/models/beta/configuration_beta.py"
     tester = "tests/models/alpha/test_modeling_alpha.py"
+    alpha = "src/transformers/models/alpha/modeling_alpha.py"  # its forward's text: facts by value
     original = (checkout / modeling).read_text()
     edits = [
         (modeling, original.replace("supports_gradient_checkpointing = True", "_supports_sdpa = True")),
@@ -136,6 +179,8 @@ def test_after_each_of_a_sequence_of_edits_the_warm_scan_is_the_cold_one(checkou
         (tester, (checkout / tester).read_text().replace("bos_token_id=1", "bos_token_id=None")),
         (modeling, original),
         ("src/transformers/models/auto/modeling_auto.py", 'MODEL_MAPPING_NAMES = {"beta": "BetaModel"}\n'),
+        (alpha, (checkout / alpha).read_text().replace("labels=None):\n        pass", ALPHA_CACHE)),
+        (alpha, (checkout / alpha).read_text().replace("labels=None):\n        pass", ALPHA_OUTPUT)),
     ]
     _scan(checkout, tmp_path / "cache")
     answers = []
@@ -145,7 +190,7 @@ def test_after_each_of_a_sequence_of_edits_the_warm_scan_is_the_cold_one(checkou
         cold = scan_json(checkout, use_cache=False, jobs=1)
         assert json.dumps([warm, warm_errors]) == json.dumps(list(cold)), number
         answers.append(stats.answer)
-    assert answers == ["rescan", "rescan", "full", "rescan", "rescan"]
+    assert answers == ["rescan", "rescan", "full", "rescan", "rescan", "rescan", "rescan"]
 
 
 def test_a_scan_leaves_the_garbage_collector_as_it_found_it(checkout, tmp_path):  # noqa: F811

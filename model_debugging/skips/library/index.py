@@ -1,21 +1,28 @@
 """Look classes of the library up by name and follow their inheritance across files.
 
 :class:`Library` is the only way the evaluator reads library facts, and it keeps track of what
-it read: inside ``with library.recording() as reads:``, every file whose class or mapping it hands
-out goes to ``reads.files``, every file whose text it hands out to ``reads.texts``, and every name
-it looks up (found or not) to ``reads.names``. A rescan (``skips/rescan.py``) re-evaluates a model
-only when the record of one of its ``files`` changed, the text of one of its ``texts``, or the
-files defining one of its names, so a new kind of fact is tracked with no extra work as long as
-it is read through a method of this class: a method that hands out a :class:`LibraryClass`
-passes it through ``_hand_out``, a file's mapping records its path, its text goes to ``texts``. A result computed
-from library facts and kept across models must go through :meth:`Library.memoized`, which
-replays the reads of the first computation into every later recording.
+it read: inside ``with library.recording() as reads:``, every class it hands out goes to
+``reads.classes`` (its file and name), every file whose imports, module functions or mappings it
+reads to ``reads.files``, every file whose text it hands out to ``reads.texts``, every name it
+looks up (found or not) to ``reads.names``, and the value of every :meth:`Library.fact` asked for
+to ``reads.facts``. A rescan (``skips/rescan.py``) re-evaluates a model only when one of those
+changed (a fact: computed again, its value differs), so a new kind of fact is tracked with no
+extra work as long as it is read through a method of this class: a method that hands out a
+:class:`LibraryClass` passes it through ``_hand_out``, a file's mapping records its path, its text
+goes to ``texts``. A result computed from library facts and kept across models must go through
+:meth:`Library.memoized`, which replays the reads of the first computation into every later
+recording, or :meth:`Library.fact`, whose value alone the recordings keep: what a fact reads from a
+file's text (a method's tree, a regex over the file) then concerns a model only when its value
+changes, not on every edit of the file.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import dataclasses
+import hashlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,19 +31,60 @@ from model_debugging.skips.library.records import InitCall, LibraryClass, Librar
 MISSING = object()
 
 
+FactKey = tuple[Hashable, ...]  # (the function computing the fact, its arguments)
+
+
 @dataclass
 class LibraryReads:
-    """The library files and the names one recording consulted (see the module docstring): ``files``
-    through their records (what ``read_library_file`` keeps), ``texts`` as written."""
+    """What one recording consulted (see the module docstring): ``files`` and ``classes`` through
+    the records (what ``read_library_file`` keeps), ``texts`` as written, ``facts`` by value (their
+    :func:`comparable` form) with, in ``fact_reads``, what computing each of them read."""
 
     files: set[str] = field(default_factory=set)
+    classes: set[tuple[str, str]] = field(default_factory=set)  # (file, class name)
     names: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
+    facts: dict[FactKey, object] = field(default_factory=dict)
+    fact_reads: dict[FactKey, LibraryReads] = field(default_factory=dict)
 
     def add(self, other: LibraryReads) -> None:
         self.files |= other.files
+        self.classes |= other.classes
         self.names |= other.names
         self.texts |= other.texts
+        if other.facts:
+            self.facts.update(other.facts)
+            self.fact_reads.update(other.fact_reads)
+
+    def flat(self) -> LibraryReads:
+        """These reads with those of the facts asked for folded in (and no facts): what a fact
+        computed from other facts depends on."""
+        flat = LibraryReads(set(self.files), set(self.classes), set(self.names), set(self.texts))
+        for reads in self.fact_reads.values():
+            flat.add(reads)
+        return flat
+
+
+def comparable(value: object) -> Hashable:
+    """``value`` in a form compared by content: a syntax tree as the digest of its dump (without
+    positions), containers and dataclasses item by item. A library class is refused: one found
+    again by value could be another file's."""
+    if isinstance(value, LibraryClass):
+        raise TypeError("a fact must not hand out a LibraryClass (compared by value, its file is lost)")
+    if isinstance(value, ast.AST):
+        return hashlib.sha256(ast.dump(value).encode()).hexdigest()
+    if isinstance(value, (tuple, list)):
+        return tuple(comparable(item) for item in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(comparable(item) for item in value)
+    if isinstance(value, dict):
+        return tuple((key, comparable(item)) for key, item in value.items())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return (type(value).__qualname__, *(comparable(getattr(value, item.name)) for item in fields))
+    if value is None or value is Ellipsis or isinstance(value, (str, int, float, complex, bytes)):
+        return value
+    raise TypeError(f"a fact's value must be data, not {type(value).__name__}")
 
 
 class _TrackedMappings(Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]):
@@ -79,6 +127,8 @@ class Library:
         self._where: dict[int, str] = {}
         self._recordings: list[LibraryReads] = []
         self._memo: dict[object, tuple[object, LibraryReads]] = {}
+        self._facts: dict[FactKey, tuple[object, Hashable, LibraryReads]] = {}
+        self._mro_reads: dict[tuple[str, str], LibraryReads] = {}
         mapping_files: dict[str, str] = {}
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
@@ -91,7 +141,6 @@ class Library:
                 mapping_files.setdefault(name, library_file.path)
         self.mappings = _TrackedMappings(self, mappings, mapping_files)
         self._mapping_files = mapping_files
-        self._mro_files: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # -- what was read ----------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -117,7 +166,7 @@ class Library:
 
     def _hand_out(self, info: LibraryClass | None) -> LibraryClass | None:
         if info is not None and self._recordings:
-            self._recordings[-1].files.add(self._where.get(id(info), ""))
+            self._recordings[-1].classes.add((self._where.get(id(info), ""), info.name))
         return info
 
     def memoized(self, key: object, compute: Callable[[], object]) -> object:
@@ -130,6 +179,31 @@ class Library:
         elif self._recordings:
             self._recordings[-1].add(found[1])
         return found[0]
+
+    def fact(self, compute: Callable[..., object], *arguments: Hashable) -> object:
+        """``compute(self, *arguments)`` once per library (``compute`` a module-level function, the
+        arguments plain data: a rescan computes it again from them). A recording keeps its value, not
+        what computing it read: a model that asked for it is evaluated again only when its value
+        changes (see :func:`comparable`)."""
+        key = (compute, *arguments)
+        found = self._facts.get(key)
+        if found is None:
+            recordings, self._recordings = self._recordings, []
+            try:
+                with self.recording() as reads:
+                    value = compute(self, *arguments)
+            finally:
+                self._recordings = recordings
+            found = self._facts[key] = (value, comparable(value), reads.flat())
+        if self._recordings:
+            self._recordings[-1].facts[key] = found[1]
+            self._recordings[-1].fact_reads[key] = found[2]
+        return found[0]
+
+    def class_read(self, path: str, name: str) -> None:
+        """Note that the class ``name`` of ``path`` was read (a fact that reads it from the text)."""
+        if self._recordings:
+            self._recordings[-1].classes.add((path, name))
 
     def imported_from(self, path: str, name: str) -> str | None:
         """The module file ``path`` imports ``name`` from, as written (``..activations``), or None."""
@@ -168,7 +242,8 @@ class Library:
 
     def path_of(self, info: LibraryClass) -> str | None:
         path = self._where.get(id(info))
-        self._read(files=(path,) if path is not None else ())
+        if path is not None:
+            self.class_read(path, info.name)
         return path
 
     def source(self, path: str) -> str | None:
@@ -193,12 +268,20 @@ class Library:
         """C3 linearization over the classes found in the library (unknown bases are left out)."""
         key = (self._where.get(id(info), ""), info.name)
         if key in self._mro:
-            self._read(files=self._mro_files.get(key, (key[0],)))
+            if self._recordings:
+                self._recordings[-1].add(self._mro_reads.get(key) or LibraryReads(classes={key}))
             return self._mro[key]
         self._mro[key] = (info,)  # cycle guard
+        with self.recording() as reads:
+            self._mro[key] = self._linearized(info, key[0])
+        self._mro_reads[key] = reads
+        return self._mro[key]
+
+    def _linearized(self, info: LibraryClass, path: str) -> tuple[LibraryClass, ...]:
+        self.class_read(path, info.name)
         bases = [
             base
-            for base in (self._base(name, key[0]) for name in info.bases)
+            for base in (self._base(name, path) for name in info.bases)
             if base is not None and base is not info
         ]
         lists = [list(self.mro(base)) for base in bases] + [bases]
@@ -214,10 +297,7 @@ class Library:
                 break
             result.append(head)
             lists = [[item for item in items if item is not head] for items in lists]
-        self._mro[key] = tuple(result)
-        self._mro_files[key] = tuple({self._where.get(id(item), "") for item in result})
-        self._read(files=self._mro_files[key])
-        return self._mro[key]
+        return tuple(result)
 
     def _base(self, name: str, near: str) -> LibraryClass | None:
         """A base class named in the file ``near``; a module-level alias in the file it is imported
@@ -229,6 +309,8 @@ class Library:
         stem = "/" + module.lstrip(".").replace(".", "/") + ".py"
         for path, functions in self._functions.items():
             calls = functions.get(name) if path.endswith(stem) else None
+            if calls is not None:
+                self._read(files=(path,))
             if calls is not None and len(calls) == 1 and calls[0].callee.isidentifier():
                 return self.find(calls[0].callee, path)
         return None

@@ -66,36 +66,72 @@ def _of_forward_file(
 ) -> _Read:
     """``read`` of the tree of the file defining ``info``'s ``forward``, once per file (memoized with
     its reads); ``missing`` when no ``forward`` is found."""
-    found = _method(library, info, "forward")
-    if found is None:
+    owner = library.defines(info, "forward")
+    path = library.path_of(owner) if owner is not None else None
+    if path is None:
         return missing
-    path = found[0]
-    return library.memoized((read, path), lambda: read(parsed_file(library, path)))
+    return library.fact(_forward_file_read, read, missing, path, owner.name, owner.line)
+
+
+def _forward_file_read(
+    library: Library,
+    read: Callable[[ast.Module | None], _Read],
+    missing: _Read,
+    path: str,
+    owner: str,
+    line: int,
+) -> _Read:
+    """``read`` of the tree of file ``path`` (once per file) when its class ``owner`` defines
+    ``forward``, else ``missing``: the value a model depends on, not the forward's text."""
+    if library.fact(_method_node, path, owner, line, "forward") is None:
+        return missing
+    return library.fact(_file_read, read, path)
+
+
+def _file_read(library: Library, read: Callable[[ast.Module | None], _Read], path: str) -> _Read:
+    return read(parsed_file(library, path))
 
 
 def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.FunctionDef] | None:
     """The definition of ``name`` first found along ``info``'s MRO, with the path of its file."""
     owner = library.defines(info, name)
     path = library.path_of(owner) if owner is not None else None
-    tree = parsed_file(library, path) if path is not None else None
+    if path is None:
+        return None
+    node = library.fact(_method_node, path, owner.name, owner.line, name)
+    return None if node is None else (path, node)
+
+
+def _method_node(library: Library, path: str, owner: str, line: int, name: str) -> ast.FunctionDef | None:
+    """Method ``name`` of the class ``owner`` of file ``path`` (the one at ``line`` if it has several)."""
+    tree = parsed_file(library, path)
     if tree is None:
         return None
-    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner.name]
-    classes.sort(key=lambda node: node.lineno != owner.line)  # the one at the recorded line first
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner]
+    classes.sort(key=lambda node: node.lineno != line)  # the one at the recorded line first
     for node in classes[:1]:
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name == name:
-                return path, item
+                return item
     return None
 
 
 def output_fields(library: Library, info: LibraryClass) -> tuple[frozenset[str], ...] | None:
     """The fields of each ``ModelOutput`` class ``forward``'s return annotation names; None when it
     names none (or one whose fields cannot all be read)."""
-    found = _method(library, info, "forward")
-    if found is None or found[1].returns is None:
+    owner = library.defines(info, "forward")
+    path = library.path_of(owner) if owner is not None else None
+    if path is None:
         return None
-    path, function = found
+    return library.fact(_forward_output_fields, path, owner.name, owner.line)
+
+
+def _forward_output_fields(
+    library: Library, path: str, owner: str, line: int
+) -> tuple[frozenset[str], ...] | None:
+    function = library.fact(_method_node, path, owner, line, "forward")
+    if function is None or function.returns is None:
+        return None
     annotation = function.returns
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
@@ -152,7 +188,11 @@ def _fields(library: Library, name: str, near: str, depth: int = 0) -> object:
 def _shared_output(library: Library, name: str, near: str) -> ast.ClassDef | None:
     """``name`` in the package's ``modeling_outputs.py`` (where the shared output classes live)."""
     package = near.split("/models/")[0] if "/models/" in near else near.rsplit("/", 1)[0]
-    tree = parsed_file(library, f"{package}/modeling_outputs.py")
+    return library.fact(_output_class_node, f"{package}/modeling_outputs.py", name)
+
+
+def _output_class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:
+    tree = parsed_file(library, path)
     if tree is None:
         return None
     return next((node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name), None)
@@ -160,10 +200,20 @@ def _shared_output(library: Library, name: str, near: str) -> ast.ClassDef | Non
 
 def parameter_default(library: Library, info: LibraryClass, method: str, parameter: str) -> object:
     """The literal default of ``parameter`` in ``method`` (None when it has none or is not literal)."""
-    found = _method(library, info, method)
-    if found is None:
+    owner = library.defines(info, method)
+    path = library.path_of(owner) if owner is not None else None
+    if path is None:
         return None
-    arguments = found[1].args
+    return library.fact(_literal_default, path, owner.name, owner.line, method, parameter)
+
+
+def _literal_default(
+    library: Library, path: str, owner: str, line: int, method: str, parameter: str
+) -> object:
+    function = library.fact(_method_node, path, owner, line, method)
+    if function is None:
+        return None
+    arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     pairs = [
         *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),

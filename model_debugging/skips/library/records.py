@@ -5,7 +5,7 @@ They are what the library cache stores, one :class:`LibraryFile` per source file
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class LibraryClass:
     """
 
     name: str
-    line: int
+    line: int = field(compare=False)  # where it starts, not what it is: an edit above moves it
     bases: tuple[str, ...]
     attributes: tuple[tuple[str, Value], ...] = ()
     methods: tuple[str, ...] = ()

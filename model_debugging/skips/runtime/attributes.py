@@ -12,6 +12,12 @@ from model_debugging.skips.library.records import (
     MethodValue,
     Opaque,
 )
+from model_debugging.skips.library.texts import (
+    TextMatch,
+    attention_interface_used,
+    text_contains,
+    text_search,
+)
 from model_debugging.skips.runtime import held_models, modules
 from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.config_kwargs import keeps_keyword
@@ -28,6 +34,7 @@ from model_debugging.skips.runtime.values import (
     ModelInstance,
     Parameters,
     SourceFile,
+    SourceText,
     Tensor,
     Tester,
     TestSelf,
@@ -72,6 +79,8 @@ def contains(facts: TestClassFacts, container: object, item: object) -> bool | N
         return container.has_zero  # ``0 in mask``: whether the tester's tensor holds a zero
     if not known(item) or not known(container):
         return None
+    if isinstance(container, SourceText):
+        return text_contains(facts.library, container.path, item) if isinstance(item, str) else None
     if isinstance(container, Parameters):
         return item in container.names if isinstance(item, str) else None
     if isinstance(container, AutoMapping):
@@ -111,12 +120,18 @@ def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool |
     """``PreTrainedModel._can_set_attn_implementation``: decided from the text of the class's file."""
     owner = library.defines(info, "_can_set_attn_implementation")
     path = library.path_of(info)
-    text = library.source(path) if path else None
-    if owner is None or owner.name != "PreTrainedModel" or text is None:
+    if owner is None or owner.name != "PreTrainedModel" or not path:
         return None
-    if re.search(r"class \w+Attention\(nn.Module\)", text):
-        return "eager_attention_forward" in text and "ALL_ATTENTION_FUNCTIONS.get_interface(" in text
-    return True
+    return attention_interface_used(library, path)
+
+
+def search_text(facts: TestClassFacts, arguments: list[object], unknown: Unknown) -> object:
+    """``re.search(pattern, text[, flags])`` on a library file's text: the match, None, or unknown."""
+    pattern, text, flags = (*arguments[:3], 0)[:3]
+    if not (isinstance(pattern, str) and isinstance(text, SourceText) and isinstance(flags, int)):
+        return unknown
+    found = text_search(facts.library, text.path, pattern, int(flags))
+    return found.match if found.readable else unknown
 
 
 def parameters(facts: TestClassFacts, function: object, unknown: Unknown) -> object:
@@ -364,9 +379,8 @@ def call_method(
             return ModelInstance(owner.info, arguments[0])
         return unknown
     if isinstance(owner, SourceFile) and name == "read":
-        text = facts.library.source(owner.path)
-        return unknown if text is None else text
-    if isinstance(owner, re.Match) and name == "group":
+        return SourceText(owner.path)
+    if isinstance(owner, TextMatch) and name == "group" and all(isinstance(item, int) for item in arguments):
         return owner.group(*arguments)
     if isinstance(owner, ModelInstance) and name in _SAME_INSTANCE:
         return owner

@@ -23,6 +23,7 @@ from model_debugging.skips.runtime.values import (
     Parameters,
     Signal,
     Skipped,
+    SourceText,
     Tensor,
     TestSelf,
     Unknown,
@@ -338,6 +339,8 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
     if name in ("getfile", "open"):
         return attributes.source_file(facts, arguments[0], unknown) if arguments else unknown
     if name == "search":  # re.search(pattern, text, flags)
+        if len(arguments) >= 2 and isinstance(arguments[1], SourceText):
+            return attributes.search_text(facts, arguments, unknown)
         if len(arguments) >= 2 and all(isinstance(item, (str, int)) for item in arguments[:3]):
             return re.search(*arguments[:3])
         return unknown

@@ -15,8 +15,8 @@ import ast
 from collections.abc import Mapping
 from typing import Literal
 
+from model_debugging.skips.library.config_texts import own_constructor
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import LibraryClass
 
 _BASE_CONFIG = "PreTrainedConfig"
@@ -53,22 +53,9 @@ def _post_init(library: Library, owner: LibraryClass) -> ast.FunctionDef | None:
         if ancestor.name == _BASE_CONFIG:
             return None
         path = library.path_of(ancestor)
-        tree = parsed_file(library, path) if path is not None else None
-        node = next(
-            (
-                item
-                for item in (tree.body if tree else ())
-                if isinstance(item, ast.ClassDef) and item.name == ancestor.name
-            ),
-            None,
-        )
-        if node is None:
-            return None
-        methods = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
-        if "__init__" in methods:
-            return None
-        if "__post_init__" in methods:
-            return methods["__post_init__"]
+        found = library.fact(own_constructor, path, ancestor.name) if path is not None else None
+        if found is None or isinstance(found, ast.FunctionDef):
+            return found
     return None
 
 

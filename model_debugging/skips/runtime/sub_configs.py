@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.config_texts import default_model_type
 from model_debugging.skips.library.index import MISSING, Library
-from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
 from model_debugging.skips.runtime.part_classes import part_class
 from model_debugging.skips.runtime.values import Config, Unknown
@@ -163,28 +163,7 @@ def _default_type(library: Library, owner: LibraryClass, name: str) -> str | Non
     path = library.path_of(owner)
     if path is None:
         return None
-    return library.memoized(
-        ("default model type", path, owner.name, name),
-        lambda: _default_type_in(parsed_file(library, path), owner, name),
-    )
-
-
-def _default_type_in(tree: ast.Module | None, owner: LibraryClass, name: str) -> str | None:
-    classes = [item for item in (tree.body if tree else ()) if isinstance(item, ast.ClassDef)]
-    node = next((item for item in classes if item.name == owner.name), None)
-    found = set()
-    for call in ast.walk(node) if node is not None else ():
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "get"
-            and ast.unparse(call.func.value) == f"self.{name}"
-            and len(call.args) == 2
-            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in call.args)
-            and call.args[0].value == "model_type"
-        ):
-            found.add(call.args[1].value)
-    return found.pop() if len(found) == 1 else None
+    return library.fact(default_model_type, path, owner.name, name)
 
 
 def _config_of_type(library: Library, model_type: str) -> LibraryClass | None:

@@ -139,6 +139,14 @@ class SourceFile:
 
 
 @dataclass(frozen=True)
+class SourceText:
+    """What ``.read()`` of a :class:`SourceFile` gives: the file's text, asked only through
+    ``x in text`` and ``re.search(pattern, text)``, each a library fact (``library/texts.py``)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class Builtin:
     """A function the evaluator knows (``len``, ``getattr``, ``get_values``, ``inspect.signature``, ...)."""
 
