@@ -6,6 +6,8 @@ each pair of models differs only in which one the constructor builds:
 
 - ``ash`` / ``elm``: ``if config.use_text: ... else: ...`` in the model's own ``__init__``, decided
   on the tester's configuration (``use_text=True`` / ``False``);
+- ``birch`` / ``cedar``: the same branch, on ``self.config`` (``self.config = config``), in a model
+  the instance builds from its configuration (``self.model = NestedInner(config)``);
 - ``fig`` / ``yew``: layers deriving from a class imported from another package (a kernel's), whose
   constructor builds no model of the library;
 - ``kiwi`` / ``lime``: a part a configuration property builds (``config.encoder_config``).
@@ -19,6 +21,7 @@ import pytest
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_part_choices import COMMON as PART_COMMON
+from tests.skips.test_runtime_part_choices import LIBRARY as PART_LIBRARY
 
 COMMON = (
     PART_COMMON
@@ -59,6 +62,8 @@ class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
 MODELS = [
     ("ash", "Branch", "use_text=True"),
     ("elm", "Branch", "use_text=False"),
+    ("birch", "Nested", "use_text=True"),
+    ("cedar", "Nested", "use_text=False"),
     ("fig", "KernelText", ""),
     ("yew", "KernelPlain", ""),
     ("kiwi", "EncodedText", ""),
@@ -67,55 +72,19 @@ MODELS = [
     ("pear", "PearBackbone", ""),
 ]
 
+# the base classes, the auto mappings and the text / plain models of test_runtime_part_choices
+SHARED = ("modeling_utils.py", "configuration_utils.py", "models/auto/", "models/text/")
 LIBRARY = {
-    "src/transformers/modeling_utils.py": """
-        class PreTrainedModel(nn.Module):
-            _can_record_outputs = None
-
-            def __init__(self, config):
-                super().__init__()
-                self.config = config
-    """,
-    "src/transformers/configuration_utils.py": """
-        class PreTrainedConfig:
-            sub_configs: ClassVar[dict] = {}
-    """,
+    **{
+        path: text
+        for path, text in PART_LIBRARY.items()
+        if path.removeprefix("src/transformers/").startswith(SHARED)
+    },
     "src/transformers/backbone_utils.py": """
         class BackboneMixin:
             def __init__(self, *args, **kwargs):
                 super().__init__(*args, **kwargs)
                 self.stage_names = self.config.stage_names
-    """,
-    "src/transformers/models/auto/configuration_auto.py": """
-        CONFIG_MAPPING_NAMES = OrderedDict([("text", "TextConfig"), ("plain", "PlainConfig")])
-    """,
-    "src/transformers/models/auto/modeling_auto.py": """
-        MODEL_MAPPING_NAMES = OrderedDict([("text", "TextModel"), ("plain", "PlainModel")])
-
-        class AutoModel(_BaseAutoModelClass):
-            _model_mapping = MODEL_MAPPING
-    """,
-    "src/transformers/models/text/modeling_text.py": """
-        class TextConfig(PreTrainedConfig):
-            model_type = "text"
-
-        class PlainConfig(PreTrainedConfig):
-            model_type = "plain"
-
-        class TextModel(PreTrainedModel):
-            config: TextConfig
-            _can_record_outputs = {"hidden_states": nn.Linear}
-
-            def __init__(self, config):
-                super().__init__(config)
-                self.proj = nn.Linear(4, 4)
-
-        class PlainModel(PreTrainedModel):
-            config: PlainConfig
-
-            def __init__(self, config):
-                super().__init__(config)
-                self.proj = nn.Linear(4, 4)
     """,
     "src/transformers/models/branch/modeling_branch.py": """
         class BranchConfig(PreTrainedConfig):
@@ -131,6 +100,29 @@ LIBRARY = {
                     self.inner = TextModel(config)
                 else:
                     self.inner = PlainModel(config)
+    """,
+    "src/transformers/models/nested/modeling_nested.py": """
+        class NestedConfig(PreTrainedConfig):
+            model_type = "nested"
+            use_text: bool = True
+
+        class NestedInner(PreTrainedModel):
+            config: NestedConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.config = config
+                if self.config.use_text:
+                    self.inner = TextModel(config)
+                else:
+                    self.inner = PlainModel(config)
+
+        class NestedModel(PreTrainedModel):
+            config: NestedConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.model = NestedInner(config)
     """,
     "src/transformers/models/kernel/modeling_kernel.py": """
         from torch import nn
@@ -229,6 +221,8 @@ def test_the_constructors_branches_bases_and_properties_decide_the_tree(checkout
     assert {folder: verdict for verdict, folders in found.items() for folder in folders} == {
         "ash": "ran",
         "elm": "skipped",
+        "birch": "ran",
+        "cedar": "skipped",
         "fig": "ran",
         "yew": "skipped",
         "kiwi": "ran",

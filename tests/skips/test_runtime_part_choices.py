@@ -19,36 +19,17 @@ SigmaModel``) and skips; ``sigmahead``, whose classes do not include it, runs.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
+from tests.skips.test_runtime_module_tree import COMMON as MODULE_TREE_COMMON
 
-COMMON = """
-import copy
-import unittest
-
-from transformers import PreTrainedModel
-
-
-class ModelTesterMixin:
-    model_tester = None
-    all_model_classes = ()
-
-    def test_capture_outputs(self):
-        config, inputs_dict = self.model_tester.prepare_config_and_inputs_for_common()
-        for model_class in self.all_model_classes:
-            model = model_class(copy.deepcopy(config))
-            recordable = [
-                (module._can_record_outputs or {}).keys()
-                for module in model.modules()
-                if isinstance(module, PreTrainedModel)
-            ]
-            recordable = set().union(*recordable)
-            if len(recordable) == 0:
-                self.skipTest("No usage of the `capture_outputs` decorator.")
-
+# the module-tree tests (test_capture_outputs among them), and one that runs each model class
+COMMON = (
+    MODULE_TREE_COMMON
+    + """
     def test_training(self):
         for model_class in self.all_model_classes:
             run(model_class)
 """
-
+)
 MODEL_TEST = """
 import unittest
 from ...test_modeling_common import ModelTesterMixin

@@ -120,7 +120,8 @@ def read_init_calls(
                 )
                 kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
                 source = ast.unparse(node.value) if kind == PLAIN_VALUE and keeps_conditions else ""
-                read_from_config = source.startswith("config.") and source.replace(".", "").isidentifier()
+                # the configuration itself (`self.config = config`) or one of its values
+                read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
                 calls.append(
                     InitCall(
                         kind,

@@ -75,13 +75,15 @@ _BACKBONE_UTILS = ".backbone_utils"
 _HEAD = re.compile(r"[A-Za-z_]\w*|")
 _VALUE_METHOD = re.compile(r"[)\]]\.(?!from_config$|_from_config$)[a-z_]\w*$")
 
-# Whether a condition of a constructor on its configuration holds for the instance (None: unknown).
-Decide = Callable[[str], bool | None] | None
+# Whether a condition of a constructor of the class on its configuration holds for the instance
+# (None: unknown).
+Decide = Callable[[LibraryClass, str], bool | None] | None
 # (parameter, the names of the classes a call passes for it, the class whose file names them)
 Passed = tuple[tuple[str, tuple[str, ...], LibraryClass], ...]
 
 # Classes whose tree is being followed: one met again builds itself, which is not followed.
 _IN_PROGRESS: set[tuple[int, str, str]] = set()
+_DECIDING: set[tuple[int, str, str]] = set()  # the same, for decided_models
 
 
 def is_model(library: Library, info: LibraryClass) -> bool:
@@ -125,12 +127,24 @@ def _built_models(
 
 
 def decided_models(
-    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass], decide: Decide
+    library: Library,
+    info: LibraryClass,
+    parts: Mapping[str, LibraryClass],
+    decide: Decide,
+    passed: Passed = (),
 ) -> tuple[LibraryClass, ...] | None:
     """:func:`built_models`, with the branches of ``info``'s own ``__init__`` that test its
     configuration (``if config.is_encoder_decoder: self.model = A(config) else: ...``) taken as
-    ``decide`` says (None: not known). Not memoized: the answer depends on the run's configuration."""
-    models = _follow(library, info, parts, (), decide)
+    ``decide`` says (None: not known), and so in the models it builds from the same configuration
+    (``self.model = XModel(config)``). Not memoized: the answer depends on the run's configuration."""
+    guard = (id(library), library.path_of(info) or "", info.name)
+    if guard in _DECIDING:
+        return None
+    _DECIDING.add(guard)
+    try:
+        models = _follow(library, info, parts, passed, decide)
+    finally:
+        _DECIDING.discard(guard)
     if models is not None and is_model(library, info):
         models = (info, *[model for model in models if model is not info])
     return models
@@ -150,7 +164,9 @@ def _follow(
         if call.callee in ASSIGNMENTS:
             continue
         # the keywords passed bind the parameters of the class's own __init__, not of its bases'
-        built = _models_of_call(library, info, owner, call, parts, passed=passed if owner is info else ())
+        built = _models_of_call(
+            library, info, owner, call, parts, passed=passed if owner is info else (), decide=decide
+        )
         if built is None or (built and call.conditional):
             return None
         models += [model for model in built if model not in models]
@@ -161,7 +177,8 @@ def _taken(info: LibraryClass, calls: Iterator[tuple], decide: Decide) -> Iterat
     """The calls of the constructor chain the run makes: a call of ``info``'s own ``__init__`` under
     a condition ``decide`` answers runs unconditionally when it holds and not at all otherwise."""
     for owner, call in calls:
-        holds = decide(call.condition) if decide is not None and owner is info and call.condition else None
+        condition = call.condition if decide is not None and owner is info else ""
+        holds = decide(info, condition) if condition else None
         if holds is None:
             yield owner, call
         elif holds:
@@ -215,11 +232,12 @@ def _models_of_call(
     parts: Mapping[str, LibraryClass],
     function: str = "",
     passed: Passed = (),
+    decide: Decide = None,
 ) -> tuple[LibraryClass, ...] | None:
     """The models one call of ``owner``'s ``__init__`` (run for an instance of ``info``) builds:
     () for a call that builds none, None when it cannot be told. ``function`` names the module-level
     function of ``owner``'s file the call is made in, if any; ``passed`` the classes the call that
-    built the instance passed to that ``__init__``'s parameters."""
+    built the instance passed to that ``__init__``'s parameters; ``decide`` as for :func:`decided_models`."""
     if _VALUE_METHOD.search(call.callee):
         return ()  # a method of a computed value (`A.expand(n).contiguous()`, `x[:-1].repeat(2)`)
     names = call.callee.split(".")
@@ -273,7 +291,10 @@ def _models_of_call(
     shared = None
     if not function:
         shared = parts if call.argument == "config" else parts_below(parts, call.argument)
-    return built_models(library, found, shared, _passed_by(call, owner))
+    built = built_models(library, found, shared, _passed_by(call, owner))
+    if built is None and decide is not None and call.argument == "config" and not function:
+        built = decided_models(library, found, shared or {}, decide, _passed_by(call, owner))
+    return built
 
 
 def _models_of_function(

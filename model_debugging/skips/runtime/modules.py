@@ -110,7 +110,12 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
     parts = _auto_parts(facts, model)
     models = built_models(library, model.info, parts)
     if models is None:  # maybe a branch on the configuration, which the run's configuration decides
-        models = decided_models(library, model.info, parts, lambda condition: _holds(facts, model, condition))
+        models = decided_models(
+            library,
+            model.info,
+            parts,
+            lambda info, test: _holds(facts, ModelInstance(info, model.config), test),
+        )
     if models is None:
         return unknown
     parts: list[object] = [model]
