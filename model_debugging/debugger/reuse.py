@@ -92,17 +92,17 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor | None:
         return None
 
 
-def _snapshot(tensor: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
-    """A copy of ``bits`` (``tensor``'s bytes), copy-on-write where torch can make one."""
+def unchanging_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of ``tensor`` that later writes to it cannot change, copy-on-write where torch can make one."""
     owns_its_storage = (
         tensor.storage_offset() == 0 and tensor.untyped_storage().nbytes() == tensor.nbytes
     )  # a lazy clone of a view would keep its whole storage (a cache, ...) and copy it all on a write
     if _LAZY_CLONE is not None and tensor.device.type == "cpu" and owns_its_storage:
         try:
-            return _LAZY_CLONE(bits)
+            return _LAZY_CLONE(tensor)
         except RuntimeError:  # a storage torch cannot share this way
             pass
-    return bits.clone()
+    return tensor.clone()
 
 
 class RecentTensors:
@@ -150,7 +150,7 @@ class RecentTensors:
                 self._remembered.popitem(last=False)
         remembered = self._remembered
         reference = weakref.ref(tensor, lambda _, layout=layout: remembered.pop(layout, None))
-        remembered[layout] = _Remembered(reference, _snapshot(tensor, bits), entry)
+        remembered[layout] = _Remembered(reference, unchanging_copy(bits), entry)
 
     def _snapshot_bytes(self) -> int:
         return sum(seen.snapshot.nbytes for seen in list(self._remembered.values()))

@@ -23,13 +23,13 @@ from typing import Any
 
 import torch
 
+from model_debugging.debugger.file_queue import TensorFileQueue
 from model_debugging.debugger.reuse import RecentTensors
 from model_debugging.debugger.statistics import tensor_statistics
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
 from model_debugging.debugger.trace_format.names import FileNameRegistry
 from model_debugging.debugger.trace_format.records import TensorEntry
-from model_debugging.debugger.trace_format.tensor_files import link_tensor_file, write_tensor_file
 
 _MEMORY_ADDRESS = re.compile(r"object at 0x[0-9A-Fa-f]+")
 # What safetensors can store; other tensors are recorded as their repr even with use_repr=False.
@@ -147,27 +147,36 @@ class ValueSerializer:
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
-        self._write_error: OSError | None = None
         self._options: PrintOptions | None = None
         self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
-        self.written_files: list[Path] = []  # the tensor files of the current trace
+        self._files: TensorFileQueue | None = None  # the tensor files of the current (or last) trace
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
+
+    @property
+    def written_files(self) -> list[Path]:
+        """The tensor files of the current (or last) trace, once the queued ones are written."""
+        if self._files is None:
+            return []
+        self._files.wait()
+        return self._files.written
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
-        self.written_files = []
+        self._files = None if self._use_repr else TensorFileQueue()
         self._recent.clear()
 
     def finish_trace(self) -> None:
-        """Raise the first tensor-file write error of the trace, now that the forward has run."""
-        error, self._write_error = self._write_error, None
-        if error is not None:
-            raise error
+        """Wait for the trace's tensor files and raise the first write error, now that the forward has run."""
+        if self._files is not None:
+            self._files.close()
+            if self._files.error is not None:
+                raise self._files.error
 
     def end_trace(self) -> None:
         """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
-        self._write_error = None
+        if self._files is not None:
+            self._files.close()
         self._open_containers.clear()
         self._recent.clear()
 
@@ -252,24 +261,11 @@ class ValueSerializer:
         return entry
 
     def _write(self, file_name: str, tensor: torch.Tensor) -> None:
-        # A failed write must not break the model's forward: the first error is raised once the
-        # forward is over (unless the model raised first), and no further file is attempted.
-        if self._write_error is None:
-            path = self._output_dir / file_name
-            try:
-                write_tensor_file(path, tensor)
-            except OSError as error:
-                self._write_error = error
-            else:
-                self.written_files.append(path)
+        # Written on the queue's thread. A failed write must not break the model's forward: the
+        # first error is raised once the forward is over (unless the model raised first), and no
+        # further file is attempted.
+        self._files.write(self._output_dir / file_name, tensor)
 
     def _link(self, existing_name: str, file_name: str) -> None:
         """Give the file of ``existing_name`` a second name; its tensor is not written again."""
-        if self._write_error is None:
-            path = self._output_dir / file_name
-            try:
-                link_tensor_file(self._output_dir / existing_name, path)
-            except OSError as error:
-                self._write_error = error
-            else:
-                self.written_files.append(path)
+        self._files.link(self._output_dir / existing_name, self._output_dir / file_name)

@@ -1,15 +1,22 @@
 """A ``use_repr=False`` tensor in its own ``.safetensors`` file, as upstream writes it, and reading it back.
 
 The file holds the tensor under the key ``data`` (contiguous, on CPU), so it is bit for bit the
-file upstream writes. It appears under its name only once complete (a killed trace leaves no
-truncated tensor file). A failed write raises an ``OSError`` that names the file; a failed read
-a ``TraceError`` that does.
+file upstream writes with ``safetensors.torch.save_file``: an 8-byte little-endian header length,
+the JSON header ``{"data":{"dtype":...,"shape":[...],"data_offsets":[0,n]}}`` padded with spaces
+to a multiple of 8 bytes, then the tensor's bytes. It is written here from the tensor's memory
+read through a read-only pointer, so a copy-on-write clone (see :mod:`..file_queue`) is written
+without being copied, and the write itself lets other Python threads run. It appears under its
+name only once complete (a killed trace leaves no truncated tensor file). A failed write raises
+an ``OSError`` that names the file; a failed read a ``TraceError`` that does.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import torch
@@ -20,15 +27,52 @@ from model_debugging.debugger.trace_format.names import TENSOR_KEY
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceError
 from model_debugging.reporting.atomic import atomic_write_with
 
+# the dtype names of the safetensors format
+_FORMAT_DTYPES = {
+    torch.float64: "F64",
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+    torch.complex64: "C64",
+    torch.bool: "BOOL",
+    torch.int64: "I64",
+    torch.int32: "I32",
+    torch.int16: "I16",
+    torch.int8: "I8",
+    torch.uint64: "U64",
+    torch.uint32: "U32",
+    torch.uint16: "U16",
+    torch.uint8: "U8",
+    torch.float8_e4m3fn: "F8_E4M3",
+    torch.float8_e4m3fnuz: "F8_E4M3FNUZ",
+    torch.float8_e5m2: "F8_E5M2",
+    torch.float8_e5m2fnuz: "F8_E5M2FNUZ",
+}
+
 
 def write_tensor_file(path: Path, tensor: torch.Tensor) -> None:
     """Write ``tensor`` to ``path`` under the key ``data``."""
     try:
-        data = {TENSOR_KEY: tensor.detach().contiguous().cpu()}
+        data = tensor.detach().resolve_conj().resolve_neg().contiguous().cpu()
         # no fsync per tensor: a trace writes hundreds of them inside the timed forward
-        atomic_write_with(path, lambda temporary: save_file(data, str(temporary)), durable=False)
-    except Exception as error:  # safetensors' own error (disk full, ...) does not name the file
+        atomic_write_with(path, lambda temporary: _write_safetensors(temporary, data), durable=False)
+    except Exception as error:  # the file system's or torch's own error does not name the file
         raise OSError(f"could not write the tensor file {path}: {error}") from error
+
+
+def _write_safetensors(path: Path, data: torch.Tensor) -> None:
+    """``data`` (contiguous, on CPU) as the one tensor ``data`` of a new safetensors file at ``path``."""
+    if sys.byteorder != "little" or data.dtype not in _FORMAT_DTYPES:  # safetensors converts or refuses
+        save_file({TENSOR_KEY: data}, str(path))
+        return
+    size = data.nbytes
+    description = {"dtype": _FORMAT_DTYPES[data.dtype], "shape": list(data.shape), "data_offsets": [0, size]}
+    header = json.dumps({TENSOR_KEY: description}, separators=(",", ":")).encode("ascii")
+    header += b" " * (-len(header) % 8)
+    with open(path, "wb") as file:
+        file.write(len(header).to_bytes(8, "little") + header)
+        if size:  # read-only: a mutable pointer would make a copy-on-write clone copy itself
+            file.write(memoryview((ctypes.c_char * size).from_address(data.const_data_ptr())))
 
 
 def link_tensor_file(existing: Path, path: Path) -> None:

@@ -145,13 +145,13 @@ class FaultyOs:
 
 def install_faults(monkeypatch, plan):
     monkeypatch.setattr(atomic, "os", FaultyOs(plan))
-    real_save_file = tensor_files.save_file
+    real_write = tensor_files._write_safetensors
 
-    def faulty_save_file(tensors, filename):
+    def faulty_write(path, data):
         plan.check()
-        real_save_file(tensors, filename)
+        real_write(path, data)
 
-    monkeypatch.setattr(tensor_files, "save_file", faulty_save_file)
+    monkeypatch.setattr(tensor_files, "_write_safetensors", faulty_write)
 
 
 def assert_no_partial_files(debug_path):
