@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.cache_building import CacheGating
 from model_debugging.skips.library.index import MISSING
-from model_debugging.skips.library.model_outputs import CacheGating
 from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts

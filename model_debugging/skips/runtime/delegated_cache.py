@@ -23,7 +23,7 @@ configuration decides). A switch that turns the cache off only matters when the 
 
 from __future__ import annotations
 
-from model_debugging.skips.library import model_outputs
+from model_debugging.skips.library import cache_building, model_outputs
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime import modules
@@ -39,8 +39,8 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
     """Whether the cache comes back, for a composite ``model`` called with ``use_cache`` (or
     :data:`ABSENT`); None when only the run knows."""
     library, config = facts.library, model.config
-    own = model_outputs.cache_gating(library, model.info)
-    parts = model_outputs.delegated_parts(library, model.info)
+    own = cache_building.cache_gating(library, model.info)
+    parts = cache_building.delegated_parts(library, model.info)
     if (
         own is None
         or own.ungated
@@ -62,7 +62,7 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
     if len(keepers) != 1:
         return None
     keeper, part_config = keepers[0]
-    gating = model_outputs.cache_gating(library, keeper)
+    gating = cache_building.cache_gating(library, keeper)
     fields = model_outputs.output_fields(library, keeper)
     if (
         gating is None
@@ -94,14 +94,14 @@ def held_cache(
     path = _cache_path(facts, model)
     if path is None:
         return None
-    gatings = [model_outputs.cache_gating(library, part.info) for part in path]
+    gatings = [cache_building.cache_gating(library, part.info) for part in path]
     if any(gating is None or gating.ungated for gating in gatings) or not any(
         gating.gated for gating in gatings
     ):
         return None
-    if any(model_outputs.forward_sets_use_cache(library, part.info) for part in path):
+    if any(cache_building.forward_sets_use_cache(library, part.info) for part in path):
         return None
-    handed = [model_outputs.hands_on_use_cache(library, part.info) for part in path]
+    handed = [cache_building.hands_on_use_cache(library, part.info) for part in path]
     if None in handed:
         return None  # a forward passes its own value on
     # the value passed reaches every model on the path when each that holds another hands it on
@@ -121,7 +121,7 @@ def held_cache(
                 *(
                     _configured_use_cache(facts, model.config, part)
                     for part in path
-                    if model_outputs.reads_configured_use_cache(library, part.info)
+                    if cache_building.reads_configured_use_cache(library, part.info)
                 ),
             ]
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_debugging.skips.library import model_outputs
+from model_debugging.skips.library import cache_building, model_outputs
 from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.cache_switches import switched_off
@@ -66,7 +66,7 @@ def _own_cache(facts: TestClassFacts, outputs: ModelOutputs) -> bool | None:
     """Whether the cache comes back, read from the file of the called ``forward`` (and the parts
     it builds from its configuration); None when that file does not tell."""
     library, info = facts.library, outputs.model.info
-    gating = model_outputs.cache_gating(library, info)
+    gating = cache_building.cache_gating(library, info)
     if gating is not None and not (gating.gated or gating.ungated or gating.delegated):
         return False if _never_built(facts, outputs) else None
     if gating is not None and gating.delegated:
@@ -96,7 +96,7 @@ def _never_built(facts: TestClassFacts, outputs: ModelOutputs) -> bool:
     if (
         outputs.passed is None
         or _CACHE in outputs.passed
-        or not model_outputs.builds_no_cache(library, model.info)
+        or not cache_building.builds_no_cache(library, model.info)
     ):
         return False
     parts = modules.modules_of(facts, model, Unknown("modules"))
