@@ -178,13 +178,17 @@ def tensor_repr(tensor: torch.Tensor, options: PrintOptions) -> str:
 def value_reprs(values: list[float], like: torch.Tensor, options: PrintOptions) -> list[str]:
     """``repr`` of 0-dim tensors of ``like``'s dtype and device holding ``values`` (read from such tensors).
 
-    Built from the numbers already on the host, without making the tensors, when ``like`` prints
-    without suffixes; ``like`` must not require grad (the statistics of a detached tensor).
+    Printed from the numbers already on the host, without making the tensors; ``like`` must not
+    require grad (the statistics of a detached tensor).
     """
-    if not _fast_path_applies(like, options) or _needs_suffix(like):
+    if not _fast_path_applies(like, options):
         return [repr(scalar) for scalar in torch.tensor(values, dtype=like.dtype, device=like.device)]
     floating = like.dtype.is_floating_point
-    return [_PREFIX + _format_elements([value], floating, options.precision)[0][0] + ")" for value in values]
+    texts = [_format_elements([value], floating, options.precision)[0][0] for value in values]
+    if not _needs_suffix(like):
+        return [_PREFIX + text + ")" for text in texts]
+    scalar = like.new_empty(())  # only its dtype and device are printed, in the suffix
+    return [torch.Tensor.__repr__(scalar, tensor_contents=text) for text in texts]
 
 
 def scalar_reprs(scalars: list[torch.Tensor], options: PrintOptions) -> list[str]:

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr
+from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, tensor_repr, value_reprs
 
 DTYPES = [
     torch.float32,
@@ -95,3 +95,18 @@ def test_scalar_reprs_match_torch(dtype, value):
     torch.set_printoptions(sci_mode=True, linewidth=120)
     scalars = [torch.tensor(value, dtype=dtype), torch.tensor(2.0, dtype=dtype)]
     assert scalar_reprs(scalars, PrintOptions.current()) == [repr(scalar) for scalar in scalars]
+
+
+@pytest.mark.parametrize("default_dtype", [torch.float32, torch.float64])  # float64: a dtype= suffix
+@pytest.mark.parametrize("value", [0.0, -0.0, 1.5e-7, -3.25, math.inf, -math.inf, math.nan, 123456.0])
+def test_value_reprs_print_what_torch_prints_for_those_values(default_dtype, value):
+    saved = torch.get_default_dtype()
+    torch.set_default_dtype(default_dtype)
+    try:
+        torch.set_printoptions(sci_mode=True, linewidth=120)
+        scalars = [torch.tensor(value, dtype=torch.float32), torch.tensor(2.0, dtype=torch.float32)]
+        like = torch.ones(3, dtype=torch.float32)
+        texts = value_reprs([scalar.item() for scalar in scalars], like, PrintOptions.current())
+        assert texts == [repr(scalar) for scalar in scalars]
+    finally:
+        torch.set_default_dtype(saved)
