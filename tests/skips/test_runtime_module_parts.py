@@ -270,6 +270,7 @@ def test_parts_the_run_chooses_decide_sdpa_and_conversions(checkout, scan):
     }
     assert verdicts(results, "test_nested_conversions") == {
         "ran": ["kappa", "nu", "omicron", "theta"],
-        "skipped": ["pi", "rho"],  # no sub-configuration: no part of another model type
-        "undecided": ["iota", "mu", "xi"],
+        "skipped": ["pi"],
+        # rho has no sub-configuration, but what it builds is not known: it may be of another type
+        "undecided": ["iota", "mu", "rho", "xi"],
     }

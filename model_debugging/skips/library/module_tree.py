@@ -7,12 +7,14 @@ the MRO) through every class it instantiates, the way the constructor would run.
 
 Only what is certain is answered. A call it cannot follow (a function it does not know, a class
 chosen at run time, an auto class) makes the answer None, and so does a model built only under a
-condition, since whether the condition holds is not read here.
+condition, since whether the condition holds is not read here. :func:`possible_models` counts such
+a model instead: a bound on what the instance holds, for questions that only need "none of them".
 """
 
 from __future__ import annotations
 
 import builtins
+import contextvars
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
@@ -33,12 +35,13 @@ _SAFE_ROOTS = frozenset(
     {"nn", "torch", "math", "np", "numpy", "logger", "warnings", "init", "copy", "F", "deepspeed"}
 )
 # Modules whose names, imported into a modeling file, build no model of the library: torch and the
-# standard library, the library's activations, torch helpers, integrations and import checks.
+# standard library, the library's activations, torch helpers, integrations and import checks, and
+# the generation package (its configuration, mixins, logits processors).
 _SAFE_PACKAGES = frozenset({"torch", "functools", "math", "copy", "itertools", "collections", "numpy"})
 _SAFE_MODULES = frozenset(
     {"activations", "pytorch_utils", "utils", "import_utils", "generic", "deepspeed", "hub_kernels",
      "integrations", "modeling_rope_utils", "masking_utils", "modeling_flash_attention_utils",
-     "time_series_utils"}
+     "time_series_utils", "generation"}
 )  # fmt: skip
 _SAFE_FUNCTIONS = frozenset(
     {
@@ -51,7 +54,8 @@ _SAFE_FUNCTIONS = frozenset(
 _SAFE_SELF = frozenset(
     {
         "post_init", "register_buffer", "register_parameter", "add_module", "eval", "train",
-        "_register_load_state_dict_pre_hook", "get_submodule", "rope_init_fn",
+        "_register_load_state_dict_pre_hook", "get_submodule", "rope_init_fn", "parameters",
+        "named_parameters", "buffers", "requires_grad_",
     }
 )  # fmt: skip
 _CLASS_CONSTRUCTORS = frozenset({"from_config", "_from_config"})
@@ -83,6 +87,8 @@ Passed = tuple[tuple[str, tuple[str, ...], LibraryClass], ...]
 
 # Classes whose tree is being followed: one met again builds itself, which is not followed.
 _IN_PROGRESS: set[tuple[int, str, str]] = set()
+# Set by possible_models: a model built only under a condition counts instead of making the answer None.
+_CONDITIONAL_COUNTED = contextvars.ContextVar("conditional_counted", default=False)
 _DECIDING: set[tuple[int, str, str]] = set()  # the same, for decided_models
 
 
@@ -110,11 +116,24 @@ def built_models(
     _IN_PROGRESS.add(guard)
     try:
         return library.memoized(
-            ("built_models", path, info.name, chosen, given),
+            ("built_models", path, info.name, chosen, given, _CONDITIONAL_COUNTED.get()),
             lambda: _built_models(library, info, parts or {}, passed),
         )
     finally:
         _IN_PROGRESS.discard(guard)
+
+
+def possible_models(
+    library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass] | None = None
+) -> tuple[LibraryClass, ...] | None:
+    """Every model of the library an instance of ``info`` may hold: those of :func:`built_models`
+    and those built only under a condition, which is not read (so a model may be listed that the
+    run does not build, never the other way round); None when a call cannot be followed."""
+    token = _CONDITIONAL_COUNTED.set(True)
+    try:
+        return built_models(library, info, parts)
+    finally:
+        _CONDITIONAL_COUNTED.reset(token)
 
 
 def _built_models(
@@ -167,7 +186,7 @@ def _follow(
         built = _models_of_call(
             library, info, owner, call, parts, passed=passed if owner is info else (), decide=decide
         )
-        if built is None or (built and call.conditional):
+        if built is None or (built and call.conditional and not _CONDITIONAL_COUNTED.get()):
             return None
         models += [model for model in built if model not in models]
     return tuple(models)
@@ -316,7 +335,7 @@ def _models_of_function(
             if call.callee in ASSIGNMENTS:
                 continue
             built = _models_of_call(library, info, owner, call, parts, function=name)
-            if built is None or (built and call.conditional):
+            if built is None or (built and call.conditional and not _CONDITIONAL_COUNTED.get()):
                 return None
             models += [model for model in built if model not in models]
         return tuple(models)

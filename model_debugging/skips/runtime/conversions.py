@@ -5,22 +5,28 @@ model's own type, then to the type of every model it holds. The types of the hel
 configuration classes' ``model_type``, unless the run's sub-configuration says otherwise: a dict
 the tester passes may name another ``model_type`` (Qwen3.5's text part says ``qwen3_vl``), which
 the instance then holds. The held models' configurations are not matched to the parts, so such a
-part leaves the answer to the run.
+part leaves the answer to the run. When the module tree cannot be followed with certainty, there
+are none only if no model the instance may hold (also under a condition) is of a type that has
+some, by its class or by a configuration of the run's it may be built with (every part, at any
+depth, of a known class); a model that builds what cannot be followed leaves the answer to the run.
 """
 
 from __future__ import annotations
 
 from model_debugging.skips.library.index import MISSING
+from model_debugging.skips.library.module_tree import config_class
 from model_debugging.skips.library.read import CONVERSION_MAPPING
 from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 
+# Parts of parts of parts: deeper configurations are not followed (then: may have conversions).
+_DEPTH = 3
+
 
 def conversions(facts: TestClassFacts, model: object, unknown: Unknown) -> object:
-    """The conversions of ``model``: ``[unknown]`` when there is at least one, ``[]`` when none; a
-    model without sub-configurations has no other types among its parts."""
+    """The conversions of ``model``: ``[unknown]`` when there is at least one, ``[]`` when none."""
     model_types = facts.library.mapping_keys(CONVERSION_MAPPING)
     if model_types is None or not isinstance(model, ModelInstance) or not isinstance(model.config, Config):
         return unknown
@@ -44,7 +50,46 @@ def conversions(facts: TestClassFacts, model: object, unknown: Unknown) -> objec
             return [unknown]
         if all(isinstance(item, str) for item in nested):
             return []
-    return [] if sub_configs in ({}, MISSING) else unknown
+    return [] if _no_possible_type(facts, model, model_types) else unknown
+
+
+def _no_possible_type(facts: TestClassFacts, model: ModelInstance, model_types: frozenset[str]) -> bool:
+    """No model the instance may hold (counting those built only under a condition) has a type with
+    conversions: neither the type its class declares nor that of a configuration it may be built
+    with (the instance's own, already asked, or one of its parts, at any depth)."""
+    possible = modules.possible_models_of(facts, model)
+    if possible is None:
+        return False
+    library = facts.library
+    # a model whose class declares no configuration class is of the type it is built with
+    configs = [
+        config for config in (config_class(library, info) for info in possible[1:]) if config is not None
+    ]
+    declared = [library.attribute(config, "model_type") for config in configs]
+    given = _part_types(facts, model.config, _DEPTH)
+    return given is not None and all(
+        isinstance(item, str) and item not in model_types for item in (*declared, *given)
+    )
+
+
+def _part_types(facts: TestClassFacts, config: Config, depth: int) -> list[object] | None:
+    """The model types of the parts of ``config`` and of their parts, as the run's instances hold
+    them; None when a part's class is not known or the parts go deeper than ``depth``."""
+    sub_configs = facts.library.attribute(config.info, "sub_configs") if config.info is not None else None
+    if sub_configs in ({}, MISSING):
+        return []
+    if not isinstance(sub_configs, dict) or depth == 0:
+        return None
+    found: list[object] = []
+    for name in sub_configs:
+        part = config_value(facts, config, name, Unknown(name), ABSENT)
+        if part is None:
+            continue  # a part left None builds no model
+        inner = _part_types(facts, part, depth - 1) if isinstance(part, Config) else None
+        if inner is None:
+            return None
+        found += [config_value(facts, part, "model_type", Unknown(name), None), *inner]
+    return found
 
 
 def _retyped_part(facts: TestClassFacts, config: Config, sub_configs: object) -> bool:

@@ -1,9 +1,10 @@
 """The sets ``post_init`` gathers into an instance from the models it holds (``_keep_in_fp32_modules``).
 
-The module tree answers when it can be followed. Otherwise a model holds models of another type
-only through the parts of its configuration (``sub_configs``): each part is answered for by the
-base model of its type (``MODEL_MAPPING_NAMES``, whose class carries what its family declares),
-then by that part's own parts.
+The module tree answers when it can be followed; the set is also empty when no model the
+instance may hold declares one, counting those built only under a condition. Otherwise a model
+holds models of another type only through the parts of its configuration (``sub_configs``): each
+part is answered for by the base model of its type (``MODEL_MAPPING_NAMES``, whose class carries
+what its family declares), then by that part's own parts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def gathered_set(
     surely are, else unknown (the common tests only ask whether it is empty)."""
     parts = modules.modules_of(facts, model, unknown) if not own else ()
     if not isinstance(parts, tuple):
+        possible = modules.possible_models_of(facts, model)
+        if possible is not None and not any(declares(facts.library, info, name) for info in possible[1:]):
+            return own
         return own if parts_declare_none(facts, model.config, name) else unknown.existing()
     if any(
         isinstance(part, ModelInstance) and declares(facts.library, part.info, name) for part in parts[1:]

@@ -28,6 +28,7 @@ from model_debugging.skips.library.module_tree import (
     config_class,
     decided_models,
     is_model,
+    possible_models,
 )
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import ABSENT as NOT_SET
@@ -123,6 +124,12 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
         if info is not model.info:
             parts.append(ModelInstance(info, Config(config_class(library, info))))
     return (*parts, OtherModules())
+
+
+def possible_models_of(facts: TestClassFacts, model: ModelInstance) -> tuple[LibraryClass, ...] | None:
+    """The library's models ``model`` may hold (itself first), also those built only under a
+    condition: enough to say that none of them has a property; None when not bounded."""
+    return possible_models(facts.library, model.info, _auto_parts(facts, model))
 
 
 MODULE_METHODS = frozenset({"modules", "children", "named_children", "get_input_embeddings"})
