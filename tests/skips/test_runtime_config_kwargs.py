@@ -9,6 +9,7 @@ and delta's is a generation parameter the base pops: both stay undecided.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
+from tests.skips.fixture_sources import PRETRAINED_MODEL, generation_test_class
 
 GENERATION = """
 class GenerationTesterMixin:
@@ -35,20 +36,10 @@ class {title}ModelTester:
 
     def prepare_config_and_inputs_for_common(self):
         return self.get_config(), {{}}
-
-
-class {title}ModelTest(GenerationTesterMixin, unittest.TestCase):
-    all_model_classes = ({title}Model,) if is_torch_available() else ()
-
-    def setUp(self):
-        self.model_tester = {title}ModelTester(self)
 """
 
 LIBRARY = {
-    "src/transformers/modeling_utils.py": """
-        class PreTrainedModel(nn.Module):
-            config_class = None
-    """,
+    "src/transformers/modeling_utils.py": PRETRAINED_MODEL,
     "src/transformers/configuration_utils.py": """
         class PreTrainedConfig:
             is_decoder: bool = False
@@ -107,7 +98,7 @@ def results(make_repo, scan):
     for model, (name, value, post_init) in cases.items():
         files[f"tests/models/{model}/test_modeling_{model}.py"] = MODEL_TEST.format(
             title=model.title(), name=name, value=value
-        )
+        ) + generation_test_class(model.title())
         library.update(_model(model, post_init))
     # one common test per keyword read: `config.bos_token_id` and `config.forced_bos_token_id`
     common = GENERATION.format(name="bos_token_id") + GENERATION.format(name="forced_bos_token_id").replace(

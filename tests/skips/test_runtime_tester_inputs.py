@@ -237,6 +237,63 @@ ITEM_SET = """
 TESTERS["stigma"] = (ITEM_SET.format(value=0), "")
 TESTERS["koppa"] = (ITEM_SET.format(value=1), "")
 
+# a loop over known items with break / else (VLMModelTester's safe token), a dict added with
+# update(), and the configuration only read by getattr: all followed
+LOOPED = """
+    def prepare_config_and_inputs_for_common(self):
+        config = self.get_config()
+        special_tokens = [0, 1]
+        for i in range(99):
+            if i not in special_tokens:
+                safe_token_id = i
+                break
+        else:
+            raise ValueError("no token id left")
+        getattr(config, "is_decoder", False)
+        input_ids = ids_tensor([13, 7], 99)
+        input_ids[input_ids == 0] = safe_token_id
+        inputs_dict = {"input_ids": input_ids}
+        inputs_dict.update({"attention_mask": MASK})
+        return config, inputs_dict
+"""
+TESTERS["resh"] = (LOOPED.replace("MASK", "torch.tril(torch.ones(13, 7))"), "")
+TESTERS["shin"] = (LOOPED.replace("MASK", "torch.ones(13, 7)"), "")
+
+# get_config spreads a dict the tester holds: yot's a literal default, tsadi's a display of its parameters
+SPREAD = """
+    def __init__(self, parent, {parameter}):
+        super().__init__(parent)
+        self.config_kwargs = {held}
+
+    def get_config(self):
+        return {title}Config(**self.config_kwargs)
+"""
+for name, parameter, held in (
+    ("yot", 'config={"encoder_layers": 2, "is_decoder": True}', "config"),
+    ("tsadi", "is_decoder=False", '{"hidden_size": 4, "is_decoder": is_decoder}'),
+):
+    GET_CONFIGS[name] = ""
+    TESTERS[name] = (SPREAD.format(parameter=parameter, held=held, title=name.title()), "")
+
+# a part's dict the tester builds in __init__ from its parameters (Qwen2.5-VL's text_config);
+# zayin's prepare_config_and_inputs changes it in place, so it is not read
+HELD_PART = """
+    def __init__(self, parent, kind="{kind}"):
+        super().__init__(parent)
+        self.backbone = {{"model_type": kind, "hidden_size": 4}}
+{changed}
+    def get_config(self):
+        return {title}Config(backbone_config=self.backbone)
+"""
+CHANGED = """
+    def prepare_config_and_inputs(self):
+        self.backbone["model_type"] = "plain"
+        return super().prepare_config_and_inputs()
+"""
+for name, kind, changed in (("vav", "part", ""), ("he", "plain", ""), ("zayin", "part", CHANGED)):
+    GET_CONFIGS[name] = ""
+    TESTERS[name] = (HELD_PART.format(kind=kind, changed=changed, title=name.title()), "")
+
 # get_config takes parameters its body never reads (pix2struct's parts): any call builds the same
 UNREAD_PARAMETERS = """    def get_config(self, text_config, vision_config):
         return {{name}}Config(is_decoder={value})"""
@@ -318,6 +375,28 @@ def results(make_repo, scan):
             name=name.title(), tester="", keywords="", get_config=get_config
         )
         library.update(_library_of(name))
+    # heta's and san's get_config take the part from a tester they hold, built in __init__
+    held = """
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.backbone_tester = HeldTester(parent, hidden_size=4)
+
+    def get_config(self):
+        return {title}Config(backbone_config=self.backbone_tester.get_config())
+
+class HeldTester:
+    def __init__(self, parent, hidden_size=8):
+        self.hidden_size = hidden_size
+
+    def get_config(self):
+        return {part}(hidden_size=self.hidden_size)
+"""
+    for name, part in (("heta", 'CONFIG_MAPPING["part"]'), ("san", "PlainConfig")):
+        test_file = MODEL_TEST.format(
+            name=name.title(), tester=held.format(title=name.title(), part=part), keywords="", get_config=""
+        )
+        files[f"tests/models/{name}/test_modeling_{name}.py"] = test_file
+        library.update(_library_of(name))
     # pi's configuration derives from the old name of the base class, an alias of it
     library["src/transformers/models/pi/configuration_pi.py"] = """
         from ...configuration_utils import PretrainedConfig
@@ -345,8 +424,9 @@ def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_s
     found = verdicts(results, "test_padding_free")
     assert {"alpha", "delta", "kappa"} <= set(found["ran"])  # the others run on the base tester's inputs
     # tau, upsilon: a mask of ones; koppa: one written into it
-    assert found["skipped"] == ["beta", "gamma", "koppa", "tau", "upsilon"]
+    assert found["skipped"] == ["beta", "gamma", "koppa", "shin", "tau", "upsilon"]
     assert {"sampi", "stigma"} <= set(found["ran"])  # a zero written into a mask of ones
+    assert "resh" in found["ran"] and "shin" in found["skipped"]  # after a loop run item by item
     assert found["undecided"] == ["epsilon", "eta", "zeta"]
     assert results["test_padding_free"]["reasons_skipped"][:2] == [
         "beta: Model dummy inputs should contain text input ids",
@@ -361,6 +441,10 @@ def test_a_part_passed_as_a_configuration_object_takes_that_class(results):
     assert {"nu", "theta"} <= set(found["ran"]) and "iota" in found["skipped"]
     # rho's and sigma's get_config build the part with self.get_backbone_config()
     assert "rho" in found["ran"] and "sigma" in found["skipped"]
+    # heta's held tester builds CONFIG_MAPPING["part"](...), san's PlainConfig(...)
+    assert "heta" in found["ran"] and "san" in found["skipped"]
+    # vav's and he's dicts take their model type from the tester's __init__ parameter
+    assert "vav" in found["ran"] and "he" in found["skipped"] and "zayin" in found["undecided"]
 
 
 def test_a_model_type_the_testers_dict_names_is_the_parts_own(results):
@@ -382,6 +466,7 @@ def test_what_the_tester_sets_on_its_configuration_is_seen_by_the_test(results):
     assert "xi" in found["ran"] and "omicron" in found["undecided"]
     # pi's configuration class derives from an alias of the base class: is_decoder is its default
     assert "pi" in found["skipped"]
+    assert "resh" in found["skipped"]  # getattr(config, ...) in its tester changes nothing
     # chi's and psi's get_config set is_decoder on the configuration they built before returning it
     assert "chi" in found["ran"] and "psi" in found["skipped"]
     # omega's and digamma's get_config ignore the parts they are handed: the call passes any
@@ -392,3 +477,12 @@ def test_a_configuration_built_with_the_inputs_has_the_names_it_is_given(results
     """tau and upsilon have no get_config: to_dict() holds the class's names and those passed."""
     found = verdicts(results, "test_encoder_keys")
     assert "tau" in found["skipped"] and "upsilon" in found["ran"]
+
+
+def test_a_dict_the_tester_spreads_into_its_configuration_is_read_item_by_item(results):
+    """yot's get_config passes ``**self.config_kwargs`` holding ``encoder_layers`` and is_decoder=True;
+    tsadi's holds ``hidden_size`` and its ``__init__`` parameter is_decoder (False)."""
+    assert "yot" in verdicts(results, "test_encoder_keys")["skipped"]
+    assert "tsadi" in verdicts(results, "test_encoder_keys")["ran"]
+    found = verdicts(results, "test_decoder")
+    assert "yot" in found["ran"] and "tsadi" in found["skipped"]

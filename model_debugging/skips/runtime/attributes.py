@@ -22,6 +22,7 @@ from model_debugging.skips.runtime import held_models, modules
 from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.config_kwargs import keeps_keyword
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.post_init_values import NOT_READ, post_init_value
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
     AutoMapping,
@@ -153,7 +154,7 @@ def attribute(
         return _test_attribute(facts, name, unknown, missing)
     if isinstance(owner, Tester):
         value = facts.tester_attribute(name)
-        return missing if value is ABSENT else value
+        return missing if value is ABSENT else _named_model_class(facts.library, value)
     if isinstance(owner, (ModelClass, ModelInstance)):
         return _model_attribute(facts, owner, name, unknown, missing)
     if owner is None or isinstance(owner, (bool, int, float, str)):
@@ -173,6 +174,16 @@ def attribute(
     if isinstance(owner, Builtin) and owner.name == "re":
         return Builtin(name) if name == "search" else getattr(re, name, unknown)
     return unknown
+
+
+def _named_model_class(library: Library, value: object) -> object:
+    """A tester attribute naming a model class of the library (``token_classification_class =
+    T5GemmaForTokenClassification``, set under ``if is_torch_available():``) is that class."""
+    name = value.source if isinstance(value, Unknown) else ""
+    info = library.find(name) if name.isidentifier() else None
+    if info is None or not any(ancestor.name == "PreTrainedModel" for ancestor in library.mro(info)):
+        return value
+    return ModelClass(info)
 
 
 def _test_attribute(facts: TestClassFacts, name: str, unknown: Unknown, missing: object) -> object:
@@ -251,13 +262,19 @@ def _model_attribute(
 
 
 def config_value(
-    facts: TestClassFacts, config: Config, name: str, unknown: Unknown, missing: object
+    facts: TestClassFacts,
+    config: Config,
+    name: str,
+    unknown: Unknown,
+    missing: object,
+    before_post_init: bool = False,
 ) -> object:
     """A value of the tester's configuration: set by the test, passed by the tester, or the class default.
 
     The tester's attribute of the same name is taken as what it passes (testers build their
     configuration from their own attributes); a value the configuration's ``__init__`` or
-    ``__post_init__`` computes is known only at run time.
+    ``__post_init__`` computes is known only at run time, unless ``post_init_values`` computes it
+    (``before_post_init``: the value it starts from).
     """
     for key, value in config.overrides:
         if key == name:
@@ -275,7 +292,9 @@ def config_value(
     init_default = next(
         (value for ancestor in mro for key, value in ancestor.init_defaults if key == name), MISSING
     )
-    computed = any(name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG)
+    computed = not before_post_init and any(
+        name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG
+    )
     if config.sub is not None and any(ancestor.name == _BASE_CONFIG for ancestor in mro):
         if declared is not MISSING and any(name in ancestor.class_vars for ancestor in mro):
             return _literal(library, declared, unknown)  # a ClassVar: no dict the tester passes sets it
@@ -299,6 +318,15 @@ def config_value(
         keywords = facts.config_keywords if info is facts.config_class else None
         none_given = keywords is not None and keywords.get(name) is None  # left out or None
         return sub_config(library, info, name, sub_configs[name], passed, unknown, none_given=none_given)
+    if computed:
+        value = post_init_value(
+            library,
+            config,
+            name,
+            lambda owner, key, before: config_value(facts, owner, key, unknown, missing, before),
+        )
+        if value is not NOT_READ:
+            return value
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:

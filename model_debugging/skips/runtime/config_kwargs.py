@@ -50,7 +50,7 @@ def _kept(library: Library, name: str, base_path: str, others: list[tuple[str, L
     popped = _generation_parameters(generation)
     if base is None or popped is None or name in popped or name in _strings(base_file):
         return False
-    if not _sets_remaining_keywords(_method(base, "__post_init__")):
+    if not sets_remaining_keywords(_method(base, "__post_init__")):
         return False
     for path, ancestor in others:
         tree = parsed_file(library, path)
@@ -100,7 +100,7 @@ def _generation_parameters(tree: ast.Module | None) -> set[str] | None:
     return None
 
 
-def _sets_remaining_keywords(function: ast.FunctionDef | None) -> bool:
+def sets_remaining_keywords(function: ast.FunctionDef | None) -> bool:
     """``for key, value in kwargs.items(): ... setattr(self, key, value)`` in the base's ``__post_init__``."""
     keywords = function.args.kwarg.arg if function is not None and function.args.kwarg else None
     for loop in ast.walk(function) if keywords else ():

@@ -15,6 +15,7 @@ from model_debugging.skips.library.config_texts import default_model_type
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
 from model_debugging.skips.runtime.part_classes import part_class
+from model_debugging.skips.runtime.tester_config import dict_display
 from model_debugging.skips.runtime.values import Config, Unknown
 
 _AUTO_CONFIG = "AutoConfig"
@@ -100,24 +101,31 @@ def sub_config_value(
 def _constructed(
     library: Library, passed: object
 ) -> tuple[LibraryClass, tuple[tuple[str, object], ...] | None] | None:
-    """A part the tester passes as ``PartConfig(key=value, ...)`` (its source): the configuration
-    class, and its items when every keyword is a literal (None otherwise)."""
+    """A part the tester passes as ``PartConfig(key=value, ...)`` or ``CONFIG_MAPPING["<type>"](...)``
+    (its source): the configuration class, and its items when it is called with keywords only (None
+    otherwise)."""
     if not isinstance(passed, Unknown) or not passed.source:
         return None
     try:
         node = ast.parse(passed.source, mode="eval").body
     except SyntaxError:
         return None
-    if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+    if not isinstance(node, ast.Call):
         return None
-    info = library.find(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+    if isinstance(node.func, ast.Subscript):  # CONFIG_MAPPING["opt"](...): the class of that type
+        key = node.func.slice
+        info = _config_of_type(library, key.value) if isinstance(key, ast.Constant) else None
+        mapped = isinstance(node.func.value, ast.Name) and node.func.value.id == "CONFIG_MAPPING"
+        info = info if mapped and isinstance(key.value, str) else None
+    elif isinstance(node.func, (ast.Name, ast.Attribute)):
+        info = library.find(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+    else:
+        return None
     if info is None or not any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(info)):
         return None
-    try:
-        items = tuple((item.arg, ast.literal_eval(item.value)) for item in node.keywords if item.arg)
-    except (ValueError, TypeError, SyntaxError):
-        items = None
-    if node.args or any(item.arg is None for item in node.keywords):
+    # keywords whose values only the run knows (``vocab_size=self.vocab_size``) are there, unknown
+    items = tuple((item.arg, _item(item.value)) for item in node.keywords if item.arg)
+    if node.args or any(item.arg is None for item in node.keywords) or "model_type" in dict(items):
         items = None
     return info, items
 
@@ -126,13 +134,8 @@ def _literal_items(passed: object) -> tuple[tuple[str, object], ...] | None:
     """The items of a dict passed for a part, also when the tester's attribute holds its source: a
     display whose keys are all literal strings, its values literals or unknown (``self.vocab_size``)."""
     if isinstance(passed, Unknown) and passed.source.lstrip().startswith("{"):
-        try:
-            node = ast.parse(passed.source.strip(), mode="eval").body
-        except SyntaxError:
-            return None
-        if not isinstance(node, ast.Dict) or not all(
-            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in node.keys
-        ):
+        node = dict_display(passed)
+        if node is None:
             return None  # a `**` spread or a computed key: the keys are not known
         items = tuple((key.value, _item(value)) for key, value in zip(node.keys, node.values, strict=True))
         # a model type only the run knows may retype the part: the dict is left unread

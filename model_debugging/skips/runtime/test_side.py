@@ -10,9 +10,10 @@ from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.held_testers import held_tester_method, method_along
 from model_debugging.skips.runtime.overrides import MODEL_FILES, HelperOverrides
 from model_debugging.skips.runtime.test_file_names import imported_models
-from model_debugging.skips.runtime.tester_config import config_keywords
+from model_debugging.skips.runtime.tester_config import config_keywords, mutated_attributes
 from model_debugging.skips.runtime.tester_inputs import (
     UNREAD,
     TesterCommon,
@@ -98,10 +99,13 @@ def class_facts(
     elif isinstance(value, tuple | list) and not value:  # `= ()`: the class runs no generation loop
         generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
+    tester = _tester_classes(resolver, linearization, sources)
     keywords = config_keywords(
         _tester_method(resolver, linearization, sources, "get_config"),
         tester_attribute,
-        lambda method: _tester_method(resolver, linearization, sources, method),
+        lambda method: _tester_method(resolver, linearization, sources, method, tester_attribute),
+        resolver.tester_class(linearization)[1],
+        mutated_attributes(tester[0]) if tester is not None else None,
     )
     definers = [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None]
     overrides = HelperOverrides(definers, sources)
@@ -114,7 +118,6 @@ def class_facts(
         return definition(key) or overrides.own(key)
 
     passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
-    tester = _tester_classes(resolver, linearization, sources)
     common = _common_inputs(tester, tester_attribute, config_class)
     if passed_names is None and _tester_method(resolver, linearization, sources, "get_config") is None:
         passed_names = common.passed  # the configuration is built where the inputs are
@@ -247,27 +250,18 @@ def _tester_method(
     linearization: tuple[ClassRef, ...],
     sources: Callable[[str], ast.Module | None],
     method: str,
+    tester_attribute: Callable[[str], object] | None = None,
 ) -> ast.FunctionDef | None:
-    """The definition of the tester's ``method`` first found along its MRO (None if not readable)."""
+    """The definition of the tester's ``method`` first found along its MRO (None if not readable);
+    ``"<attribute>.<method>"`` is a method of a tester it holds (with ``tester_attribute``)."""
     tester, _ = resolver.tester_class(linearization)
     if tester is None or tester.external:
         return None
-    for ref in resolver.mro(tester):
-        path = resolver.path_of(ref)
-        tree = sources(path) if path else None
-        function = _method_node(tree, ref.name, method) if tree is not None else None
-        if function is not None:
-            return function
-    return None
-
-
-def _method_node(tree: ast.Module, class_name: str, method: str) -> ast.FunctionDef | None:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == method:
-                    return item
-    return None
+    if "." in method:
+        if tester_attribute is None:
+            return None
+        return held_tester_method(resolver, tester, sources, tester_attribute, method)
+    return method_along(resolver, tester, sources, method)
 
 
 def _classes_in(code: str, library: Library) -> tuple[LibraryClass, ...] | None:

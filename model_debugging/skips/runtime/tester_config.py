@@ -19,11 +19,16 @@ def config_keywords(
     function: ast.FunctionDef | None,
     tester_attribute: Callable[[str], object],
     tester_method: Callable[[str], ast.FunctionDef | None] = lambda _: None,
+    constructed_with: dict[str, object] | None = None,
+    mutated: frozenset[str] | None = None,
 ) -> dict[str, object] | None:
     """``name -> value`` of ``XConfig(name=self.attr, ...)`` returned by the tester's ``get_config``
-    (``function``). None when it has no such method with a plain call (``self.config_class(**kwargs)``).
+    (``function``). None when it has no such method with a plain call (``self.config_class(**kwargs)``;
+    ``**self.<attr>`` of a dict the tester holds is read item by item).
     A value ``self.<method>()`` whose method only returns ``PartConfig(...)`` is that call's source
-    (``tester_method`` finds the tester's methods).
+    (``tester_method`` finds the tester's methods; ``constructed_with``: the keywords ``setUp``
+    passes to the tester; ``mutated``: tester attributes some method changes in place, whose
+    dicts are not read; None when the tester's classes are not read). A value ``self.<attr>`` holding a dict display is read item by item too.
     """
     if function is None:
         return None
@@ -38,39 +43,181 @@ def config_keywords(
     later: dict[str, ast.expr] = {}
     if call is None:  # config = XConfig(...); config.x = ...; return config
         call, later = _built_then_set(function) or (None, {})
-    if call is None or any(keyword.arg is None for keyword in call.keywords):
+    if call is None:
+        return None
+    parameters = _constructor_parameters(tester_method("__init__"), constructed_with or {})
+
+    def held(node: ast.expr) -> dict[str, object] | None:
+        return _held_dict(node, tester_attribute, parameters, mutated)
+
+    spread = [held(keyword.value) for keyword in call.keywords if keyword.arg is None]
+    if None in spread:
         return None
     local = {**_literal_defaults(function), **_single_assignments(function)}
-    passed = {keyword.arg: keyword.value for keyword in call.keywords}
+    passed = {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg is not None}
+    found = {name: value for items in spread if items is not None for name, value in items.items()}
     return {
-        name: keyword_value(
-            _returned_call(local.get(ast.unparse(value), value), tester_method), tester_attribute
-        )
-        for name, value in {**passed, **later}.items()
+        **found,
+        **{
+            name: _typed(held(value))
+            or keyword_value(
+                _returned_call(local.get(ast.unparse(value), value), tester_method), tester_attribute
+            )
+            for name, value in {**passed, **later}.items()
+        },
     }
+
+
+_MUTATING = frozenset(
+    {"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"}
+)
+
+
+def _typed(items: dict[str, object] | None) -> dict[str, object] | None:
+    """A part's dict read item by item, unless its ``model_type`` is a value only the run knows."""
+    if items is None or not isinstance(items.get("model_type", ""), str):
+        return None
+    return items or None
+
+
+def mutated_attributes(classes: list[ast.ClassDef]) -> frozenset[str]:
+    """Tester attributes some method of ``classes`` changes in place (``self.x[k] = v``,
+    ``del self.x[k]``, ``self.x.update(...)``, ``self.x |= ...``)."""
+    found = set()
+    for node in (inner for item in classes for inner in ast.walk(item)):
+        target = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = node.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATING
+        ):
+            target = node.func.value
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            found.add(target.attr)
+    return frozenset(found)
+
+
+def _constructor_parameters(
+    init: ast.FunctionDef | None, constructed_with: dict[str, object]
+) -> dict[str, object]:
+    """The tester's ``__init__`` parameters that its body never rebinds, as the test class's
+    ``setUp`` constructs it: the keyword it passes, else the literal default."""
+    if init is None:
+        return {}
+    rebound = {
+        node.id for node in ast.walk(init) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    plain = (bool, int, float, str, type(None), list, tuple, dict)
+    values = {
+        name: value if isinstance(value, plain) else Unknown(name, exists=True)
+        for name, value in constructed_with.items()
+        if name not in rebound
+    }
+    for name, default in _literal_defaults(init).items():
+        if name not in rebound:
+            values.setdefault(name, ast.literal_eval(default))
+    return values
+
+
+def _held_dict(
+    node: ast.expr,
+    tester_attribute: Callable[[str], object],
+    parameters: dict[str, object],
+    mutated: frozenset[str] | None,
+) -> dict[str, object] | None:
+    """``self.<attr>`` where the tester's attribute is a dict with literal string keys that no method
+    changes in place (a literal, or the source of its display: CSM's ``config={...}``, Higgs Audio's
+    ``self.config_kwargs = {"vocab_size": vocab_size, ...}``): its items, a name there being the
+    ``__init__`` parameter's value, values only the run knows left unknown. None for anything else."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+        return None
+    if mutated is None or node.attr in mutated:
+        return None
+    value = tester_attribute(node.attr)
+    if isinstance(value, dict):
+        return dict(value) if all(isinstance(key, str) for key in value) else None
+    display = dict_display(value)
+    if display is None:
+        return None
+    return {
+        key.value: _literal_or_unknown(item, parameters)
+        for key, item in zip(display.keys, display.values, strict=True)
+    }
+
+
+def dict_display(value: object) -> ast.Dict | None:
+    """The dict display an unknown value's source writes, when all its keys are literal strings
+    (None for a ``**`` inside, a computed key, or any other source)."""
+    if not isinstance(value, Unknown) or not value.source.lstrip().startswith("{"):
+        return None
+    try:
+        node = ast.parse(value.source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    keys = node.keys if isinstance(node, ast.Dict) else [None]
+    return node if all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys) else None
+
+
+def _literal_or_unknown(node: ast.expr, parameters: dict[str, object]) -> object:
+    """A literal, a parameter of the tester's ``__init__`` (its value), else unknown."""
+    if isinstance(node, ast.Name) and node.id in parameters:
+        return parameters[node.id]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return Unknown(ast.unparse(node), exists=True)
 
 
 def _returned_call(node: ast.expr, tester_method: Callable[[str], ast.FunctionDef | None]) -> ast.expr:
     """``self.get_backbone_config()`` -> the ``XConfig(...)`` call that method's one statement returns
-    (a class named by a plain name); any other value as it is."""
+    (a class named by a plain name, or ``CONFIG_MAPPING["<type>"]``); also a method of a tester the
+    tester holds (``self.text_model_tester.get_config()``, asked as ``"text_model_tester.get_config"``),
+    and such a call's ``.to_dict()``. Any other value as it is."""
+    if (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to_dict"
+    ):
+        inner = _returned_call(node.func.value, tester_method)
+        return node if inner is node.func.value else ast.Call(ast.Attribute(inner, "to_dict"), [], [])
     if not (
         isinstance(node, ast.Call)
         and not node.args
         and not node.keywords
         and isinstance(node.func, ast.Attribute)
-        and ast.unparse(node.func.value) == "self"
     ):
         return node
-    method = tester_method(node.func.attr)
+    owner = ast.unparse(node.func.value)
+    if owner != "self" and not (owner.startswith("self.") and owner[5:].isidentifier()):
+        return node
+    method = tester_method(node.func.attr if owner == "self" else f"{owner[5:]}.{node.func.attr}")
     body = [statement for statement in method.body if not _is_docstring(statement)] if method else []
-    if (
-        len(body) == 1
-        and isinstance(body[0], ast.Return)
-        and isinstance(body[0].value, ast.Call)
-        and isinstance(body[0].value.func, ast.Name)
-    ):
+    if len(body) == 1 and isinstance(body[0], ast.Return) and _is_config_call(body[0].value):
         return body[0].value
     return node
+
+
+def _is_config_call(node: ast.expr | None) -> bool:
+    """``XConfig(...)`` or ``CONFIG_MAPPING["<type>"](...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return isinstance(func, ast.Name) or (
+        isinstance(func, ast.Subscript)
+        and isinstance(func.value, ast.Name)
+        and isinstance(func.slice, ast.Constant)
+        and isinstance(func.slice.value, str)
+    )
 
 
 def _is_docstring(statement: ast.stmt) -> bool:

@@ -15,10 +15,20 @@ from dataclasses import dataclass, field
 
 from model_debugging.skips.runtime import tester_tensors
 from model_debugging.skips.runtime.context import ABSENT
+from model_debugging.skips.runtime.tester_parameters import (
+    GiveUp,
+    bind_parameters,
+    named_parameters,
+    read_names,
+)
 from model_debugging.skips.runtime.values import VALUE_COMPARISONS, Tensor, Unknown
 
 MAX_DEPTH = 6
 DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
+# builtins that read their arguments and change none of them
+_READING_BUILTINS = frozenset(
+    {"getattr", "hasattr", "isinstance", "len", "list", "tuple", "sorted", "str", "int"}
+)
 _LITERALS = (bool, int, float, str, type(None), tuple, list, dict)
 _SELF, _TORCH, _SUPER = object(), object(), object()  # ``self``, ``torch``, ``super()``
 _ARITHMETIC = {
@@ -27,14 +37,6 @@ _ARITHMETIC = {
     ast.Mult: int.__mul__,
     ast.FloorDiv: int.__floordiv__,
 }
-
-
-class GiveUp(Exception):  # noqa: N818 - control flow
-    """The method takes a path the reader cannot follow (``fails``: it surely raises)."""
-
-    def __init__(self, fails: bool = False):
-        super().__init__("give up")
-        self.fails = fails
 
 
 class Returned(Exception):  # noqa: N818 - control flow
@@ -91,6 +93,7 @@ class Frame:
     owner: int  # the index, along the tester's MRO, of the class defining the running method
     self_values: dict[str, object] = field(default_factory=dict)
     parameters: frozenset[str] = frozenset()  # names bound by the call: the caller holds them too
+    loops: int = 0  # loops over known items the method is running (where break / continue go)
 
 
 def _self_stores(node: ast.ClassDef) -> frozenset[str]:
@@ -243,6 +246,17 @@ class ExpressionReader:
                 return container.get(arguments[0], arguments[1] if len(arguments) > 1 else None)
             if isinstance(container, dict) and func.attr == "copy" and not arguments:
                 return dict(container)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.attr == "update"
+            and isinstance(frame.variables.get(func.value.id), dict)
+            and len(arguments) == 1
+            and not keywords
+            and isinstance(arguments[0], dict)
+        ):  # d.update(<a dict the reader knows>): its items, added
+            frame.variables[func.value.id] = {**frame.variables[func.value.id], **arguments[0]}
+            return None
         if isinstance(function, BoundMethod) and function.name == "get_config":
             # what the evaluator reads from get_config's source, as called without arguments
             return TesterConfig() if self._default_call(function, arguments, keywords) else Unknown("config")
@@ -254,6 +268,8 @@ class ExpressionReader:
             and not arguments
         ):  # XConfig(key=value, ...) written in the method: what it passes is known
             return TesterConfig(tuple(keywords.items()), built=func.id)
+        if isinstance(func, ast.Name) and func.id in _READING_BUILTINS and func.id not in frame.variables:
+            return Unknown(ast.unparse(node))  # getattr(config, ...), len(x): nothing changes
         followed = isinstance(function, (BoundMethod, ModuleFunction))
         for argument in (*node.args, *(item.value for item in node.keywords)):
             held = frame.variables.get(argument.id) if isinstance(argument, ast.Name) else None
@@ -283,11 +299,11 @@ class ExpressionReader:
         found = self._find(method.name, method.after)
         if found is None:
             return not arguments and not keywords
-        read = _read_names(found[1])
+        read = read_names(found[1])
         try:
             passed = bind_parameters(found[1], arguments, keywords, method=True)
             unread = {name: value for name, value in passed.items() if name not in read}
-            defaults = bind_parameters(found[1], [], _named_parameters(found[1], unread), method=True)
+            defaults = bind_parameters(found[1], [], named_parameters(found[1], unread), method=True)
         except GiveUp:
             return False
         return all(
@@ -346,64 +362,13 @@ def _compare(op: ast.cmpop, left: object, right: object) -> bool | None:
             return (other is None) == isinstance(op, ast.Is)
         return None
     plain = (bool, int, float, str, type(None))
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (tuple, list)) and isinstance(left, plain):
+        if not all(isinstance(item, plain) and not isinstance(item, Unknown) for item in right):
+            return None
+        return (left in right) == isinstance(op, ast.In)
     if not (isinstance(left, plain) and isinstance(right, plain)) or type(op) not in VALUE_COMPARISONS:
         return None
     try:
         return VALUE_COMPARISONS[type(op)](left, right)
     except TypeError:
         return None
-
-
-def _read_names(function: ast.FunctionDef) -> set[str]:
-    """The names ``function``'s body reads (all of its parameters when it calls ``locals()`` / ``vars()``)."""
-    names = {
-        node.id
-        for statement in function.body
-        for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-    }
-    if names & {"locals", "vars"}:
-        return {item.arg for item in ast.walk(function.args) if isinstance(item, ast.arg)}
-    return names
-
-
-def _named_parameters(function: ast.FunctionDef, values: dict[str, object]) -> dict[str, object]:
-    """The items of ``values`` that name a parameter passable by keyword (not ``*args`` / ``**kwargs``)."""
-    names = {item.arg for item in (*function.args.args, *function.args.kwonlyargs)}
-    return {name: value for name, value in values.items() if name in names}
-
-
-def bind_parameters(
-    function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object], method: bool
-) -> dict[str, object]:
-    """The parameters of a tester method (``method``) or function: passed values, else literal
-    defaults, else unknown."""
-    positional = [item.arg for item in (*function.args.posonlyargs, *function.args.args)][int(method) :]
-    defaults = dict(
-        zip(positional[len(positional) - len(function.args.defaults) :], function.args.defaults, strict=True)
-    )
-    defaults.update(
-        (item.arg, default)
-        for item, default in zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True)
-        if default
-    )
-    variables: dict[str, object] = {}
-    names = [*positional, *(item.arg for item in function.args.kwonlyargs)]
-    if len(arguments) > len(positional) or not set(keywords) <= set(names):
-        raise GiveUp  # a call the method does not accept (or takes through **kwargs)
-    for index, name in enumerate(names):
-        if index < len(arguments) and name in positional:
-            variables[name] = arguments[index]
-        elif name in keywords:
-            variables[name] = keywords[name]
-        elif name in defaults:
-            try:
-                variables[name] = ast.literal_eval(defaults[name])
-            except (ValueError, TypeError, SyntaxError):
-                variables[name] = Unknown(name)
-        else:
-            raise GiveUp  # a required argument missing: the call fails
-    for extra in (function.args.vararg, function.args.kwarg):
-        if extra is not None:
-            variables[extra.arg] = Unknown(extra.arg)
-    return variables

@@ -25,12 +25,11 @@ from model_debugging.skips.runtime.tester_expressions import (
     ConfigPart,
     ExpressionReader,
     Frame,
-    GiveUp,
     ModuleFunction,
     Returned,
     TesterConfig,
-    bind_parameters,
 )
+from model_debugging.skips.runtime.tester_parameters import GiveUp, bind_parameters
 from model_debugging.skips.runtime.values import Tensor, Unknown
 
 _COMMON = "prepare_config_and_inputs_for_common"
@@ -160,8 +159,12 @@ class _Reader(ExpressionReader):
             raise Returned(self.value(node.value, frame) if node.value is not None else None)
         elif isinstance(node, ast.If):
             self._if(node, frame)
+        elif isinstance(node, ast.For) and (items := self._iterated(node.iter, frame)) is not None:
+            self._unrolled(node, items, frame)
         elif isinstance(node, (ast.For, ast.While)):
             self._opaque(node, frame)
+        elif isinstance(node, (ast.Break, ast.Continue)) and frame.loops:
+            raise _LoopExit(isinstance(node, ast.Break))
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 self._delete(target, frame)
@@ -185,8 +188,8 @@ class _Reader(ExpressionReader):
             branch = Frame(dict(frame.variables), frame.owner, dict(frame.self_values))
             try:
                 self.block(statements, branch)
-            except Returned:
-                raise GiveUp from None  # returns under a condition only the run knows
+            except (Returned, _LoopExit):
+                raise GiveUp from None  # returns or leaves a loop under a condition only the run knows
             branches.append(branch)
         for name in {*branches[0].variables, *branches[1].variables}:
             values = [branch.variables.get(name, ABSENT) for branch in branches]
@@ -194,6 +197,38 @@ class _Reader(ExpressionReader):
         for name in {*branches[0].self_values, *branches[1].self_values}:
             values = [branch.self_values.get(name, ABSENT) for branch in branches]
             frame.self_values[name] = values[0] if _same(*values) else Unknown(name)
+
+    def _iterated(self, node: ast.expr, frame: Frame) -> list[object] | None:
+        """The items of a loop's iterable when known: ``range(<ints>)``, a literal tuple or list, or
+        a variable holding one (at most :data:`_MAX_ITERATIONS` items)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+            bounds = [self.value(argument, frame) for argument in node.args]
+            if node.keywords or not 1 <= len(bounds) <= 3 or any(type(bound) is not int for bound in bounds):
+                return None
+            items: object = list(range(*bounds))
+        elif isinstance(node, (ast.Name, ast.Tuple, ast.List)):
+            items = self.value(node, frame)
+        else:
+            return None
+        if not isinstance(items, (tuple, list)) or len(items) > _MAX_ITERATIONS:
+            return None
+        return list(items)
+
+    def _unrolled(self, node: ast.For, items: list[object], frame: Frame) -> None:
+        """A loop over known items, run once per item (``break``, ``continue`` and ``else`` as Python
+        runs them)."""
+        frame.loops += 1
+        try:
+            for item in items:
+                self._bind(node.target, item, frame)
+                try:
+                    self.block(node.body, frame)
+                except _LoopExit as leaving:
+                    if leaving.breaks:
+                        return
+            self.block(node.orelse, frame)
+        finally:
+            frame.loops -= 1
 
     def _opaque(self, node: ast.stmt, frame: Frame) -> None:
         """A loop: what it assigns or changes is unknown after it; a ``return`` or ``raise`` in it is
@@ -289,6 +324,17 @@ class _Reader(ExpressionReader):
         self._changed(target.value if isinstance(target, ast.Subscript) else target, frame)
 
     # -- expressions ------------------------------------------------------------------------------
+
+
+_MAX_ITERATIONS = 256  # a longer loop over known items is read as opaque
+
+
+class _LoopExit(Exception):  # noqa: N818 - control flow
+    """``break`` (``breaks``) or ``continue`` in a loop the reader runs item by item."""
+
+    def __init__(self, breaks: bool):
+        super().__init__("loop exit")
+        self.breaks = breaks
 
 
 def _literal_index(node: ast.expr) -> object:

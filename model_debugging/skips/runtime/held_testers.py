@@ -1,0 +1,56 @@
+"""Testers a model tester holds: ``self.text_model_tester = XTextModelTester(parent, **text_kwargs)``.
+
+Composite testers (BLIP-2, InstructBLIP, Pix2Struct) build a part of their configuration with a
+method of a tester they create in ``__init__`` (``text_config=self.text_model_tester.get_config()``).
+The held tester's class is the one that call names, resolved in the holding tester's file; its
+methods are looked up along its own MRO.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from model_debugging.skips.resolve import ClassRef, Resolver
+from model_debugging.skips.runtime.values import Unknown
+
+
+def method_along(
+    resolver: Resolver, tester: ClassRef, sources: Callable[[str], ast.Module | None], method: str
+) -> ast.FunctionDef | None:
+    """The definition of ``method`` first found along the MRO of the tester class ``tester``."""
+    for ref in resolver.mro(tester):
+        path = resolver.path_of(ref)
+        tree = sources(path) if path else None
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.ClassDef) and node.name == ref.name:
+                found = next(
+                    (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == method),
+                    None,
+                )
+                if found is not None:
+                    return found
+    return None
+
+
+def held_tester_method(
+    resolver: Resolver,
+    tester: ClassRef,
+    sources: Callable[[str], ast.Module | None],
+    tester_attribute: Callable[[str], object],
+    dotted: str,
+) -> ast.FunctionDef | None:
+    """``"<attribute>.<method>"``: the method of the tester class whose instance the tester's
+    ``<attribute>`` holds (None when the attribute is not such an instance or the class not read)."""
+    holder, _, method = dotted.partition(".")
+    value = tester_attribute(holder)
+    if not isinstance(value, Unknown) or not value.source:
+        return None
+    try:
+        node = ast.parse(value.source, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or tester.module is None:
+        return None
+    held = resolver.resolve(tester.module, node.func.id)
+    return None if held.external else method_along(resolver, held, sources, method)
