@@ -1,5 +1,6 @@
 """Pieces of the fake checkouts that the run-time fixture tests write: the base model class of the
-library and a model's test class running ``GenerationTesterMixin`` with its tester."""
+library, a tester whose ``get_config`` passes given keywords, and a model's test class running
+``GenerationTesterMixin`` with its tester."""
 
 PRETRAINED_MODEL = """
 class PreTrainedModel(nn.Module):
@@ -16,4 +17,26 @@ class {title}ModelTest(GenerationTesterMixin, unittest.TestCase):
 
     def setUp(self):
         self.model_tester = {title}ModelTester(self)
+"""
+
+
+def config_tester(title: str, passed: str) -> str:
+    """``<title>ModelTester`` whose ``get_config`` returns ``<title>Config(<passed>)`` and whose inputs
+    are empty (``hidden_size=4`` is an ``__init__`` parameter it keeps)."""
+    return f"""
+import unittest
+from transformers import {title}Config, {title}Model
+from ...generation.test_utils import GenerationTesterMixin
+
+
+class {title}ModelTester:
+    def __init__(self, parent, hidden_size=4):
+        self.parent = parent
+        self.hidden_size = hidden_size
+
+    def get_config(self):
+        return {title}Config({passed})
+
+    def prepare_config_and_inputs_for_common(self):
+        return self.get_config(), {{}}
 """

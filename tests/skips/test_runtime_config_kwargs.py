@@ -9,7 +9,7 @@ and delta's is a generation parameter the base pops: both stay undecided.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.fixture_sources import PRETRAINED_MODEL, generation_test_class
+from tests.skips.fixture_sources import PRETRAINED_MODEL, config_tester, generation_test_class
 
 GENERATION = """
 class GenerationTesterMixin:
@@ -19,23 +19,6 @@ class GenerationTesterMixin:
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if config.{name} is None:
             self.skipTest(reason="no value")
-"""
-
-MODEL_TEST = """
-import unittest
-from transformers import {title}Config, {title}Model
-from ...generation.test_utils import GenerationTesterMixin
-
-
-class {title}ModelTester:
-    def __init__(self, parent):
-        self.parent = parent
-
-    def get_config(self):
-        return {title}Config(hidden_size=4, {name}={value})
-
-    def prepare_config_and_inputs_for_common(self):
-        return self.get_config(), {{}}
 """
 
 LIBRARY = {
@@ -96,8 +79,8 @@ def results(make_repo, scan):
     }
     files, library = {}, dict(LIBRARY)
     for model, (name, value, post_init) in cases.items():
-        files[f"tests/models/{model}/test_modeling_{model}.py"] = MODEL_TEST.format(
-            title=model.title(), name=name, value=value
+        files[f"tests/models/{model}/test_modeling_{model}.py"] = config_tester(
+            model.title(), f"hidden_size=4, {name}={value}"
         ) + generation_test_class(model.title())
         library.update(_model(model, post_init))
     # one common test per keyword read: `config.bos_token_id` and `config.forced_bos_token_id`

@@ -9,7 +9,7 @@ branch stays undecided.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.fixture_sources import PRETRAINED_MODEL, generation_test_class
+from tests.skips.fixture_sources import PRETRAINED_MODEL, config_tester, generation_test_class
 
 GENERATION = """
 class GenerationTesterMixin:
@@ -24,24 +24,6 @@ class GenerationTesterMixin:
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if config.is_encoder_decoder:
             self.skipTest(reason="encoder-decoder")
-"""
-
-MODEL_TEST = """
-import unittest
-from transformers import {title}Config, {title}Model
-from ...generation.test_utils import GenerationTesterMixin
-
-
-class {title}ModelTester:
-    def __init__(self, parent, hidden_size=4):
-        self.parent = parent
-        self.hidden_size = hidden_size
-
-    def get_config(self):
-        return {title}Config({passed})
-
-    def prepare_config_and_inputs_for_common(self):
-        return self.get_config(), {{}}
 """
 
 LIBRARY = {
@@ -103,8 +85,8 @@ def results(make_repo, scan):
     files, library = {"tests/generation/test_utils.py": GENERATION}, dict(LIBRARY)
     for model, (body, passed) in CASES.items():
         title = model.title()
-        files[f"tests/models/{model}/test_modeling_{model}.py"] = MODEL_TEST.format(
-            title=title, passed=passed
+        files[f"tests/models/{model}/test_modeling_{model}.py"] = config_tester(
+            title, passed
         ) + generation_test_class(title)
         library[f"src/transformers/models/{model}/configuration_{model}.py"] = (
             f'class {title}Config(PreTrainedConfig):\n    model_type = "{model}"\n{body}'
