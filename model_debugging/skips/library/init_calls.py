@@ -18,10 +18,13 @@ from model_debugging.skips.library.class_choices import (
     written_callee,
 )
 from model_debugging.skips.library.records import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
+from model_debugging.skips.syntax_nodes import child_nodes, walk
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
 # Statements and expressions whose parts run only when a condition holds.
 _CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
+# Nodes with nothing below them that the reading looks at (names, literals, operators, contexts).
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
 
 def read_init_calls(
@@ -46,7 +49,7 @@ def read_init_calls(
     def read(
         body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
     ) -> None:
-        nodes = list(ast.walk(body))  # walked once for the readings below
+        nodes = walk(body)  # walked once for the readings below
         aliases = class_aliases(nodes, tables)
         values = bound_to_calls(nodes)
         plain_names = _bound_to_plain(body, nodes)
@@ -83,7 +86,9 @@ def read_init_calls(
             inner = conditional or isinstance(node, _CONDITIONAL)
             looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
             branch = _branch_conditions(node) if keeps_conditions and not (conditional or looped) else {}
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
+                if isinstance(child, _LEAVES):
+                    continue
                 # the test of an `if` always runs; only its branches are conditional
                 inside = conditional if isinstance(node, ast.If) and child is node.test else inner
                 visit(child, inside, looped, branch.get(id(child), ""))
@@ -217,7 +222,7 @@ def _passed_classes(
 
 def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> set[str]:
     """Local names every binding of which is a value that is never a module (see :func:`_plain`);
-    ``nodes`` are the nodes of ``function`` (``ast.walk``)."""
+    ``nodes`` are the nodes of ``function`` (``walk``)."""
     bound: dict[str, bool] = {}
     for node in nodes:
         targets = node.targets if isinstance(node, ast.Assign) else []
@@ -227,7 +232,7 @@ def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: lis
             targets = [getattr(node, "target", None) or node]  # bound some other way: not read
         for target in targets:
             plain = isinstance(node, ast.Assign) and isinstance(target, ast.Name) and _plain(node.value)
-            for name in ast.walk(target):
+            for name in walk(target):
                 if isinstance(name, ast.Name):
                     bound[name.id] = bound.get(name.id, True) and plain
     arguments = function.args
@@ -258,7 +263,7 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 
 
 def _rebinds_config(nodes: list[ast.AST]) -> bool:
-    """Whether a function (``nodes``: its ``ast.walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
+    """Whether a function (``nodes``: its ``walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
     spared = _without_configuration(nodes)
     return any(
         isinstance(node, ast.Name)

@@ -19,6 +19,7 @@ from model_debugging.skips.library.records import (
     Opaque,
     Value,
 )
+from model_debugging.skips.syntax_nodes import walk
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
 RETURNING_METHODS = ("get_input_embeddings",)
@@ -89,7 +90,7 @@ def _local_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tup
     with the file's imports when the name means nothing else there (it is used only where imported)."""
     return [
         (alias.asname or alias.name, "." * node.level + node.module)
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.ImportFrom) and node.module is not None
         for alias in node.names
     ]
@@ -319,7 +320,7 @@ def _init_assignments(
                 top_level.add(id(statement))
     assigned = set()
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
-    for node in ast.walk(function):
+    for node in walk(function):
         targets = (
             node.targets
             if isinstance(node, ast.Assign)
@@ -353,6 +354,8 @@ def _keyword_set(target: ast.expr, keywords: str | None) -> str | None:
 
 def _set_of_class_value(source: ast.expr, name: str) -> bool:
     """``set(self.<name> or [])``: the instance keeps the class attribute (as a set)."""
+    if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "set"):
+        return False  # what follows unparses the value: the cost of reading most constructors
     return ast.unparse(source) in (f"set(self.{name} or [])", f"set(self.{name} or ())")
 
 

@@ -1,0 +1,42 @@
+"""Faster equivalents of ``ast.walk`` and ``ast.iter_child_nodes`` for the hot loops of the analyzer.
+
+The standard library's versions go through a generator per node and ``ast.iter_fields``; reading
+the library sources walks millions of nodes, and these lists cost half the time. They return the
+same nodes in the same order.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_AST = ast.AST
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The direct children of ``node``, in the order of ``ast.iter_child_nodes``."""
+    children = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, _AST):
+            children.append(value)
+        elif value.__class__ is list:
+            for item in value:
+                if isinstance(item, _AST):
+                    children.append(item)
+    return children
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every node below it, in the (breadth-first) order of ``ast.walk``."""
+    nodes = [node]
+    append = nodes.append
+    for current in nodes:  # grows while it is read: each node's children go to the end
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, _AST):
+                append(value)
+            elif value.__class__ is list:
+                for item in value:
+                    if isinstance(item, _AST):
+                        append(item)
+    return nodes

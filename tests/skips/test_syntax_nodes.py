@@ -1,0 +1,39 @@
+"""The library reader's fast tree walks visit what the standard library's do, in the same order."""
+
+import ast
+
+from model_debugging.skips.syntax_nodes import child_nodes, walk
+
+SOURCE = '''
+class Model(PreTrainedModel, GenerationMixin):
+    """Docstring."""
+
+    attention_classes = {"eager": Attention, "sdpa": SdpaAttention}
+
+    def __init__(self, config, *layers, norm=nn.LayerNorm, **kwargs):
+        super().__init__(config)
+        self.layers = nn.ModuleList([Layer(config, i) for i in range(config.n) if i % 2 or not i])
+        self.head = Head(config) if config.tie else None
+        for name, value in kwargs.items():
+            setattr(self, name, lambda x=value: x * -1)
+        with torch.no_grad(), self.lock as held:
+            del self.cache[0:2], held
+        match config.kind:
+            case {"a": 1, **rest} | [1, *_]:
+                pass
+        print(f"{self.head!r:>10}", a < b <= c, not d, e @ f)
+'''
+
+
+def test_walk_visits_every_node_in_the_order_of_ast_walk():
+    tree = ast.parse(SOURCE)
+    expected = list(ast.walk(tree))
+    found = walk(tree)
+    assert len(found) == len(expected) > 150
+    assert all(mine is theirs for mine, theirs in zip(found, expected, strict=True))
+
+
+def test_child_nodes_are_those_of_iter_child_nodes():
+    for node in ast.walk(ast.parse(SOURCE)):
+        expected = list(ast.iter_child_nodes(node))
+        assert [id(child) for child in child_nodes(node)] == [id(child) for child in expected]
