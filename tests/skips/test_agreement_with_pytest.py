@@ -93,6 +93,8 @@ def tree(tmp_path_factory):
 def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
     """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run."""
     report = root / "junit.xml"
+    settings = root / "pytest.ini"  # an empty one of its own, so no project settings leak in
+    settings.write_text("[pytest]\n")
     command = [
         sys.executable,
         "-m",
@@ -102,7 +104,7 @@ def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
         "-p",
         "no:cacheprovider",
         "-c",
-        "/dev/null",
+        str(settings),
     ]
     subprocess.run([*command, "--rootdir", str(root), f"--junitxml={report}"], cwd=root, capture_output=True)
     outcomes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
