@@ -63,6 +63,13 @@ MODELS = {
     "Nu": ('{"text_config": TextConfig}', "self.text = TextEncoderModel(config.text_config)"),
     # no parts, but a module built by a function whose file is not read
     "Xi": ("{}", "self.vision = build_vision(config)"),
+    # an activation through a local name bound to an entry of the library's table, and a text model
+    "Sigma": (
+        '{"text_config": TextConfig}',
+        "act = ACT2CLS[config.hidden_act]\nself.act = act()\nself.text = TextEncoderModel(config.text_config)",
+    ),
+    # only that activation
+    "Tau": ("{}", "act = ACT2CLS[config.hidden_act]\nself.act = act()"),
 }
 
 # Built without a configuration, these make one from the text model they are handed; the tests build
@@ -97,6 +104,7 @@ LIBRARY = {
     **{
         f"src/transformers/models/{name.lower()}/modeling_{name.lower()}.py": f"""
         from .vision_helpers import build_vision
+        from ...activations import ACT2CLS
         from ..plain.modeling_plain import PlainConfig, PlainModel
         from ..text.modeling_text import TextConfig, TextEncoderModel
 
@@ -165,13 +173,15 @@ def test_no_model_an_instance_may_hold_declares_fp32_modules(checkout, scan):
 def test_no_model_nor_part_an_instance_may_hold_has_conversions(checkout, scan):
     """kappa's only part and only model are plain: no conversions. lambda's text part may be of any
     type and mu may build a text model: undecided. xi has no parts, but what it builds cannot be
-    followed: undecided, never skipped. nu holds a text model: ran."""
+    followed: undecided, never skipped. nu holds a text model: ran. sigma's and tau's activation, a
+    local name bound to an entry of the library's imported ACT2CLS, builds no model: sigma holds a
+    text model (ran), tau nothing else (skipped)."""
     outcome = verdicts(scan(checkout), "test_nested_conversions")
     assert {
         key: [model for model in models if model.title() in MODELS] for key, models in outcome.items()
     } == {
-        "ran": ["nu"],
-        "skipped": ["kappa"],
+        "ran": ["nu", "sigma"],
+        "skipped": ["kappa", "tau"],
         "undecided": ["lambda", "mu", "xi"],
     }
 

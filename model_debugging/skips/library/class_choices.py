@@ -31,7 +31,9 @@ def classes_named(node: ast.expr, tables: dict[str, tuple[str, ...]]) -> tuple[s
             return body or orelse
         return (*body, *orelse) if body and orelse else None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-        return tables.get(node.value.id)
+        # a table of the file gives its classes; another (`ACT2CLS[...]`, imported) stays an entry of
+        # that table, which the module tree judges by where the table comes from
+        return tables.get(node.value.id) or (ast.unparse(node),)
     if isinstance(node, (ast.Name, ast.Attribute)):
         return (written_callee(node),)
     return None
