@@ -3,19 +3,23 @@
 A full scan leaves a :class:`~model_debugging.skips.cache.ScanSnapshot` in the parse cache, found
 again by the content of the test files it scanned (an exported copy of the same tests, such as the
 PR check's base side, finds it too), and beside it a :class:`ScanMemory`: each model's outcomes
-with what their evaluation read in the library (files and names, recorded by
-:class:`~model_debugging.skips.library.index.Library` itself), and which files define each name.
-The next scan of the same test files then returns the result as it is when no library file
-changed either, and otherwise re-evaluates only the models that read the record of a file whose
-record changed (an edit of a comment or of a method body the reader skips leaves it equal), the
-text of a changed file, or looked up a name a changed record defines (or defined). They run on a
-library of just the files they read before plus the changed ones; if the new evaluation reads
-beyond those, it runs again on the whole library.
+with what their evaluation read in the library (recorded by
+:class:`~model_debugging.skips.library.index.Library` itself: the classes, the other parts of the
+records, the texts and the names it read, and the facts it asked for with their values), and which
+files define each name. The next scan of the same test files then returns the result as it is when
+no library file changed either, and otherwise (``skips/rescan_plan.py``) re-evaluates only the
+models that read a changed class or other part of a record (an edit of a comment or of a method
+body the reader skips changes none), the text of a changed file, a name a changed record defines
+(or defined), or a fact whose value changed (computed again when what it read changed: a
+forward's body edited without changing how it gates the cache leaves its facts as they were). They
+run on a library of just the files they read before plus the changed ones; if the new evaluation
+reads beyond those, it runs again on the whole library.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +125,11 @@ class ModelEntry:
 @dataclass(frozen=True)
 class ScanMemory:
     """Per model, what a full scan found and read; ``shared`` is what every model depends on;
-    ``facts`` the value of every fact some model asked for and what computing it read."""
+    ``facts`` the value of every fact some model asked for and what computing it read.
+
+    The models' outcomes are kept apart, under ``outcomes_key`` (see :func:`keep_memory`): a
+    rescan that evaluates no model again neither reads nor writes them.
+    """
 
     tests: tuple[str, ...]
     models: tuple[tuple[str, ModelEntry], ...]
@@ -129,6 +137,7 @@ class ScanMemory:
     defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
     record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
     facts: dict[FactKey, tuple[Hashable, Reads]]
+    outcomes_key: str = ""
 
     @classmethod
     def of(
@@ -156,6 +165,37 @@ class ScanMemory:
 
     def all_reads(self) -> list[Reads]:
         return [self.shared, *(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
+
+
+@dataclass(frozen=True)
+class KeptOutcomes:
+    """The outcomes of a :class:`ScanMemory`'s models, in its model order."""
+
+    outcomes: tuple[tuple[Outcome, ...], ...]
+
+
+def keep_memory(cache: ParseCache, key: str, memory: ScanMemory, outcomes_key: str | None = None) -> None:
+    """Store ``memory`` under ``key``, its outcomes apart: under a key made from their content (a
+    memory never points at outcomes written for another), or under ``outcomes_key`` when they are
+    those already kept there."""
+    if outcomes_key is None:
+        outcomes = KeptOutcomes(tuple(entry.outcomes for _, entry in memory.models))
+        outcomes_key = cache_key("outcomes", pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL))
+        cache.put_entry(outcomes_key, outcomes)
+    models = tuple((model, ModelEntry((), entry.reads)) for model, entry in memory.models)
+    cache.put_entry(key, dataclasses.replace(memory, models=models, outcomes_key=outcomes_key))
+
+
+def with_outcomes(cache: ParseCache, memory: ScanMemory) -> ScanMemory | None:
+    """``memory`` with its models' outcomes read back; None when they are gone."""
+    kept = cache.get_entry(memory.outcomes_key, KeptOutcomes) if memory.outcomes_key else None
+    if kept is None or len(kept.outcomes) != len(memory.models):
+        return None
+    models = tuple(
+        (model, ModelEntry(outcomes, entry.reads))
+        for (model, entry), outcomes in zip(memory.models, kept.outcomes, strict=True)
+    )
+    return dataclasses.replace(memory, models=models)
 
 
 @dataclass(frozen=True)
@@ -224,9 +264,13 @@ def snapshot_library_keys(
     if checkout.library_keys is None:
         return None
     keys = dict(checkout.library_keys)
+    read_paths: set[str] = set()
     for read in reads:
-        for path in (read.record_paths() | read.texts) - keys.keys():
-            keys[path] = file_key(repo, path)
+        read_paths |= read.files
+        read_paths |= read.texts
+        read_paths.update(path for path, _ in read.classes)
+    for path in sorted(read_paths - keys.keys()):
+        keys[path] = file_key(repo, path)
     return tuple(keys.items())
 
 

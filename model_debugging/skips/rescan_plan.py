@@ -14,10 +14,12 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache
 from model_debugging.skips.library.index import FactKey, Library
 from model_debugging.skips.library.records import LibraryClass, LibraryFile
-from model_debugging.skips.rescan import LibraryChanges, Reads, ScanMemory, library_records
+from model_debugging.skips.rescan import LibraryChanges, ModelEntry, Reads, ScanMemory, library_records
+from model_debugging.skips.results import ScanResult
 
 
 def library_changes(
@@ -173,3 +175,25 @@ def files_to_load(
     asked = {key for read in reads for key, _ in read.facts}
     reads += [memory.facts[key][1] for key in asked if key in memory.facts]
     return needed_files(reads, index) | set(changed)
+
+
+def refolded(previous: ScanResult, memory: ScanMemory, entries: Mapping[str, ModelEntry]) -> ScanResult:
+    """``previous`` (the result of ``memory``) with the tests some model's outcome changed for folded
+    again from ``entries``; every other test keeps its entry (folding all of them costs more than the
+    evaluation of a model)."""
+    changed = set()
+    for model, entry in memory.models:
+        new = entries[model]
+        if new is not entry:
+            pairs = enumerate(zip(entry.outcomes, new.outcomes, strict=True))
+            changed.update(index for index, (old, now) in pairs if old != now)
+    tests = {}
+    for index, name in enumerate(memory.tests):
+        if index not in changed:
+            tests[name] = previous.tests[name]
+            continue
+        summary = TestSummary(previous.tests[name].origin)
+        for model, entry in entries.items():
+            summary.add(model, entry.outcomes[index])
+        tests[name] = summary.result()
+    return ScanResult(tests, previous.errors)

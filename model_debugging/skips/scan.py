@@ -25,9 +25,11 @@ from model_debugging.skips.rescan import (
     ScanMemory,
     ScanStats,
     changed_library_files,
+    keep_memory,
     library_records,
     snapshot_library_keys,
     valid_snapshot,
+    with_outcomes,
 )
 from model_debugging.skips.rescan_plan import (
     RecordsAt,
@@ -36,6 +38,7 @@ from model_debugging.skips.rescan_plan import (
     models_to_evaluate,
     name_index,
     recomputed_facts,
+    refolded,
 )
 from model_debugging.skips.resolve import ClassRef, module_name
 from model_debugging.skips.results import ScanResult
@@ -262,11 +265,17 @@ def _by_model(model_files: list[str]) -> dict[str, list[str]]:
 
 
 def _remember(
-    cache: ParseCache, repo: Path, checkout: Checkout, snapshot: ScanSnapshot, memory: ScanMemory
+    cache: ParseCache,
+    repo: Path,
+    checkout: Checkout,
+    snapshot: ScanSnapshot,
+    memory: ScanMemory,
+    outcomes_key: str | None = None,
 ) -> None:
-    """Keep the snapshot (with the library's keys), and the memory a later rescan re-evaluates from."""
+    """Keep the snapshot (with the library's keys), and the memory a later rescan re-evaluates from
+    (``outcomes_key``: its outcomes are the ones kept there)."""
     memory_key = cache_key("memory", checkout.lookup.encode())
-    cache.put_entry(memory_key, memory)
+    keep_memory(cache, memory_key, memory, outcomes_key)
     library_keys = snapshot_library_keys(repo, checkout, memory.all_reads())
     cache.put_snapshot(
         checkout.lookup, dataclasses.replace(snapshot, library_keys=library_keys, memory_key=memory_key)
@@ -294,9 +303,12 @@ def _rescan(
     changes = library_changes(cache, memory, changed, new_records)
     changes, facts = recomputed_facts(memory, changes, records, index)
     dirty = models_to_evaluate(memory, changes)
-    entries = dict(memory.models)
-    shared = memory.shared
+    result, outcomes_key, shared = snapshot.result, memory.outcomes_key, memory.shared
     if dirty:
+        memory = with_outcomes(cache, memory)
+        if memory is None:
+            return None
+        outcomes_key = None
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
@@ -327,37 +339,17 @@ def _rescan(
             evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
         shared = Reads.of(runtime.shared_reads)
         stats.answer, stats.models_evaluated = "rescan", len(evaluated)
+        entries = dict(memory.models)
         for model, outcomes, reads in evaluated:
             entries[model] = ModelEntry(outcomes, reads)
-    result = _refolded(snapshot.result, memory, entries)
+        result = refolded(snapshot.result, memory, entries)
+        models = entries.items()
+    else:
+        models = memory.models
     stats.answer = "rescan"
-    memory = ScanMemory.of(
-        memory.tests, entries.items(), shared, index, record_keys, {**memory.facts, **facts}
-    )
-    _remember(cache, scope.repo, checkout, dataclasses.replace(snapshot, result=result), memory)
+    memory = ScanMemory.of(memory.tests, models, shared, index, record_keys, {**memory.facts, **facts})
+    _remember(cache, scope.repo, checkout, dataclasses.replace(snapshot, result=result), memory, outcomes_key)
     return result
-
-
-def _refolded(previous: ScanResult, memory: ScanMemory, entries: Mapping[str, ModelEntry]) -> ScanResult:
-    """``previous`` (the result of ``memory``) with the tests some model's outcome changed for folded
-    again from ``entries``; every other test keeps its entry (folding all of them costs more than the
-    evaluation of a model)."""
-    changed = set()
-    for model, entry in memory.models:
-        new = entries[model]
-        if new is not entry:
-            pairs = enumerate(zip(entry.outcomes, new.outcomes, strict=True))
-            changed.update(index for index, (old, now) in pairs if old != now)
-    tests = {}
-    for index, name in enumerate(memory.tests):
-        if index not in changed:
-            tests[name] = previous.tests[name]
-            continue
-        summary = TestSummary(previous.tests[name].origin)
-        for model, entry in entries.items():
-            summary.add(model, entry.outcomes[index])
-        tests[name] = summary.result()
-    return ScanResult(tests, previous.errors)
 
 
 @contextlib.contextmanager

@@ -44,9 +44,9 @@ def test_warm_damaged_and_stale_caches_give_identical_results(make_repo, scan, t
     cache_dir = tmp_path / "cache"
     cold = scan(repo, cache_dir=cache_dir)
     entries = sorted(cache_dir.rglob("*.pickle"))
-    # two common files, the model file, the snapshot of the whole scan with its per-model memory, and
-    # the common files' definitions as the run-time evaluator reads them
-    assert len(entries) == 6
+    # two common files, the model file, the snapshot of the whole scan with its per-model memory and
+    # the models' outcomes, and the common files' definitions as the run-time evaluator reads them
+    assert len(entries) == 7
     assert scan(repo, cache_dir=cache_dir) == cold
     assert scan(repo, cache_dir=cache_dir, test_method_name="test_forward") == {
         "test_forward": cold["test_forward"]

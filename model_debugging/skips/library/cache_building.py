@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.model_outputs import method_definition, of_forward_file
+from model_debugging.skips.library.model_outputs import of_forward, of_forward_file
 from model_debugging.skips.library.records import LibraryClass
 
 # ``AutoModel.from_config(config.text_config)``: a model chosen at run time, its cache built elsewhere.
@@ -84,7 +84,10 @@ _USE_CACHE_INERT = frozenset(
 def reads_configured_use_cache(library: Library, info: LibraryClass) -> bool:
     """Whether ``info``'s ``forward`` may take ``use_cache`` from its configuration when given None:
     False only when its decorators are known not to and its body reads no ``.use_cache``."""
-    function = method_definition(library, info, "forward")
+    return of_forward(library, info, _reads_configured_use_cache)
+
+
+def _reads_configured_use_cache(function: ast.FunctionDef | None) -> bool:
     if function is None:
         return True
     for decorator in function.decorator_list:
@@ -98,7 +101,10 @@ def forward_sets_use_cache(library: Library, info: LibraryClass) -> bool:
     """Whether ``info``'s own ``forward`` assigns ``use_cache`` other than from its argument or the
     configuration (outside training-only branches), as :class:`CacheGating`'s ``overridden`` says of
     a whole file: a layer's local ``use_cache = cache_params is not None`` is not the model's."""
-    function = method_definition(library, info, "forward")
+    return of_forward(library, info, _sets_use_cache)
+
+
+def _sets_use_cache(function: ast.FunctionDef | None) -> bool:
     if function is None:
         return True
     flags = {"gated": False, "ungated": False, "overridden": False}
@@ -110,7 +116,10 @@ def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
     """Whether ``info``'s ``forward`` passes the ``use_cache`` it was given to the calls it makes
     (``use_cache=use_cache``, or ``**kwargs`` holding it when it is no named parameter); None when
     a call is given another value (``use_cache=True``) or the ``forward`` is not read."""
-    function = method_definition(library, info, "forward")
+    return of_forward(library, info, _hands_on_use_cache)
+
+
+def _hands_on_use_cache(function: ast.FunctionDef | None) -> bool | None:
     if function is None:
         return None
     arguments = function.args

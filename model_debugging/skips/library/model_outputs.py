@@ -66,6 +66,29 @@ def _file_read(library: Library, read: Callable[[ast.Module | None], _Read], pat
     return read(parsed_file(library, path))
 
 
+def of_forward(
+    library: Library, info: LibraryClass, read: Callable[[ast.FunctionDef | None], _Read]
+) -> _Read:
+    """``read`` of ``info``'s ``forward`` (None when no class of its MRO defines one), as a fact: a
+    model depends on what ``read`` makes of it, not on every statement of it."""
+    owner = library.defines(info, "forward")
+    path = library.path_of(owner) if owner is not None else None
+    if path is None:
+        return read(None)
+    return library.fact(_method_read, read, path, owner.name, owner.line, "forward")
+
+
+def _method_read(
+    library: Library,
+    read: Callable[[ast.FunctionDef | None], _Read],
+    path: str,
+    owner: str,
+    line: int,
+    name: str,
+) -> _Read:
+    return read(library.fact(_method_node, path, owner, line, name))
+
+
 def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.FunctionDef] | None:
     """The definition of ``name`` first found along ``info``'s MRO, with the path of its file."""
     owner = library.defines(info, name)
