@@ -29,6 +29,7 @@ from pathlib import Path
 from model_debugging.skips.library.records import InitCall, LibraryClass, LibraryFile, MethodValue, Value
 
 MISSING = object()
+_UNSEEN = object()
 
 
 FactKey = tuple[Hashable, ...]  # (the function computing the fact, its arguments)
@@ -129,6 +130,8 @@ class Library:
         self._memo: dict[object, tuple[object, LibraryReads]] = {}
         self._facts: dict[FactKey, tuple[object, Hashable, LibraryReads]] = {}
         self._mro_reads: dict[tuple[str, str], LibraryReads] = {}
+        # (id of a class, attribute name) -> its value: read through the MRO, which records the reads
+        self._attributes: dict[tuple[int, str], Value] = {}
         mapping_files: dict[str, str] = {}
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
@@ -320,13 +323,12 @@ class Library:
 
         A method of that name counts as found (its value is a function, never a literal).
         """
-        for ancestor in self.mro(info):
-            for key, value in ancestor.attributes:
-                if key == name:
-                    return value
-            if name in ancestor.methods:
-                return MethodValue(ancestor.name, name)
-        return MISSING
+        ancestors = self.mro(info)  # read again for each call: it records what the value depends on
+        key = (id(info), name)
+        found = self._attributes.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._attributes[key] = _first_attribute(ancestors, name)
+        return found
 
     def signature(self, info: LibraryClass, method: str) -> tuple[str, ...] | None:
         """Parameter names of ``method`` as the first class of the MRO defining it declares them."""
@@ -351,3 +353,14 @@ class Library:
     def mapping_keys(self, mapping: str) -> frozenset[str] | None:
         entries = self.mappings.get(mapping)
         return None if entries is None else frozenset(key for key, _ in entries)
+
+
+def _first_attribute(ancestors: tuple[LibraryClass, ...], name: str) -> Value:
+    """The value of ``name`` in the first of ``ancestors`` that sets or defines it, or :data:`MISSING`."""
+    for ancestor in ancestors:
+        for key, value in ancestor.attributes:
+            if key == name:
+                return value
+        if name in ancestor.methods:
+            return MethodValue(ancestor.name, name)
+    return MISSING
