@@ -9,8 +9,8 @@ single-test scan, and the checkout's own ``utils/scan_skipped_tests.py`` run fro
 present. With a ``src/`` folder (the library the run-time skips are decided from), also a cold
 scan of the tests alone (a tree without ``src/``; the ratio of the cold full scan to it is printed
 for the wall and for the CPU time, the steadier one on a loaded machine) and warm rescans after one
-modeling file changed: a comment appended (its record stays the same, so only what read its text is
-evaluated again) and a class appended (its record changes: every model that read it is).
+modeling file changed: a comment appended (no record and no fact read from its text changes) and a
+class appended (a new class: only a model that looked its name up would be evaluated again).
 Targets (437 model test files, 2 cores): cold <= 8 s, cold full / cold tests-only <= 1.5, warm full
 < baseline, warm single <= 0.5 s, warm rescan after a modeling change <= 1 s.
 Without ``--repo`` it runs on the small example tree (a smoke run for ``make bench``).

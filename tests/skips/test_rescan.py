@@ -123,6 +123,38 @@ def test_a_model_that_read_a_file_as_text_is_evaluated_again_when_an_answer_chan
     assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
 
 
+# A common test that reads a year from the model's file, as the real weight-initialisation test does
+YEAR_TEST = """
+    def test_reads_the_year(self):
+        with open(inspect.getfile(self.all_model_classes[0])) as file:
+            source_code = file.read()
+        addition_year = 0
+        if match_object := re.search(r"^# Copyright (\\d{4})", source_code, re.MULTILINE | re.IGNORECASE):
+            addition_year = int(match_object.group(1))
+        if addition_year < 2023:
+            self.skipTest(reason="Not a prioritized model for now.")
+"""
+
+
+def test_a_pattern_a_test_searches_a_text_for_is_a_fact(checkout, tmp_path):  # noqa: F811
+    """A year written at the top of alpha's file changes what the search finds (alpha evaluated
+    again, now ran); a comment below changes nothing it finds (nothing evaluated again)."""
+    common = checkout / "tests/test_modeling_common.py"
+    common.write_text(common.read_text() + YEAR_TEST)
+    before, _, _ = _scan(checkout, tmp_path / "cache")
+    assert before["test_reads_the_year"]["models_skipped"] == ["alpha", "beta"]
+    alpha = checkout / "src/transformers/models/alpha/modeling_alpha.py"
+    alpha.write_text("# Copyright 2024 the alpha team\n" + alpha.read_text())
+
+    results, errors, stats = _scan(checkout, tmp_path / "cache")
+
+    assert (stats.answer, stats.models_evaluated) == ("rescan", 1)
+    assert results["test_reads_the_year"]["models_ran"] == ["alpha"]
+    assert (results, errors) == _scan(checkout, tmp_path / "cold")[:2]
+    alpha.write_text(alpha.read_text() + "# Copyright 2019 of a copied helper\n")
+    assert _scan(checkout, tmp_path / "cache")[2].models_evaluated == 0
+
+
 def test_an_edit_of_a_text_that_changes_no_answer_evaluates_nothing_again(checkout, tmp_path):  # noqa: F811
     """The test asks whether a phrase is in the file: a comment without it changes no answer."""
     common = checkout / "tests/test_modeling_common.py"
