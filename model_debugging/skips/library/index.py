@@ -49,10 +49,15 @@ class LibraryReads:
     fact_reads: dict[FactKey, LibraryReads] = field(default_factory=dict)
 
     def add(self, other: LibraryReads) -> None:
-        self.files |= other.files
-        self.classes |= other.classes
-        self.names |= other.names
-        self.texts |= other.texts
+        # most replayed reads (an MRO's) hold classes and names only: the empty sets cost nothing
+        if other.files:
+            self.files |= other.files
+        if other.classes:
+            self.classes |= other.classes
+        if other.names:
+            self.names |= other.names
+        if other.texts:
+            self.texts |= other.texts
         if other.facts:
             self.facts.update(other.facts)
             self.fact_reads.update(other.fact_reads)
