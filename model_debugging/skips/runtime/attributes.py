@@ -21,7 +21,7 @@ from model_debugging.skips.library.texts import (
 from model_debugging.skips.runtime import held_models, modules
 from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.config_kwargs import keeps_keyword
-from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
+from model_debugging.skips.runtime.context import ABSENT, KeywordsRest, TestClassFacts
 from model_debugging.skips.runtime.post_init_values import NOT_READ, post_init_value
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import (
@@ -302,21 +302,21 @@ def config_value(
         return value if value is missing or isinstance(value, Unknown) else _literal(library, value, unknown)
     sub_configs = library.attribute(info, "sub_configs")
     is_part = isinstance(sub_configs, dict) and name in sub_configs
-    if facts.config_keywords is not None:
-        passed = facts.config_keywords.get(name, ABSENT)
-    else:
-        passed = facts.tester_attribute(name)
+    keywords = facts.config_keywords
+    read = keywords is not None and (name in keywords or facts.config_rest is KeywordsRest.DEFAULT)
+    if not read and facts.config_rest is KeywordsRest.UNKNOWN and not isinstance(declared, MethodValue):
+        return unknown  # what a parent get_config that was not read passes
+    passed = keywords.get(name, ABSENT) if read else facts.tester_attribute(name)
     if declared is MISSING and init_default is MISSING and not computed and not is_part:
         if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
             return missing  # neither declared nor passed: the attribute does not exist
-        if facts.config_keywords is not None and passed is not ABSENT and keeps_keyword(library, info, name):
+        if read and passed is not ABSENT and keeps_keyword(library, info, name):
             return passed.existing() if isinstance(passed, Unknown) else passed  # set from kwargs
         return unknown
     if isinstance(declared, MethodValue):
         return Method(info, name)
     if is_part:  # built from what the tester passes
-        keywords = facts.config_keywords if info is facts.config_class else None
-        none_given = keywords is not None and keywords.get(name) is None  # left out or None
+        none_given = read and info is facts.config_class and (passed is ABSENT or passed is None)
         return sub_config(library, info, name, sub_configs[name], passed, unknown, none_given=none_given)
     if computed:
         value = post_init_value(

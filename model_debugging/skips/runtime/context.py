@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from model_debugging.skips.library.index import Library
@@ -15,6 +16,14 @@ if TYPE_CHECKING:
 
 # Returned by the lookups below when the name is not there at all.
 ABSENT = object()
+
+
+class KeywordsRest(Enum):
+    """What the configuration holds for a name the read ``get_config`` keywords leave out."""
+
+    DEFAULT = "the class's default"  # the keywords are all that get_config passes
+    TESTER = "the tester's attribute"  # a parent get_config passing the tester's attributes by name
+    UNKNOWN = "unknown"  # a parent get_config that was not read
 
 
 @dataclass(frozen=True)
@@ -49,3 +58,4 @@ class TestClassFacts:
     common_config: tuple[tuple[str, object], ...] | None = ()
     # self.model_tester.<method>(*arguments, **keywords) run on the tester's source (None: not read)
     tester_call: Callable[[str, list[object], dict[str, object]], TesterCommon | None] | None = None
+    config_rest: KeywordsRest = KeywordsRest.DEFAULT  # what a name config_keywords leaves out holds

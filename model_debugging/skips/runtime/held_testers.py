@@ -19,18 +19,35 @@ def method_along(
     resolver: Resolver, tester: ClassRef, sources: Callable[[str], ast.Module | None], method: str
 ) -> ast.FunctionDef | None:
     """The definition of ``method`` first found along the MRO of the tester class ``tester``."""
+    return next((found for _, found in definitions_along(resolver, tester, sources, method) if found), None)
+
+
+def definitions_along(
+    resolver: Resolver, tester: ClassRef, sources: Callable[[str], ast.Module | None], method: str
+) -> list[tuple[str, ast.FunctionDef | None]]:
+    """``(class name, definition)`` of ``method`` for each class of the tester's MRO defining it, in
+    MRO order; ``(class name, None)`` for a class whose source is not read (it may define one)."""
+    found: list[tuple[str, ast.FunctionDef | None]] = []
     for ref in resolver.mro(tester):
         path = resolver.path_of(ref)
         tree = sources(path) if path else None
-        for node in tree.body if tree is not None else ():
-            if isinstance(node, ast.ClassDef) and node.name == ref.name:
-                found = next(
-                    (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == method),
-                    None,
-                )
-                if found is not None:
-                    return found
-    return None
+        node = (
+            next(
+                (item for item in tree.body if isinstance(item, ast.ClassDef) and item.name == ref.name),
+                None,
+            )
+            if tree is not None
+            else None
+        )
+        if node is None:
+            found.append((ref.name, None))
+            continue
+        found.extend(
+            (ref.name, item)
+            for item in node.body
+            if isinstance(item, ast.FunctionDef) and item.name == method
+        )
+    return found
 
 
 def held_tester_method(

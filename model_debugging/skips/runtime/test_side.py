@@ -9,11 +9,16 @@ from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
-from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
-from model_debugging.skips.runtime.held_testers import held_tester_method, method_along
+from model_debugging.skips.runtime.context import ABSENT, KeywordsRest, TestClassFacts
+from model_debugging.skips.runtime.held_testers import definitions_along, held_tester_method, method_along
 from model_debugging.skips.runtime.overrides import MODEL_FILES, HelperOverrides
 from model_debugging.skips.runtime.test_file_names import imported_models
-from model_debugging.skips.runtime.tester_config import config_keywords, mutated_attributes
+from model_debugging.skips.runtime.tester_config import (
+    config_keywords,
+    followed_keywords,
+    mutated_attributes,
+    passes_tester_attributes,
+)
 from model_debugging.skips.runtime.tester_inputs import (
     UNREAD,
     TesterCommon,
@@ -100,12 +105,18 @@ def class_facts(
         generative = ()
     config_class = _config_class(resolver, linearization, library, model_classes)
     tester = _tester_classes(resolver, linearization, sources)
-    keywords = config_keywords(
-        _tester_method(resolver, linearization, sources, "get_config"),
-        tester_attribute,
-        lambda method: _tester_method(resolver, linearization, sources, method, tester_attribute),
-        resolver.tester_class(linearization)[1],
-        mutated_attributes(tester[0]) if tester is not None else None,
+    tester_ref, constructed_with = resolver.tester_class(linearization)
+    keywords, rest = followed_keywords(
+        definitions_along(resolver, tester_ref, sources, "get_config")
+        if tester_ref is not None and not tester_ref.external
+        else [],
+        lambda function: config_keywords(
+            function,
+            tester_attribute,
+            lambda method: _tester_method(resolver, linearization, sources, method, tester_attribute),
+            constructed_with,
+            mutated_attributes(tester[0]) if tester is not None else None,
+        ),
     )
     definers = [(path, ref.name) for ref in linearization if (path := resolver.path_of(ref)) is not None]
     overrides = HelperOverrides(definers, sources)
@@ -117,7 +128,7 @@ def class_facts(
     def own_definition(key: str) -> ast.FunctionDef | None:
         return definition(key) or overrides.own(key)
 
-    passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords)
+    passed_names = _passed_config_names(resolver, linearization, sources, tester_attribute, keywords, rest)
     common = _common_inputs(tester, tester_attribute, config_class)
     if passed_names is None and _tester_method(resolver, linearization, sources, "get_config") is None:
         passed_names = common.passed  # the configuration is built where the inputs are
@@ -137,6 +148,7 @@ def class_facts(
         overrides.parent,
         common.config,
         _tester_call(tester, tester_attribute, config_class),
+        rest,
     )
 
 
@@ -146,20 +158,25 @@ def _passed_config_names(
     sources: Callable[[str], ast.Module | None],
     tester_attribute: Callable[[str], object],
     keywords: dict[str, object] | None,
+    rest: KeywordsRest,
 ) -> frozenset[str] | None:
     """The names the tester passes to its configuration that may not be the class's own parameters:
-    its ``get_config`` keywords, or the ``forced_config_args`` of a ``get_config`` that passes only
-    ``self.config_args + self.forced_config_args`` (``CausalLMModelTester``). None when unknown."""
-    if keywords is not None:
-        return frozenset(keywords)
-    function = _tester_method(resolver, linearization, sources, "get_config")
-    loops = [node.iter for node in ast.walk(function) if isinstance(node, ast.For)] if function else []
-    if [ast.unparse(node) for node in loops] != ["self.config_args + self.forced_config_args"]:
+    its ``get_config`` keywords, and the ``forced_config_args`` of a ``get_config`` that passes only
+    ``self.config_args + self.forced_config_args`` (``CausalLMModelTester``), also as the parent of
+    an override. None when unknown."""
+    if rest is KeywordsRest.UNKNOWN:
+        return None
+    if rest is KeywordsRest.DEFAULT:
+        return frozenset(keywords or ())
+    # the rest is the conventional loop's: checked by followed_keywords when it read keywords on top
+    if keywords is None and not passes_tester_attributes(
+        _tester_method(resolver, linearization, sources, "get_config")
+    ):
         return None
     forced = tester_attribute("forced_config_args")
     if not isinstance(forced, (list, tuple)) or not all(isinstance(name, str) for name in forced):
         return None
-    return frozenset(forced)
+    return frozenset(forced) | frozenset(keywords or ())
 
 
 def _tester_classes(

@@ -1,0 +1,92 @@
+"""A tester's ``get_config`` that starts from ``config = super().get_config()`` (issue 10): the
+parent tester's ``get_config``, in another file, is followed and what the override sets goes on top;
+the conventional loop over the tester's attributes stands for them as when it is not overridden; a
+parent that cannot be read leaves its values unknown, never the configuration class's defaults."""
+
+from tests.skips.conftest import verdicts, write_tree
+from tests.skips.fixture_sources import generation_test_class
+from tests.skips.test_runtime_post_init_values import GENERATION, LIBRARY
+
+PARENT = """
+class WindowModelTester:
+    def __init__(self, parent, hidden_size=4):
+        self.parent = parent
+        self.hidden_size = hidden_size
+
+    def get_config(self):
+        return self.config_class(sliding_window=8, hidden_size=self.hidden_size)
+
+
+class ConventionalModelTester:
+    forced_config_args = []
+
+    def __init__(self, parent, hidden_size=4, sliding_window=8):
+        self.parent = parent
+        self.hidden_size = hidden_size
+        self.sliding_window = sliding_window
+
+    def get_config(self):
+        kwargs = {}
+        for k in self.config_args + self.forced_config_args:
+            kwargs[k] = getattr(self, k)
+        return self.config_class(**kwargs)
+
+
+class LoopModelTester:
+    def __init__(self, parent, hidden_size=4):
+        self.parent = parent
+        self.hidden_size = hidden_size
+
+    def get_config(self):
+        kwargs = {}
+        for name in self.chosen:
+            kwargs[name] = getattr(self, name)
+        return self.config_class(**kwargs)
+"""
+
+CHILD = """
+import unittest
+from transformers import {title}Config, {title}Model
+from ...window_tester import {parent}
+from ...generation.test_utils import GenerationTesterMixin
+
+
+class {title}ModelTester({parent}):
+    config_class = {title}Config
+
+    def get_config(self):
+        config = super().get_config()
+        config.{name} = {value}
+        return config
+"""
+
+# model -> (parent tester, what the override sets)
+CASES = {
+    "alpha": ("WindowModelTester", "hidden_size", "2"),  # the parent's window stays: skipped
+    "beta": ("WindowModelTester", "sliding_window", "None"),  # the override drops it: ran
+    "gamma": ("LoopModelTester", "hidden_size", "2"),  # the parent is not read: undecided
+    # the conventional loop passes the tester's attributes: its window of 8 stays, skipped
+    "delta": ("ConventionalModelTester", "hidden_size", "2"),
+}
+
+
+def test_an_override_calling_super_get_config_keeps_what_the_parent_sets(make_repo, scan):
+    files = {"tests/generation/test_utils.py": GENERATION, "tests/window_tester.py": PARENT}
+    library = dict(LIBRARY)
+    for model, (parent, name, value) in CASES.items():
+        title = model.title()
+        child = CHILD.format(title=title, parent=parent, name=name, value=value)
+        files[f"tests/models/{model}/test_modeling_{model}.py"] = child + generation_test_class(title)
+        library[f"src/transformers/models/{model}/configuration_{model}.py"] = (
+            f'class {title}Config(PreTrainedConfig):\n    model_type = "{model}"\n'
+            "    sliding_window: int | None = None\n    hidden_size: int = 8\n"
+        )
+        library[f"src/transformers/models/{model}/modeling_{model}.py"] = (
+            f"class {title}Model(PreTrainedModel):\n    config: {title}Config\n"
+        )
+    results = scan(write_tree(make_repo(files), library))
+    assert verdicts(results, "test_sliding_window") == {
+        "ran": ["beta"],
+        "skipped": ["alpha", "delta"],
+        "undecided": ["gamma"],
+    }
