@@ -113,18 +113,12 @@ def passes_tester_attributes(function: ast.FunctionDef | None) -> bool:
 
 
 def _parent_call(function: ast.FunctionDef) -> str | None:
-    """``"super"`` for a ``get_config`` whose configuration is ``super().get_config()`` (returned, or
-    bound and then only set), the class name for ``Base.get_config(self)``; None for anything else."""
-    returned = next(
-        (
-            node.value
-            for node in ast.walk(function)
-            if isinstance(node, ast.Return) and node.value is not None
-        ),
-        None,
-    )
+    """``"super"`` for a ``get_config`` whose configuration is ``super().get_config()`` (its one
+    return, or bound and then only set), the class name for ``Base.get_config(self)``; None for
+    anything else."""
+    returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
     built = _built_then_set(function)
-    call = built[0] if built is not None else returned
+    call = built[0] if built is not None else returns[0] if len(returns) == 1 else None
     if not isinstance(call, ast.Call) or call.keywords or not _reaches_parent(call):
         return None
     owner = call.func.value
