@@ -32,6 +32,15 @@ class ConventionalModelTester:
         return self.config_class(**kwargs)
 
 
+class ForwardingModelTester:
+    def __init__(self, parent, hidden_size=4):
+        self.parent = parent
+        self.hidden_size = hidden_size
+
+    def get_config(self, **kwargs):
+        return self.config_class(hidden_size=self.hidden_size, **kwargs)
+
+
 class LoopModelTester:
     def __init__(self, parent, hidden_size=4):
         self.parent = parent
@@ -55,27 +64,31 @@ class {title}ModelTester({parent}):
     config_class = {title}Config
 
     def get_config(self):
-        config = super().get_config()
-        config.{name} = {value}
-        return config
+        {body}
 """
+SET_ON_PARENT = "config = super().get_config()\n        config.{name} = {value}\n        return config"
+HANDED_TO_PARENT = "return super().get_config({name}={value})"
 
-# model -> (parent tester, what the override sets)
+# model -> (parent tester, how the override starts from it, what it sets)
 CASES = {
-    "alpha": ("WindowModelTester", "hidden_size", "2"),  # the parent's window stays: skipped
-    "beta": ("WindowModelTester", "sliding_window", "None"),  # the override drops it: ran
-    "gamma": ("LoopModelTester", "hidden_size", "2"),  # the parent is not read: undecided
+    "alpha": ("WindowModelTester", SET_ON_PARENT, "hidden_size", "2"),  # the parent's window stays: skipped
+    "beta": ("WindowModelTester", SET_ON_PARENT, "sliding_window", "None"),  # the override drops it: ran
+    "gamma": ("LoopModelTester", SET_ON_PARENT, "hidden_size", "2"),  # the parent is not read: undecided
     # the conventional loop passes the tester's attributes: its window of 8 stays, skipped
-    "delta": ("ConventionalModelTester", "hidden_size", "2"),
+    "delta": ("ConventionalModelTester", SET_ON_PARENT, "hidden_size", "2"),
+    # a keyword handed to a parent passing its **kwargs on: skipped
+    "epsilon": ("ForwardingModelTester", HANDED_TO_PARENT, "sliding_window", "8"),
+    # handed to a parent that does not pass keywords on: undecided
+    "zeta": ("WindowModelTester", HANDED_TO_PARENT, "hidden_size", "2"),
 }
 
 
 def test_an_override_calling_super_get_config_keeps_what_the_parent_sets(make_repo, scan):
     files = {"tests/generation/test_utils.py": GENERATION, "tests/window_tester.py": PARENT}
     library = dict(LIBRARY)
-    for model, (parent, name, value) in CASES.items():
+    for model, (parent, body, name, value) in CASES.items():
         title = model.title()
-        child = CHILD.format(title=title, parent=parent, name=name, value=value)
+        child = CHILD.format(title=title, parent=parent, body=body.format(name=name, value=value))
         files[f"tests/models/{model}/test_modeling_{model}.py"] = child + generation_test_class(title)
         library[f"src/transformers/models/{model}/configuration_{model}.py"] = (
             f'class {title}Config(PreTrainedConfig):\n    model_type = "{model}"\n'
@@ -87,6 +100,6 @@ def test_an_override_calling_super_get_config_keeps_what_the_parent_sets(make_re
     results = scan(write_tree(make_repo(files), library))
     assert verdicts(results, "test_sliding_window") == {
         "ran": ["beta"],
-        "skipped": ["alpha", "delta"],
-        "undecided": ["gamma"],
+        "skipped": ["alpha", "delta", "epsilon"],
+        "undecided": ["gamma", "zeta"],
     }

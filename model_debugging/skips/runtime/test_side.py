@@ -13,18 +13,14 @@ from model_debugging.skips.runtime.context import ABSENT, KeywordsRest, TestClas
 from model_debugging.skips.runtime.held_testers import definitions_along, held_tester_method, method_along
 from model_debugging.skips.runtime.overrides import MODEL_FILES, HelperOverrides
 from model_debugging.skips.runtime.test_file_names import imported_models
-from model_debugging.skips.runtime.tester_config import (
-    config_keywords,
-    followed_keywords,
-    mutated_attributes,
-    passes_tester_attributes,
-)
+from model_debugging.skips.runtime.tester_config import config_keywords, mutated_attributes
 from model_debugging.skips.runtime.tester_inputs import (
     UNREAD,
     TesterCommon,
     common_inputs,
     tester_method_result,
 )
+from model_debugging.skips.runtime.tester_parent_config import followed_keywords, passes_tester_attributes
 from model_debugging.skips.runtime.tester_parts import built_parts
 from model_debugging.skips.runtime.values import AutoMapping, Helper, Unknown
 

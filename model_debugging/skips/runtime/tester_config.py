@@ -5,15 +5,15 @@
 value; a local name ``get_config`` binds once is what it binds; a parameter is its literal default
 (the scanner calls ``get_config()`` without arguments); a dict is read item by item. An override
 that starts from ``super().get_config()`` (or ``Base.get_config(self)``) is read on top of the parent
-tester's ``get_config`` (:func:`followed_keywords`).
+tester's ``get_config`` (``tester_parent_config``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from model_debugging.skips.runtime.context import ABSENT, KeywordsRest
+from model_debugging.skips.runtime.context import ABSENT
 from model_debugging.skips.runtime.values import Unknown
 
 
@@ -44,7 +44,7 @@ def config_keywords(
     )
     later: dict[str, ast.expr] = {}
     if call is None:  # config = XConfig(...); config.x = ...; return config
-        call, later = _built_then_set(function) or (None, {})
+        call, later = built_then_set(function) or (None, {})
     if call is None:
         return None
     parameters = _constructor_parameters(tester_method("__init__"), constructed_with or {})
@@ -52,7 +52,12 @@ def config_keywords(
     def held(node: ast.expr) -> dict[str, object] | None:
         return _held_dict(node, tester_attribute, parameters, mutated)
 
-    spread = [held(keyword.value) for keyword in call.keywords if keyword.arg is None]
+    forwarded = function.args.kwarg.arg if forwards_keywords(function) and function.args.kwarg else None
+    spread = [
+        {} if isinstance(keyword.value, ast.Name) and keyword.value.id == forwarded else held(keyword.value)
+        for keyword in call.keywords
+        if keyword.arg is None
+    ]
     if None in spread:
         return None
     local = {**_literal_defaults(function), **_single_assignments(function)}
@@ -70,78 +75,19 @@ def config_keywords(
     }
 
 
-def followed_keywords(
-    definitions: Sequence[tuple[str, ast.FunctionDef | None]],
-    read: Callable[[ast.FunctionDef], dict[str, object] | None],
-) -> tuple[dict[str, object] | None, KeywordsRest]:
-    """The keywords of the tester's ``get_config`` (``definitions``: each class of its MRO defining
-    one, as ``(class name, definition)``, None for a class not read; ``read``: :func:`config_keywords`),
-    following overrides that start from the parent's configuration and set values on it. A parent
-    read only as the conventional loop over the tester's attributes leaves the rest to those
-    attributes; a parent not read, or not found, leaves the rest unknown. ``(None, TESTER)`` when
-    the definition that runs is itself not read (the tester's attributes stand for its keywords)."""
-    remaining = list(definitions)
-    while remaining and remaining[0][1] is None:  # as method_along: the first definition read runs
-        remaining.pop(0)
-    if not remaining:
-        return None, KeywordsRest.TESTER
-    on_top: dict[str, object] = {}
-    first = True
-    while remaining and (function := remaining[0][1]) is not None:
-        parent = _parent_call(function)
-        own = read(function)
-        if parent is None:
-            if own is not None and not _calls_parent(function):
-                return {**own, **on_top}, KeywordsRest.DEFAULT
-            if first and own is None and not _calls_parent(function):
-                return None, KeywordsRest.TESTER
-            rest = KeywordsRest.TESTER if passes_tester_attributes(function) else KeywordsRest.UNKNOWN
-            return on_top, rest
-        on_top, first = {**(own or {}), **on_top}, False
-        owners = [name for name, _ in remaining[1:]]
-        if parent != "super" and parent not in owners:
-            break
-        remaining = remaining[1:] if parent == "super" else remaining[1 + owners.index(parent) :]
-    return on_top, KeywordsRest.UNKNOWN
-
-
-def passes_tester_attributes(function: ast.FunctionDef | None) -> bool:
-    """A ``get_config`` gathering its keywords in the conventional loop
-    ``for k in self.config_args + self.forced_config_args`` (``CausalLMModelTester``, ``VLMModelTester``)."""
-    loops = [node.iter for node in ast.walk(function) if isinstance(node, ast.For)] if function else []
-    return [ast.unparse(node) for node in loops] == ["self.config_args + self.forced_config_args"]
-
-
-def _parent_call(function: ast.FunctionDef) -> str | None:
-    """``"super"`` for a ``get_config`` whose configuration is ``super().get_config()`` (its one
-    return, or bound and then only set), the class name for ``Base.get_config(self)``; None for
-    anything else."""
-    returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
-    built = _built_then_set(function)
-    call = built[0] if built is not None else returns[0] if len(returns) == 1 else None
-    if not isinstance(call, ast.Call) or call.keywords or not _reaches_parent(call):
-        return None
-    owner = call.func.value
-    if isinstance(owner, ast.Call):
-        return None if call.args else "super"
-    return owner.id if len(call.args) == 1 else None
-
-
-def _reaches_parent(node: ast.AST) -> bool:
-    """``super().get_config(...)`` or ``Name.get_config(self, ...)``: a call of a parent's ``get_config``."""
-    if not (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_config"
-    ):
-        return False
-    owner = node.func.value
-    if isinstance(owner, ast.Call):
-        return isinstance(owner.func, ast.Name) and owner.func.id == "super"
-    first = node.args[0] if node.args else None
-    return isinstance(owner, ast.Name) and isinstance(first, ast.Name) and first.id == "self"
-
-
-def _calls_parent(function: ast.FunctionDef) -> bool:
-    return any(_reaches_parent(node) for node in ast.walk(function))
+def forwards_keywords(function: ast.FunctionDef) -> bool:
+    """A ``get_config(self, **kwargs)`` whose only use of ``kwargs`` is ``**kwargs`` in one call: the
+    keywords it is given are passed on to the configuration as they are."""
+    name = function.args.kwarg.arg if function.args.kwarg else None
+    uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name]
+    spreads = [
+        keyword
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg is None and isinstance(keyword.value, ast.Name) and keyword.value.id == name
+    ]
+    return name is not None and len(uses) == 1 and len(spreads) == 1
 
 
 _MUTATING = frozenset(
@@ -300,7 +246,7 @@ def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
-def _built_then_set(function: ast.FunctionDef) -> tuple[ast.Call, dict[str, ast.expr]] | None:
+def built_then_set(function: ast.FunctionDef) -> tuple[ast.Call, dict[str, ast.expr]] | None:
     """``config = XConfig(...)`` then only ``config.<name> = value`` before ``return config``: the
     call and what is set on it; None when the name is used any other way (handed to a call, a
     method of it called, a part of it changed)."""
