@@ -41,6 +41,11 @@ class ForwardingModelTester:
         return self.config_class(hidden_size=self.hidden_size, **kwargs)
 
 
+class NamedModelTester:
+    def get_config(self, window=8, **kwargs):
+        return self.config_class(sliding_window=window, **kwargs)
+
+
 class LoopModelTester:
     def __init__(self, parent, hidden_size=4):
         self.parent = parent
@@ -80,6 +85,8 @@ CASES = {
     "epsilon": ("ForwardingModelTester", HANDED_TO_PARENT, "sliding_window", "8"),
     # handed to a parent that does not pass keywords on: undecided
     "zeta": ("WindowModelTester", HANDED_TO_PARENT, "hidden_size", "2"),
+    # handed to a parameter of the parent's own, not to its **kwargs: undecided
+    "eta": ("NamedModelTester", HANDED_TO_PARENT, "window", "None"),
 }
 
 
@@ -101,5 +108,5 @@ def test_an_override_calling_super_get_config_keeps_what_the_parent_sets(make_re
     assert verdicts(results, "test_sliding_window") == {
         "ran": ["beta"],
         "skipped": ["alpha", "delta", "epsilon"],
-        "undecided": ["gamma", "zeta"],
+        "undecided": ["eta", "gamma", "zeta"],
     }

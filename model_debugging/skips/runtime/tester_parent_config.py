@@ -48,8 +48,9 @@ def followed_keywords(
             break
         remaining = remaining[1:] if parent == "super" else remaining[1 + owners.index(parent) :]
         given = remaining[0][1] if remaining else None
-        if _parent_keywords(function) and (given is None or not forwards_keywords(given)):
-            break  # keywords handed to a parent that does not pass them on as they are
+        handed = _handed_keywords(function)
+        if handed and (given is None or not forwards_keywords(given) or handed & _parameters(given)):
+            break  # keywords handed to a parent that does not pass them all on as they are
     return on_top, KeywordsRest.UNKNOWN
 
 
@@ -77,9 +78,20 @@ def _parent_call(function: ast.FunctionDef) -> str | None:
     return owner.id if len(call.args) == 1 else None
 
 
-def _parent_keywords(function: ast.FunctionDef) -> bool:
-    """Whether ``function``'s parent call hands keywords on (``super().get_config(key=value)``)."""
-    return any(_reaches_parent(node) and node.keywords for node in ast.walk(function))
+def _handed_keywords(function: ast.FunctionDef) -> frozenset[str]:
+    """The keywords ``function``'s parent call hands on (``super().get_config(key=value)``)."""
+    return frozenset(
+        keyword.arg or "**"
+        for node in ast.walk(function)
+        if _reaches_parent(node)
+        for keyword in node.keywords
+    )
+
+
+def _parameters(function: ast.FunctionDef) -> frozenset[str]:
+    """The names a keyword given to ``function`` may bind before its ``**kwargs``."""
+    arguments = function.args
+    return frozenset(item.arg for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
 
 
 def _reaches_parent(node: ast.AST) -> bool:
