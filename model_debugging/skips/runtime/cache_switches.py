@@ -19,7 +19,7 @@ import ast
 from model_debugging.skips.library.cache_building import CacheGating
 from model_debugging.skips.library.index import MISSING
 from model_debugging.skips.runtime import modules
-from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.config_values import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelInstance, Tensor, Unknown
 

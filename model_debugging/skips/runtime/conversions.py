@@ -17,7 +17,7 @@ from model_debugging.skips.library.index import MISSING
 from model_debugging.skips.library.module_tree import config_class
 from model_debugging.skips.library.read import CONVERSION_MAPPING
 from model_debugging.skips.runtime import modules
-from model_debugging.skips.runtime.attributes import config_value
+from model_debugging.skips.runtime.config_values import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 

@@ -27,8 +27,8 @@ from model_debugging.skips.library import cache_building, model_outputs
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime import modules
-from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.cache_switches import switched_off
+from model_debugging.skips.runtime.config_values import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from model_debugging.skips.library import cache_building, model_outputs
 from model_debugging.skips.runtime import modules
-from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.cache_switches import switched_off
 from model_debugging.skips.runtime.config_methods import text_config
+from model_debugging.skips.runtime.config_values import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.delegated_cache import delegated_cache, held_cache
 from model_debugging.skips.runtime.values import Config, ModelInstance, Unknown
