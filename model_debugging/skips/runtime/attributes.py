@@ -15,7 +15,7 @@ from model_debugging.skips.library.texts import (
     text_contains,
     text_search,
 )
-from model_debugging.skips.runtime import held_models, modules
+from model_debugging.skips.runtime import held_models, module_types, modules
 from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.config_values import config_value, library_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
@@ -154,8 +154,8 @@ def attribute(
         return _model_attribute(facts, owner, name, unknown, missing)
     if owner is None or isinstance(owner, (bool, int, float, str)):
         return unknown.existing() if hasattr(owner, name) else missing
-    if isinstance(owner, (modules.TorchNamespace, modules.TorchModule, modules.TorchClass)):
-        return modules.torch_attribute(owner, name, unknown)
+    if isinstance(owner, (module_types.TorchNamespace, module_types.TorchModule, module_types.TorchClass)):
+        return module_types.torch_attribute(owner, name, unknown)
     if isinstance(owner, Config):
         return config_value(facts, owner, name, unknown, missing)
     if isinstance(owner, ConfigClass):

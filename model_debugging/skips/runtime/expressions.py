@@ -7,7 +7,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from model_debugging.skips.runtime import attributes, environment, modules
+from model_debugging.skips.runtime import attributes, environment, module_types, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.conversions import conversions
@@ -129,7 +129,7 @@ class Evaluator:
         if name in self.facts.names:
             return self.facts.names[name]
         if name == "nn" and self.facts.library is not None:  # the common files' `from torch import nn`
-            return modules.TORCH_NN
+            return module_types.TORCH_NN
         if name in modules.BASE_MODEL_NAMES and self.facts.library is not None:
             return modules.base_model_class(self.facts, name) or unknown
         if name in _BUILTINS or name in _MODULES:
@@ -182,7 +182,7 @@ class Evaluator:
             elif (
                 isinstance(op, (ast.Is, ast.IsNot))
                 and None in (left, right)
-                and modules.is_module(right if left is None else left)
+                and module_types.is_module(right if left is None else left)
             ):  # a module a constructor built (or the model itself) is never None
                 outcome = isinstance(op, ast.IsNot)
             elif isinstance(op, (ast.Is, ast.IsNot)) and compared_number(
@@ -328,7 +328,7 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
     if name == "get_device_properties":
         return environment.DEVICE_PROPERTIES
     if name == "isinstance":
-        verdict = modules.is_instance(facts, *arguments[:2]) if len(arguments) == 2 else None
+        verdict = module_types.is_instance(facts, *arguments[:2]) if len(arguments) == 2 else None
         return unknown if verdict is None else verdict
     if name in ("set", "list", "tuple") and not arguments:
         return {"set": set, "list": list, "tuple": tuple}[name]()
