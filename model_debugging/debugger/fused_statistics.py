@@ -41,7 +41,7 @@ import warnings
 
 import torch
 
-from model_debugging.debugger.single_thread import mean_in_callers_order
+from model_debugging.debugger.single_thread import callers_threads_for, mean_in_callers_order
 
 # 64 Ki doubles (512 KiB): the buffer stays in a core's cache between the copy, sum and dot
 CHUNK = 1 << 16
@@ -68,11 +68,12 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
         or data._is_zerotensor()
     ):
         return None
-    low, high = torch.aminmax(data)
-    mean = mean_in_callers_order(data)  # upstream's text: torch's order of additions on the user's threads
-    if data.device.type != "cpu":
-        return _on_device(data, low, high, mean)
-    return _in_one_pass(data, low, high, mean)
+    with callers_threads_for(data):
+        low, high = torch.aminmax(data)
+        mean = mean_in_callers_order(data)  # upstream's text: torch's order of additions on the user's threads
+        if data.device.type != "cpu":
+            return _on_device(data, low, high, mean)
+        return _in_one_pass(data, low, high, mean)
 
 
 def finite_or_none(value: float) -> float | None:

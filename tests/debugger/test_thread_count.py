@@ -40,10 +40,10 @@ class Model(nn.Module):
         return self.second(self.first(values))
 
 
-def large_tensor_whose_mean_text_depends_on_the_thread_count():
-    # 1e5 elements are summed on 2 threads in another order than on one: here the float32 mean
-    # prints as 1.0001e+00 with 2 threads and 1.0000e+00 with 1 (found by searching seeds)
-    values = torch.randn(100_000, generator=torch.Generator().manual_seed(14)) * 100
+def large_tensor_whose_mean_text_depends_on_the_thread_count(size=100_000, seed=14):
+    # the elements are summed on 2 threads in another order than on one: with these seeds, the
+    # float32 mean prints as 1.0001e+00 with 2 threads and 1.0000e+00 with 1 (found by searching)
+    values = torch.randn(size, generator=torch.Generator().manual_seed(seed)) * 100
     return values + (1.00005 - values.double().mean().float())
 
 
@@ -55,8 +55,13 @@ def test_model_runs_on_the_users_threads_and_the_count_is_restored(two_threads, 
     assert torch.get_num_threads() == 2
 
 
-def test_upstream_mean_is_computed_on_the_users_thread_count(two_threads, tmp_path):
-    values = large_tensor_whose_mean_text_depends_on_the_thread_count()
+@pytest.mark.parametrize(
+    "size, seed",
+    [(100_000, 14), ((1 << 20) + 5, 89)],
+    ids=["reduced-on-one-thread", "statistics-on-the-users-threads"],
+)
+def test_upstream_mean_is_computed_on_the_users_thread_count(two_threads, tmp_path, size, seed):
+    values = large_tensor_whose_mean_text_depends_on_the_thread_count(size, seed)
     torch.set_printoptions(sci_mode=True)
     expected = repr(values.mean())  # what upstream records: torch's mean on the user's 2 threads
     torch.set_printoptions(profile="default")
@@ -65,6 +70,7 @@ def test_upstream_mean_is_computed_on_the_users_thread_count(two_threads, tmp_pa
         model(values)
     trace = json.loads((tmp_path / "Model_debug_tree_SUMMARY.json").read_text())
     assert trace["children"][0]["inputs"]["args"][0]["mean"] == expected == "tensor(1.0001e+00)"
+    assert model.first.threads_seen == [2] and torch.get_num_threads() == 2
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
