@@ -70,7 +70,8 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
         return None
     with callers_threads_for(data):
         low, high = torch.aminmax(data)
-        mean = mean_in_callers_order(data)  # upstream's text: torch's order of additions on the user's threads
+        # upstream's text: torch's order of additions on the user's threads
+        mean = mean_in_callers_order(data)
         if data.device.type != "cpu":
             return _on_device(data, low, high, mean)
         return _in_one_pass(data, low, high, mean)
