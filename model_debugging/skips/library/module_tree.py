@@ -19,16 +19,14 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 
-from model_debugging.skips.library.config_properties import property_part
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.records import ASSIGNMENTS, ClassName, InitCall, LibraryClass
+from model_debugging.skips.library.model_configs import BASE_MODEL, auto_choice, is_model, parts_below
+from model_debugging.skips.library.records import ASSIGNMENTS, InitCall, LibraryClass
 
-_BASE_MODEL = "PreTrainedModel"
 _BASE_CONFIG = "PreTrainedConfig"
-_AUTO_CONFIG = "AutoConfig"
 # Where a constructor's chain ends: these build no submodule that matters (PreTrainedModel's own
 # __init__ only stores the config and reads flags).
-_CHAIN_ENDS = frozenset({_BASE_MODEL, "Module", "GenerationMixin"})
+_CHAIN_ENDS = frozenset({BASE_MODEL, "Module", "GenerationMixin"})
 # Calls that build no model of the library: torch's own modules and functions, logging, arithmetic,
 # and the helpers of the library that return tensors, activations or numbers.
 _SAFE_ROOTS = frozenset(
@@ -90,11 +88,6 @@ _IN_PROGRESS: set[tuple[int, str, str]] = set()
 # Set by possible_models: a model built only under a condition counts instead of making the answer None.
 _CONDITIONAL_COUNTED = contextvars.ContextVar("conditional_counted", default=False)
 _DECIDING: set[tuple[int, str, str]] = set()  # the same, for decided_models
-
-
-def is_model(library: Library, info: LibraryClass) -> bool:
-    """Whether ``info`` is a model of the library (``PreTrainedModel`` among its ancestors)."""
-    return any(ancestor.name == _BASE_MODEL for ancestor in library.mro(info))
 
 
 def built_models(
@@ -381,15 +374,6 @@ def _loaded_backbone(
     return None if chosen is None else built_models(library, chosen, parts_below(parts, built_from.argument))
 
 
-def parts_below(parts: Mapping[str, LibraryClass], argument: str) -> dict[str, LibraryClass]:
-    """The classes chosen for the parts of part ``argument`` (``config.vlm_config``): the entries
-    ``vlm_config.<name>`` of ``parts``, under ``<name>``."""
-    if not argument.startswith("config."):
-        return {}
-    prefix = f"{argument.removeprefix('config.')}."
-    return {key.removeprefix(prefix): value for key, value in parts.items() if key.startswith(prefix)}
-
-
 def _builds_no_model(module: str) -> bool:
     """Whether names imported from ``module`` (``..activations``, ``torch.nn``, a package other than
     the library, such as a kernel's) never build a model of the library."""
@@ -397,49 +381,3 @@ def _builds_no_model(module: str) -> bool:
     if not module.startswith("."):
         return parts[0] in _SAFE_PACKAGES or parts[0] != "transformers"
     return parts[-1] in _SAFE_MODULES
-
-
-def auto_choice(
-    library: Library, info: LibraryClass, auto: str, call: InitCall, parts: Mapping[str, LibraryClass]
-) -> LibraryClass | None:
-    """The class ``Auto<...>.from_config(config[.<sub-config>])`` builds: the auto class's mapping
-    entry for the model type of that configuration, when its class is written in the library."""
-    config = _argument_config(library, info, call.argument, parts)
-    model_type = library.attribute(config, "model_type") if config is not None else None
-    auto_class = library.find(auto)
-    mapping = library.attribute(auto_class, "_model_mapping") if auto_class is not None else None
-    if not isinstance(model_type, str) or not isinstance(mapping, ClassName):
-        return None
-    entries = dict(library.mappings.get(f"{mapping.name}_NAMES", ()))
-    names = entries.get(model_type, ())
-    return library.find(names[0]) if len(names) == 1 else None
-
-
-def _argument_config(
-    library: Library, info: LibraryClass, argument: str, parts: Mapping[str, LibraryClass]
-) -> LibraryClass | None:
-    """The configuration class of ``argument`` (``config``, ``config.<part>``) in a constructor of
-    ``info``: the run's choice for a part in ``parts`` (also where the configuration was handed
-    down to a module that is no model), else what ``info``'s configuration class declares."""
-    part = argument.removeprefix("config.") if argument.startswith("config.") else None
-    if part in parts:
-        return parts[part]
-    own = config_class(library, info) if is_model(library, info) else None
-    if own is None or argument == "config" or part is None:
-        return own if argument == "config" else None
-    sub_configs = library.attribute(own, "sub_configs")
-    declared = sub_configs.get(part) if isinstance(sub_configs, dict) else None
-    if declared is None:  # not a declared part: maybe one a property builds (`config.encoder_config`)
-        return property_part(library, own, part)
-    if not isinstance(declared, ClassName) or declared.name == _AUTO_CONFIG:
-        return None  # a part declared AutoConfig whose class the run's configuration does not give
-    return library.find(declared.name)
-
-
-def config_class(library: Library, info: LibraryClass) -> LibraryClass | None:
-    """The configuration class a model class declares (``config: LlamaConfig`` or ``config_class``)."""
-    annotated = library.annotation(info, "config")
-    if annotated is not None:
-        return annotated
-    declared = library.attribute(info, "config_class")
-    return library.find(declared.name) if isinstance(declared, ClassName) else None

@@ -14,7 +14,7 @@ depth, of a known class); a model that builds what cannot be followed leaves the
 from __future__ import annotations
 
 from model_debugging.skips.library.index import MISSING
-from model_debugging.skips.library.module_tree import config_class
+from model_debugging.skips.library.model_configs import config_class
 from model_debugging.skips.library.read import CONVERSION_MAPPING
 from model_debugging.skips.runtime import modules
 from model_debugging.skips.runtime.config_values import config_value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_debugging.skips.library.module_tree import is_model
+from model_debugging.skips.library.model_configs import is_model
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.values import Builtin, ModelClass, ModelInstance, Unknown
 

@@ -21,13 +21,8 @@ from model_debugging.skips.library.instance_attributes import (
     configuration_copies,
     instance_attribute,
 )
-from model_debugging.skips.library.module_tree import (
-    auto_choice,
-    built_models,
-    config_class,
-    decided_models,
-    possible_models,
-)
+from model_debugging.skips.library.model_configs import auto_choice, config_class
+from model_debugging.skips.library.module_tree import built_models, decided_models, possible_models
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import ABSENT as NOT_SET
 from model_debugging.skips.runtime.context import TestClassFacts

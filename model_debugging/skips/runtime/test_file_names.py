@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterable
 
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.module_tree import is_model
+from model_debugging.skips.library.model_configs import is_model
 from model_debugging.skips.runtime.values import ModelClass
 
 _PACKAGE = "transformers"
