@@ -68,13 +68,15 @@ def fused_statistics(data: torch.Tensor) -> FusedResult | None:
         or data._is_zerotensor()
     ):
         return None
+    # one parallel region each on a large tensor; the chunked pass below stays on one thread,
+    # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
     with callers_threads_for(data):
         low, high = torch.aminmax(data)
         # upstream's text: torch's order of additions on the user's threads
         mean = mean_in_callers_order(data)
-        if data.device.type != "cpu":
-            return _on_device(data, low, high, mean)
-        return _in_one_pass(data, low, high, mean)
+    if data.device.type != "cpu":
+        return _on_device(data, low, high, mean)
+    return _in_one_pass(data, low, high, mean)
 
 
 def finite_or_none(value: float) -> float | None:

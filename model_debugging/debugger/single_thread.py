@@ -8,9 +8,10 @@ traced forward 1.7x faster with this, see docs/debugger.md). The model's own ops
 recording steps keep the user's thread count.
 
 A tensor of ``CALLERS_THREADS_FROM`` elements or more (the logits of a language model) is the
-exception: its statistics run on the traced code's thread count (:func:`callers_threads_for`).
-Each op then takes milliseconds, far more than a parallel region's wait, and on 2 cores the
-logits' statistics took 9 ms instead of 15 (measured in docs/debugger.md).
+exception for its ``aminmax`` and ``mean`` (:func:`callers_threads_for`): each is one op of
+milliseconds, far more than a parallel region's wait, as upstream's own ops are. The chunked
+float64 pass of the statistics stays on one thread: a region per chunk made the logits'
+statistics 2.6 times slower at a load of 3.5 (measured in docs/debugger.md).
 
 The thread count is process-wide in torch, so the switch is reference-counted across the threads
 of a process: the first recording step to start saves the count, the last one to end restores it.
