@@ -12,7 +12,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.resolve import ClassRef, Resolver
-from model_debugging.skips.runtime.values import Unknown
+from model_debugging.skips.runtime.values import source_expression
 
 
 def method_along(
@@ -60,13 +60,7 @@ def held_tester_method(
     """``"<attribute>.<method>"``: the method of the tester class whose instance the tester's
     ``<attribute>`` holds (None when the attribute is not such an instance or the class not read)."""
     holder, _, method = dotted.partition(".")
-    value = tester_attribute(holder)
-    if not isinstance(value, Unknown) or not value.source:
-        return None
-    try:
-        node = ast.parse(value.source, mode="eval").body
-    except SyntaxError:
-        return None
+    node = source_expression(tester_attribute(holder))
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or tester.module is None:
         return None
     held = resolver.resolve(tester.module, node.func.id)

@@ -16,7 +16,7 @@ from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
 from model_debugging.skips.runtime.part_classes import part_class
 from model_debugging.skips.runtime.tester_config import dict_display
-from model_debugging.skips.runtime.values import Config, Unknown
+from model_debugging.skips.runtime.values import Config, Unknown, source_expression
 
 _AUTO_CONFIG = "AutoConfig"
 _BASE_CONFIG = "PreTrainedConfig"
@@ -104,12 +104,7 @@ def _constructed(
     """A part the tester passes as ``PartConfig(key=value, ...)`` or ``CONFIG_MAPPING["<type>"](...)``
     (its source): the configuration class, and its items when it is called with keywords only (None
     otherwise)."""
-    if not isinstance(passed, Unknown) or not passed.source:
-        return None
-    try:
-        node = ast.parse(passed.source, mode="eval").body
-    except SyntaxError:
-        return None
+    node = source_expression(passed)
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Subscript):  # CONFIG_MAPPING["opt"](...): the class of that type

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.runtime.context import ABSENT
-from model_debugging.skips.runtime.values import Unknown
+from model_debugging.skips.runtime.values import Unknown, source_expression
 
 
 def config_keywords(
@@ -180,10 +180,7 @@ def dict_display(value: object) -> ast.Dict | None:
     (None for a ``**`` inside, a computed key, or any other source)."""
     if not isinstance(value, Unknown) or not value.source.lstrip().startswith("{"):
         return None
-    try:
-        node = ast.parse(value.source.strip(), mode="eval").body
-    except SyntaxError:
-        return None
+    node = source_expression(value)
     keys = node.keys if isinstance(node, ast.Dict) else [None]
     return node if all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys) else None
 

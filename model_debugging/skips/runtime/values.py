@@ -41,6 +41,17 @@ class Unknown:
         return Unknown(self.source, self.node, exists=True)
 
 
+def source_expression(value: object) -> ast.expr | None:
+    """The expression an unknown value's ``source`` writes (a tester's ``TextConfig(...)``), or None
+    for any other value, an unknown without source, or a source that is not one expression."""
+    if not isinstance(value, Unknown) or not value.source:
+        return None
+    try:
+        return ast.parse(value.source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+
 @dataclass(frozen=True)
 class Tensor(Unknown):
     """A tensor a tester builds: its values stay unknown, its shape and zeros may be known.
@@ -175,17 +186,9 @@ class Pending:
 def compared_number(value: object, left: object, right: object) -> bool:
     """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
     (a tester's ``vocab_size - 1``): a number, never None."""
-    if (
-        (left is not None and right is not None)
-        or not isinstance(value, Unknown)
-        or value.node is not None
-        or not value.source
-    ):
+    if (left is not None and right is not None) or not isinstance(value, Unknown) or value.node is not None:
         return False
-    try:
-        node = ast.parse(value.source, mode="eval").body
-    except SyntaxError:
-        return False
+    node = source_expression(value)
     return isinstance(node, ast.BinOp) and all(
         isinstance(
             part,
