@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TypeVar
 
 import torch
@@ -71,10 +71,11 @@ CALLERS_THREADS_FROM = 1 << 20
 
 
 @contextmanager
-def callers_threads_for(tensor: torch.Tensor) -> Iterator[None]:
-    """Inside a recording step, run the body on the traced code's thread count if ``tensor`` is large."""
+def _on_callers_threads(tensor: torch.Tensor, smallest: int = 0) -> Iterator[None]:
+    """Run the body on the thread count the traced code would reduce ``tensor`` on, if it has at
+    least ``smallest`` elements; the recording step's one thread again afterwards."""
     threads = _reducing_threads(tensor)
-    if threads <= 1 or tensor.numel() < CALLERS_THREADS_FROM or torch.get_num_threads() == threads:
+    if threads <= 1 or tensor.numel() < smallest or torch.get_num_threads() == threads:
         yield
         return
     torch.set_num_threads(threads)
@@ -84,6 +85,11 @@ def callers_threads_for(tensor: torch.Tensor) -> Iterator[None]:
         torch.set_num_threads(1)
 
 
+def callers_threads_for(tensor: torch.Tensor) -> AbstractContextManager[None]:
+    """Inside a recording step, run the body on the traced code's thread count if ``tensor`` is large."""
+    return _on_callers_threads(tensor, CALLERS_THREADS_FROM)
+
+
 def with_callers_threads(reduction: Callable[[torch.Tensor], T], tensor: torch.Tensor) -> T:
     """``reduction(tensor)`` on the thread count the traced code runs with.
 
@@ -91,14 +97,8 @@ def with_callers_threads(reduction: Callable[[torch.Tensor], T], tensor: torch.T
     ``mean`` of a large tensor can differ in its last bits (and, rarely, in its printed text)
     between 1 and 2 threads: upstream's ``mean``/``std`` reprs must come from the caller's count.
     """
-    threads = _reducing_threads(tensor)
-    if threads <= 1:
+    with _on_callers_threads(tensor):
         return reduction(tensor)
-    torch.set_num_threads(threads)
-    try:
-        return reduction(tensor)
-    finally:
-        torch.set_num_threads(1)
 
 
 @functools.cache
