@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import hashlib
 import os
 import pickle
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from model_debugging.reporting.atomic import atomic_write_bytes
+from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
 
@@ -79,17 +79,11 @@ class ParseCache:
         return self.directory / key[:2] / f"{key}.pickle"
 
     def _load(self, key: str, kind: type) -> Any:
-        # Unpickling makes many small objects that live on: collecting garbage meanwhile only costs time
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with open(self._entry(key), "rb") as handle:
+        try:  # unpickling makes many small objects that live on
+            with collector_paused(), open(self._entry(key), "rb") as handle:
                 stored_key, value = pickle.load(handle)
         except Exception:  # missing or damaged: only a cache miss
             return None
-        finally:
-            if collecting:
-                gc.enable()
         return value if stored_key == key and isinstance(value, kind) else None
 
     def _store(self, key: str, value: Any) -> None:

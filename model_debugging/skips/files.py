@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
 
@@ -47,7 +48,8 @@ def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str |
         return ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
     key = cache_key(f"{path}\0elided" if elide else path, data)
     try:
-        return parse_bytes(data, path, elide), key
+        with collector_paused():  # the syntax tree is freed as a whole once its record is made
+            return parse_bytes(data, path, elide), key
     except Exception as error:  # a crash on one file is that file's error, never the run's
         crash = ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}")
         return ParsedFile(path, error=crash), key

@@ -45,152 +45,176 @@ def read_init_calls(
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     calls: list[InitCall] = []
+    _BodyReader(function, (function.name,), methods, tables, calls).read(False)
+    return tuple(calls)
 
-    def read(
-        body: ast.FunctionDef | ast.AsyncFunctionDef, conditional: bool, inlined: tuple[str, ...]
-    ) -> None:
+
+class _BodyReader:
+    """Reads one body into ``calls``: the constructor's, or that of a method it calls (inlined).
+
+    A class rather than nested closures: closures that call each other form reference cycles, which
+    kept each class's syntax tree alive until the next collection (millions of objects over the
+    library, and a quarter of its reading time spent collecting them)."""
+
+    def __init__(
+        self,
+        body: ast.FunctionDef | ast.AsyncFunctionDef,
+        inlined: tuple[str, ...],
+        methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+        tables: dict[str, tuple[str, ...]],
+        calls: list[InitCall],
+    ):
+        self.body, self.inlined, self.methods, self.tables, self.calls = body, inlined, methods, tables, calls
         nodes = walk(body)  # walked once for the readings below
-        aliases = class_aliases(nodes, tables)
-        values = bound_to_calls(nodes)
-        plain_names = _bound_to_plain(body, nodes)
-        local_functions = {
+        self.aliases = class_aliases(nodes, tables)
+        self.values = bound_to_calls(nodes)
+        self.plain_names = _bound_to_plain(body, nodes)
+        self.local_functions = {
             node.name
             for node in nodes
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body
         }
-        targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
-        conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
+        self.targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
+        self.conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
         # conditions are kept only where `config` is the constructor's own configuration parameter
-        keeps_conditions = not inlined[1:] and _config_parameter_kept(body, nodes)
+        self.keeps_conditions = not inlined[1:] and _config_parameter_kept(body, nodes)
         # `config` names the configuration the instance is built with, unless rebound here or a
         # parameter of an inlined method (which may be handed a part of it)
-        config_is_own = not _rebinds_config(nodes) and not (inlined[1:] and "config" in _parameters(body))
+        self.config_is_own = not _rebinds_config(nodes) and not (
+            inlined[1:] and "config" in _parameters(body)
+        )
         # the constructor's own parameters, which a class may be passed for (not an inlined method's)
-        own_parameters = (
+        self.own_parameters = (
             set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
         )
 
-        def visit(node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body:
-                for statement in node.body:  # a local function: what it calls, whenever it runs
-                    visit(statement, True, looped)
-                return
-            if isinstance(node, (ast.Lambda, ast.ClassDef)):
-                return
-            if isinstance(node, ast.comprehension):
-                conditional = conditional or bool(node.ifs)
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                _assignment(node, conditional or looped, condition)  # a loop's body may run no time
-            if isinstance(node, ast.Call):
-                _record(node, conditional)
-            inner = conditional or isinstance(node, _CONDITIONAL)
-            looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
-            branch = _branch_conditions(node) if keeps_conditions and not (conditional or looped) else {}
-            for child in child_nodes(node):
-                if isinstance(child, _LEAVES):
-                    continue
-                # the test of an `if` always runs; only its branches are conditional
-                inside = conditional if isinstance(node, ast.If) and child is node.test else inner
-                visit(child, inside, looped, branch.get(id(child), ""))
+    def read(self, conditional: bool) -> None:
+        for statement in self.body.body:
+            self._visit(statement, conditional)
 
-        def _assignment(node: ast.Assign | ast.AnnAssign, conditional: bool, condition: str = "") -> None:
-            written = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [
-                name
-                for target in written
-                for item in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
-                if (name := _self_attribute(item)) is not None
-            ]
-            unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
-            if condition:  # a statement of one branch of `if <test>: ... else: ...`
-                branches = None if unpacked else [(node.value, condition)]
-            else:
-                branches = None if unpacked or conditional or not keeps_conditions else _branches(node.value)
-            for name in names:
-                if branches is not None:  # `A(...) if <test> else B`: each value under its condition
-                    for value, condition in branches:
-                        if isinstance(value, ast.Call):
-                            targets[id(value)], conditions[id(value)] = name, condition
-                        else:
-                            kind = PLAIN_VALUE if _plain(value) else OPAQUE_VALUE
-                            calls.append(InitCall(kind, True, target=name, condition=condition))
-                    continue
-                direct = [] if unpacked else _direct_calls(node.value)
-                if direct:
-                    targets.update((id(call), name) for call in direct)
-                    if len(direct) == 1 and direct[0] is node.value:
-                        continue
-                plain = _plain(node.value) or (
-                    isinstance(node.value, ast.Name) and node.value.id in plain_names
-                )
-                kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
-                source = ast.unparse(node.value) if kind == PLAIN_VALUE and keeps_conditions else ""
-                # the configuration itself (`self.config = config`) or one of its values
-                read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
-                calls.append(
-                    InitCall(
-                        kind,
-                        conditional or bool(direct),
-                        argument=source if read_from_config else "",
-                        target=name,
-                    )
-                )
+    def _visit(self, node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.body:
+            for statement in node.body:  # a local function: what it calls, whenever it runs
+                self._visit(statement, True, looped)
+            return
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return
+        if isinstance(node, ast.comprehension):
+            conditional = conditional or bool(node.ifs)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            self._assignment(node, conditional or looped, condition)  # a loop's body may run no time
+        if isinstance(node, ast.Call):
+            self._record(node, conditional)
+        inner = conditional or isinstance(node, _CONDITIONAL)
+        looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
+        branch = _branch_conditions(node) if self.keeps_conditions and not (conditional or looped) else {}
+        for child in child_nodes(node):
+            if isinstance(child, _LEAVES):
+                continue
+            # the test of an `if` always runs; only its branches are conditional
+            inside = conditional if isinstance(node, ast.If) and child is node.test else inner
+            self._visit(child, inside, looped, branch.get(id(child), ""))
 
-        def _record(node: ast.Call, conditional: bool) -> None:
-            callee = written_callee(node.func)
-            if callee in local_functions:
-                return  # its own calls are read where it is defined
-            method = callee.removeprefix("self.")
-            target = targets.get(id(node), "")
-            if callee.startswith("self.") and method in methods and method not in inlined:
-                read(methods[method], conditional, (*inlined, method))
-                if target:
-                    calls.append(InitCall(OPAQUE_VALUE, conditional, target=target))
-                return
-            argument = (
-                node.args[0]
-                if node.args
-                else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
+    def _assignment(self, node: ast.Assign | ast.AnnAssign, conditional: bool, condition: str = "") -> None:
+        written = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [
+            name
+            for target in written
+            for item in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+            if (name := _self_attribute(item)) is not None
+        ]
+        unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
+        if condition:  # a statement of one branch of `if <test>: ... else: ...`
+            branches = None if unpacked else [(node.value, condition)]
+        else:
+            branches = None if unpacked or conditional or not self.keeps_conditions else _branches(node.value)
+        for name in names:
+            if branches is not None:  # `A(...) if <test> else B`: each value under its condition
+                for value, condition in branches:
+                    if isinstance(value, ast.Call):
+                        self.targets[id(value)], self.conditions[id(value)] = name, condition
+                    else:
+                        kind = PLAIN_VALUE if _plain(value) else OPAQUE_VALUE
+                        self.calls.append(InitCall(kind, True, target=name, condition=condition))
+                continue
+            direct = [] if unpacked else _direct_calls(node.value)
+            if direct:
+                self.targets.update((id(call), name) for call in direct)
+                if len(direct) == 1 and direct[0] is node.value:
+                    continue
+            plain = _plain(node.value) or (
+                isinstance(node.value, ast.Name) and node.value.id in self.plain_names
             )
-            registered = _registered_attribute(callee, node)
-            if registered is not None:
-                calls.append(registered)
-            set_value = _set_attribute(callee, node)
-            if set_value is not None:  # setattr(self, name, value): like `self.<name> = value`
-                name, value = set_value
-                if isinstance(value, ast.Call):
-                    targets[id(value)] = name
-                else:
-                    calls.append(
-                        InitCall(PLAIN_VALUE if _plain(value) else OPAQUE_VALUE, conditional, target=name)
-                    )
-            owner_name, _, attribute = callee.partition(".")
-            if owner_name in values and attribute and "." not in attribute and attribute not in _CONSTRUCTORS:
-                callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
-            table = classes_named(node.func, tables) if isinstance(node.func, ast.Subscript) else None
-            choices = aliases.get(callee) or table or (callee,)
-            passed = ast.unparse(argument) if argument is not None else ""
-            if not config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
-                passed = ""  # not the instance's configuration: no choice is read from it
-            classes = _passed_classes(node, aliases, tables)
-            calls.extend(
+            kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
+            source = ast.unparse(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
+            # the configuration itself (`self.config = config`) or one of its values
+            read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
+            self.calls.append(
                 InitCall(
-                    callee=choice,
-                    conditional=conditional or len(choices) > 1,
-                    argument=passed,
-                    target=target,
-                    condition=conditions.get(id(node), "") if len(choices) == 1 else "",
-                    classes=classes,
-                    parameter=choice in own_parameters,
+                    kind,
+                    conditional or bool(direct),
+                    argument=source if read_from_config else "",
+                    target=name,
                 )
-                for choice in choices
             )
 
-        for statement in body.body:
-            visit(statement, conditional)
-
-    read(function, False, (function.name,))
-    return tuple(calls)
+    def _record(self, node: ast.Call, conditional: bool) -> None:
+        callee = written_callee(node.func)
+        if callee in self.local_functions:
+            return  # its own calls are read where it is defined
+        method = callee.removeprefix("self.")
+        target = self.targets.get(id(node), "")
+        if callee.startswith("self.") and method in self.methods and method not in self.inlined:
+            inlined = (*self.inlined, method)
+            _BodyReader(self.methods[method], inlined, self.methods, self.tables, self.calls).read(
+                conditional
+            )
+            if target:
+                self.calls.append(InitCall(OPAQUE_VALUE, conditional, target=target))
+            return
+        argument = (
+            node.args[0]
+            if node.args
+            else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
+        )
+        registered = _registered_attribute(callee, node)
+        if registered is not None:
+            self.calls.append(registered)
+        set_value = _set_attribute(callee, node)
+        if set_value is not None:  # setattr(self, name, value): like `self.<name> = value`
+            name, value = set_value
+            if isinstance(value, ast.Call):
+                self.targets[id(value)] = name
+            else:
+                self.calls.append(
+                    InitCall(PLAIN_VALUE if _plain(value) else OPAQUE_VALUE, conditional, target=name)
+                )
+        owner_name, _, attribute = callee.partition(".")
+        if (
+            owner_name in self.values
+            and attribute
+            and "." not in attribute
+            and attribute not in _CONSTRUCTORS
+        ):
+            callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
+        table = classes_named(node.func, self.tables) if isinstance(node.func, ast.Subscript) else None
+        choices = self.aliases.get(callee) or table or (callee,)
+        passed = ast.unparse(argument) if argument is not None else ""
+        if not self.config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
+            passed = ""  # not the instance's configuration: no choice is read from it
+        classes = _passed_classes(node, self.aliases, self.tables)
+        self.calls.extend(
+            InitCall(
+                callee=choice,
+                conditional=conditional or len(choices) > 1,
+                argument=passed,
+                target=target,
+                condition=self.conditions.get(id(node), "") if len(choices) == 1 else "",
+                classes=classes,
+                parameter=choice in self.own_parameters,
+            )
+            for choice in choices
+        )
 
 
 def read_function_calls(

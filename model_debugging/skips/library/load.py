@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryFile
 
@@ -93,13 +94,14 @@ def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
     from model_debugging.skips.library.read import read_library_file  # not needed to find the files
 
     records = []
-    for path in paths:
-        try:
-            source = (repo / path).read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            records.append(LibraryFile(path, error=f"{path}:1: cannot read: {error}"))
-            continue
-        records.append(read_library_file(path, source))
+    with collector_paused():  # syntax trees and records hold no cycles
+        for path in paths:
+            try:
+                source = (repo / path).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                records.append(LibraryFile(path, error=f"{path}:1: cannot read: {error}"))
+                continue
+            records.append(read_library_file(path, source))
     return records
 
 
@@ -119,6 +121,18 @@ def load_library(
     root = library_root(repo)
     if root is None:
         return None, []
+    with collector_paused():  # the records and the index built from them all live on
+        return _load(repo, root, cache, jobs, keys, record_keys)
+
+
+def _load(
+    repo: Path,
+    root: Path,
+    cache: ParseCache | None,
+    jobs: int | None,
+    keys: dict[str, str] | None,
+    record_keys: dict[str, str] | None,
+) -> tuple[Library, list[str]]:
     records: list[LibraryFile] = []
     cold: list[tuple[str, str]] = []
     for path in library_paths(repo, root):
