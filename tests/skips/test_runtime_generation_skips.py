@@ -331,3 +331,68 @@ def test_a_helper_handed_to_the_tester_runs_the_testers_method_with_its_argument
         )
     results = scan(write_tree(make_repo(files), LIBRARY))
     assert verdicts(results, "test_decoder_flag") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+
+
+# The decoder part comes from a method of the tester that calls the class a tester attribute names,
+# with the tester's own bos_token_id: 1 for gamma (runs), None for delta (skips).
+PART_METHOD_TEST = """
+import unittest
+from transformers import GammaConfig, GammaTextConfig, GammaModel
+from ...generation.test_utils import GenerationTesterMixin
+
+
+class {name}ModelTester:
+    module_config_class = GammaTextConfig
+
+    def __init__(self, parent):
+        self.parent = parent
+        self.bos_token_id = {bos}
+
+    def get_decoder_config(self):
+        return self.module_config_class(bos_token_id=self.bos_token_id)
+
+    def get_config(self):
+        return GammaConfig(decoder=self.get_decoder_config())
+
+    def prepare_config_and_inputs_for_common(self):
+        return self.get_config(), {{}}
+
+
+class {name}ModelTest(GenerationTesterMixin, unittest.TestCase):
+    all_model_classes = (GammaModel,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
+
+PART_METHOD_LIBRARY = {
+    **LIBRARY,
+    "src/transformers/models/gamma/configuration_gamma.py": """
+        class GammaTextConfig(PreTrainedConfig):
+            model_type = "gamma_text"
+
+        class GammaConfig(PreTrainedConfig):
+            model_type = "gamma"
+            sub_configs = {"decoder": GammaTextConfig}
+    """,
+    "src/transformers/models/gamma/modeling_gamma.py": """
+        class GammaModel(PreTrainedModel):
+            config: GammaConfig
+    """,
+}
+
+
+def test_a_part_built_by_a_tester_method_holds_the_testers_values(make_repo, scan):
+    root = make_repo(
+        {
+            "tests/generation/test_utils.py": GENERATION,
+            "tests/models/gamma/test_modeling_gamma.py": PART_METHOD_TEST.format(name="Gamma", bos="1"),
+            "tests/models/delta/test_modeling_delta.py": PART_METHOD_TEST.format(name="Delta", bos="None"),
+        }
+    )
+    results = scan(write_tree(root, PART_METHOD_LIBRARY))
+    assert verdicts(results, "test_bos_of_text_part") == {
+        "ran": ["gamma"],
+        "skipped": ["delta"],
+        "undecided": [],
+    }

@@ -10,7 +10,9 @@ models below differs only in that choice, made through one mechanism:
 - ``rose`` / ``rue``: ``XConfig(...).to_dict()``, whose model type ``__post_init__`` forces
   (``reed`` does not force it: undecided);
 - ``nest`` / ``nook``: the part of a part (``vlm_config`` holding ``text_config``);
-- ``sage`` / ``sorrel``: classes written in another file of the model's folder (``vision.py``).
+- ``sage`` / ``sorrel``: classes written in another file of the model's folder (``vision.py``);
+- ``lark`` / ``loom``: configurations ``get_config`` builds into local names, the part's part
+  passed by a name bound before it (``text = TextConfig(...)``, ``vlm = VlmConfig(text_config=text)``).
 
 ``sigma`` compares the loop's class with a model its test file imports (``model_class ==
 SigmaModel``) and skips; ``sigmahead``, whose classes do not include it, runs.
@@ -79,6 +81,33 @@ MODELS = [
     ("sage", "Sage", "pass", ""),
     ("sorrel", "Sorrel", "pass", ""),
 ]
+
+# the parts built into local names of get_config, the inner one passed to the outer one by name
+LOCAL_PARTS_TEST = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def __init__(self, parent):
+        self.parent = parent
+        self.hidden_size = 8
+
+    def get_config(self):
+        text = {text}
+        vlm = VlmConfig(text_config=text)
+        return OuterConfig(vlm_config=vlm)
+
+    def prepare_config_and_inputs_for_common(self):
+        return self.get_config(), {{}}
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = (OuterModel,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester(self)
+"""
 
 # `model_class == SigmaModel` in an override of the model's own test file
 SIGMA_TEST = """
@@ -296,6 +325,10 @@ def checkout(make_repo):
             keywords=keywords,
         )
     files["tests/models/sigma/test_modeling_sigma.py"] = SIGMA_TEST
+    for folder, text in (("lark", "TextConfig(size=self.hidden_size)"), ("loom", "PlainConfig()")):
+        files[f"tests/models/{folder}/test_modeling_{folder}.py"] = LOCAL_PARTS_TEST.format(
+            name=folder.title(), text=text
+        )
     files["tests/models/sigmahead/test_modeling_sigmahead.py"] = SIGMA_TEST.replace(
         "(SigmaModel, SigmaHeadModel)", "(SigmaHeadModel,)"
     )
@@ -317,6 +350,8 @@ def test_the_dicts_passed_choose_the_parts_classes(checkout, scan):
         "nook": "skipped",
         "sage": "ran",
         "sorrel": "skipped",
+        "lark": "ran",
+        "loom": "skipped",
         "sigma": "skipped",  # they build no part that records
         "sigmahead": "skipped",
     }

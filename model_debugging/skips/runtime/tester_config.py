@@ -11,6 +11,7 @@ tester's ``get_config`` (``tester_parent_config``).
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 
 from model_debugging.skips.runtime.context import ABSENT
@@ -68,7 +69,12 @@ def config_keywords(
         **{
             name: _typed(held(value))
             or keyword_value(
-                _returned_call(local.get(ast.unparse(value), value), tester_method), tester_attribute
+                _returned_call(
+                    _with_tester_literals(_with_locals(value, local), tester_attribute),
+                    tester_method,
+                    tester_attribute,
+                ),
+                tester_attribute,
             )
             for name, value in {**passed, **later}.items()
         },
@@ -195,11 +201,16 @@ def _literal_or_unknown(node: ast.expr, parameters: dict[str, object]) -> object
         return Unknown(ast.unparse(node), exists=True)
 
 
-def _returned_call(node: ast.expr, tester_method: Callable[[str], ast.FunctionDef | None]) -> ast.expr:
+def _returned_call(
+    node: ast.expr,
+    tester_method: Callable[[str], ast.FunctionDef | None],
+    tester_attribute: Callable[[str], object] = lambda _: ABSENT,
+) -> ast.expr:
     """``self.get_backbone_config()`` -> the ``XConfig(...)`` call that method's one statement returns
-    (a class named by a plain name, or ``CONFIG_MAPPING["<type>"]``); also a method of a tester the
-    tester holds (``self.text_model_tester.get_config()``, asked as ``"text_model_tester.get_config"``),
-    and such a call's ``.to_dict()``. Any other value as it is."""
+    (a class named by a plain name, or ``CONFIG_MAPPING["<type>"]``, or by an attribute of the tester
+    that names one: ``self.module_config_class(...)`` with ``module_config_class = T5GemmaModuleConfig``);
+    also a method of a tester the tester holds (``self.text_model_tester.get_config()``, asked as
+    ``"text_model_tester.get_config"``), and such a call's ``.to_dict()``. Any other value as it is."""
     if (
         isinstance(node, ast.Call)
         and not node.args
@@ -207,7 +218,7 @@ def _returned_call(node: ast.expr, tester_method: Callable[[str], ast.FunctionDe
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "to_dict"
     ):
-        inner = _returned_call(node.func.value, tester_method)
+        inner = _returned_call(node.func.value, tester_method, tester_attribute)
         return node if inner is node.func.value else ast.Call(ast.Attribute(inner, "to_dict"), [], [])
     if not (
         isinstance(node, ast.Call)
@@ -221,9 +232,69 @@ def _returned_call(node: ast.expr, tester_method: Callable[[str], ast.FunctionDe
         return node
     method = tester_method(node.func.attr if owner == "self" else f"{owner[5:]}.{node.func.attr}")
     body = [statement for statement in method.body if not _is_docstring(statement)] if method else []
-    if len(body) == 1 and isinstance(body[0], ast.Return) and _is_config_call(body[0].value):
-        return body[0].value
-    return node
+    returned = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    if owner == "self":  # a held tester's own attributes are not this tester's
+        returned = _with_tester_literals(
+            _class_attribute_called(returned, tester_attribute), tester_attribute
+        )
+    return returned if _is_config_call(returned) else node
+
+
+_LITERAL_TYPES = (bool, int, float, str, type(None))
+
+
+def _with_tester_literals(
+    node: ast.expr | None, tester_attribute: Callable[[str], object]
+) -> ast.expr | None:
+    """``node`` with each ``self.<attr>`` whose tester attribute is a plain literal written as that
+    literal, so a part built inside it (``decoder=XConfig(bos_token_id=self.bos_token_id)``) holds
+    the value. Only for code of this tester's own methods, where ``self`` is the tester."""
+    if node is None:
+        return None
+    literals = {
+        inner.attr: value
+        for inner in ast.walk(node)
+        if _is_self_attribute(inner) and isinstance(value := tester_attribute(inner.attr), _LITERAL_TYPES)
+    }
+    if not literals:
+        return node
+    return _TesterLiterals(literals).visit(copy.deepcopy(node))  # the function's tree is shared
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Load)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+class _TesterLiterals(ast.NodeTransformer):
+    def __init__(self, literals: dict[str, object]):
+        self.literals = literals
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:  # noqa: N802 - ast's visitor name
+        if _is_self_attribute(node) and node.attr in self.literals:
+            return ast.Constant(self.literals[node.attr])
+        return self.generic_visit(node)
+
+
+def _class_attribute_called(
+    node: ast.expr | None, tester_attribute: Callable[[str], object]
+) -> ast.expr | None:
+    """``self.<attr>(...)`` written as a call of the class the tester's attribute names; else ``node``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    ):
+        return node
+    value = tester_attribute(node.func.attr)
+    if not (isinstance(value, Unknown) and value.source.isidentifier()):
+        return node
+    return ast.Call(ast.Name(value.source, ast.Load()), node.args, node.keywords)
 
 
 def _is_config_call(node: ast.expr | None) -> bool:
@@ -303,6 +374,26 @@ def _single_assignments(function: ast.FunctionDef) -> dict[str, ast.expr]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values[node.targets[0].id] = node.value
     return {name: value for name, value in values.items() if stores.get(name) == 1}
+
+
+def _with_locals(node: ast.expr, local: dict[str, ast.expr]) -> ast.expr:
+    """``node`` with the local names ``get_config`` binds once replaced by what they bind, also inside
+    what they bind (``vision = VisionConfig(backbone_config=backbone)``, ``backbone = BackboneConfig()``),
+    each name at most once along a path, so a name bound to an expression that reads it stays a name."""
+    if not any(isinstance(inner, ast.Name) and inner.id in local for inner in ast.walk(node)):
+        return node
+    return _LocalNames(local, frozenset()).visit(copy.deepcopy(node))  # the function's tree is shared
+
+
+class _LocalNames(ast.NodeTransformer):
+    def __init__(self, local: dict[str, ast.expr], open_names: frozenset[str]):
+        self.local, self.open_names = local, open_names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:  # noqa: N802 - ast's visitor name
+        value = self.local.get(node.id)
+        if value is None or not isinstance(node.ctx, ast.Load) or node.id in self.open_names:
+            return node
+        return _LocalNames(self.local, self.open_names | {node.id}).visit(copy.deepcopy(value))
 
 
 def keyword_value(node: ast.expr, tester_attribute: Callable[[str], object]) -> object:
