@@ -11,12 +11,21 @@ its ``setUpClass`` / ``setUp`` always raises.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from model_debugging.skips.calls import method_skip, name_skips
 from model_debugging.skips.outcome import Outcome, Status
-from model_debugging.skips.records import ClassInfo, Method, NameSkip, NonLiteral, ParsedFile, Skip, SkipKind
+from model_debugging.skips.records import (
+    STAR,
+    ClassInfo,
+    Method,
+    NameSkip,
+    NonLiteral,
+    ParsedFile,
+    Skip,
+    SkipKind,
+)
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
@@ -107,6 +116,25 @@ def _setup_name_skips(resolver: Resolver, collected: CollectedClass) -> tuple[tu
     return tuple(name_skips(resolver, collected, owner, method, set()))
 
 
+def _module_classes(
+    resolver: Resolver, parsed: ParsedFile, module: str
+) -> Iterator[tuple[ClassRef, ClassInfo]]:
+    """The classes bound at the module's top level: those it defines, then those it imports from
+    another file of the checkout (``from ..cohere.test_modeling_cohere import CohereModelTest``):
+    pytest collects an imported ``TestCase`` in the importing module too, and runs its tests there."""
+    for info in parsed.classes:
+        yield ClassRef(module, info.name), info
+    seen = set()
+    for item in parsed.imports:
+        if item.name in (None, STAR) or parsed.class_named(item.local) is not None:
+            continue
+        ref = resolver.resolve(module, item.local)
+        info = resolver.info(ref) if not ref.external and ref.module != module else None
+        if info is not None and ref not in seen:
+            seen.add(ref)
+            yield ref, info
+
+
 def collect_test_classes(
     resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
 ) -> list[CollectedClass]:
@@ -119,8 +147,7 @@ def collect_test_classes(
         parsed = resolver.modules.get(module_name(path))
         if parsed is None:
             continue
-        for info in parsed.classes:
-            ref = ClassRef(module_name(path), info.name)
+        for ref, info in _module_classes(resolver, parsed, module_name(path)):
             mro = resolver.mro(ref)
             if not resolver.is_test_case(mro):
                 continue

@@ -1,5 +1,7 @@
 """What the scanner predicts for classes resolved across files, imports and testers."""
 
+from tests.skips.conftest import verdicts
+
 CAUSAL_LM_TESTER = """
 from .test_modeling_common import ModelTesterMixin
 from .generation.test_utils import GenerationTesterMixin
@@ -136,6 +138,46 @@ def test_subclass_of_another_models_test_class_through_relative_import(make_repo
     assert results["test_resize_tokens_embeddings"]["models_ran"] == ["roberta"]
     assert results["test_training"]["models_skipped"] == ["bert"]
     assert results["test_training"]["models_ran"] == ["roberta"]
+
+
+def test_a_test_class_imported_into_a_model_file_is_collected_there_too(make_repo, scan):
+    """pytest collects every ``TestCase`` bound in a module, also one it imports: cohere2's file ran
+    ``CohereModelTest`` again in 2025 checkouts. Importing only the tester collects nothing more."""
+    repo = make_repo(
+        {
+            "tests/models/bert/test_modeling_bert.py": """
+                import unittest
+                from ...test_modeling_common import ModelTesterMixin
+
+                class BertModelTester:
+                    pass
+
+                class BertModelTest(ModelTesterMixin, unittest.TestCase):
+                    pass
+            """,
+            "tests/models/gemma/test_modeling_gemma.py": """
+                import unittest
+                from ...models.bert.test_modeling_bert import BertModelTest, BertModelTester
+
+                class GemmaModelTest(BertModelTest):
+                    has_attentions = False
+            """,
+            "tests/models/helium/test_modeling_helium.py": """
+                import unittest
+                from ..bert.test_modeling_bert import BertModelTester
+                from ...test_modeling_common import ModelTesterMixin
+
+                class HeliumModelTest(ModelTesterMixin, unittest.TestCase):
+                    has_attentions = False
+            """,
+        }
+    )
+    results = scan(repo)
+    assert verdicts(results, "test_attention_outputs") == {
+        "ran": ["bert", "gemma"],
+        "skipped": ["helium"],
+        "undecided": [],
+    }
 
 
 def test_a_model_skips_only_when_every_applicable_class_skips(make_repo, scan):

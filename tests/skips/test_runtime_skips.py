@@ -262,6 +262,38 @@ def test_library_facts_decide_the_skip(checkout, scan, test, reason):
     assert results[test]["skips"][0]["kind"] == "runtime"
 
 
+# Which attributes a configuration has is known only when its classes are followed up to the base
+# configuration class (an attribute no class declares does not exist).
+HASATTR_COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_window_switch(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if not hasattr(config, "use_sliding_window"):
+            self.skipTest(reason="no sliding window switch")
+"""
+
+
+@pytest.mark.parametrize("base", ["PreTrainedConfig", "PretrainedConfig"])
+def test_the_base_configuration_ends_the_attributes_under_either_spelling(make_repo, scan, base):
+    """Checkouts older than transformers 5 call the base configuration class ``PretrainedConfig``."""
+    files = {
+        "tests/test_modeling_common.py": HASATTR_COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+        "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta", bos=None),
+    }
+    library = {path: text.replace("PreTrainedConfig", base) for path, text in LIBRARY.items()}
+    alpha = "src/transformers/models/alpha/configuration_alpha.py"
+    library[alpha] = library[alpha].replace(
+        "sliding_window: int | None = None",
+        "sliding_window: int | None = None\n            use_sliding_window: bool = True",
+    )
+    results = scan(write_tree(make_repo(files), library))
+    assert verdicts(results, "test_window_switch") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+
+
 def test_a_skip_in_the_loop_ends_the_test_at_the_first_class(checkout, scan):
     """BetaModel supports gradient checkpointing, BetaForCausalLM does not: the test is skipped."""
     results = scan(checkout)
@@ -304,3 +336,73 @@ def test_without_library_sources_library_conditions_are_undecided(make_repo, sca
     assert results["test_gradient_checkpointing"]["models_undecided"] == ["alpha"]
     err = capsys.readouterr().err
     assert err.count("no library sources") == 1
+
+
+ENCODER_DECODER_COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_decoder_only_here(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.is_encoder_decoder:
+            self.skipTest(reason="This model is encoder-decoder")
+"""
+
+# Configurations written before dataclass fields: an `__init__` hands its values to the base's.
+OLD_STYLE_LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            config_class = None
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PretrainedConfig:
+            def __init__(self, *, is_encoder_decoder: bool = False, bos_token_id=None, **kwargs):
+                self.is_encoder_decoder = is_encoder_decoder
+                self.bos_token_id = bos_token_id
+    """,
+    "src/transformers/models/alpha/configuration_alpha.py": """
+        class AlphaConfig(PretrainedConfig):
+            model_type = "alpha"
+
+            def __init__(self, vocab_size=10, **kwargs):
+                self.vocab_size = vocab_size
+                super().__init__(**kwargs)
+    """,
+    "src/transformers/models/beta/configuration_beta.py": """
+        class BetaConfig(PretrainedConfig):
+            model_type = "beta"
+
+            def __init__(self, vocab_size=10, is_encoder_decoder=True, **kwargs):
+                self.vocab_size = vocab_size
+                super().__init__(is_encoder_decoder=is_encoder_decoder, **kwargs)
+    """,
+    "src/transformers/models/alpha/modeling_alpha.py": """
+        class AlphaModel(PreTrainedModel):
+            config_class = AlphaConfig
+
+        class AlphaForCausalLM(PreTrainedModel):
+            config_class = AlphaConfig
+    """,
+    "src/transformers/models/beta/modeling_beta.py": """
+        class BetaModel(PreTrainedModel):
+            config_class = BetaConfig
+
+        class BetaForCausalLM(PreTrainedModel):
+            config_class = BetaConfig
+    """,
+}
+
+
+def test_an_old_style_configuration_sets_what_it_hands_the_base_constructor(make_repo, scan):
+    files = {
+        "tests/test_modeling_common.py": ENCODER_DECODER_COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+        "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta", bos=1),
+    }
+    results = scan(write_tree(make_repo(files), OLD_STYLE_LIBRARY))
+    assert verdicts(results, "test_decoder_only_here") == {
+        "ran": ["alpha"],
+        "skipped": ["beta"],
+        "undecided": [],
+    }

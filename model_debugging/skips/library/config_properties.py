@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import LibraryClass
-
-_BASE_CONFIG = "PreTrainedConfig"
 
 
 def property_part(library: Library, config: LibraryClass, name: str) -> LibraryClass | None:
@@ -46,5 +45,5 @@ def property_part(library: Library, config: LibraryClass, name: str) -> LibraryC
     if not isinstance(returned, ast.Call) or not isinstance(returned.func, ast.Name):
         return None
     found = library.find(returned.func.id, path)
-    is_config = found is not None and any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found))
+    is_config = found is not None and any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found))
     return found if is_config else None

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from model_debugging.skips.library.base_classes import BASE_MODEL
 from model_debugging.skips.library.config_properties import property_part
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, InitCall, LibraryClass
 
-BASE_MODEL = "PreTrainedModel"
 _AUTO_CONFIG = "AutoConfig"
 
 

@@ -19,11 +19,15 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.model_configs import BASE_MODEL, auto_choice, is_model, parts_below
+from model_debugging.skips.library.model_configs import (
+    auto_choice,
+    is_model,
+    parts_below,
+)
 from model_debugging.skips.library.records import ASSIGNMENTS, InitCall, LibraryClass
 
-_BASE_CONFIG = "PreTrainedConfig"
 # Where a constructor's chain ends: these build no submodule that matters (PreTrainedModel's own
 # __init__ only stores the config and reads flags).
 _CHAIN_ENDS = frozenset({BASE_MODEL, "Module", "GenerationMixin"})
@@ -294,7 +298,7 @@ def _models_of_call(
         ):
             return ()  # a method of a local value (`layers.append`, `new_module.weight.copy_`)
         return None
-    if any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(found)):
+    if any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found)):
         return ()  # a configuration (`XConfig(...)`, `XConfig.from_dict(...)`), not a module
     if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None

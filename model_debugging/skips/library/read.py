@@ -301,7 +301,18 @@ def _init_assignments(
     decided: list[tuple[str, Value]] = []
     top_level = set()
     as_set: list[str] = []
+    assigned = set()
+    rebound = {
+        node.id for node in walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
     for statement in function.body:
+        passed = _passed_to_base(statement, defaults, rebound)
+        if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
+            decided.extend(
+                (key, value) for key, value in passed if not isinstance(value, (Opaque, ClassName))
+            )
+            assigned.update(key for key, value in passed if isinstance(value, (Opaque, ClassName)))
+            continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             name = _self_attribute(statement.targets[0])
             source = statement.value
@@ -318,7 +329,6 @@ def _init_assignments(
             if not isinstance(value, (Opaque, ClassName)):
                 decided.append((name, value))
                 top_level.add(id(statement))
-    assigned = set()
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
     for node in walk(function):
         targets = (
@@ -335,6 +345,35 @@ def _init_assignments(
             if name is not None:
                 assigned.add(name)
     return decided, assigned, as_set
+
+
+def _passed_to_base(
+    statement: ast.stmt, defaults: dict[str, ast.expr], rebound: set[str]
+) -> list[tuple[str, Value]] | None:
+    """``super().__init__(key=value, ...)``: the value each keyword hands the base constructor, which
+    sets it on the instance (a parameter never rebound is its default; anything else is opaque)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+    ):
+        return None
+    passed = []
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            continue  # `**kwargs`: what the caller passes, read from the tester
+        source = keyword.value
+        if isinstance(source, ast.Name):
+            plain = source.id in defaults and source.id not in rebound
+            value = value_of(defaults[source.id]) if plain else Opaque("")
+        else:
+            value = value_of(source)
+        passed.append((keyword.arg, value))
+    return passed
 
 
 def _keyword_set(target: ast.expr, keywords: str | None) -> str | None:

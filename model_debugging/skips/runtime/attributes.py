@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import (
     LibraryClass,
@@ -39,7 +40,6 @@ from model_debugging.skips.runtime.values import (
 
 _SAME_INSTANCE = {"to", "eval", "train", "float", "half", "cpu", "requires_grad_"}
 _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split", "replace"}
-_BASE_CONFIG = "PreTrainedConfig"
 
 
 def known(value: object) -> bool:
@@ -116,7 +116,7 @@ def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool |
     """``PreTrainedModel._can_set_attn_implementation``: decided from the text of the class's file."""
     owner = library.defines(info, "_can_set_attn_implementation")
     path = library.path_of(info)
-    if owner is None or owner.name != "PreTrainedModel" or not path:
+    if owner is None or owner.name != BASE_MODEL or not path:
         return None
     return attention_interface_used(library, path)
 
@@ -176,7 +176,7 @@ def _named_model_class(library: Library, value: object) -> object:
     T5GemmaForTokenClassification``, set under ``if is_torch_available():``) is that class."""
     name = value.source if isinstance(value, Unknown) else ""
     info = library.find(name) if name.isidentifier() else None
-    if info is None or not any(ancestor.name == "PreTrainedModel" for ancestor in library.mro(info)):
+    if info is None or not any(ancestor.name == BASE_MODEL for ancestor in library.mro(info)):
         return value
     return ModelClass(info)
 
@@ -238,7 +238,7 @@ def can_generate(library: Library, info: LibraryClass) -> bool | None:
     may sit in a file the index does not read), a generating base, or its own
     ``prepare_inputs_for_generation``; None when a class of the MRO overrides ``can_generate``."""
     owner = library.defines(info, "can_generate")
-    if owner is not None and owner.name != "PreTrainedModel":
+    if owner is not None and owner.name != BASE_MODEL:
         return None
     if any("GenerationMixin" in base for base in info.bases):
         return True
@@ -321,6 +321,6 @@ def _text_config(library: Library, config: Config, unknown: Unknown) -> object:
         return unknown
     owner = library.defines(config.info, "get_text_config")
     sub_configs = library.attribute(config.info, "sub_configs")
-    if (owner is None or owner.name == _BASE_CONFIG) and sub_configs in ({}, MISSING):
+    if (owner is None or owner.name in BASE_CONFIGS) and sub_configs in ({}, MISSING):
         return config
     return unknown

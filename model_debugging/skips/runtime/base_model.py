@@ -8,10 +8,9 @@ attribute whose value is not known leaves the answer to the run.
 
 from __future__ import annotations
 
+from model_debugging.skips.library.base_classes import BASE_MODEL
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import ModelInstance, Unknown
-
-_OWNER = "PreTrainedModel"  # the class whose property is followed
 
 
 def base_model(facts: TestClassFacts, model: ModelInstance, unknown: Unknown) -> object:
@@ -21,7 +20,7 @@ def base_model(facts: TestClassFacts, model: ModelInstance, unknown: Unknown) ->
     library = facts.library
     owner = library.defines(model.info, "base_model")
     prefix = library.attribute(model.info, "base_model_prefix")
-    if owner is None or owner.name != _OWNER or not isinstance(prefix, str):
+    if owner is None or owner.name != BASE_MODEL or not isinstance(prefix, str):
         return unknown.existing()
     found = attribute(facts, model, prefix, unknown, missing=ABSENT) if prefix else ABSENT
     if found is ABSENT:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import ast
 import posixpath
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import LibraryClass
 
-_BASE_CONFIG = "PreTrainedConfig"
 _GENERATION_FILE = "generation/configuration_utils.py"  # beside the base configuration's file
 _GENERATION_DEFAULTS = "_get_default_generation_params"
 
@@ -30,7 +30,7 @@ def keeps_keyword(library: Library, info: LibraryClass, name: str) -> bool:
     """Whether ``name``, passed to the configuration class ``info`` that does not declare it, is the
     instance's attribute with the value passed."""
     mro = library.mro(info)
-    base = next((ancestor for ancestor in mro if ancestor.name == _BASE_CONFIG), None)
+    base = next((ancestor for ancestor in mro if ancestor.name in BASE_CONFIGS), None)
     base_path = library.path_of(base) if base is not None else None
     if base is None or base_path is None:
         return False
@@ -40,12 +40,14 @@ def keeps_keyword(library: Library, info: LibraryClass, name: str) -> bool:
     if any(path is None or "__init__" in ancestor.methods for path, ancestor in others):
         return False  # a class of its own constructor, or one the library does not say where it is
     key = ("kept keyword", name, base_path, tuple((path, ancestor.name) for path, ancestor in others))
-    return bool(library.memoized(key, lambda: _kept(library, name, base_path, others)))
+    return bool(library.memoized(key, lambda: _kept(library, name, base_path, base.name, others)))
 
 
-def _kept(library: Library, name: str, base_path: str, others: list[tuple[str, LibraryClass]]) -> bool:
+def _kept(
+    library: Library, name: str, base_path: str, base_name: str, others: list[tuple[str, LibraryClass]]
+) -> bool:
     base_file = parsed_file(library, base_path)
-    base = _class_node(base_file, _BASE_CONFIG)
+    base = _class_node(base_file, base_name)
     generation = parsed_file(library, posixpath.join(posixpath.dirname(base_path), _GENERATION_FILE))
     popped = _generation_parameters(generation)
     if base is None or popped is None or name in popped or name in _strings(base_file):

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.model_outputs import method_definition
 from model_debugging.skips.library.records import LibraryClass
 from model_debugging.skips.runtime.attributes import config_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.values import Config, Unknown
 
-_BASE_CONFIG = "PreTrainedConfig"
 CONFIG_METHODS = frozenset({"get_text_config", "to_dict"})
 _DECODER_NAMES = ("decoder", "generator", "text_config")
 _ENCODER_NAMES = ("text_encoder",)
@@ -57,7 +57,7 @@ def text_config(
     owner = library.defines(info, "get_text_config")
     if owner is None:
         return unknown  # the base class is not in the library read
-    if owner.name != _BASE_CONFIG:
+    if owner.name not in BASE_CONFIGS:
         return _overridden_text_config(facts, config, owner, decoder, encoder, unknown)
     both = decoder == encoder
     names = _ENCODER_NAMES + _DECODER_NAMES if both else (_DECODER_NAMES if decoder else _ENCODER_NAMES)
@@ -172,4 +172,4 @@ def config_keys(facts: TestClassFacts, config: Config, unknown: Unknown) -> obje
 
 
 def _is_config(facts: TestClassFacts, info: object) -> bool:
-    return any(ancestor.name == _BASE_CONFIG for ancestor in facts.library.mro(info))
+    return any(ancestor.name in BASE_CONFIGS for ancestor in facts.library.mro(info))

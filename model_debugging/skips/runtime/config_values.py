@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import (
     ClassName,
@@ -15,8 +16,6 @@ from model_debugging.skips.runtime.context import ABSENT, KeywordsRest, TestClas
 from model_debugging.skips.runtime.post_init_values import NOT_READ, post_init_value
 from model_debugging.skips.runtime.sub_configs import sub_config, sub_config_value
 from model_debugging.skips.runtime.values import Config, ConfigClass, Method, ModelClass, Unknown
-
-_BASE_CONFIG = "PreTrainedConfig"
 
 
 def config_value(
@@ -51,9 +50,9 @@ def config_value(
         (value for ancestor in mro for key, value in ancestor.init_defaults if key == name), MISSING
     )
     computed = not before_post_init and any(
-        name in ancestor.assigned_in_init for ancestor in mro if ancestor.name != _BASE_CONFIG
+        name in ancestor.assigned_in_init for ancestor in mro if ancestor.name not in BASE_CONFIGS
     )
-    if config.sub is not None and any(ancestor.name == _BASE_CONFIG for ancestor in mro):
+    if config.sub is not None and any(ancestor.name in BASE_CONFIGS for ancestor in mro):
         if declared is not MISSING and any(name in ancestor.class_vars for ancestor in mro):
             return library_value(library, declared, unknown)  # a ClassVar: no dict the tester passes sets it
         value = sub_config_value(config, declared, init_default, computed, unknown, missing)
@@ -70,7 +69,7 @@ def config_value(
         return unknown  # what a parent get_config that was not read passes
     passed = keywords.get(name, ABSENT) if read else facts.tester_attribute(name)
     if declared is MISSING and init_default is MISSING and not computed and not is_part:
-        if any(ancestor.name == _BASE_CONFIG for ancestor in mro) and passed is ABSENT:
+        if any(ancestor.name in BASE_CONFIGS for ancestor in mro) and passed is ABSENT:
             return missing  # neither declared nor passed: the attribute does not exist
         if read and passed is not ABSENT and keeps_keyword(library, info, name):
             return passed.existing() if isinstance(passed, Unknown) else passed  # set from kwargs
@@ -118,4 +117,4 @@ def library_value(library: Library, value: object, unknown: Unknown) -> object:
 
 
 def _is_config(library: Library, info: LibraryClass) -> bool:
-    return _BASE_CONFIG in {ancestor.name for ancestor in library.mro(info)}
+    return any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(info))

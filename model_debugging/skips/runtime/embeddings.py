@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.base_classes import BASE_MODEL
 from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.values import ModelInstance, Signal, Unknown
 
 _SEARCH_OWNER = "EmbeddingAccessMixin"
-_BASE_MODEL = "PreTrainedModel"  # whose `base_model` property the search relies on
 _METHOD = "get_input_embeddings"
 _HOLDERS = ("embeddings", "model")  # where the search looks for the layer after the instance itself
 _MAX_DEPTH = 4
@@ -78,7 +78,7 @@ def _searched(facts: TestClassFacts, model: ModelInstance, unknown: Unknown, dep
         if inner is not _ABSENT:
             return inner
     owner = facts.library.defines(model.info, "base_model")
-    if owner is None or owner.name != _BASE_MODEL:
+    if owner is None or owner.name != BASE_MODEL:  # the search relies on that class's `base_model` property
         raise _Undecidable  # its own idea of the base model
     prefix = facts.library.attribute(model.info, "base_model_prefix")
     base = _get(facts, model, prefix, unknown) if isinstance(prefix, str) and prefix else _ABSENT

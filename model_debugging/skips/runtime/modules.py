@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
 from model_debugging.skips.library.instance_attributes import (
     ABSENT,
     Alternatives,
@@ -32,9 +33,9 @@ from model_debugging.skips.runtime.sub_configs import sub_config
 from model_debugging.skips.runtime.values import Config, ModelClass, ModelInstance, Unknown
 
 # `sub_configs` declarations that leave a part's class to the dict passed for it.
-_OPEN_DECLARATIONS = ("AutoConfig", "PreTrainedConfig")
+_OPEN_DECLARATIONS = frozenset({"AutoConfig", *BASE_CONFIGS})
 # The names of the common file that stand for the library's base model class.
-BASE_MODEL_NAMES = ("PreTrainedModel",)
+BASE_MODEL_NAMES = (BASE_MODEL,)
 
 
 def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object:
@@ -279,7 +280,7 @@ def _built_value(facts: TestClassFacts, model: ModelInstance, assigned: Assigned
         return ModelInstance(chosen, Config(config_class(library, chosen)))
     constructed = len(names) == 1 or names[1:] in (["from_config"], ["_from_config"])
     found = library.find(names[0], path) if constructed else None
-    if found is None or any(ancestor.name == "PreTrainedConfig" for ancestor in library.mro(found)):
+    if found is None or any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found)):
         return unknown.existing()
     config = model.config if call.argument == "config" else Config(config_class(library, found))
     return ModelInstance(found, config)

@@ -15,11 +15,11 @@ import ast
 from collections.abc import Mapping
 from typing import Literal
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.config_texts import own_constructor
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryClass
 
-_BASE_CONFIG = "PreTrainedConfig"
 _TYPE_KEY = "model_type"
 _TYPE_TABLE = "CONFIG_MAPPING"
 _LOGGING_ROOTS = frozenset({"logger", "warnings"})
@@ -50,7 +50,7 @@ def _post_init(library: Library, owner: LibraryClass) -> ast.FunctionDef | None:
     """``owner``'s ``__post_init__`` when no class of its MRO before the base configuration defines
     ``__init__`` (an old-style constructor may convert the part first)."""
     for ancestor in library.mro(owner):
-        if ancestor.name == _BASE_CONFIG:
+        if ancestor.name in BASE_CONFIGS:
             return None
         path = library.path_of(ancestor)
         found = library.fact(own_constructor, path, ancestor.name) if path is not None else None
@@ -180,7 +180,7 @@ class _Branch:
         if isinstance(function, ast.Name):
             found = self.library.find(function.id)
             is_config = found is not None and any(
-                ancestor.name == _BASE_CONFIG for ancestor in self.library.mro(found)
+                ancestor.name in BASE_CONFIGS for ancestor in self.library.mro(found)
             )
             return found if is_config else None
         return None

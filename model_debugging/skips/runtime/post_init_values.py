@@ -17,6 +17,7 @@ import ast
 import operator
 from collections.abc import Callable
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import LibraryClass
@@ -25,7 +26,6 @@ from model_debugging.skips.runtime.values import VALUE_COMPARISONS, Config, Unkn
 
 NOT_READ = object()  # the value is left to the run
 _COMPARISONS = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
-_BASE_CONFIG = "PreTrainedConfig"
 _PLAIN = (bool, int, float, str, type(None))
 # reads a configuration's attribute: (configuration, name, before __post_init__ writes it) -> value
 Read = Callable[[Config, str, bool], object]
@@ -46,7 +46,7 @@ def _single_write(library: Library, info: LibraryClass, name: str) -> tuple[ast.
     along the MRO write (None unless that write is certain and alone). The parts
     (``sub_configs``) they write are those the scanner builds from what the tester passes."""
     mro = library.mro(info)
-    base = next((ancestor for ancestor in mro if ancestor.name == _BASE_CONFIG), None)
+    base = next((ancestor for ancestor in mro if ancestor.name in BASE_CONFIGS), None)
     if base is None or any("__init__" in ancestor.methods for ancestor in mro if ancestor is not base):
         return None
     methods = []

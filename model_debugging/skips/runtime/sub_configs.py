@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.library.base_classes import BASE_CONFIGS
 from model_debugging.skips.library.config_texts import default_model_type
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
@@ -19,10 +20,9 @@ from model_debugging.skips.runtime.tester_config import dict_display
 from model_debugging.skips.runtime.values import Config, Unknown, source_expression
 
 _AUTO_CONFIG = "AutoConfig"
-_BASE_CONFIG = "PreTrainedConfig"
 # Declared classes that leave the part's class to the dict passed (its `model_type`, through
 # `__post_init__`): the auto class, and the base class itself (`{"vlm_config": PreTrainedConfig}`).
-_ANY_CONFIG = frozenset({_AUTO_CONFIG, _BASE_CONFIG})
+_ANY_CONFIG = frozenset({_AUTO_CONFIG, *BASE_CONFIGS})
 _TYPE_KEY = "model_type"
 _TO_DICT = ".to_dict()"
 
@@ -116,7 +116,7 @@ def _constructed(
         info = library.find(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
     else:
         return None
-    if info is None or not any(ancestor.name == _BASE_CONFIG for ancestor in library.mro(info)):
+    if info is None or not any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(info)):
         return None
     # keywords whose values only the run knows (``vocab_size=self.vocab_size``) are there, unknown
     items = tuple((item.arg, _item(item.value)) for item in node.keywords if item.arg)
