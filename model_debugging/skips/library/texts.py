@@ -8,10 +8,13 @@ changes no answer and evaluates nothing again.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 from model_debugging.skips.library.index import Library
+from model_debugging.skips.library.model_outputs import method_definition
+from model_debugging.skips.library.records import LibraryClass
 
 
 @dataclass(frozen=True)
@@ -44,19 +47,74 @@ def text_search(library: Library, path: str, pattern: str, flags: int) -> TextSe
     return library.fact(_search, path, pattern, flags)
 
 
-def attention_interface_used(library: Library, path: str) -> bool | None:
-    """Whether the attention modules of file ``path`` dispatch through the attention interface
-    (True when it defines none), as ``PreTrainedModel._can_set_attn_implementation`` decides from
-    the file's text; None when it cannot be read."""
-    return library.fact(_attention_interface, path)
+def attention_interface_used(library: Library, base: LibraryClass, path: str) -> bool | None:
+    """Whether the attention modules of file ``path`` dispatch through the attention interface, as
+    ``base._can_set_attn_implementation`` (``PreTrainedModel``'s) decides from the file's text.
+
+    The rule is the checkout's own, read from that method: ``if re.search(<pattern>, code): return
+    "<phrase>" in code and ...`` else ``return True`` (the phrases changed between releases:
+    ``ALL_ATTENTION_FUNCTIONS[self.config._attn_implementation]`` in 2025,
+    ``ALL_ATTENTION_FUNCTIONS.get_interface(`` in 2026). None when the method is not of that shape
+    or the file cannot be read."""
+    rule = _attention_rule(method_definition(library, base, "_can_set_attn_implementation"))
+    return None if rule is None else library.fact(_attention_interface, path, *rule)
 
 
-def _attention_interface(library: Library, path: str) -> bool | None:
+def _attention_rule(function: ast.FunctionDef | None) -> tuple[str, tuple[str, ...]] | None:
+    """``(pattern, phrases)`` of the method's ``if re.search(pattern, code):`` test."""
+    for node in ast.walk(function) if function is not None else ():
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if not (
+            isinstance(test, ast.Call)
+            and ast.unparse(test.func) == "re.search"
+            and len(test.args) == 2
+            and not test.keywords
+            and isinstance(test.args[0], ast.Constant)
+            and isinstance(test.args[0].value, str)
+            and isinstance(test.args[1], ast.Name)
+        ):
+            continue
+        phrases = _phrases_required(node.body, test.args[1].id)
+        returns_true = (
+            len(node.orelse) == 1
+            and isinstance(node.orelse[0], ast.Return)
+            and isinstance(node.orelse[0].value, ast.Constant)
+            and node.orelse[0].value.value is True
+        )
+        return (test.args[0].value, phrases) if phrases is not None and returns_true else None
+    return None
+
+
+def _phrases_required(body: list[ast.stmt], text: str) -> tuple[str, ...] | None:
+    """The phrases of ``return "a" in <text> and "b" in <text>`` (one or more), else None."""
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    value = body[0].value
+    tests = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
+    phrases = []
+    for test in tests:
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.In)
+            and isinstance(test.left, ast.Constant)
+            and isinstance(test.left.value, str)
+            and isinstance(test.comparators[0], ast.Name)
+            and test.comparators[0].id == text
+        ):
+            return None
+        phrases.append(test.left.value)
+    return tuple(phrases)
+
+
+def _attention_interface(library: Library, path: str, pattern: str, phrases: tuple[str, ...]) -> bool | None:
     text = library.source(path)
     if text is None:
         return None
-    if re.search(r"class \w+Attention\(nn.Module\)", text):
-        return "eager_attention_forward" in text and "ALL_ATTENTION_FUNCTIONS.get_interface(" in text
+    if re.search(pattern, text):
+        return all(phrase in text for phrase in phrases)
     return True
 
 

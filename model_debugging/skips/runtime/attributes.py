@@ -118,7 +118,7 @@ def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool |
     path = library.path_of(info)
     if owner is None or owner.name != BASE_MODEL or not path:
         return None
-    return attention_interface_used(library, path)
+    return attention_interface_used(library, owner, path)
 
 
 def search_text(facts: TestClassFacts, arguments: list[object], unknown: Unknown) -> object:
