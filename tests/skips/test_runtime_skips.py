@@ -347,6 +347,11 @@ class ModelTesterMixin:
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if config.is_encoder_decoder:
             self.skipTest(reason="This model is encoder-decoder")
+
+    def test_needs_bos(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if config.bos_token_id is None:
+            self.skipTest(reason="bos_token_id is None")
 """
 
 # Configurations written before dataclass fields: an `__init__` hands its values to the base's.
@@ -377,21 +382,26 @@ OLD_STYLE_LIBRARY = {
                 self.vocab_size = vocab_size
                 super().__init__(is_encoder_decoder=is_encoder_decoder, **kwargs)
     """,
-    "src/transformers/models/alpha/modeling_alpha.py": """
-        class AlphaModel(PreTrainedModel):
-            config_class = AlphaConfig
+    # gamma takes its special tokens from its decoder part, in a loop over their names (T5Gemma)
+    "src/transformers/models/gamma/configuration_gamma.py": """
+        class GammaConfig(PretrainedConfig):
+            model_type = "gamma"
 
-        class AlphaForCausalLM(PreTrainedModel):
-            config_class = AlphaConfig
-    """,
-    "src/transformers/models/beta/modeling_beta.py": """
-        class BetaModel(PreTrainedModel):
-            config_class = BetaConfig
-
-        class BetaForCausalLM(PreTrainedModel):
-            config_class = BetaConfig
+            def __init__(self, decoder=None, **kwargs):
+                for key in ["bos_token_id", "pad_token_id"]:
+                    if key not in kwargs:
+                        kwargs[key] = getattr(decoder, key)
+                super().__init__(**kwargs)
     """,
 }
+for _name in ("Alpha", "Beta", "Gamma"):
+    OLD_STYLE_LIBRARY[f"src/transformers/models/{_name.lower()}/modeling_{_name.lower()}.py"] = f"""
+        class {_name}Model(PreTrainedModel):
+            config_class = {_name}Config
+
+        class {_name}ForCausalLM(PreTrainedModel):
+            config_class = {_name}Config
+    """
 
 
 def test_an_old_style_configuration_sets_what_it_hands_the_base_constructor(make_repo, scan):
@@ -399,10 +409,44 @@ def test_an_old_style_configuration_sets_what_it_hands_the_base_constructor(make
         "tests/test_modeling_common.py": ENCODER_DECODER_COMMON,
         "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
         "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta", bos=1),
+        "tests/models/gamma/test_modeling_gamma.py": MODEL_TEST.format(name="Gamma", bos=1),
     }
     results = scan(write_tree(make_repo(files), OLD_STYLE_LIBRARY))
     assert verdicts(results, "test_decoder_only_here") == {
-        "ran": ["alpha"],
+        "ran": ["alpha", "gamma"],
         "skipped": ["beta"],
         "undecided": [],
     }
+    assert verdicts(results, "test_needs_bos")["ran"] == [
+        "alpha",
+        "beta",
+        "gamma",
+    ]  # the testers' bos_token_id
+
+
+def test_a_keyword_an_old_style_configuration_sets_itself_is_left_to_the_run(make_repo, scan):
+    """The base's default bos_token_id is None, unless the configuration sets the keyword it hands on."""
+    tester = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def get_config(self):
+        return {name}Config()
+
+    def prepare_config_and_inputs_for_common(self):
+        return self.get_config(), {{}}
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester()
+"""
+    files = {"tests/test_modeling_common.py": ENCODER_DECODER_COMMON}
+    for name in ("Alpha", "Gamma"):
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = tester.format(name=name)
+    results = scan(write_tree(make_repo(files), OLD_STYLE_LIBRARY))
+    assert verdicts(results, "test_needs_bos") == {"ran": [], "skipped": ["alpha"], "undecided": ["gamma"]}

@@ -330,6 +330,7 @@ def _init_assignments(
                 decided.append((name, value))
                 top_level.add(id(statement))
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
+    loops = _literal_loops(function)
     for node in walk(function):
         targets = (
             node.targets
@@ -341,9 +342,8 @@ def _init_assignments(
         if isinstance(node, ast.Assign) and id(node) in top_level:
             continue
         for target in targets:
-            name = _self_attribute(target) or _keyword_set(target, keywords)
-            if name is not None:
-                assigned.add(name)
+            name = _self_attribute(target)
+            assigned.update((name,) if name is not None else _keywords_set(target, keywords, loops))
     return decided, assigned, as_set
 
 
@@ -376,19 +376,39 @@ def _passed_to_base(
     return passed
 
 
-def _keyword_set(target: ast.expr, keywords: str | None) -> str | None:
+def _keywords_set(
+    target: ast.expr, keywords: str | None, loops: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
     """``x`` for ``kwargs["x"] = ...``: the keyword the method passes on (``super().__post_init__(**kwargs)``)
-    sets that attribute to a value computed at run time."""
-    if (
+    sets that attribute to a value computed at run time; every name of the loop for
+    ``for key in ["bos_token_id", ...]: kwargs[key] = ...`` (T5Gemma)."""
+    if not (
         keywords is not None
         and isinstance(target, ast.Subscript)
         and isinstance(target.value, ast.Name)
         and target.value.id == keywords
-        and isinstance(target.slice, ast.Constant)
-        and isinstance(target.slice.value, str)
     ):
-        return target.slice.value
-    return None
+        return ()
+    key = target.slice
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return (key.value,)
+    return loops.get(key.id, ()) if isinstance(key, ast.Name) else ()
+
+
+def _literal_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
+    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) in ``function``."""
+    loops: dict[str, tuple[str, ...]] = {}
+    for node in walk(function):
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, (ast.List, ast.Tuple))
+            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts)
+        ):
+            loops[node.target.id] = loops.get(node.target.id, ()) + tuple(
+                item.value for item in node.iter.elts
+            )
+    return loops
 
 
 def _set_of_class_value(source: ast.expr, name: str) -> bool:
