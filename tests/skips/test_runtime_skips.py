@@ -450,3 +450,95 @@ class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
         files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = tester.format(name=name)
     results = scan(write_tree(make_repo(files), OLD_STYLE_LIBRARY))
     assert verdicts(results, "test_needs_bos") == {"ran": [], "skipped": ["alpha"], "undecided": ["gamma"]}
+
+
+def test_an_old_style_composite_configuration_gives_its_part_the_default_model_type(make_repo, scan):
+    """``text_config.get("model_type", "<type>")`` on the ``__init__`` parameter (before dataclass
+    fields) chooses the part's class for a dict without a model type: delta's part declares
+    ``use_cache``, epsilon's does not."""
+    common = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_part_caches(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        if not hasattr(config.get_text_config(), "use_cache"):
+            self.skipTest(reason="doesn't support caching")
+"""
+    tester = """
+import unittest
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTester:
+    def get_config(self):
+        return {name}Config(text_config={{"vocab_size": 99}})
+
+    def prepare_config_and_inputs_for_common(self):
+        return self.get_config(), {{}}
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+
+    def setUp(self):
+        self.model_tester = {name}ModelTester()
+"""
+    composite = """
+        class {name}TextConfig(PretrainedConfig):
+            model_type = "{folder}_text"
+
+            def __init__(self, {parameters}**kwargs):
+                {body}
+                super().__init__(**kwargs)
+
+        class {name}Config(PretrainedConfig):
+            model_type = "{folder}"
+            sub_configs = {{"text_config": AutoConfig}}
+
+            def __init__(self, text_config=None, **kwargs):
+                if isinstance(text_config, dict):
+                    text_config["model_type"] = text_config.get("model_type", "{folder}_text")
+                    text_config = CONFIG_MAPPING[text_config["model_type"]](**text_config)
+                self.text_config = text_config
+                super().__init__(**kwargs)
+
+        class {name}Model(PreTrainedModel):
+            config_class = {name}Config
+    """
+    library = {
+        "src/transformers/modeling_utils.py": OLD_STYLE_LIBRARY["src/transformers/modeling_utils.py"],
+        "src/transformers/configuration_utils.py": """
+            class PretrainedConfig:
+                def __init__(self, **kwargs):
+                    for key, value in kwargs.items():
+                        setattr(self, key, value)
+
+                def get_text_config(self, decoder=None, encoder=None):
+                    pass
+        """,
+        "src/transformers/models/auto/configuration_auto.py": """
+            CONFIG_MAPPING_NAMES = OrderedDict(
+                [("delta_text", "DeltaTextConfig"), ("epsilon_text", "EpsilonTextConfig")]
+            )
+
+            class AutoConfig:
+                pass
+        """,
+        "src/transformers/models/delta/modeling_delta.py": composite.format(
+            name="Delta", folder="delta", parameters="use_cache=True, ", body="self.use_cache = use_cache"
+        ),
+        "src/transformers/models/epsilon/modeling_epsilon.py": composite.format(
+            name="Epsilon", folder="epsilon", parameters="", body="pass"
+        ),
+    }
+    files = {"tests/test_modeling_common.py": common}
+    for name in ("Delta", "Epsilon"):
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = tester.format(name=name)
+    results = scan(write_tree(make_repo(files), library))
+    assert verdicts(results, "test_part_caches") == {
+        "ran": ["delta"],
+        "skipped": ["epsilon"],
+        "undecided": [],
+    }

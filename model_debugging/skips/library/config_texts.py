@@ -30,21 +30,39 @@ def own_constructor(library: Library, path: str, name: str) -> ast.FunctionDef |
 
 def default_model_type(library: Library, path: str, owner: str, name: str) -> str | None:
     """The literal of ``self.<name>.get("model_type", "<type>")`` in the class ``owner`` of file
-    ``path`` (None unless exactly one)."""
+    ``path``, or of ``<name>.get(...)`` on the parameter of that name in its own ``__init__`` (a
+    configuration written before dataclass fields); None unless exactly one."""
     node = _class_node(library, path, owner)
     found = set()
     for call in ast.walk(node) if node is not None else ():
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "get"
-            and ast.unparse(call.func.value) == f"self.{name}"
-            and len(call.args) == 2
-            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in call.args)
-            and call.args[0].value == "model_type"
-        ):
+        if _model_type_default(call, f"self.{name}"):
+            found.add(call.args[1].value)
+    init = next((item for item in node.body if _is_init_with(item, name)), None) if node is not None else None
+    for call in ast.walk(init) if init is not None else ():
+        if _model_type_default(call, name):
             found.add(call.args[1].value)
     return found.pop() if len(found) == 1 else None
+
+
+def _model_type_default(node: ast.AST, subject: str) -> bool:
+    """``<subject>.get("model_type", "<literal>")``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and ast.unparse(node.func.value) == subject
+        and len(node.args) == 2
+        and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.args)
+        and node.args[0].value == "model_type"
+    )
+
+
+def _is_init_with(node: ast.AST, parameter: str) -> bool:
+    """An ``__init__`` with a parameter named ``parameter``."""
+    if not isinstance(node, ast.FunctionDef) or node.name != "__init__":
+        return False
+    arguments = node.args
+    return any(item.arg == parameter for item in (*arguments.args, *arguments.kwonlyargs))
 
 
 def _class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:
