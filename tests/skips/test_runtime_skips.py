@@ -424,16 +424,15 @@ def test_an_old_style_configuration_sets_what_it_hands_the_base_constructor(make
     ]  # the testers' bos_token_id
 
 
-def test_a_keyword_an_old_style_configuration_sets_itself_is_left_to_the_run(make_repo, scan):
-    """The base's default bos_token_id is None, unless the configuration sets the keyword it hands on."""
-    tester = """
+# A model test whose tester's get_config builds the configuration with the keywords given.
+CONFIG_TESTER = """
 import unittest
 from ...test_modeling_common import ModelTesterMixin
 
 
 class {name}ModelTester:
     def get_config(self):
-        return {name}Config()
+        return {name}Config({keywords})
 
     def prepare_config_and_inputs_for_common(self):
         return self.get_config(), {{}}
@@ -445,9 +444,15 @@ class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
     def setUp(self):
         self.model_tester = {name}ModelTester()
 """
+
+
+def test_a_keyword_an_old_style_configuration_sets_itself_is_left_to_the_run(make_repo, scan):
+    """The base's default bos_token_id is None, unless the configuration sets the keyword it hands on."""
     files = {"tests/test_modeling_common.py": ENCODER_DECODER_COMMON}
     for name in ("Alpha", "Gamma"):
-        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = tester.format(name=name)
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = CONFIG_TESTER.format(
+            name=name, keywords=""
+        )
     results = scan(write_tree(make_repo(files), OLD_STYLE_LIBRARY))
     assert verdicts(results, "test_needs_bos") == {"ran": [], "skipped": ["alpha"], "undecided": ["gamma"]}
 
@@ -465,25 +470,6 @@ class ModelTesterMixin:
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if not hasattr(config.get_text_config(), "use_cache"):
             self.skipTest(reason="doesn't support caching")
-"""
-    tester = """
-import unittest
-from ...test_modeling_common import ModelTesterMixin
-
-
-class {name}ModelTester:
-    def get_config(self):
-        return {name}Config(text_config={{"vocab_size": 99}})
-
-    def prepare_config_and_inputs_for_common(self):
-        return self.get_config(), {{}}
-
-
-class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
-    all_model_classes = ({name}Model,) if is_torch_available() else ()
-
-    def setUp(self):
-        self.model_tester = {name}ModelTester()
 """
     composite = """
         class {name}TextConfig(PretrainedConfig):
@@ -535,7 +521,9 @@ class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
     }
     files = {"tests/test_modeling_common.py": common}
     for name in ("Delta", "Epsilon"):
-        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = tester.format(name=name)
+        files[f"tests/models/{name.lower()}/test_modeling_{name.lower()}.py"] = CONFIG_TESTER.format(
+            name=name, keywords='text_config={"vocab_size": 99}'
+        )
     results = scan(write_tree(make_repo(files), library))
     assert verdicts(results, "test_part_caches") == {
         "ran": ["delta"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS
+from model_debugging.skips.library.base_classes import is_configuration
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.model_outputs import parsed_file
 from model_debugging.skips.library.records import LibraryClass
@@ -45,5 +45,4 @@ def property_part(library: Library, config: LibraryClass, name: str) -> LibraryC
     if not isinstance(returned, ast.Call) or not isinstance(returned.func, ast.Name):
         return None
     found = library.find(returned.func.id, path)
-    is_config = found is not None and any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found))
-    return found if is_config else None
+    return found if found is not None and is_configuration(library, found) else None

@@ -19,13 +19,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
+from model_debugging.skips.library.base_classes import BASE_MODEL, is_configuration
 from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.model_configs import (
-    auto_choice,
-    is_model,
-    parts_below,
-)
+from model_debugging.skips.library.model_configs import auto_choice, is_model, parts_below
 from model_debugging.skips.library.records import ASSIGNMENTS, InitCall, LibraryClass
 
 # Where a constructor's chain ends: these build no submodule that matters (PreTrainedModel's own
@@ -298,7 +294,7 @@ def _models_of_call(
         ):
             return ()  # a method of a local value (`layers.append`, `new_module.weight.copy_`)
         return None
-    if any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found)):
+    if is_configuration(library, found):
         return ()  # a configuration (`XConfig(...)`, `XConfig.from_dict(...)`), not a module
     if len(names) > 1 and names[1] not in _CLASS_CONSTRUCTORS:
         return None

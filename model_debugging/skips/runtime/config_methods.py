@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, is_configuration
 from model_debugging.skips.library.model_outputs import method_definition
 from model_debugging.skips.library.records import LibraryClass
 from model_debugging.skips.runtime.attributes import config_value
@@ -155,7 +155,7 @@ def config_keys(facts: TestClassFacts, config: Config, unknown: Unknown) -> obje
     """``config.to_dict()``: the names it holds (values left to the run), or ``unknown`` when
     what the tester passes to the configuration is not known."""
     library, info = facts.library, config.info
-    if info is None or facts.passed_config_names is None or not _is_config(facts, info):
+    if info is None or facts.passed_config_names is None or not is_configuration(facts.library, info):
         return unknown
     names: dict[str, object] = {"model_type": unknown}
     for ancestor in library.mro(info):
@@ -169,7 +169,3 @@ def config_keys(facts: TestClassFacts, config: Config, unknown: Unknown) -> obje
         if not key.startswith("_"):
             names.setdefault(key, unknown)
     return names
-
-
-def _is_config(facts: TestClassFacts, info: object) -> bool:
-    return any(ancestor.name in BASE_CONFIGS for ancestor in facts.library.mro(info))

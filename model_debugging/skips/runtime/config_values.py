@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, is_configuration
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import (
     ClassName,
     EnvironmentValue,
-    LibraryClass,
     MethodValue,
     Opaque,
 )
@@ -52,7 +51,7 @@ def config_value(
     computed = not before_post_init and any(
         name in ancestor.assigned_in_init for ancestor in mro if ancestor.name not in BASE_CONFIGS
     )
-    if config.sub is not None and any(ancestor.name in BASE_CONFIGS for ancestor in mro):
+    if config.sub is not None and is_configuration(library, info):
         if declared is not MISSING and any(name in ancestor.class_vars for ancestor in mro):
             return library_value(library, declared, unknown)  # a ClassVar: no dict the tester passes sets it
         value = sub_config_value(config, declared, init_default, computed, unknown, missing)
@@ -69,7 +68,7 @@ def config_value(
         return unknown  # what a parent get_config that was not read passes
     passed = keywords.get(name, ABSENT) if read else facts.tester_attribute(name)
     if declared is MISSING and init_default is MISSING and not computed and not is_part:
-        if any(ancestor.name in BASE_CONFIGS for ancestor in mro) and passed is ABSENT:
+        if passed is ABSENT and is_configuration(library, info):
             return missing  # neither declared nor passed: the attribute does not exist
         if read and passed is not ABSENT and keeps_keyword(library, info, name):
             return passed.existing() if isinstance(passed, Unknown) else passed  # set from kwargs
@@ -108,13 +107,9 @@ def library_value(library: Library, value: object, unknown: Unknown) -> object:
         found = library.find(value.name)
         if found is None:
             return unknown.existing()
-        return ConfigClass(found) if _is_config(library, found) else ModelClass(found)
+        return ConfigClass(found) if is_configuration(library, found) else ModelClass(found)
     if isinstance(value, MethodValue):
         return unknown.existing()
     if isinstance(value, dict):
         return {key: library_value(library, item, unknown) for key, item in value.items()}
     return value
-
-
-def _is_config(library: Library, info: LibraryClass) -> bool:
-    return any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(info))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL, is_configuration
 from model_debugging.skips.library.instance_attributes import (
     ABSENT,
     Alternatives,
@@ -280,7 +280,7 @@ def _built_value(facts: TestClassFacts, model: ModelInstance, assigned: Assigned
         return ModelInstance(chosen, Config(config_class(library, chosen)))
     constructed = len(names) == 1 or names[1:] in (["from_config"], ["_from_config"])
     found = library.find(names[0], path) if constructed else None
-    if found is None or any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(found)):
+    if found is None or is_configuration(library, found):
         return unknown.existing()
     config = model.config if call.argument == "config" else Config(config_class(library, found))
     return ModelInstance(found, config)

@@ -15,7 +15,7 @@ import ast
 from collections.abc import Mapping
 from typing import Literal
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, is_configuration
 from model_debugging.skips.library.config_texts import own_constructor
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryClass
@@ -179,10 +179,7 @@ class _Branch:
             return self.library.find(names[0]) if len(names) == 1 else None
         if isinstance(function, ast.Name):
             found = self.library.find(function.id)
-            is_config = found is not None and any(
-                ancestor.name in BASE_CONFIGS for ancestor in self.library.mro(found)
-            )
-            return found if is_config else None
+            return found if found is not None and is_configuration(self.library, found) else None
         return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.library.base_classes import BASE_CONFIGS
+from model_debugging.skips.library.base_classes import BASE_CONFIGS, is_configuration
 from model_debugging.skips.library.config_texts import default_model_type
 from model_debugging.skips.library.index import MISSING, Library
 from model_debugging.skips.library.records import ClassName, LibraryClass, Value
@@ -116,7 +116,7 @@ def _constructed(
         info = library.find(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
     else:
         return None
-    if info is None or not any(ancestor.name in BASE_CONFIGS for ancestor in library.mro(info)):
+    if info is None or not is_configuration(library, info):
         return None
     # keywords whose values only the run knows (``vocab_size=self.vocab_size``) are there, unknown
     items = tuple((item.arg, _item(item.value)) for item in node.keywords if item.arg)

@@ -284,12 +284,7 @@ def _class_attribute_called(
     node: ast.expr | None, tester_attribute: Callable[[str], object]
 ) -> ast.expr | None:
     """``self.<attr>(...)`` written as a call of the class the tester's attribute names; else ``node``."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "self"
-    ):
+    if not (isinstance(node, ast.Call) and _is_self_attribute(node.func)):
         return node
     value = tester_attribute(node.func.attr)
     if not (isinstance(value, Unknown) and value.source.isidentifier()):
