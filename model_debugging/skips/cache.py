@@ -43,6 +43,17 @@ def cache_key(path: str, data: bytes) -> str:
     return digest.hexdigest()
 
 
+def entry_bytes(key: str, value: Any) -> bytes:
+    """A cache entry: ``(key, value)`` pickled (:meth:`ParseCache.put_bytes` writes it as it is)."""
+    return pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def entry_value(data: bytes) -> Any:
+    """The value of an entry made by :func:`entry_bytes`."""
+    with collector_paused():  # unpickling makes many small objects that live on
+        return pickle.loads(data)[1]
+
+
 @functools.cache
 def analyzer_version() -> str:
     """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
@@ -88,7 +99,16 @@ class ParseCache:
 
     def _store(self, key: str, value: Any) -> None:
         with contextlib.suppress(*_UNSTORABLE):  # an entry not written only costs speed next time
-            atomic_write_bytes(self._entry(key), pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
+            self._write(key, entry_bytes(key, value))
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        """Write an entry already pickled by :func:`entry_bytes` (by a worker process, which sends
+        the parent the same bytes: the parent then neither pickles the value nor writes the file)."""
+        with contextlib.suppress(OSError):
+            self._write(key, data)
+
+    def _write(self, key: str, data: bytes) -> None:
+        atomic_write_bytes(self._entry(key), data)
 
     def get(self, key: str) -> ParsedFile | None:
         return self._load(key, ParsedFile)
@@ -113,8 +133,7 @@ class ParseCache:
 class ScratchCache(ParseCache):
     """A :class:`ParseCache` for one scan only (a temporary folder): entries are written without fsync."""
 
-    def _store(self, key: str, value: Any) -> None:
+    def _write(self, key: str, data: bytes) -> None:
         entry = self._entry(key)
-        with contextlib.suppress(*_UNSTORABLE):
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            entry.write_bytes(pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        entry.write_bytes(data)

@@ -10,7 +10,7 @@ from collections.abc import Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.cache import ParseCache, cache_key, entry_bytes, entry_value
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
@@ -55,6 +55,27 @@ def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str |
         return ParsedFile(path, error=crash), key
 
 
+def _parse_worker_pickled(
+    repo: Path, path: str, elide: bool, cache: ParseCache | None
+) -> tuple[bytes, str | None]:
+    """In a worker process: :func:`_parse_worker`'s record as a cache entry, also written to ``cache``
+    when parsed without error: the parent only unpickles it."""
+    record, key = _parse_worker(repo, path, elide)
+    data = entry_bytes(key or "", record)
+    if cache is not None and record.error is None and key is not None:
+        cache.put_bytes(key, data)
+    return data, key
+
+
+def _parse_here(
+    repo: Path, path: str, elide: bool, cache: ParseCache | None
+) -> tuple[ParsedFile, str | None]:
+    record, key = _parse_worker(repo, path, elide)
+    if cache is not None and record.error is None and key is not None:
+        cache.put(key, record)
+    return record, key
+
+
 def iter_parsed(
     repo: Path,
     paths: Iterable[str],
@@ -97,16 +118,22 @@ def iter_parsed(
         )
     else:
         executor = None
-    arguments = ([repo] * len(cold), [path for path, _ in cold], [path in elide for path, _ in cold])
-    results = executor.map(_parse_worker, *arguments) if executor else map(_parse_worker, *arguments)
+    arguments = (
+        [repo] * len(cold),
+        [path for path, _ in cold],
+        [path in elide for path, _ in cold],
+        [cache] * len(cold),
+    )
+    if executor is not None:
+        results = ((entry_value(data), key) for data, key in executor.map(_parse_worker_pickled, *arguments))
+    else:
+        results = map(_parse_here, *arguments)
     if progress:
         from tqdm import tqdm
 
         results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
     try:
         for (path, _), (result, key) in zip(cold, results, strict=True):
-            if cache is not None and result.error is None and key is not None:
-                cache.put(key, result)
             yield path, result, key
     finally:
         if executor is not None:

@@ -85,6 +85,29 @@ def test_models_evaluated_in_forked_processes_give_the_serial_answer(tmp_path):
     assert serial[0] == synthetic.expected_results(spec)
 
 
+def test_library_files_read_in_worker_processes_are_cached_for_the_next_scan(checkout, tmp_path, monkeypatch):  # noqa: F811
+    from model_debugging.skips.library import read
+
+    fillers = {  # more files than one batch: the cold scan reads them in worker processes
+        f"src/transformers/models/filler{index}/configuration_filler{index}.py": (
+            f"class Filler{index}Config(PreTrainedConfig):\n    model_type = 'filler{index}'\n"
+        )
+        for index in range(30)
+    }
+    write_tree(checkout, fillers)
+    cold = scan_json(checkout, cache_dir=tmp_path / "cache", jobs=2)
+    edited = checkout / "tests/models/alpha/test_modeling_alpha.py"
+    edited.write_text(edited.read_text() + "# a test file changed: no snapshot answers the next scan\n")
+
+    def unread(path, source):
+        raise AssertionError(f"{path} was read again instead of taken from the cache")
+
+    monkeypatch.setattr(read, "read_library_file", unread)
+    stats = ScanStats()
+    assert scan_json(checkout, cache_dir=tmp_path / "cache", jobs=1, stats=stats) == cold
+    assert stats.answer == "full"
+
+
 def test_an_edit_the_records_do_not_see_evaluates_nothing_again(checkout, tmp_path):  # noqa: F811
     """Comments are not part of what the library reader keeps of a file, and beta's evaluation read
     its configuration file only through that record."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.model_outputs import of_forward, of_forward_file
 from model_debugging.skips.library.records import LibraryClass
+from model_debugging.skips.syntax_nodes import child_nodes, walk
 
 # ``AutoModel.from_config(config.text_config)``: a model chosen at run time, its cache built elsewhere.
 _DELEGATING = frozenset({"from_config", "_from_config"})
@@ -66,7 +67,7 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
         and node.func.attr in _DELEGATING
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id.startswith("Auto")
-        for node in ast.walk(tree)
+        for node in walk(tree)
     )
     return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated, tuple(disabled))
 
@@ -94,7 +95,7 @@ def _reads_configured_use_cache(function: ast.FunctionDef | None) -> bool:
         name = decorator.func if isinstance(decorator, ast.Call) else decorator
         if not isinstance(name, ast.Name) or name.id not in _USE_CACHE_INERT:
             return True
-    return any(isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in ast.walk(function))
+    return any(isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in walk(function))
 
 
 def forward_sets_use_cache(library: Library, info: LibraryClass) -> bool:
@@ -126,7 +127,7 @@ def _hands_on_use_cache(function: ast.FunctionDef | None) -> bool | None:
     named = any(argument.arg == "use_cache" for argument in (*arguments.args, *arguments.kwonlyargs))
     kwargs = arguments.kwarg.arg if arguments.kwarg is not None else None
     handed = False
-    for node in ast.walk(function):
+    for node in walk(function):
         for keyword in node.keywords if isinstance(node, ast.Call) else ():
             if keyword.arg == "use_cache":
                 if not (isinstance(keyword.value, ast.Name) and keyword.value.id == "use_cache"):
@@ -147,7 +148,7 @@ def _file_parts(tree: ast.Module | None) -> tuple[tuple[str, str], ...] | None:
     if tree is None:
         return None
     parts = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -260,12 +261,12 @@ def builds_no_cache(library: Library, info: LibraryClass) -> bool:
 def _file_builds_no_cache(tree: ast.Module | None) -> bool:
     if tree is None:
         return False
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ImportFrom) and _from_another_model(node):
             return False  # what it imports is not read
     skipped = {
         id(item)
-        for owner in ast.walk(tree)
+        for owner in walk(tree)
         if isinstance(owner, ast.ClassDef)
         for item in owner.body
         if isinstance(item, ast.FunctionDef)
@@ -282,12 +283,12 @@ def _from_another_model(node: ast.ImportFrom) -> bool:
     return node.level == 2 or module == "transformers" or module.startswith("transformers.models")
 
 
-def _outside(tree: ast.AST, skipped: set[int]):
-    """Every node of ``tree`` but those inside the functions whose ids are in ``skipped``."""
-    for child in ast.iter_child_nodes(tree):
-        if id(child) not in skipped:
-            yield child
-            yield from _outside(child, skipped)
+def _outside(tree: ast.AST, skipped: set[int]) -> list[ast.AST]:
+    """Every node below ``tree`` but the functions whose ids are in ``skipped`` and what they hold."""
+    nodes = [child for child in child_nodes(tree) if id(child) not in skipped]
+    for node in nodes:  # grows while it is read
+        nodes.extend(child for child in child_nodes(node) if id(child) not in skipped)
+    return nodes
 
 
 def _builds_cache(node: ast.AST) -> bool:

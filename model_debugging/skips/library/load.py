@@ -8,7 +8,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache, cache_key
+from model_debugging.skips.cache import ParseCache, cache_key, entry_bytes, entry_value
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryFile
@@ -90,6 +90,18 @@ def _library_key(path: str, data: bytes) -> str:
     return cache_key(f"{path}\0{LIBRARY_FORMAT}", data)
 
 
+def _read_batch_pickled(repo: Path, batch: list[tuple[str, str]], cache: ParseCache | None) -> list[bytes]:
+    """In a worker process: the records of ``batch`` ((path, cache key) pairs) as cache entries,
+    each also written to ``cache`` when readable: the parent only unpickles them."""
+    found = []
+    for (_, key), record in zip(batch, _read_batch(repo, [path for path, _ in batch]), strict=True):
+        data = entry_bytes(key, record)
+        if cache is not None and record.error is None:
+            cache.put_bytes(key, data)
+        found.append(data)
+    return found
+
+
 def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
     from model_debugging.skips.library.read import read_library_file  # not needed to find the files
 
@@ -150,14 +162,14 @@ def _load(
     if cold:
         batches = [cold[start : start + _BATCH] for start in range(0, len(cold), _BATCH)]
         jobs = jobs or os.cpu_count() or 1
-        arguments = ([repo] * len(batches), [[path for path, _ in batch] for batch in batches])
         if jobs > 1 and len(batches) > 1:
             with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as executor:
-                results = list(executor.map(_read_batch, *arguments))
+                arguments = ([repo] * len(batches), batches, [cache] * len(batches))
+                for entries in executor.map(_read_batch_pickled, *arguments):
+                    records += map(entry_value, entries)
         else:
-            results = list(map(_read_batch, *arguments))
-        for batch, batch_records in zip(batches, results, strict=True):
-            for (_, key), record in zip(batch, batch_records, strict=True):
+            for path, key in cold:
+                (record,) = _read_batch(repo, [path])
                 if cache is not None and record.error is None:
                     cache._store(key, record)
                 records.append(record)
