@@ -24,7 +24,7 @@ from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-16"
+CACHE_FORMAT = "skips-17"
 # Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
 # syntax trees) that does not pickle.
 _UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)

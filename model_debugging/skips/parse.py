@@ -16,6 +16,7 @@ import libcst as cst
 
 from model_debugging.skips import collection
 from model_debugging.skips.elide import elide_unread_code
+from model_debugging.skips.expansion import read_expansion
 from model_debugging.skips.records import (
     STAR,
     ClassInfo,
@@ -191,13 +192,14 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
         skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
         name_skips = TestNameSkip.check(function, context)
         return Method(name, line, skip, guards, guard_conditions, calls, name_skips)
+    expansion, case = read_expansion(function, context)  # each case runs under the decorators below expand
     skip = (
-        SkipDecorator.check(function, context)
-        or BodySkip.check(function, context)
-        or NoopOverride.check(function, context)
+        SkipDecorator.check(case, context)
+        or BodySkip.check(case, context)
+        or NoopOverride.check(case, context)
     )
-    conditions = ConditionDecorator.check(function, context)
-    return Method(name, line, skip, guards, conditions + guard_conditions, calls)
+    conditions = ConditionDecorator.check(case, context)
+    return Method(name, line, skip, guards, conditions + guard_conditions, calls, expansion=expansion)
 
 
 def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:

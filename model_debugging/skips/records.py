@@ -113,15 +113,32 @@ class NameSkip:
 
 
 @dataclass(frozen=True)
+class Expansion:
+    """``@parameterized.expand`` on a test: the methods it adds to the class, one per parameter,
+    each running the body under the decorators below ``expand``, and what is left under the test's
+    own name (``expand`` returns None): nothing, unless decorators above it wrap that None.
+
+    ``cases``: the added methods' names, in order (None when a parameter's name part is not a
+    literal); ``base_runs``: only ``pytest.mark`` decorators above it, which leave a callable that
+    pytest collects and that passes doing nothing; ``base_skip``: a skip decorator above it, which
+    leaves a function that always skips."""
+
+    cases: tuple[str, ...] | None
+    base_runs: bool = False
+    base_skip: Skip | None = None
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     line: int
-    skip: Skip | None = None
+    skip: Skip | None = None  # for an expanded test: of the decorators below ``expand`` (the cases')
     guards: tuple[Guard, ...] = ()
     conditions: tuple[Condition, ...] = ()
     # ("self" | "super", name) for `self.name(...)` / `super().name(...)` statements at the top level
     calls: tuple[tuple[str, str], ...] = ()
     name_skips: tuple[NameSkip, ...] = ()  # in setUp and the helpers it calls
+    expansion: Expansion | None = None
 
 
 @dataclass(frozen=True)

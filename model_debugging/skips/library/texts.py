@@ -60,6 +60,25 @@ def attention_interface_used(library: Library, base: LibraryClass, path: str) ->
     return None if rule is None else library.fact(_attention_interface, path, *rule)
 
 
+def experts_interface_used(library: Library, base: LibraryClass, path: str) -> bool | None:
+    """Whether file ``path`` may set its experts implementation, as ``base._can_set_experts_implementation``
+    (``PreTrainedModel``'s) decides from the file's text: the checkout's own rule, read from the
+    method's final ``return "<phrase>" in code`` (``@use_experts_implementation`` in 2026). None
+    when the method is not of that shape or the file cannot be read."""
+    function = method_definition(library, base, "_can_set_experts_implementation")
+    last = function.body[-1] if function is not None and function.body else None
+    value = last.value if isinstance(last, ast.Return) else None
+    first = value.values[0] if isinstance(value, ast.BoolOp) else value
+    text = first.comparators[0] if isinstance(first, ast.Compare) and first.comparators else None
+    phrases = _phrases_required([last], text.id) if isinstance(text, ast.Name) else None
+    return None if phrases is None else library.fact(_contains_all, path, phrases)
+
+
+def _contains_all(library: Library, path: str, phrases: tuple[str, ...]) -> bool | None:
+    text = library.source(path)
+    return None if text is None else all(phrase in text for phrase in phrases)
+
+
 def _attention_rule(function: ast.FunctionDef | None) -> tuple[str, tuple[str, ...]] | None:
     """``(pattern, phrases)`` of the method's ``if re.search(pattern, code):`` test."""
     for node in ast.walk(function) if function is not None else ():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL
 from model_debugging.skips.library.index import MISSING, Library
@@ -13,6 +14,7 @@ from model_debugging.skips.library.records import (
 from model_debugging.skips.library.texts import (
     TextMatch,
     attention_interface_used,
+    experts_interface_used,
     text_contains,
     text_search,
 )
@@ -114,11 +116,34 @@ def source_file(facts: TestClassFacts, target: object, unknown: Unknown) -> obje
 
 def _can_set_attn_implementation(library: Library, info: LibraryClass) -> bool | None:
     """``PreTrainedModel._can_set_attn_implementation``: decided from the text of the class's file."""
-    owner = library.defines(info, "_can_set_attn_implementation")
+    return _decided_from_text(library, info, "_can_set_attn_implementation", attention_interface_used)
+
+
+def _can_set_experts_implementation(library: Library, info: LibraryClass) -> bool | None:
+    """``PreTrainedModel._can_set_experts_implementation``: decided from the text of the class's file."""
+    return _decided_from_text(library, info, "_can_set_experts_implementation", experts_interface_used)
+
+
+def _decided_from_text(
+    library: Library,
+    info: LibraryClass,
+    method: str,
+    rule: Callable[[Library, LibraryClass, str], bool | None],
+) -> bool | None:
+    """The base model's class method ``method``, which reads the file defining the class; None when
+    another class of the MRO overrides it."""
+    owner = library.defines(info, method)
     path = library.path_of(info)
     if owner is None or owner.name != BASE_MODEL or not path:
         return None
-    return attention_interface_used(library, owner, path)
+    return rule(library, owner, path)
+
+
+# class methods a model class (or an instance, answering as its class) decides from its file's text
+_TEXT_DECIDED = {
+    "_can_set_attn_implementation": _can_set_attn_implementation,
+    "_can_set_experts_implementation": _can_set_experts_implementation,
+}
 
 
 def search_text(facts: TestClassFacts, arguments: list[object], unknown: Unknown) -> object:
@@ -285,7 +310,7 @@ def call_method(
         return (config, Unknown("inputs_dict") if inputs is None else dict(inputs))
     if isinstance(owner, ModelInstance) and name in modules.MODULE_METHODS and not arguments:
         return modules.call_module_method(facts, owner, name, unknown)
-    if isinstance(owner, ModelInstance) and name == "_can_set_attn_implementation":
+    if isinstance(owner, ModelInstance) and name in _TEXT_DECIDED:
         owner = ModelClass(owner.info)  # a class method: the instance answers as its class does
     if isinstance(owner, set) and name == "union":
         items = [
@@ -297,8 +322,8 @@ def call_method(
             return unknown
         return owner.union(items)
     if isinstance(owner, ModelClass):
-        if name in ("can_generate", "_can_set_attn_implementation"):
-            decide = can_generate if name == "can_generate" else _can_set_attn_implementation
+        if name == "can_generate" or name in _TEXT_DECIDED:
+            decide = can_generate if name == "can_generate" else _TEXT_DECIDED[name]
             verdict = decide(facts.library, owner.info)
             return unknown if verdict is None else verdict
         if name in ("_from_config", "from_config") and arguments:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, analyzer_version, cache_key
@@ -46,16 +47,23 @@ class RuntimeChecks:
         self._resolver: Resolver | None = None
 
     def verdict(
-        self, resolver: Resolver, test_class: CollectedClass, test_name: str
+        self,
+        resolver: Resolver,
+        test_class: CollectedClass,
+        test_name: str,
+        overridden: frozenset[int] = frozenset(),
     ) -> RuntimeVerdict | None:
         """What the definition of ``test_name`` the class runs does for it: the common one, or the
         class's own override in a model's test file when it is shaped like a common test (see
         ``override_to_evaluate``: a skip in its loop over the model classes is then decided or
-        undecided, never taken as ran); None when it cannot skip."""
+        undecided, never taken as ran); None when it cannot skip. A common ``parameterized.expand``
+        test undecided on its unknown arguments is run again with each case's (but the
+        ``overridden`` ones, which run their own definitions): it ran when one case runs."""
         found = test_class.definitions.get(test_name)
         if found is None:
             return None
-        function = self.definitions.get(resolver.path_of(found[0]), found[0].name, test_name)
+        key = (resolver.path_of(found[0]) or "", found[0].name, test_name)
+        function = self.definitions.get(*key)
         facts = None
         if function is None:
             facts = self._class_facts(resolver, test_class)
@@ -70,7 +78,19 @@ class RuntimeChecks:
         ):
             return RuntimeVerdict("ran")  # the body never runs: the test passes
         facts = facts or self._class_facts(resolver, test_class)
-        return evaluate_test(facts, function, self.definitions.may_skip)
+        verdict = evaluate_test(facts, function, self.definitions.may_skip)
+        cases = self.definitions.case_arguments.get(key)
+        if verdict.status != "undecided" or not cases:
+            return verdict
+        distinct = dict.fromkeys(case for index, case in enumerate(cases) if index not in overridden)
+        return _any_case_runs(
+            [evaluate_test(facts, function, self.definitions.may_skip, case) for case in distinct], verdict
+        )
+
+    def case_names(self, resolver: Resolver, owner: ClassRef, test_name: str) -> tuple[str, ...] | None:
+        """The case names of a ``parameterized.expand`` test of the common files, from its computed
+        parameters (None for another definition, or parameters not computed from literals)."""
+        return self.definitions.case_names(resolver.path_of(owner), owner.name, test_name)
 
     def _test_file(self, path: str) -> ast.Module | None:
         """A test file read with ``ast`` (testers' ``get_config``), kept while its model is analyzed."""
@@ -105,8 +125,21 @@ class RuntimeChecks:
                 self._names,
                 self._test_file,
             )
+            facts = replace(facts, module_function=self.definitions.module_functions.get)
             self._facts[test_class.ref] = facts
         return facts
+
+
+def _any_case_runs(verdicts: list[RuntimeVerdict], unknown: RuntimeVerdict) -> RuntimeVerdict:
+    """The cases' verdicts as the pair's: ran when one ran, skipped when all did, else undecided
+    (``unknown``, the verdict without the arguments, when there is no case)."""
+    if not verdicts:
+        return unknown
+    for status in ("ran", "undecided"):
+        found = next((verdict for verdict in verdicts if verdict.status == status), None)
+        if found is not None:
+            return found
+    return verdicts[0]
 
 
 def load_runtime_checks(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from model_debugging.skips.runtime.effects import super_method
+from model_debugging.skips.expansion import case_name
+from model_debugging.skips.runtime.case_arguments import case_arguments
+from model_debugging.skips.runtime.effects import passes_self, super_method
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
 
@@ -16,18 +18,38 @@ class CommonDefinitions:
 
     A definition may skip when it calls ``self.skipTest`` / ``pytest.skip`` / raises ``SkipTest``
     anywhere in its body, or calls ``self.<helper>`` where some common definition of that name may.
+    ``module_functions`` are the module-level functions of the common files that a test calls with
+    itself (``_test_eager_matches_sdpa_inference(self, ...)``), by name; a name defined differently
+    in two files is left out (a call of it, if it may skip, is then undecided).
     """
 
     functions: dict[tuple[str, str, str], ast.FunctionDef]
-    may_skip: frozenset[str]  # method names
+    may_skip: frozenset[str]  # method and module function names
+    module_functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    # (path, class name, method name) -> the arguments of each case of a parameterized.expand test
+    case_arguments: dict[tuple[str, str, str], tuple[tuple[object, ...], ...]] = field(default_factory=dict)
 
     def get(self, path: str | None, class_name: str, method: str) -> ast.FunctionDef | None:
         return self.functions.get((path or "", class_name, method))
+
+    def case_names(self, path: str | None, class_name: str, method: str) -> tuple[str, ...] | None:
+        """The methods ``parameterized.expand`` makes of a common test, named from its computed
+        parameters (None when they are not computed)."""
+        cases = self.case_arguments.get((path or "", class_name, method))
+        if cases is None:
+            return None
+        return tuple(
+            case_name(method, number, len(cases), arguments[0] if arguments else None)
+            for number, arguments in enumerate(cases)
+        )
 
 
 def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
     """``sources`` maps each common file's path to its text (a file that does not parse is left out)."""
     functions: dict[tuple[str, str, str], ast.FunctionDef] = {}
+    module_functions: dict[str, ast.FunctionDef] = {}
+    cases: dict[tuple[str, str, str], tuple[tuple[object, ...], ...]] = {}
+    ambiguous: set[str] = set()
     for path, source in sources.items():
         try:
             tree = ast.parse(source, filename=path)
@@ -38,9 +60,19 @@ def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
                 for item in node.body:
                     if isinstance(item, ast.FunctionDef):
                         functions[path, node.name, item.name] = item
+                        arguments = case_arguments(item, tree)
+                        if arguments is not None:
+                            cases[path, node.name, item.name] = arguments
+            elif isinstance(node, ast.FunctionDef) and _takes_the_test(node):
+                known = module_functions.setdefault(node.name, node)
+                if known is not node and ast.dump(known) != ast.dump(node):
+                    ambiguous.add(node.name)
+    for name in ambiguous:
+        del module_functions[name]
     direct: dict[str, bool] = {}
     calls: dict[str, set[str]] = {}
-    for (_, _, name), function in functions.items():
+    every = [*((name, function) for (_, _, name), function in functions.items()), *module_functions.items()]
+    for name, function in every:
         skips, called = _skips_and_calls(function)
         direct[name] = direct.get(name, False) or skips
         calls.setdefault(name, set()).update(called)
@@ -52,7 +84,13 @@ def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
             if name not in may_skip and called & may_skip:
                 may_skip.add(name)
                 changed = True
-    return CommonDefinitions(functions, frozenset(may_skip))
+    return CommonDefinitions(functions, frozenset(may_skip), module_functions, cases)
+
+
+def _takes_the_test(function: ast.FunctionDef) -> bool:
+    """A module-level function whose first parameter is ``self``: a common test hands itself over."""
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    return bool(parameters) and parameters[0].arg == "self"
 
 
 def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> bool:
@@ -96,6 +134,8 @@ def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
                 skips = True
             elif target.startswith("self.") and target.count(".") == 1:
                 called.add(target[5:])
+            elif isinstance(node.func, ast.Name) and passes_self(node):
+                called.add(node.func.id)
         elif isinstance(node, ast.Raise) and node.exc is not None and "SkipTest" in ast.unparse(node.exc):
             skips = True
     return skips, called

@@ -59,3 +59,5 @@ class TestClassFacts:
     # self.model_tester.<method>(*arguments, **keywords) run on the tester's source (None: not read)
     tester_call: Callable[[str, list[object], dict[str, object]], TesterCommon | None] | None = None
     config_rest: KeywordsRest = KeywordsRest.DEFAULT  # what a name config_keywords leaves out holds
+    # a module-level function of the common files that a test calls with itself, by name
+    module_function: Callable[[str], ast.FunctionDef | None] | None = None

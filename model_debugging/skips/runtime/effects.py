@@ -58,10 +58,7 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             if changed is not None:
                 names.add(changed)
             target = _dotted(inner.func)
-            helper = target[5:] if target.startswith("self.") else super_method(inner)
-            if (
-                target in _SKIP_CALLS or helper in skipping_helpers
-            ):  # self.x(...), or super().x(...) of an override
+            if target in _SKIP_CALLS or called_helper(inner) in skipping_helpers:
                 may_skip = True
         elif isinstance(inner, ast.Raise):
             if inner.exc is not None and "SkipTest" in _dotted(
@@ -119,10 +116,10 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
             relevant |= _read(node.test)
         elif isinstance(node, ast.For) and effects(node, skipping_helpers).may_skip:
             relevant |= _read(node.iter)
-        elif isinstance(node, ast.Call):
-            target = _dotted(node.func)
-            if target in _SKIP_CALLS or (target.startswith("self.") and target[5:] in skipping_helpers):
-                relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
+        elif isinstance(node, ast.Call) and (
+            _dotted(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
+        ):
+            relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
     for node in ast.walk(function):
         if isinstance(node, ast.Return) and node.value is not None:  # a helper's result may decide a skip
             relevant |= _read(node.value)
@@ -193,6 +190,22 @@ def assigned_names(targets: list[ast.expr]) -> set[str]:
 
 def _read(node: ast.AST) -> set[str]:
     return {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)}
+
+
+def called_helper(node: ast.Call) -> str | None:
+    """The helper a call runs: ``name`` for ``self.name(...)``, ``super().name(...)`` (from an
+    override) and ``name(self, ...)`` (a module-level function of a common file taking the test)."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id if passes_self(node) else None
+    return super_method(node)
+
+
+def passes_self(node: ast.Call) -> bool:
+    """``function(self, ...)``: the test itself is the first argument."""
+    return bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"
 
 
 def super_method(node: ast.AST) -> str | None:

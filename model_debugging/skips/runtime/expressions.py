@@ -11,7 +11,7 @@ from model_debugging.skips.runtime import attributes, environment, module_types,
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
 from model_debugging.skips.runtime.conversions import conversions
-from model_debugging.skips.runtime.effects import super_method
+from model_debugging.skips.runtime.effects import passes_self, super_method
 from model_debugging.skips.runtime.model_calls import ModelOutputs, call_model, outputs_contain
 from model_debugging.skips.runtime.values import (
     VALUE_COMPARISONS,
@@ -41,7 +41,7 @@ _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split"}
 _PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset)
 
 # Calls a helper statement evaluates: (helper name, arguments) -> value, or raises Skipped.
-CallHelper = Callable[..., object]  # (name, arguments, keywords, inherited=False) -> value
+CallHelper = Callable[..., object]  # (name, arguments, keywords, inherited=False, module=False) -> value
 
 
 class Evaluator:
@@ -266,6 +266,17 @@ class Evaluator:
             return self.call_helper(inherited, arguments, keywords, inherited=True)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
+        find = self.facts.module_function
+        if (
+            isinstance(func, ast.Name)
+            and func.id not in variables
+            and passes_self(node)
+            and find is not None
+            and find(func.id) is not None
+        ):
+            # a module-level function of a common file, handed the test: run like a helper
+            keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
+            return self.call_helper(func.id, self._arguments(node.args[1:], variables), keywords, module=True)
         function = self.value(node.func, variables)
         arguments = self._arguments(node.args, variables)
         if arguments is None:

@@ -70,15 +70,19 @@ class _Frame:
 
 
 def evaluate_test(
-    facts: TestClassFacts, function: ast.FunctionDef, skipping_helpers: frozenset[str]
+    facts: TestClassFacts,
+    function: ast.FunctionDef,
+    skipping_helpers: frozenset[str],
+    arguments: tuple[object, ...] = (),
 ) -> RuntimeVerdict:
     """Run ``function`` (a common test's definition) for the test class ``facts`` describes.
 
-    ``skipping_helpers`` names the methods of the common files that may skip (others are not run).
+    ``skipping_helpers`` names the methods of the common files that may skip (others are not run);
+    ``arguments`` are those a case of a ``parameterized.expand`` test passes (unknown when absent).
     """
     runner = _Runner(facts, skipping_helpers)
     try:
-        runner.call(function, [], {}, depth=0)
+        runner.call(function, list(arguments), {}, depth=0)
     except _SkipSignal as signal:
         return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
     except _Undecided as undecided:
@@ -118,15 +122,26 @@ class _Runner:
         return _SkipSignal(skipped)
 
     def _call_helper(
-        self, name: str, arguments: list[object], keywords: dict[str, object], inherited: bool = False
+        self,
+        name: str,
+        arguments: list[object] | None,
+        keywords: dict[str, object],
+        inherited: bool = False,
+        module: bool = False,
     ) -> object:
-        """``self.<name>(...)``, or ``super().<name>(...)`` from an override (``inherited``)."""
-        find = self.facts.inherited_definition if inherited else self.facts.definition
+        """``self.<name>(...)``, ``super().<name>(...)`` from an override (``inherited``), or
+        ``<name>(self, ...)``, a module-level function of a common file (``module``: ``arguments``
+        are those after ``self``, None when an unpacked one is unknown)."""
+        if module:
+            find, written = self.facts.module_function, f"{name}(self, ...)"
+        else:
+            find = self.facts.inherited_definition if inherited else self.facts.definition
+            written = f"{'super()' if inherited else 'self'}.{name}(...)"
         definition = find(name) if find is not None else None
-        if definition is None or self.depth >= _MAX_DEPTH:
+        if definition is None or arguments is None or self.depth >= _MAX_DEPTH:
             if name in self.skipping_helpers:  # a call that may skip and cannot be followed
-                raise _Undecided(f"{'super()' if inherited else 'self'}.{name}(...) may skip")
-            return Unknown(f"self.{name}(...)")
+                raise _Undecided(f"{written} may skip")
+            return Unknown(written)
         self.depth += 1
         try:
             return self.call(definition, arguments, keywords, self.depth)
