@@ -147,7 +147,7 @@ def _expanded_outcome(
     elif method.expansion.base_skip is not None:
         skip = method.expansion.base_skip
         parts.append(Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(owner)))
-    outcome = combined_outcome(parts)
+    outcome = _combined_outcome(parts)
     if method.expansion is not None and method.expansion.base_runs and outcome.status is Status.SKIPPED:
         # pytest also runs what the mark left under the name, which passes doing nothing: a no-op,
         # skipped by design like a no-op override
@@ -194,7 +194,7 @@ def _case_outcomes(
     return [body, *overrides]
 
 
-def combined_outcome(outcomes: list[Outcome]) -> Outcome:
+def _combined_outcome(outcomes: list[Outcome]) -> Outcome:
     """Several runs of one test as one: ran when one ran, skipped when every one skipped, else
     undecided (the first skip, doubt or run stands for them, with every run's conditions)."""
     ran = [outcome for outcome in outcomes if outcome.status is Status.RAN]
@@ -222,4 +222,4 @@ def model_outcome(
     ]
     if not outcomes:
         return NOT_APPLICABLE
-    return combined_outcome(outcomes)
+    return _combined_outcome(outcomes)

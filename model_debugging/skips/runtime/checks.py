@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -83,9 +84,8 @@ class RuntimeChecks:
         if verdict.status != "undecided" or not cases:
             return verdict
         distinct = dict.fromkeys(case for index, case in enumerate(cases) if index not in overridden)
-        return _any_case_runs(
-            [evaluate_test(facts, function, self.definitions.may_skip, case) for case in distinct], verdict
-        )
+        verdicts = (evaluate_test(facts, function, self.definitions.may_skip, case) for case in distinct)
+        return _any_case_runs(verdicts, verdict)
 
     def case_names(self, resolver: Resolver, owner: ClassRef, test_name: str) -> tuple[str, ...] | None:
         """The case names of a ``parameterized.expand`` test of the common files, from its computed
@@ -130,16 +130,17 @@ class RuntimeChecks:
         return facts
 
 
-def _any_case_runs(verdicts: list[RuntimeVerdict], unknown: RuntimeVerdict) -> RuntimeVerdict:
-    """The cases' verdicts as the pair's: ran when one ran, skipped when all did, else undecided
-    (``unknown``, the verdict without the arguments, when there is no case)."""
-    if not verdicts:
-        return unknown
-    for status in ("ran", "undecided"):
-        found = next((verdict for verdict in verdicts if verdict.status == status), None)
-        if found is not None:
-            return found
-    return verdicts[0]
+def _any_case_runs(verdicts: Iterable[RuntimeVerdict], unknown: RuntimeVerdict) -> RuntimeVerdict:
+    """The cases' verdicts as the pair's, taken in order until one runs: ran when one ran, skipped
+    when all did, else the first undecided (``unknown``, the verdict without the arguments, when
+    there is no case)."""
+    seen = []
+    for verdict in verdicts:
+        if verdict.status == "ran":
+            return verdict
+        seen.append(verdict)
+    undecided = [verdict for verdict in seen if verdict.status == "undecided"]
+    return (undecided or seen or [unknown])[0]
 
 
 def load_runtime_checks(
