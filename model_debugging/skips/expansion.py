@@ -37,9 +37,10 @@ def read_expansion(function: cst.FunctionDef, context: Context) -> tuple[Expansi
             (decorator_call(item, context.aliases)[0] or "").startswith("pytest.mark.") for item in above
         )
         expansion = Expansion(
-            _case_names(function.name.value, call), base_runs=marks_only and not skips,
+            _case_names(function.name.value, call),
+            base_runs=marks_only and not skips,
             base_skip=skips[0] if skips else None,
-        )  # fmt: skip
+        )
         return expansion, function.with_changes(decorators=function.decorators[index + 1 :])
     return None, function
 
