@@ -40,7 +40,7 @@ def class_outcome(
     if test_class.class_skip is not None:
         owner, skip = test_class.class_skip
         return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(owner))
-    expanding = _expanding_definition(resolver, test_class, test_name)
+    expanding = test_class.expanded.get(test_name)
     if expanding is not None:
         return _expanded_outcome(resolver, test_class, test_name, runtime, expanding)
     return _definition_outcome(resolver, test_class, test_name, runtime)
@@ -115,18 +115,6 @@ def _setup_outcome(resolver: Resolver, test_class: CollectedClass, test_name: st
         return Outcome(
             Status.UNDECIDED, None, test_class.ref.name, test_class.file, undecided_because=because
         )
-    return None
-
-
-def _expanding_definition(
-    resolver: Resolver, test_class: CollectedClass, test_name: str
-) -> tuple[ClassRef, Method] | None:
-    """The nearest definition of ``test_name`` along the MRO written under ``parameterized.expand``."""
-    for base in test_class.linearization:
-        info = resolver.info(base)
-        method = next((item for item in info.methods if item.name == test_name), None) if info else None
-        if method is not None and method.expansion is not None:
-            return base, method
     return None
 
 

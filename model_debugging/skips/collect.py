@@ -12,7 +12,7 @@ its ``setUpClass`` / ``setUp`` always raises.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from model_debugging.skips.calls import method_skip, name_skips
 from model_debugging.skips.outcome import Outcome, Status
@@ -49,22 +49,32 @@ class CollectedClass:
     setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
     undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
     setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
+    # name -> the nearest definition of that name under ``parameterized.expand`` (whose cases stay
+    # in the class even when a later definition rebinds the name)
+    expanded: Mapping[str, tuple[ClassRef, Method]] = field(default_factory=dict)
 
 
-def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> dict[str, tuple[ClassRef, Method]]:
-    """Name -> (defining class, method) as attribute lookup on the class finds them; shadowed names are absent."""
-    definitions: dict[str, tuple[ClassRef, Method]] = {}
+Definitions = dict[str, tuple[ClassRef, Method]]
+
+
+def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[Definitions, Definitions]:
+    """Name -> (defining class, method) as attribute lookup on the class finds them (shadowed names
+    are absent), and as found among the definitions written under ``parameterized.expand``."""
+    definitions: Definitions = {}
+    expanded: Definitions = {}
     for base in reversed(mro):
         info = resolver.info(base)
         if info is None:
             continue
         unbound = set(info.shadowing) | set(info.deleted)
         for method in info.methods:
+            if method.expansion is not None:
+                expanded[method.name] = (base, method)
             if method.name not in unbound:
                 definitions[method.name] = (base, method)
         for name in info.shadowing:
             definitions.pop(name, None)
-    return definitions
+    return definitions, expanded
 
 
 def _class_skip(
@@ -154,7 +164,7 @@ def collect_test_classes(
             not_collected, undecided = _not_collected(resolver, mro)
             if not_collected:
                 continue
-            definitions = _definitions(resolver, mro)
+            definitions, expanded = _definitions(resolver, mro)
             bases = set(mro)
             applicable = frozenset(
                 name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
@@ -163,25 +173,14 @@ def collect_test_classes(
             class_skip = _class_skip(resolver, ref, mro, parsed)
             ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
             collected = CollectedClass(
-                ref, path, info.line, mro, class_skip, definitions, applicable, ran, None, undecided
-            )
+                ref, path, info.line, mro, class_skip, definitions, applicable, ran,
+                undecided=undecided, expanded=expanded,
+            )  # fmt: skip
             setup_skip = _setup_skip(resolver, collected, conditions)
             by_name = _setup_name_skips(resolver, collected)
             conditions = list(dict.fromkeys(conditions))
             if setup_skip is not None or by_name or tuple(conditions) != ran.conditions:
                 ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
-                collected = CollectedClass(
-                    ref,
-                    path,
-                    info.line,
-                    mro,
-                    class_skip,
-                    definitions,
-                    applicable,
-                    ran,
-                    setup_skip,
-                    undecided,
-                    by_name,
-                )
+                collected = replace(collected, ran=ran, setup_skip=setup_skip, setup_name_skips=by_name)
             found.append(collected)
     return found
