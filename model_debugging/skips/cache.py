@@ -48,6 +48,15 @@ def entry_bytes(key: str, value: Any) -> bytes:
     return pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def entry_for_parent(cache: ParseCache | None, key: str, record: Any) -> bytes:
+    """In a worker process: ``record``'s entry, also written to ``cache`` when the record holds no
+    error; the parent only unpickles the bytes (:func:`entry_value`)."""
+    data = entry_bytes(key, record)
+    if cache is not None and record.error is None:
+        cache.put_bytes(key, data)
+    return data
+
+
 def entry_value(data: bytes) -> Any:
     """The value of an entry made by :func:`entry_bytes`."""
     with collector_paused():  # unpickling makes many small objects that live on

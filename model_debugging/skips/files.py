@@ -10,7 +10,7 @@ from collections.abc import Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache, cache_key, entry_bytes, entry_value
+from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
@@ -61,10 +61,7 @@ def _parse_worker_pickled(
     """In a worker process: :func:`_parse_worker`'s record as a cache entry, also written to ``cache``
     when parsed without error: the parent only unpickles it."""
     record, key = _parse_worker(repo, path, elide)
-    data = entry_bytes(key or "", record)
-    if cache is not None and record.error is None and key is not None:
-        cache.put_bytes(key, data)
-    return data, key
+    return entry_for_parent(cache, key or "", record), key  # no key: an unreadable file's error record
 
 
 def _parse_here(

@@ -8,7 +8,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from model_debugging.skips.cache import ParseCache, cache_key, entry_bytes, entry_value
+from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryFile
@@ -93,13 +93,8 @@ def _library_key(path: str, data: bytes) -> str:
 def _read_batch_pickled(repo: Path, batch: list[tuple[str, str]], cache: ParseCache | None) -> list[bytes]:
     """In a worker process: the records of ``batch`` ((path, cache key) pairs) as cache entries,
     each also written to ``cache`` when readable: the parent only unpickles them."""
-    found = []
-    for (_, key), record in zip(batch, _read_batch(repo, [path for path, _ in batch]), strict=True):
-        data = entry_bytes(key, record)
-        if cache is not None and record.error is None:
-            cache.put_bytes(key, data)
-        found.append(data)
-    return found
+    records = _read_batch(repo, [path for path, _ in batch])
+    return [entry_for_parent(cache, key, record) for (_, key), record in zip(batch, records, strict=True)]
 
 
 def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
