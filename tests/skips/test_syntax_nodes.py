@@ -1,8 +1,9 @@
-"""The library reader's fast tree walks visit what the standard library's do, in the same order."""
+"""The library reader's fast tree walks visit what the standard library's do, in the same order, and
+its dotted names read as ``ast.unparse`` writes them."""
 
 import ast
 
-from model_debugging.skips.syntax_nodes import child_nodes, walk
+from model_debugging.skips.syntax_nodes import child_nodes, dotted_text, walk
 
 SOURCE = '''
 class Model(PreTrainedModel, GenerationMixin):
@@ -13,7 +14,7 @@ class Model(PreTrainedModel, GenerationMixin):
     def __init__(self, config, *layers, norm=nn.LayerNorm, **kwargs):
         super().__init__(config)
         self.layers = nn.ModuleList([Layer(config, i) for i in range(config.n) if i % 2 or not i])
-        self.head = Head(config) if config.tie else None
+        self.head = Head(config) if self.config.text_config.tie else None
         for name, value in kwargs.items():
             setattr(self, name, lambda x=value: x * -1)
         with torch.no_grad(), self.lock as held:
@@ -37,3 +38,12 @@ def test_child_nodes_are_those_of_iter_child_nodes():
     for node in ast.walk(ast.parse(SOURCE)):
         expected = list(ast.iter_child_nodes(node))
         assert [id(child) for child in child_nodes(node)] == [id(child) for child in expected]
+
+
+def test_dotted_text_is_the_unparsed_text_of_any_expression():
+    expressions = [node for node in ast.walk(ast.parse(SOURCE)) if isinstance(node, ast.expr)]
+    assert any(
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) for node in expressions
+    )
+    for node in expressions:
+        assert dotted_text(node) == ast.unparse(node)

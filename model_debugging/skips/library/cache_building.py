@@ -10,6 +10,7 @@ tests) and on the models it builds from its configuration. Files are read throug
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 
 from model_debugging.skips.library.index import Library
@@ -47,10 +48,15 @@ class CacheGating:
 
 def cache_gating(library: Library, info: LibraryClass) -> CacheGating | None:
     """How the forwards of the file defining ``info``'s ``forward`` gate the cache (read once per file)."""
-    return of_forward_file(library, info, _file_gating, None)
+    gating = of_forward_file(library, info, _file_gating, None, forwards_only=True)
+    if gating is None:
+        return None
+    delegated = of_forward_file(library, info, _builds_from_config, False, mentioning="from_config")
+    return dataclasses.replace(gating, delegated=delegated)
 
 
 def _file_gating(tree: ast.Module | None) -> CacheGating | None:
+    """The gating of the forwards of a file (``tree``: its forwards), but ``delegated``."""
     if tree is None:
         return None
     flags = {"gated": False, "ungated": False, "overridden": False}
@@ -61,7 +67,12 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
                 found_disabled: list[tuple[ast.expr, ...]] = []
                 _visit(node.body, (), flags, found_disabled)
                 disabled += [(owner.name, conditions) for conditions in found_disabled]
-    delegated = any(
+    return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], False, tuple(disabled))
+
+
+def _builds_from_config(tree: ast.Module | None) -> bool:
+    """Whether the file calls ``Auto*.from_config`` / ``Auto*._from_config`` anywhere."""
+    return tree is not None and any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _DELEGATING
@@ -69,7 +80,6 @@ def _file_gating(tree: ast.Module | None) -> CacheGating | None:
         and node.func.value.id.startswith("Auto")
         for node in walk(tree)
     )
-    return CacheGating(flags["gated"], flags["ungated"], flags["overridden"], delegated, tuple(disabled))
 
 
 # Decorators of a forward that never fill ``use_cache`` from the configuration (unlike
@@ -141,7 +151,7 @@ def _hands_on_use_cache(function: ast.FunctionDef | None) -> bool | None:
 def delegated_parts(library: Library, info: LibraryClass) -> tuple[tuple[str, str], ...] | None:
     """``(auto class, part)`` for each ``Auto*.from_config(config.<part>)`` in the file of ``info``'s
     ``forward``; None when one builds from something else than a part of the configuration."""
-    return of_forward_file(library, info, _file_parts, None)
+    return of_forward_file(library, info, _file_parts, None, mentioning="from_config")
 
 
 def _file_parts(tree: ast.Module | None) -> tuple[tuple[str, str], ...] | None:

@@ -128,6 +128,7 @@ class Library:
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
         self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
+        self._classes_in: dict[str, tuple[LibraryClass, ...]] = {}
         mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
         self._where: dict[int, str] = {}
@@ -141,6 +142,7 @@ class Library:
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
             self._functions[library_file.path] = dict(library_file.functions)
+            self._classes_in[library_file.path] = library_file.classes
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
                 self._where[id(info)] = library_file.path
@@ -263,6 +265,16 @@ class Library:
             except (OSError, UnicodeDecodeError):
                 self._sources[path] = None
         return self._sources[path]
+
+    def forward_lines(self, path: str) -> tuple[tuple[str, int, int, int], ...]:
+        """(class name, class line, first line, last line) of the ``forward`` of each class written
+        at the top of file ``path`` that defines one: where its text is, a read of the text."""
+        self._read(texts=(path,))
+        return tuple(
+            (info.name, info.line, *info.forward_lines)
+            for info in self._classes_in.get(path, ())
+            if info.forward_lines is not None
+        )
 
     def annotation(self, info: LibraryClass, name: str) -> LibraryClass | None:
         """The class annotated for ``name`` (``config: LlamaConfig``) first found along the MRO."""

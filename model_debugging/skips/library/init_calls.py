@@ -18,7 +18,7 @@ from model_debugging.skips.library.class_choices import (
     written_callee,
 )
 from model_debugging.skips.library.records import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
-from model_debugging.skips.syntax_nodes import child_nodes, walk
+from model_debugging.skips.syntax_nodes import child_nodes, dotted_text, walk
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
 # Statements and expressions whose parts run only when a condition holds.
@@ -31,6 +31,7 @@ def read_init_calls(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
     owner: ast.ClassDef | None,
     tables: dict[str, tuple[str, ...]],
+    nodes: list[ast.AST] | None = None,
 ) -> tuple[InitCall, ...]:
     """The calls in ``function``'s body, in source order (nested functions and lambdas are left out),
     with the assignments to ``self.<name>`` among them (see :class:`InitCall`).
@@ -38,6 +39,7 @@ def read_init_calls(
     A call of another method of ``owner`` (``self._init_layers()``) is replaced by that method's own
     calls; ``tables`` are the file's module-level dicts of classes (``X_ATTENTION_CLASSES``), whose
     entries a call of ``TABLE[key](...)`` may build. ``owner`` is None for a module-level function.
+    ``nodes`` are those of ``function`` (``walk``) when the caller has them.
     """
     methods = {
         item.name: item
@@ -45,7 +47,7 @@ def read_init_calls(
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     calls: list[InitCall] = []
-    _BodyReader(function, (function.name,), methods, tables, calls).read(False)
+    _BodyReader(function, (function.name,), methods, tables, calls, nodes).read(False)
     return tuple(calls)
 
 
@@ -63,9 +65,10 @@ class _BodyReader:
         methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         tables: dict[str, tuple[str, ...]],
         calls: list[InitCall],
+        nodes: list[ast.AST] | None = None,
     ):
         self.body, self.inlined, self.methods, self.tables, self.calls = body, inlined, methods, tables, calls
-        nodes = walk(body)  # walked once for the readings below
+        nodes = nodes if nodes is not None else walk(body)  # walked once for the readings below
         self.aliases = class_aliases(nodes, tables)
         self.values = bound_to_calls(nodes)
         self.plain_names = _bound_to_plain(body, nodes)
@@ -76,13 +79,16 @@ class _BodyReader:
         }
         self.targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
         self.conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
+        rebinds_config = _rebinds_config(nodes)
         # conditions are kept only where `config` is the constructor's own configuration parameter
-        self.keeps_conditions = not inlined[1:] and _config_parameter_kept(body, nodes)
+        # (its first, and nothing rebinds it): a condition on `config` there reads the configuration
+        # the instance is built with
+        self.keeps_conditions = (
+            not inlined[1:] and _parameters(body)[1:2] == ["config"] and not rebinds_config
+        )
         # `config` names the configuration the instance is built with, unless rebound here or a
         # parameter of an inlined method (which may be handed a part of it)
-        self.config_is_own = not _rebinds_config(nodes) and not (
-            inlined[1:] and "config" in _parameters(body)
-        )
+        self.config_is_own = not rebinds_config and not (inlined[1:] and "config" in _parameters(body))
         # the constructor's own parameters, which a class may be passed for (not an inlined method's)
         self.own_parameters = (
             set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
@@ -146,7 +152,7 @@ class _BodyReader:
                 isinstance(node.value, ast.Name) and node.value.id in self.plain_names
             )
             kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
-            source = ast.unparse(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
+            source = dotted_text(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
             # the configuration itself (`self.config = config`) or one of its values
             read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
             self.calls.append(
@@ -199,7 +205,7 @@ class _BodyReader:
             callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
         table = classes_named(node.func, self.tables) if isinstance(node.func, ast.Subscript) else None
         choices = self.aliases.get(callee) or table or (callee,)
-        passed = ast.unparse(argument) if argument is not None else ""
+        passed = dotted_text(argument) if argument is not None else ""
         if not self.config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
             passed = ""  # not the instance's configuration: no choice is read from it
         classes = _passed_classes(node, self.aliases, self.tables)
@@ -276,26 +282,21 @@ def _branch_conditions(node: ast.AST) -> dict[int, str]:
     return found
 
 
-def _config_parameter_kept(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> bool:
-    """The constructor's first parameter is ``config`` and nothing rebinds it: a condition on
-    ``config`` there reads the configuration the instance is built with."""
-    return _parameters(function)[1:2] == ["config"] and not _rebinds_config(nodes)
-
-
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
 
 
 def _rebinds_config(nodes: list[ast.AST]) -> bool:
     """Whether a function (``nodes``: its ``walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
-    spared = _without_configuration(nodes)
-    return any(
-        isinstance(node, ast.Name)
-        and node.id == "config"
-        and not isinstance(node.ctx, ast.Load)
-        and id(node) not in spared
+    stored = [
+        node
         for node in nodes
-    )
+        if node.__class__ is ast.Name and node.id == "config" and not isinstance(node.ctx, ast.Load)
+    ]
+    if not stored:
+        return False
+    spared = _without_configuration(nodes)
+    return any(id(node) not in spared for node in stored)
 
 
 def _without_configuration(nodes: list[ast.AST]) -> set[int]:
@@ -305,10 +306,23 @@ def _without_configuration(nodes: list[ast.AST]) -> set[int]:
     return {
         id(inner)
         for node in nodes
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "config is None"
+        if isinstance(node, ast.If) and _is_config_none(node.test)
         for statement in node.body
         for inner in ast.walk(statement)
     }
+
+
+def _is_config_none(test: ast.expr) -> bool:
+    """``config is None``."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "config"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def _branches(value: ast.expr) -> list[tuple[ast.expr, str]] | None:
@@ -351,10 +365,10 @@ def _plain(value: ast.expr) -> bool:
     root = value
     while isinstance(root, ast.Attribute):
         root = root.value
-    text = ast.unparse(value)
-    return isinstance(root, ast.Name) and (
-        text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
-    )
+    if not isinstance(root, ast.Name):
+        return False
+    text = dotted_text(value)
+    return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
 
 
 def _registered_attribute(callee: str, node: ast.Call) -> InitCall | None:

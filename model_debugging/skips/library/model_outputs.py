@@ -28,6 +28,36 @@ def parsed_file(library: Library, path: str) -> ast.Module | None:
     return library.memoized(("parsed_file", path), lambda: _parse(library.source(path)))
 
 
+def parsed_forwards(library: Library, path: str) -> ast.Module | None:
+    """The ``ast`` of the ``forward`` methods of a library file, each in its class (the classes
+    written at the top of the file that define one, at their own lines, holding only it), parsed
+    once per library. The forwards are what the cache readings look at, and about two fifths of a
+    modeling file: parsing the whole file cost most of what they take."""
+    return library.memoized(
+        ("parsed_forwards", path), lambda: _parse_forwards(library.source(path), library.forward_lines(path))
+    )
+
+
+def _parse_forwards(text: str | None, spans: tuple[tuple[str, int, int, int], ...]) -> ast.Module | None:
+    """``text`` with every line blank but the forwards ``spans`` gives, each under a one-line header
+    of its class on the line above it: positions are those of the whole file."""
+    if text is None:
+        return None
+    lines = [line + "\n" for line in text.split("\n")]  # the library reads sources with newlines translated
+    kept = ["\n"] * len(lines)
+    class_lines = {}
+    for name, class_line, first, last in spans:
+        if not 2 <= first <= last <= len(lines):
+            continue  # not the text the records were read from
+        kept[first - 2] = f"class {name}:\n"
+        kept[first - 1 : last] = lines[first - 1 : last]
+        class_lines[first - 1] = class_line
+    tree = _parse("".join(kept))
+    for node in tree.body if tree is not None else ():
+        node.lineno = class_lines.get(node.lineno, node.lineno)
+    return tree
+
+
 def _parse(text: str | None) -> ast.Module | None:
     try:
         return ast.parse(text) if text is not None else None
@@ -36,15 +66,25 @@ def _parse(text: str | None) -> ast.Module | None:
 
 
 def of_forward_file(
-    library: Library, info: LibraryClass, read: Callable[[ast.Module | None], _Read], missing: _Read
+    library: Library,
+    info: LibraryClass,
+    read: Callable[[ast.Module | None], _Read],
+    missing: _Read,
+    *,
+    forwards_only: bool = False,
+    mentioning: str = "",
 ) -> _Read:
     """``read`` of the tree of the file defining ``info``'s ``forward``, once per file (memoized with
-    its reads); ``missing`` when no ``forward`` is found."""
+    its reads); ``missing`` when no ``forward`` is found. ``forwards_only``: the tree of its forwards
+    (:func:`parsed_forwards`). ``mentioning``: a reader that looks only for nodes holding that word
+    is handed an empty module, not parsed, when the file's text does not hold it."""
     owner = library.defines(info, "forward")
     path = library.path_of(owner) if owner is not None else None
     if path is None:
         return missing
-    return library.fact(_forward_file_read, read, missing, path, owner.name, owner.line)
+    return library.fact(
+        _forward_file_read, read, missing, path, owner.name, owner.line, forwards_only, mentioning
+    )
 
 
 def _forward_file_read(
@@ -54,15 +94,27 @@ def _forward_file_read(
     path: str,
     owner: str,
     line: int,
+    forwards_only: bool,
+    mentioning: str,
 ) -> _Read:
     """``read`` of the tree of file ``path`` (once per file) when its class ``owner`` defines
     ``forward``, else ``missing``: the value a model depends on, not the forward's text."""
     if library.fact(_method_node, path, owner, line, "forward") is None:
         return missing
-    return library.fact(_file_read, read, path)
+    return library.fact(_file_read, read, path, forwards_only, mentioning)
 
 
-def _file_read(library: Library, read: Callable[[ast.Module | None], _Read], path: str) -> _Read:
+def _file_read(
+    library: Library,
+    read: Callable[[ast.Module | None], _Read],
+    path: str,
+    forwards_only: bool,
+    mentioning: str,
+) -> _Read:
+    if forwards_only:
+        return read(parsed_forwards(library, path))
+    if mentioning and mentioning not in (library.source(path) or ""):
+        return read(ast.Module(body=[], type_ignores=[]))
     return read(parsed_file(library, path))
 
 
@@ -101,7 +153,7 @@ def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.F
 
 def _method_node(library: Library, path: str, owner: str, line: int, name: str) -> ast.FunctionDef | None:
     """Method ``name`` of the class ``owner`` of file ``path`` (the one at ``line`` if it has several)."""
-    tree = parsed_file(library, path)
+    tree = parsed_forwards(library, path) if name == "forward" else parsed_file(library, path)
     if tree is None:
         return None
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner]

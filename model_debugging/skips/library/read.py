@@ -19,7 +19,7 @@ from model_debugging.skips.library.records import (
     Opaque,
     Value,
 )
-from model_debugging.skips.syntax_nodes import walk
+from model_debugging.skips.syntax_nodes import dotted_text, walk
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
 RETURNING_METHODS = ("get_input_embeddings",)
@@ -203,12 +203,15 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
     class_vars: list[str] = []
     returns: list[tuple[str, str]] = []
     assigned: set[str] = set()
+    forward_lines: tuple[int, int] | None = None
     for item in node.body:
         if isinstance(item, ast.Assign):
             value = value_of(item.value)
             attributes.extend((target.id, value) for target in item.targets if isinstance(target, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            if ast.unparse(item.annotation).startswith(("ClassVar", "typing.ClassVar")):
+            head = item.annotation  # the text before `[` is where `ClassVar` is written
+            head = head.value if isinstance(head, ast.Subscript) else head
+            if dotted_text(head).startswith(("ClassVar", "typing.ClassVar")):
                 class_vars.append(item.target.id)
             if item.value is not None:
                 attributes.append((item.target.id, value_of(item.value)))
@@ -219,15 +222,19 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
                     annotations.append((item.target.id, annotation.name))
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append(item.name)
+            if item.name == "forward" and forward_lines is None and isinstance(item, ast.FunctionDef):
+                forward_lines = _lines_of(item) if node.col_offset == 0 else None
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
+            # the nodes of a constructor, walked once for the readings below
+            nodes = walk(item) if item.name in _INIT_METHODS else []
             if item.name == "__init__":
-                init_calls = read_init_calls(item, node, tables)
+                init_calls = read_init_calls(item, node, tables, nodes)
             returned = _returned(item) if item.name in RETURNING_METHODS else None
             if returned is not None:
                 returns.append((item.name, returned))
             if item.name in _INIT_METHODS:
-                defaults, others, as_set = _init_assignments(item)
+                defaults, others, as_set = _init_assignments(item, nodes)
                 init_defaults.extend(defaults)
                 assigned |= others
                 init_as_set.extend(as_set)
@@ -246,7 +253,13 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
         init_calls=init_calls,
         class_vars=tuple(class_vars),
         returns=tuple(returns),
+        forward_lines=forward_lines,
     )
+
+
+def _lines_of(function: ast.FunctionDef) -> tuple[int, int]:
+    """The first line of ``function`` (its first decorator's) and its last line."""
+    return min([function.lineno] + [item.lineno for item in function.decorator_list]), function.end_lineno
 
 
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -278,10 +291,11 @@ def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
 
 
 def _init_assignments(
-    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]
 ) -> tuple[list[tuple[str, Value]], set[str], list[str]]:
     """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
-    ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time)."""
+    ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time);
+    ``nodes`` are those of ``function`` (``walk``)."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults: dict[str, ast.expr] = dict(
@@ -302,9 +316,7 @@ def _init_assignments(
     top_level = set()
     as_set: list[str] = []
     assigned = set()
-    rebound = {
-        node.id for node in walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    rebound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     for statement in function.body:
         passed = _passed_to_base(statement, defaults, rebound)
         if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
@@ -330,8 +342,8 @@ def _init_assignments(
                 decided.append((name, value))
                 top_level.add(id(statement))
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
-    loops = _literal_loops(function)
-    for node in walk(function):
+    loops = _literal_loops(nodes)
+    for node in nodes:
         targets = (
             node.targets
             if isinstance(node, ast.Assign)
@@ -395,10 +407,10 @@ def _keywords_set(
     return loops.get(key.id, ()) if isinstance(key, ast.Name) else ()
 
 
-def _literal_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
-    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) in ``function``."""
+def _literal_loops(nodes: list[ast.AST]) -> dict[str, tuple[str, ...]]:
+    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) among ``nodes``."""
     loops: dict[str, tuple[str, ...]] = {}
-    for node in walk(function):
+    for node in nodes:
         if (
             isinstance(node, ast.For)
             and isinstance(node.target, ast.Name)

@@ -59,11 +59,13 @@ class Evaluator:
             return Unknown(node=node)
 
     def _value(self, node: ast.expr, variables: dict[str, object]) -> object:
-        unknown = Unknown(node=node)
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
-            return self._name(node.id, variables, unknown)
+            return self._name(node, variables)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(self.value(node.value, variables), node)
+        unknown = Unknown(node=node)  # made after the commonest nodes, which need none
         if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
             keys = [self.value(key, variables) for key in node.keys]
             if not all(isinstance(key, (str, int)) for key in keys):
@@ -88,8 +90,6 @@ class Evaluator:
             return self._bool_op(node, variables, unknown)
         if isinstance(node, ast.Compare):
             return self._compare(node, variables, unknown)
-        if isinstance(node, ast.Attribute):
-            return attributes.attribute(self.facts, self.value(node.value, variables), node.attr, unknown)
         if isinstance(node, ast.Call):
             return self._call(node, variables, unknown)
         if isinstance(node, ast.NamedExpr):
@@ -119,7 +119,8 @@ class Evaluator:
                 return container[key]
         return unknown
 
-    def _name(self, name: str, variables: dict[str, object], unknown: Unknown) -> object:
+    def _name(self, node: ast.Name, variables: dict[str, object]) -> object:
+        name = node.id
         if name in variables:
             return variables[name]
         if name == "self":
@@ -131,7 +132,7 @@ class Evaluator:
         if name == "nn" and self.facts.library is not None:  # the common files' `from torch import nn`
             return module_types.TORCH_NN
         if name in modules.BASE_MODEL_NAMES and self.facts.library is not None:
-            return modules.base_model_class(self.facts, name) or unknown
+            return modules.base_model_class(self.facts, name) or Unknown(node=node)
         if name in _BUILTINS or name in _MODULES:
             return Builtin(name)
         if name in environment.ENVIRONMENT_NAMES:
@@ -141,7 +142,7 @@ class Evaluator:
             "get_model_conversion_mapping",
         ):
             return Builtin(name)
-        return unknown
+        return Unknown(node=node)
 
     def _bool_op(self, node: ast.BoolOp, variables: dict[str, object], unknown: Unknown) -> object:
         decisive = isinstance(node.op, ast.Or)  # a true operand decides an `or`, a false one an `and`
@@ -277,7 +278,11 @@ class Evaluator:
             # a module-level function of a common file, handed the test: run like a helper
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
             return self.call_helper(func.id, self._arguments(node.args[1:], variables), keywords, module=True)
-        function = self.value(node.func, variables)
+        # the owner of a method is evaluated once: ``self.value(node.func)`` would evaluate it again
+        owner = self.value(func.value, variables) if isinstance(func, ast.Attribute) else None
+        function = (
+            self._attribute(owner, func) if isinstance(func, ast.Attribute) else self.value(func, variables)
+        )
         arguments = self._arguments(node.args, variables)
         if arguments is None:
             return unknown
@@ -296,19 +301,30 @@ class Evaluator:
                 self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg is None
             ]
             return call_model(function, keywords, unpacked)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "from_pretrained":
-            owner = self.value(node.func.value, variables)
-            if isinstance(owner, ModelClass):
-                return modules.from_pretrained(self.facts, owner, keywords)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "from_pretrained"
+            and isinstance(owner, ModelClass)
+        ):
+            return modules.from_pretrained(self.facts, owner, keywords)
         if isinstance(function, ModelClass):  # model_class(config)
             config = arguments[0] if arguments and isinstance(arguments[0], Config) else unknown
             return ModelInstance(function.info, config)
-        if isinstance(node.func, ast.Attribute):
-            owner = self.value(node.func.value, variables)
-            if isinstance(owner, Config) and node.func.attr in CONFIG_METHODS and not arguments:
-                return call_config_method(self.facts, owner, node.func.attr, keywords, unknown)
-            return attributes.call_method(self.facts, owner, node.func.attr, arguments, unknown, keywords)
+        if isinstance(func, ast.Attribute):
+            if isinstance(owner, Config) and func.attr in CONFIG_METHODS and not arguments:
+                return call_config_method(self.facts, owner, func.attr, keywords, unknown)
+            return attributes.call_method(self.facts, owner, func.attr, arguments, unknown, keywords)
         return unknown
+
+    def _attribute(self, owner: object, node: ast.Attribute) -> object:
+        """``owner.<attribute>`` as :meth:`value` gives it when ``owner`` is the value of ``node.value``."""
+        unknown = Unknown(node=node)
+        try:
+            return attributes.attribute(self.facts, owner, node.attr, unknown)
+        except Signal:
+            raise
+        except Exception:
+            return unknown
 
     def _arguments(self, nodes: list[ast.expr], variables: dict[str, object]) -> list[object] | None:
         """Positional arguments, ``*items`` unpacked; None when an unpacked value is not a known sequence."""

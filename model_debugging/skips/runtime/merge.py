@@ -9,14 +9,22 @@ from __future__ import annotations
 
 from model_debugging.skips.runtime.values import Config, Unknown
 
-_UNSET = object()  # a configuration value one branch did not set
+_UNSET = object()  # a variable, or a configuration value, one branch did not set
 
 
 def merge_branches(variables: dict[str, object], scopes: list[dict[str, object]]) -> None:
     """After a fork, a variable the branches left with different values is unknown."""
+    if not scopes:
+        return
     names = {name for scope in scopes for name in scope}
+    first_scope, others = scopes[0], scopes[1:]
     for name in names:
-        values = [scope.get(name, Unknown(name)) for scope in scopes]
+        first = first_scope.get(name, _UNSET)
+        # most variables are the very object the fork started with in every branch
+        if first is not _UNSET and all(scope.get(name, _UNSET) is first for scope in others):
+            variables[name] = first
+            continue
+        values = [scope[name] if name in scope else Unknown(name) for scope in scopes]
         first = values[0]
         try:
             same = all(value == first for value in values[1:])
