@@ -3,8 +3,8 @@
 One pickle per file under the cache directory, and one snapshot per content of the scanned test
 files: a full scan whose files all still have the same content keys is answered from its snapshot
 (``skips/rescan.py`` re-evaluates only what a library change concerns). A missing, damaged or stale entry (other version,
-other key) is ignored and rebuilt; writes go through :func:`atomic_write_bytes`, so a concurrent
-or interrupted run never leaves a half-written entry behind.
+other key) is ignored and rebuilt; an entry is written to a temporary file renamed over its name, so
+a concurrent or interrupted run never leaves a half-written entry behind.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_debugging.reporting.atomic import atomic_write_bytes
+from model_debugging.reporting.atomic import atomic_write_with
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
@@ -117,7 +117,12 @@ class ParseCache:
             self._write(key, data)
 
     def _write(self, key: str, data: bytes) -> None:
-        atomic_write_bytes(self._entry(key), data)
+        """Published whole under its name, not synced to disk: an entry a power cut damages or
+        empties fails to load and is rebuilt (syncing each of a cold scan's thousand-odd entries cost
+        more than a second)."""
+        path = self._entry(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_with(path, lambda temporary: temporary.write_bytes(data), durable=False)
 
     def get(self, key: str) -> ParsedFile | None:
         return self._load(key, ParsedFile)

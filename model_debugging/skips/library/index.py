@@ -47,6 +47,15 @@ class LibraryReads:
     texts: set[str] = field(default_factory=set)
     facts: dict[FactKey, object] = field(default_factory=dict)
     fact_reads: dict[FactKey, LibraryReads] = field(default_factory=dict)
+    # keys of the kept reads (an MRO's, a memoized value's) already added here: added once, not on
+    # every look-up (the evaluation looks MROs up hundreds of thousands of times)
+    replayed: set[object] = field(default_factory=set, compare=False, repr=False)
+
+    def replay(self, key: object, kept: LibraryReads) -> None:
+        """Add ``kept``, the reads kept under ``key``, unless they were added here already."""
+        if key not in self.replayed:
+            self.replayed.add(key)
+            self.add(kept)
 
     def add(self, other: LibraryReads) -> None:
         # most replayed reads (an MRO's) hold classes and names only: the empty sets cost nothing
@@ -187,7 +196,7 @@ class Library:
                 value = compute()
             found = self._memo[key] = (value, reads)
         elif self._recordings:
-            self._recordings[-1].add(found[1])
+            self._recordings[-1].replay(("memoized", key), found[1])
         return found[0]
 
     def fact(self, compute: Callable[..., object], *arguments: Hashable) -> object:
@@ -288,8 +297,11 @@ class Library:
         """C3 linearization over the classes found in the library (unknown bases are left out)."""
         key = (self._where.get(id(info), ""), info.name)
         if key in self._mro:
-            if self._recordings:
-                self._recordings[-1].add(self._mro_reads.get(key) or LibraryReads(classes={key}))
+            kept = self._mro_reads.get(key)
+            if self._recordings and kept is None:  # met again while it is computed: a cycle
+                self._recordings[-1].classes.add(key)
+            elif self._recordings:
+                self._recordings[-1].replay(("mro", key), kept)
             return self._mro[key]
         self._mro[key] = (info,)  # cycle guard
         with self.recording() as reads:
