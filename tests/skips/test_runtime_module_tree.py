@@ -48,6 +48,28 @@ class ModelTesterMixin:
             ):
                 self.skipTest(reason="Parts of this model don't support sdpa")
 
+    def test_named_parts(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        for model_class in self.all_model_classes:
+            model = model_class(config)
+            sub_models_supporting_sdpa = [
+                module._supports_sdpa
+                for name, module in model.named_modules()
+                if isinstance(module, PreTrainedModel) and name != ""
+            ]
+            supports_sdpa_all_modules = (
+                all(sub_models_supporting_sdpa) if len(sub_models_supporting_sdpa) > 0 else model._supports_sdpa
+            )
+            if not supports_sdpa_all_modules:
+                self.skipTest(reason="A part of this model doesn't support sdpa")
+
+    def test_has_named_parts(self):
+        config, _ = self.model_tester.prepare_config_and_inputs_for_common()
+        model = self.all_model_classes[0](config)
+        parts = [name for name, module in model.named_modules() if isinstance(module, PreTrainedModel) and name != ""]
+        if len(parts) == 0:
+            self.skipTest(reason="No model inside this one")
+
     def test_tp_plan(self):
         config, _ = self.model_tester.prepare_config_and_inputs_for_common()
         if config.base_model_tp_plan is None and all(
@@ -313,6 +335,23 @@ def test_a_flag_of_a_nested_model_decides_the_skip(checkout, scan):
     assert verdicts(results, "test_attention_parts") == {
         "ran": ["beta"],
         "skipped": ["alpha", "epsilon", "eta", "zeta"],
+        "undecided": ["delta"],
+    }
+
+
+def test_named_modules_name_every_module_but_the_model_itself(checkout, scan):
+    """``model.named_modules()`` gives the model itself as ``""`` and the models it holds under names
+    never empty: alpha's text model decides alpha's skip, beta (no model inside) falls back on its own
+    flag; only the models that hold another have parts named."""
+    results = scan(checkout)
+    assert verdicts(results, "test_named_parts") == {
+        "ran": ["beta"],
+        "skipped": ["alpha", "epsilon", "eta", "zeta"],
+        "undecided": ["delta"],
+    }
+    assert verdicts(results, "test_has_named_parts") == {
+        "ran": ["alpha", "epsilon", "eta", "zeta"],
+        "skipped": ["beta"],
         "undecided": ["delta"],
     }
 

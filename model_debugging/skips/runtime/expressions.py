@@ -20,6 +20,7 @@ from model_debugging.skips.runtime.values import (
     Helper,
     ModelClass,
     ModelInstance,
+    ModuleName,
     Parameters,
     Signal,
     Skipped,
@@ -170,6 +171,8 @@ class Evaluator:
                 if found is None:
                     return unknown
                 outcome = found if isinstance(op, ast.In) else not found
+            elif isinstance(op, (ast.Eq, ast.NotEq)) and _module_name_against_empty(left, right):
+                outcome = isinstance(op, ast.NotEq)  # a submodule's name is never ""
             elif isinstance(left, _PLAIN) and isinstance(right, _PLAIN) and type(op) in _COMPARE:
                 if isinstance(op, (ast.Is, ast.IsNot)):
                     outcome = (left is None and right is None) or (
@@ -338,6 +341,14 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
+
+
+def _module_name_against_empty(left: object, right: object) -> bool:
+    """One side is a :class:`ModuleName`, the other the empty string."""
+    return any(
+        isinstance(one, ModuleName) and isinstance(other, str) and other == ""
+        for one, other in ((left, right), (right, left))
+    )
 
 
 def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:

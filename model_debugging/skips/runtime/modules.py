@@ -1,4 +1,5 @@
-"""``model.modules()``, ``model.children()`` and ``model.<attribute>`` on symbolic model instances.
+"""``model.modules()``, ``model.named_modules()``, ``model.children()`` and ``model.<attribute>`` on
+symbolic model instances.
 
 The instance's module tree comes from :mod:`model_debugging.skips.library.module_tree`: the models
 of the library it holds are known one by one (each with its declared configuration class); the
@@ -30,7 +31,7 @@ from model_debugging.skips.runtime.context import TestClassFacts
 from model_debugging.skips.runtime.embeddings import input_embeddings
 from model_debugging.skips.runtime.module_types import OtherModules, TorchModule, is_torch_instance
 from model_debugging.skips.runtime.sub_configs import sub_config
-from model_debugging.skips.runtime.values import Config, ModelClass, ModelInstance, Unknown
+from model_debugging.skips.runtime.values import Config, ModelClass, ModelInstance, ModuleName, Unknown
 
 # `sub_configs` declarations that leave a part's class to the dict passed for it.
 _OPEN_DECLARATIONS = frozenset({"AutoConfig", *BASE_CONFIGS})
@@ -61,19 +62,30 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
     return (*parts, OtherModules())
 
 
+def named_modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object:
+    """``model.named_modules()``: :func:`modules_of`, the instance named ``""`` and every other
+    module by a :class:`ModuleName`."""
+    found = modules_of(facts, model, unknown)
+    if not isinstance(found, tuple):
+        return found
+    return tuple(("" if index == 0 else ModuleName("name"), module) for index, module in enumerate(found))
+
+
 def possible_models_of(facts: TestClassFacts, model: ModelInstance) -> tuple[LibraryClass, ...] | None:
     """The library's models ``model`` may hold (itself first), also those built only under a
     condition: enough to say that none of them has a property; None when not bounded."""
     return possible_models(facts.library, model.info, _auto_parts(facts, model))
 
 
-MODULE_METHODS = frozenset({"modules", "children", "named_children", "get_input_embeddings"})
+MODULE_METHODS = frozenset({"modules", "named_modules", "children", "named_children", "get_input_embeddings"})
 
 
 def call_module_method(facts: TestClassFacts, model: ModelInstance, name: str, unknown: Unknown) -> object:
     """``model.<name>()`` for a name of :data:`MODULE_METHODS`."""
     if name == "modules":
         return modules_of(facts, model, unknown)
+    if name == "named_modules":
+        return named_modules_of(facts, model, unknown)
     if name == "get_input_embeddings":
         return input_embeddings(facts, model, unknown)
     return children_of(facts, model, unknown, named=name == "named_children")

@@ -73,6 +73,12 @@ class ModelClass:
 
 
 @dataclass(frozen=True)
+class ModuleName(Unknown):
+    """The name ``model.named_modules()`` gives a submodule: its attribute path, never empty (only
+    the instance itself is named ``""``), else known only at run time."""
+
+
+@dataclass(frozen=True)
 class ModelInstance:
     """``model_class(config)``: class attributes are known, what ``__init__`` assigns is not."""
 
