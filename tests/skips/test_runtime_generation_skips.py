@@ -3,7 +3,8 @@
 Each mechanism has a model that must run (``alpha``) and one that must skip (``beta``):
 ``get_text_config`` and sub-configurations built from the tester's dict, ``config.to_dict()``
 keys, the output class of ``forward`` and its cache gated on ``use_cache``, the tester's literal
-inputs dict, and a configuration that branches set differently.
+inputs dict, a configuration that branches set differently, and a class method of the library that
+returns one expression.
 """
 
 import pytest
@@ -82,6 +83,12 @@ class GenerationTesterMixin:
         if not ran_any_model:
             self.skipTest(reason="All model classes in this test were left out")
 
+    def test_default_cache(self):
+        config, _ = self.prepare_config_and_inputs_for_generate()
+        for model_class in self.all_model_classes:
+            if config.is_encoder_decoder or not model_class._supports_default_dynamic_cache():
+                self.skipTest(reason="This model does not support the quantized cache format")
+
     def test_config_set_in_a_branch(self):
         config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
         if inputs["input_ids"].max() > 2:
@@ -129,6 +136,12 @@ LIBRARY = {
     "src/transformers/modeling_utils.py": """
         class PreTrainedModel(nn.Module):
             config_class = None
+            _is_stateful = False
+
+            @classmethod
+            def _supports_default_dynamic_cache(cls) -> bool:
+                "Whether the model can use a DynamicCache."
+                return not cls._is_stateful and all(name not in cls.__name__.lower() for name in ["reformer"])
     """,
     "src/transformers/configuration_utils.py": """
         class PreTrainedConfig:
@@ -185,6 +198,7 @@ LIBRARY = {
 
         class BetaModel(PreTrainedModel):
             config: BetaConfig
+            _is_stateful = True
 
             def forward(self, input_ids=None, use_cache=None) -> BetaOutput:
                 return BetaOutput()
@@ -234,6 +248,8 @@ def results(make_repo, scan):
         ("test_decoder_flag", "not a decoder"),
         # a branch only the run decides sets is_decoder: the configuration's class stays known
         ("test_config_set_in_a_branch", "the configuration has no use_cache"),
+        # the library's class method returns one expression of class facts: beta is stateful
+        ("test_default_cache", "This model does not support the quantized cache format"),
     ],
 )
 def test_library_facts_decide_the_generation_skip(results, test, reason):

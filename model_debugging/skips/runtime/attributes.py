@@ -144,6 +144,8 @@ _TEXT_DECIDED = {
     "_can_set_attn_implementation": _can_set_attn_implementation,
     "_can_set_experts_implementation": _can_set_experts_implementation,
 }
+# class methods of the library whose answer the evaluator works out itself (not from their body)
+ANSWERED_CLASS_METHODS = frozenset({"can_generate", *_TEXT_DECIDED})
 
 
 def search_text(facts: TestClassFacts, arguments: list[object], unknown: Unknown) -> object:

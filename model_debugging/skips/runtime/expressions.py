@@ -7,6 +7,7 @@ import operator
 import re
 from collections.abc import Callable
 
+from model_debugging.skips.library.model_outputs import method_definition
 from model_debugging.skips.runtime import attributes, environment, module_types, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
@@ -314,6 +315,13 @@ class Evaluator:
             config = arguments[0] if arguments and isinstance(arguments[0], Config) else unknown
             return ModelInstance(function.info, config)
         if isinstance(func, ast.Attribute):
+            returned = (
+                library_class_method(self.facts, owner, func.attr)
+                if isinstance(owner, (ModelClass, ModelInstance)) and not arguments and not keywords
+                else None
+            )
+            if returned is not None:  # ``cls`` bound to the model's class, as Python binds it
+                return self.value(returned[1], {returned[0]: ModelClass(owner.info)})
             if isinstance(owner, Config) and func.attr in CONFIG_METHODS and not arguments:
                 return call_config_method(self.facts, owner, func.attr, keywords, unknown)
             return attributes.call_method(self.facts, owner, func.attr, arguments, unknown, keywords)
@@ -341,6 +349,33 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
+
+
+def library_class_method(
+    facts: TestClassFacts, owner: ModelClass | ModelInstance, name: str
+) -> tuple[str, ast.expr] | None:
+    """``(its first parameter, the expression it returns)`` when ``name`` is a class method of the
+    library that only returns one expression (``_supports_default_dynamic_cache``: a flag and the
+    class's name), as the first class of ``owner``'s MRO defining it writes it; None otherwise (the
+    methods the evaluator answers itself come first)."""
+    if name in attributes.ANSWERED_CLASS_METHODS or facts.library is None:
+        return None
+    definition = method_definition(facts.library, owner.info, name)
+    if (
+        definition is None
+        or not definition.args.args
+        or not any(
+            isinstance(decorator, ast.Name) and decorator.id == "classmethod"
+            for decorator in definition.decorator_list
+        )
+    ):
+        return None
+    body = definition.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # its docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    return definition.args.args[0].arg, body[0].value
 
 
 def _module_name_against_empty(left: object, right: object) -> bool:
