@@ -37,7 +37,7 @@ _NEVER_IMPORTED_BY_MODELING = (
 _SIBLING_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.MULTILINE)
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-27"
+LIBRARY_FORMAT = "library-28"
 
 
 def library_root(repo: Path) -> Path | None:
@@ -166,7 +166,7 @@ def _load(
             for path, key in cold:
                 (record,) = _read_batch(repo, [path])
                 if cache is not None and record.error is None:
-                    cache._store(key, record)
+                    cache.put_entry(key, record)
                 records.append(record)
     errors = [record.error for record in records if record.error is not None]
     return Library(records, repo), errors

@@ -204,6 +204,8 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
     returns: list[tuple[str, str]] = []
     assigned: set[str] = set()
     forward_lines: tuple[int, int] | None = None
+    class_returns: list[tuple[str, str, str]] = []
+    functions_seen: set[str] = set()  # a name defined twice is read where it is first defined
     for item in node.body:
         if isinstance(item, ast.Assign):
             value = value_of(item.value)
@@ -233,6 +235,11 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
             returned = _returned(item) if item.name in RETURNING_METHODS else None
             if returned is not None:
                 returns.append((item.name, returned))
+            if isinstance(item, ast.FunctionDef) and item.name not in functions_seen:
+                functions_seen.add(item.name)
+                class_return = _class_method_return(item)
+                if class_return is not None:
+                    class_returns.append((item.name, *class_return))
             if item.name in _INIT_METHODS:
                 defaults, others, as_set = _init_assignments(item, nodes)
                 init_defaults.extend(defaults)
@@ -254,7 +261,19 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
         class_vars=tuple(class_vars),
         returns=tuple(returns),
         forward_lines=forward_lines,
+        class_returns=tuple(class_returns),
     )
+
+
+def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:
+    """(its first parameter, the source of ``x``) for a ``@classmethod`` whose body is ``return x``."""
+    if not function.args.args or not any(
+        isinstance(decorator, ast.Name) and decorator.id == "classmethod"
+        for decorator in function.decorator_list
+    ):
+        return None
+    returned = _returned(function)
+    return None if returned is None else (function.args.args[0].arg, returned)
 
 
 def _lines_of(function: ast.FunctionDef) -> tuple[int, int]:

@@ -100,6 +100,8 @@ class LibraryClass:
     class_vars: tuple[str, ...] = ()  # annotated `ClassVar[...]`: class-level facts, not instance values
     # methods of read.RETURNING_METHODS whose body is one `return x`: (method, x's source)
     returns: tuple[tuple[str, str], ...] = ()
+    # `@classmethod`s whose body is one `return x`: (method, its first parameter, x's source)
+    class_returns: tuple[tuple[str, str, str], ...] = ()
     # the first and last lines of its own `forward` (decorators included) when the class is written
     # at the top of its module: where its text is, not what it is (an edit above moves it)
     forward_lines: tuple[int, int] | None = field(default=None, compare=False)

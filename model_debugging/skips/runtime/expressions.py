@@ -7,7 +7,6 @@ import operator
 import re
 from collections.abc import Callable
 
-from model_debugging.skips.library.model_outputs import method_definition
 from model_debugging.skips.runtime import attributes, environment, module_types, modules
 from model_debugging.skips.runtime.config_methods import CONFIG_METHODS, call_config_method
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
@@ -356,26 +355,16 @@ def library_class_method(
 ) -> tuple[str, ast.expr] | None:
     """``(its first parameter, the expression it returns)`` when ``name`` is a class method of the
     library that only returns one expression (``_supports_default_dynamic_cache``: a flag and the
-    class's name), as the first class of ``owner``'s MRO defining it writes it; None otherwise (the
-    methods the evaluator answers itself come first)."""
+    class's name), as the first class of ``owner``'s MRO defining it writes it (the library's records
+    keep such methods); None otherwise (the methods the evaluator answers itself come first)."""
     if name in attributes.ANSWERED_CLASS_METHODS or facts.library is None:
         return None
-    definition = method_definition(facts.library, owner.info, name)
-    if (
-        definition is None
-        or not definition.args.args
-        or not any(
-            isinstance(decorator, ast.Name) and decorator.id == "classmethod"
-            for decorator in definition.decorator_list
-        )
-    ):
+    defining = facts.library.defines(owner.info, name)
+    found = next((entry for entry in defining.class_returns if entry[0] == name), None) if defining else None
+    if found is None:
         return None
-    body = definition.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # its docstring
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-        return None
-    return definition.args.args[0].arg, body[0].value
+    _, parameter, source = found
+    return parameter, ast.parse(source, mode="eval").body
 
 
 def _module_name_against_empty(left: object, right: object) -> bool:
