@@ -90,6 +90,12 @@ _CONDITIONAL_COUNTED = contextvars.ContextVar("conditional_counted", default=Fal
 _DECIDING: set[tuple[int, str, str]] = set()  # the same, for decided_models
 
 
+def following() -> bool:
+    """Whether some class's tree is being followed: an answer given now may be cut short by the
+    guards above, so it is not one to keep."""
+    return bool(_IN_PROGRESS or _DECIDING or _CONDITIONAL_COUNTED.get())
+
+
 def built_models(
     library: Library, info: LibraryClass, parts: Mapping[str, LibraryClass] | None = None, passed: Passed = ()
 ) -> tuple[LibraryClass, ...] | None:

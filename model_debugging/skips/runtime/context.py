@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -61,3 +61,6 @@ class TestClassFacts:
     config_rest: KeywordsRest = KeywordsRest.DEFAULT  # what a name config_keywords leaves out holds
     # a module-level function of the common files that a test calls with itself, by name
     module_function: Callable[[str], ast.FunctionDef | None] | None = None
+    # answers kept for this test class (its facts live within one model's library recording, so a
+    # kept answer's reads are already in the recording that asks again)
+    kept: dict[Hashable, object] = field(default_factory=dict, compare=False, repr=False)

@@ -13,6 +13,7 @@ module a :class:`TorchModule`. ``isinstance(module, ...)`` is answered in
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from model_debugging.skips.library.base_classes import BASE_CONFIGS, BASE_MODEL, is_configuration
 from model_debugging.skips.library.instance_attributes import (
@@ -24,7 +25,7 @@ from model_debugging.skips.library.instance_attributes import (
     instance_attribute,
 )
 from model_debugging.skips.library.model_configs import auto_choice, config_class
-from model_debugging.skips.library.module_tree import built_models, decided_models, possible_models
+from model_debugging.skips.library.module_tree import built_models, decided_models, following, possible_models
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.runtime.context import ABSENT as NOT_SET
 from model_debugging.skips.runtime.context import TestClassFacts
@@ -43,6 +44,42 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
     """``model.modules()``: the instance itself, the models it builds, then :class:`OtherModules`."""
     if not isinstance(model, ModelInstance):
         return unknown
+    found = _kept_for_instance(facts, "modules", model, lambda: _modules(facts, model))
+    return unknown if found is None else found
+
+
+def _kept_for_instance(
+    facts: TestClassFacts, kind: str, model: ModelInstance, compute: Callable[[], object]
+) -> object:
+    """``compute()`` once per test class for equal instances: the tests of a class build the same
+    models from the same configuration again and again. Not kept while a class's tree is followed
+    (its guards may cut the answer short) or when the configuration holds unhashable values."""
+    key = (kind, id(model.info), _config_key(model.config))
+    try:
+        found = facts.kept.get(key, _NOT_KEPT)
+    except TypeError:
+        return compute()
+    if found is _NOT_KEPT:
+        following_before = following()
+        found = compute()
+        if not following_before:
+            facts.kept[key] = found
+    return found
+
+
+_NOT_KEPT = object()
+
+
+def _config_key(value: object) -> object:
+    """``value`` with each configuration's class by identity: a class holding a dict (its
+    ``sub_configs``) cannot be hashed, and comparing classes field by field is slow."""
+    if not isinstance(value, Config):
+        return value
+    overrides = tuple((name, _config_key(item)) for name, item in value.overrides)
+    return (Config, id(value.info), overrides, value.sub)
+
+
+def _modules(facts: TestClassFacts, model: ModelInstance) -> tuple[object, ...] | None:
     library = facts.library
     parts = _auto_parts(facts, model)
     models = built_models(library, model.info, parts)
@@ -54,7 +91,7 @@ def modules_of(facts: TestClassFacts, model: object, unknown: Unknown) -> object
             lambda info, test: _holds(facts, ModelInstance(info, model.config), test),
         )
     if models is None:
-        return unknown
+        return None
     parts: list[object] = [model]
     for info in models:
         if info is not model.info:
@@ -92,6 +129,11 @@ def call_module_method(facts: TestClassFacts, model: ModelInstance, name: str, u
 
 
 def _auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, LibraryClass]:
+    found = _kept_for_instance(facts, "auto parts", model, lambda: _read_auto_parts(facts, model))
+    return dict(found)
+
+
+def _read_auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, LibraryClass]:
     """The classes the run's configuration has for the sub-configurations declared ``AutoConfig``
     (or the base configuration class, which equally leaves the class to the dict passed); the parts
     of a part whose dict was read come under dotted keys (``vlm_config.vision_config``)."""
