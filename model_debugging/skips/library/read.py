@@ -19,6 +19,7 @@ from model_debugging.skips.library.records import (
     Opaque,
     Value,
 )
+from model_debugging.skips.library.unread_bodies import parse_library_source
 from model_debugging.skips.syntax_nodes import dotted_text, walk
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
@@ -38,7 +39,7 @@ _INIT_METHODS = (
 def read_library_file(path: str, source: str) -> LibraryFile:
     """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
     try:
-        tree = ast.parse(source, filename=path)
+        tree, elided = parse_library_source(source, path)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", 0) or 0
         return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
@@ -51,7 +52,8 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
-            classes.append(_read_class(node, tables))
+            ends = {line: last for (class_line, line), last in elided.items() if class_line == node.lineno}
+            classes.append(_read_class(node, tables, ends))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
             functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
             local_imports.extend(_local_imports(node))
@@ -192,7 +194,11 @@ def _is_availability_check(node: ast.expr) -> bool:
     return name.startswith("is_") and name.endswith("_available")
 
 
-def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> LibraryClass:
+def _read_class(
+    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], elided_ends: dict[int, int]
+) -> LibraryClass:
+    """The record of a class; ``elided_ends`` gives the last line of each method whose body was
+    elided before the parse (by its ``def`` line)."""
     attributes: list[tuple[str, Value]] = []
     methods: list[str] = []
     signatures: list[tuple[str, tuple[str, ...]]] = []
@@ -225,7 +231,7 @@ def _read_class(node: ast.ClassDef, tables: dict[str, tuple[str, ...]]) -> Libra
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append(item.name)
             if item.name == "forward" and forward_lines is None and isinstance(item, ast.FunctionDef):
-                forward_lines = _lines_of(item) if node.col_offset == 0 else None
+                forward_lines = _lines_of(item, elided_ends) if node.col_offset == 0 else None
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
             # the nodes of a constructor, walked once for the readings below
@@ -276,9 +282,11 @@ def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:
     return None if returned is None else (function.args.args[0].arg, returned)
 
 
-def _lines_of(function: ast.FunctionDef) -> tuple[int, int]:
-    """The first line of ``function`` (its first decorator's) and its last line."""
-    return min([function.lineno] + [item.lineno for item in function.decorator_list]), function.end_lineno
+def _lines_of(function: ast.FunctionDef, elided_ends: dict[int, int]) -> tuple[int, int]:
+    """The first line of ``function`` (its first decorator's) and its last line (that of its
+    source when its body was elided)."""
+    first = min([function.lineno] + [item.lineno for item in function.decorator_list])
+    return first, elided_ends.get(function.lineno, function.end_lineno)
 
 
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
