@@ -145,6 +145,8 @@ class Library:
         self._memo: dict[object, tuple[object, LibraryReads]] = {}
         self._facts: dict[FactKey, tuple[object, Hashable, LibraryReads]] = {}
         self._mro_reads: dict[tuple[str, str], LibraryReads] = {}
+        # id of a class -> (the class, its MRO's replay key, its reads, its MRO), once computed
+        self._mro_of: dict[int, tuple[LibraryClass, tuple, LibraryReads, tuple[LibraryClass, ...]]] = {}
         # (id of a class, attribute name) -> its value: read through the MRO, which records the reads
         self._attributes: dict[tuple[int, str], Value] = {}
         mapping_files: dict[str, str] = {}
@@ -295,6 +297,11 @@ class Library:
 
     def mro(self, info: LibraryClass) -> tuple[LibraryClass, ...]:
         """C3 linearization over the classes found in the library (unknown bases are left out)."""
+        found = self._mro_of.get(id(info))
+        if found is not None and found[0] is info:  # the evaluation asks hundreds of thousands of times
+            if self._recordings:
+                self._recordings[-1].replay(found[1], found[2])
+            return found[3]
         key = (self._where.get(id(info), ""), info.name)
         if key in self._mro:
             kept = self._mro_reads.get(key)
@@ -302,6 +309,8 @@ class Library:
                 self._recordings[-1].classes.add(key)
             elif self._recordings:
                 self._recordings[-1].replay(("mro", key), kept)
+            if kept is not None:
+                self._mro_of[id(info)] = (info, ("mro", key), kept, self._mro[key])
             return self._mro[key]
         self._mro[key] = (info,)  # cycle guard
         with self.recording() as reads:

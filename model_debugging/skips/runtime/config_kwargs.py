@@ -81,11 +81,15 @@ def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
 
 
 def _strings(node: ast.AST) -> set[str]:
-    return {
-        item.value
-        for item in ast.walk(node)
-        if isinstance(item, ast.Constant) and isinstance(item.value, str)
-    }
+    """The string literals under ``node`` (kept on it: a file's are asked for once per keyword)."""
+    found = getattr(node, "_strings", None)
+    if found is None:
+        found = node._strings = {  # type: ignore[attr-defined]
+            item.value
+            for item in ast.walk(node)
+            if isinstance(item, ast.Constant) and isinstance(item.value, str)
+        }
+    return found
 
 
 def _generation_parameters(tree: ast.Module | None) -> set[str] | None:

@@ -60,6 +60,14 @@ def _post_init(library: Library, owner: LibraryClass) -> ast.FunctionDef | None:
 
 
 def _branch(function: ast.FunctionDef, name: str, given: Given) -> list[ast.stmt] | None:
+    """:func:`_read_branch`, kept on the ``__post_init__``'s node (it depends on nothing else)."""
+    kept = function.__dict__.setdefault("_part_branches", {})
+    if (name, given) not in kept:
+        kept[(name, given)] = _read_branch(function, name, given)
+    return kept[(name, given)]
+
+
+def _read_branch(function: ast.FunctionDef, name: str, given: Given) -> list[ast.stmt] | None:
     """The statements of the one ``if``/``elif`` chain on ``self.<name>`` that run for ``given``;
     None unless the chain tests only ``isinstance(self.<name>, dict)`` / ``self.<name> is None`` and
     nothing before it touches the part, nothing after it assigns it again."""
