@@ -149,6 +149,7 @@ class Library:
         self._mro_of: dict[int, tuple[LibraryClass, tuple, LibraryReads, tuple[LibraryClass, ...]]] = {}
         # (id of a class, attribute name) -> its value: read through the MRO, which records the reads
         self._attributes: dict[tuple[int, str], Value] = {}
+        self._instance_names: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # by id of a class
         mapping_files: dict[str, str] = {}
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
@@ -366,6 +367,18 @@ class Library:
         found = self._attributes.get(key, _UNSEEN)
         if found is _UNSEEN:
             found = self._attributes[key] = _first_attribute(ancestors, name)
+        return found
+
+    def instance_names(self, info: LibraryClass) -> tuple[frozenset[str], frozenset[str]]:
+        """The names a class of the MRO's constructors keep as a set of the class value
+        (``init_as_set``), and those they assign (``assigned_in_init``)."""
+        ancestors = self.mro(info)  # read again for each call: it records what the value depends on
+        found = self._instance_names.get(id(info))
+        if found is None:
+            found = self._instance_names[id(info)] = (
+                frozenset(name for ancestor in ancestors for name in ancestor.init_as_set),
+                frozenset(name for ancestor in ancestors for name in ancestor.assigned_in_init),
+            )
         return found
 
     def signature(self, info: LibraryClass, method: str) -> tuple[str, ...] | None:

@@ -90,8 +90,7 @@ def instance_attribute(
         return None
     if library.attribute(info, name) is not MISSING or not _closed(library, info):
         return None
-    mro = library.mro(info)
-    if any(name in ancestor.assigned_in_init for ancestor in mro):
+    if name in library.instance_names(info)[1]:
         return None  # assigned by a constructor that does not run, or by post_init: not followed
     return ABSENT
 

@@ -245,15 +245,13 @@ def _model_attribute(
             return ModelClass(info)
         if name == "base_model":
             return base_model(facts, owner, unknown)
-        mro = library.mro(info)
-        if any(name in ancestor.init_as_set for ancestor in mro) and isinstance(
-            value, (list, tuple, set, type(None))
-        ):
+        as_set, assigned = library.instance_names(info)
+        if name in as_set and isinstance(value, (list, tuple, set, type(None))):
             return held_models.gathered_set(facts, owner, name, set(value or ()), unknown)
         found = modules.instance_value(facts, owner, name, unknown, missing)
         if found is not None:
             return found
-        if any(name in ancestor.assigned_in_init for ancestor in mro):
+        if name in assigned:
             return unknown.existing()
     if isinstance(value, MethodValue):
         return Method(info, name)

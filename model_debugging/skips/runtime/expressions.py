@@ -375,6 +375,19 @@ def _module_name_against_empty(left: object, right: object) -> bool:
     )
 
 
+def _mapping_values(facts: TestClassFacts, mapping: dict) -> tuple[object, ...]:
+    """``get_values(mapping)``'s items, kept per test class with the mapping (an auto mapping's
+    hundreds of names are flattened for every model class a test loops over)."""
+    key = ("get_values", id(mapping))
+    found = facts.kept.get(key)
+    if found is None or found[0] is not mapping:
+        values = tuple(
+            item for items in mapping.values() for item in (items if isinstance(items, tuple) else (items,))
+        )
+        found = facts.kept[key] = (mapping, values)
+    return found[1]
+
+
 def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:
     if name in ("hasattr", "getattr"):
         if len(arguments) < 2 or not isinstance(arguments[1], str):
@@ -411,11 +424,7 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
     if name == "get_values":
         if not arguments or not isinstance(arguments[0], dict):
             return unknown
-        return [
-            name
-            for names in arguments[0].values()
-            for name in (names if isinstance(names, tuple) else (names,))
-        ]
+        return list(_mapping_values(facts, arguments[0]))
     if not arguments or not all(attributes.known(argument) for argument in arguments):
         return unknown
     plain = {
