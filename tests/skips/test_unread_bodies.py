@@ -135,8 +135,13 @@ def test_only_the_bodies_the_reader_never_reads_are_elided():
         'class Toy(Base):\n    """An example:\n\n    def forward(self):\n        return 1\n    """\n\n    x = 1\n',
         # a call whose argument line sits at column 0: the body's extent ends early
         "class Toy(Base):\n    def forward(self):\n        return f(\n1)\n",
+        # a line at column 0 in a docstring hides the constructor below it from the class, and the
+        # helper the constructor calls looks unread: the parse shows the constructor calls it
+        "class Toy(Base):\n    def _build(self, config):\n        self.proj = nn.Linear(config.hidden_size, 2)\n\n"
+        '    def forward(self, x):\n        """A docstring\nat column 0."""\n        return x\n\n'
+        "    def __init__(self, config):\n        super().__init__(config)\n        self._build(config)\n",
     ],
-    ids=["def-in-docstring", "argument-at-column-0"],
+    ids=["def-in-docstring", "argument-at-column-0", "constructor-hidden-by-a-docstring"],
 )
 def test_text_whose_lines_mislead_is_read_as_written(source):
     tree, elided_ends = parse_library_source(source, PATH)

@@ -4,16 +4,17 @@ Parsing is half of reading the library cold, and half of a modeling file's bytes
 methods the reader only names: ``forward``, attention helpers, ``_init_weights``... Before
 ``ast.parse``, each such body, in a class written at the top of the file, becomes ``pass`` on its
 first line and blank lines below, so every line keeps its number. The reader keeps the bodies of
-the constructors, of ``get_input_embeddings``, of class methods and of every method the class's
-text calls as ``self.<name>`` (a constructor's call of one is read into it).
+the constructors, of ``get_input_embeddings``, of class methods and of every method a kept body
+calls as ``self.<name>`` (a constructor's call of one is read into it), then of those they call.
 
 The bodies are found from the text's lines, not from a parse: a method is a ``def`` indented four
 spaces under a ``class`` at column 0, its body runs from the line after the signature's closing
 ``:`` to the next line of code indented four spaces or less. A body is kept as written whenever
 that reading could be wrong: its triple quotes or brackets do not pair up within it, or the
-signature is not one the reading recognises. After the parse every elided method must be found
-where it was elided, a ``def`` of that class holding just the ``pass``; otherwise the file is
-parsed whole (:func:`parse_library_source`).
+signature is not one the reading recognises. The parse decides: every elided method must be
+found where it was elided, a ``def`` of that class holding just the ``pass``, and the bodies the
+reader reads, found in the tree, must all be there; otherwise the file is parsed whole
+(:func:`parse_library_source`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def parse_library_source(source: str, path: str) -> tuple[ast.Module, dict[tuple
             tree = ast.parse(elided.text, filename=path)
         except (SyntaxError, ValueError):
             tree = None
-        if tree is not None and _found_where_elided(tree, elided.bodies):
+        if tree is not None and _elision_holds(tree, source, elided.bodies):
             return tree, {key: last for key, (_, last) in elided.bodies.items()}
     return ast.parse(source, filename=path), {}
 
@@ -194,21 +195,54 @@ def _class_self_names(source: str, top_lines: list[int], class_start: int) -> se
     return set(_SELF_NAME.findall(source, class_start, class_end))
 
 
-def _found_where_elided(tree: ast.Module, bodies: dict[tuple[int, int], tuple[int, int]]) -> bool:
-    """Every elided body is, in the tree, the body of a ``def`` at its line directly in the class at
-    its line, and is that ``pass`` alone."""
-    methods = {
-        (node.lineno, item.lineno): item
-        for node in tree.body
-        if isinstance(node, ast.ClassDef) and node.col_offset == 0
-        for item in node.body
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
-    for key, (pass_line, _) in bodies.items():
-        method = methods.get(key)
-        if method is None or len(method.body) != 1:
+def _elision_holds(tree: ast.Module, source: str, bodies: dict[tuple[int, int], tuple[int, int]]) -> bool:
+    """Whether the tree read from the elided text is one the reader reads as the whole file: every
+    elided body is the body of a ``def`` at its line directly in the class at its line, that
+    ``pass`` alone, and no body the reader reads was elided: the constructors, the class methods
+    and every method their text (at its place in the tree) calls as ``self.<name>``, then those
+    that one calls. The lines found before the parse only propose; this decides."""
+    lines = source.split("\n")
+    found = 0
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.col_offset != 0:
+            continue
+        methods = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for item in methods:
+            elided = bodies.get((node.lineno, item.lineno))
+            if elided is None:
+                continue
+            body = item.body
+            if len(body) != 1 or not isinstance(body[0], ast.Pass) or body[0].lineno != elided[0]:
+                return False
+            found += 1
+        if not _read_bodies_kept(node.lineno, methods, lines, bodies):
             return False
-        statement = method.body[0]
-        if not isinstance(statement, ast.Pass) or statement.lineno != pass_line:
-            return False
+    return found == len(bodies)
+
+
+def _read_bodies_kept(
+    class_line: int,
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    lines: list[str],
+    bodies: dict[tuple[int, int], tuple[int, int]],
+) -> bool:
+    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for item in methods:
+        by_name.setdefault(item.name, []).append(item)
+    to_read = [item for item in methods if item.name in READ_BODIES or _is_class_method(item)]
+    seen: set[int] = set()
+    while to_read:
+        item = to_read.pop()
+        if item.lineno in seen:
+            continue
+        seen.add(item.lineno)
+        if (class_line, item.lineno) in bodies:
+            return False  # a body the reader reads was elided
+        text = "\n".join(lines[item.lineno - 1 : item.end_lineno])
+        for name in set(_SELF_NAME.findall(text)):
+            to_read += by_name.get(name, ())
     return True
+
+
+def _is_class_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(item, ast.Name) and item.id == "classmethod" for item in function.decorator_list)
