@@ -54,3 +54,8 @@ def dotted_text(node: ast.AST) -> str:
         return ast.unparse(node)
     parts.append(current.id)
     return ".".join(reversed(parts))
+
+
+def is_class_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` is decorated ``@classmethod`` (written as that name)."""
+    return any(isinstance(item, ast.Name) and item.id == "classmethod" for item in function.decorator_list)

@@ -90,7 +90,7 @@ def module_function(config):
 '''
 
 
-def _whole_file(source: str, path: str):
+def _whole_file(source: str, path: str, read_bodies: frozenset[str]):
     return ast.parse(source, filename=path), {}
 
 
@@ -110,7 +110,7 @@ def test_the_records_are_those_of_the_whole_file(monkeypatch):
 
 
 def test_only_the_bodies_the_reader_never_reads_are_elided():
-    elided = without_unread_bodies(MODELING)
+    elided = without_unread_bodies(MODELING, read.BODIES_READ)
     assert elided is not None
     assert elided.text.count("\n") == MODELING.count("\n")  # every line keeps its number
     for gone in ("MARK_SHAPE", "MARK_ATTENTION_FORWARD", "MARK_PROPERTY", "MARK_MODEL_FORWARD"):
@@ -144,7 +144,7 @@ def test_only_the_bodies_the_reader_never_reads_are_elided():
     ids=["def-in-docstring", "argument-at-column-0", "constructor-hidden-by-a-docstring"],
 )
 def test_text_whose_lines_mislead_is_read_as_written(source):
-    tree, elided_ends = parse_library_source(source, PATH)
+    tree, elided_ends = parse_library_source(source, PATH, read.BODIES_READ)
     assert elided_ends == {}
     assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(source), include_attributes=True)
 

@@ -20,7 +20,7 @@ from model_debugging.skips.library.records import (
     Value,
 )
 from model_debugging.skips.library.unread_bodies import parse_library_source
-from model_debugging.skips.syntax_nodes import dotted_text, walk
+from model_debugging.skips.syntax_nodes import dotted_text, is_class_method, walk
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
 RETURNING_METHODS = ("get_input_embeddings",)
@@ -34,12 +34,15 @@ _INIT_METHODS = (
     "__post_init__",
     "post_init",
 )  # post_init: what models call at the end of __init__
+# The methods whose bodies the reader reads (with class methods'): the others are elided before the
+# parse (see unread_bodies.py).
+BODIES_READ = frozenset({*_INIT_METHODS, *RETURNING_METHODS})
 
 
 def read_library_file(path: str, source: str) -> LibraryFile:
     """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
     try:
-        tree, elided = parse_library_source(source, path)
+        tree, elided = parse_library_source(source, path, BODIES_READ)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", 0) or 0
         return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
@@ -52,8 +55,7 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
-            ends = {line: last for (class_line, line), last in elided.items() if class_line == node.lineno}
-            classes.append(_read_class(node, tables, ends))
+            classes.append(_read_class(node, tables, elided.get(node.lineno, {})))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
             functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
             local_imports.extend(_local_imports(node))
@@ -273,10 +275,7 @@ def _read_class(
 
 def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:
     """(its first parameter, the source of ``x``) for a ``@classmethod`` whose body is ``return x``."""
-    if not function.args.args or not any(
-        isinstance(decorator, ast.Name) and decorator.id == "classmethod"
-        for decorator in function.decorator_list
-    ):
+    if not function.args.args or not is_class_method(function):
         return None
     returned = _returned(function)
     return None if returned is None else (function.args.args[0].arg, returned)

@@ -3,9 +3,10 @@
 Parsing is half of reading the library cold, and half of a modeling file's bytes are the bodies of
 methods the reader only names: ``forward``, attention helpers, ``_init_weights``... Before
 ``ast.parse``, each such body, in a class written at the top of the file, becomes ``pass`` on its
-first line and blank lines below, so every line keeps its number. The reader keeps the bodies of
-the constructors, of ``get_input_embeddings``, of class methods and of every method a kept body
-calls as ``self.<name>`` (a constructor's call of one is read into it), then of those they call.
+first line and blank lines below, so every line keeps its number. Kept are the bodies of the
+methods the reader names (``read.BODIES_READ``: the constructors, ``get_input_embeddings``), of
+class methods and of every method a kept body calls as ``self.<name>`` (a constructor's call of one
+is read into it), then of those they call.
 
 The bodies are found from the text's lines, not from a parse: a method is a ``def`` indented four
 spaces under a ``class`` at column 0, its body runs from the line after the signature's closing
@@ -24,8 +25,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-# Methods whose bodies the reader reads (read.py: the constructors and RETURNING_METHODS).
-READ_BODIES = frozenset({"__init__", "__post_init__", "post_init", "get_input_embeddings"})
+from model_debugging.skips.syntax_nodes import is_class_method
+
 # searched from a newline, which the regular expression engine finds fast (a ``^`` is tried everywhere)
 _METHOD = re.compile(r"\n    (?:async[ \t]+)?def[ \t]+(\w+)")
 _TOP_CODE = re.compile(r"\n[^\s#]")  # a line of code at column 0
@@ -44,24 +45,31 @@ class ElidedText:
     bodies: dict[tuple[int, int], tuple[int, int]]
 
 
-def parse_library_source(source: str, path: str) -> tuple[ast.Module, dict[tuple[int, int], int]]:
-    """The tree of ``source`` with unread bodies elided, and the last line of each elided body by
-    (class line, ``def`` line); the whole file's tree (and no elided body) when the elided text does
-    not check out. Raises what ``ast.parse`` raises on ``source``."""
-    elided = without_unread_bodies(source)
+def parse_library_source(
+    source: str, path: str, read_bodies: frozenset[str]
+) -> tuple[ast.Module, dict[int, dict[int, int]]]:
+    """The tree of ``source`` with the bodies the reader does not read elided (it reads those of the
+    methods named in ``read_bodies``, of class methods, and of what they call), and the last line
+    of each elided body, by class line then ``def`` line; the whole file's tree (and no elided
+    body) when the elided text does not check out. Raises what ``ast.parse`` raises on ``source``."""
+    elided = without_unread_bodies(source, read_bodies)
     if elided is not None:
         try:
             tree = ast.parse(elided.text, filename=path)
         except (SyntaxError, ValueError):
             tree = None
-        if tree is not None and _elision_holds(tree, source, elided.bodies):
-            return tree, {key: last for key, (_, last) in elided.bodies.items()}
+        if tree is not None and _elision_holds(tree, source, elided.bodies, read_bodies):
+            ends: dict[int, dict[int, int]] = {}
+            for (class_line, def_line), (_, last) in elided.bodies.items():
+                ends.setdefault(class_line, {})[def_line] = last
+            return tree, ends
     return ast.parse(source, filename=path), {}
 
 
-def without_unread_bodies(source: str) -> ElidedText | None:
-    """``source`` with the unread method bodies elided; None when there is none to elide (or the
-    text has tabs or carriage returns, whose indentation the reading does not follow)."""
+def without_unread_bodies(source: str, read_bodies: frozenset[str]) -> ElidedText | None:
+    """``source`` with the unread method bodies elided (see :func:`parse_library_source`); None when
+    there is none to elide (or the text has tabs or carriage returns, whose indentation the reading
+    does not follow)."""
     if "\t" in source or "\r" in source or "\f" in source:
         return None
     top_lines = [match.start() + 1 for match in _TOP_CODE.finditer(source)]
@@ -81,7 +89,7 @@ def without_unread_bodies(source: str) -> ElidedText | None:
         methods.setdefault(class_start, []).append(_Method(match.group(1), def_start, body, decorated))
     spans: list[tuple[int, int, int, int, int]] = []  # class, def, body start, body end, last code
     for class_start, found in methods.items():
-        read = _read_names(source, top_lines, class_start, found)
+        read = _read_names(source, top_lines, class_start, found, read_bodies)
         spans += [
             (class_start, method.start, *method.body)
             for method in found
@@ -169,13 +177,15 @@ class _Method:
     class_method: bool
 
 
-def _read_names(source: str, top_lines: list[int], class_start: int, methods: list[_Method]) -> set[str]:
+def _read_names(
+    source: str, top_lines: list[int], class_start: int, methods: list[_Method], read_bodies: frozenset[str]
+) -> set[str]:
     """The methods of a class whose bodies the reader reads: the constructors, class methods, and
     every method a read body calls as ``self.<name>`` (a constructor's call of one is read into
     it), then those they call. Every name the class's text writes as ``self.<name>`` when a read
     body's extent is not known."""
     names = {method.name for method in methods}
-    read = {method.name for method in methods if method.name in READ_BODIES or method.class_method}
+    read = {method.name for method in methods if method.name in read_bodies or method.class_method}
     scanned: set[int] = set()  # the methods whose bodies were looked at, by where they start
     while to_scan := [m for m in methods if m.name in read and m.start not in scanned]:
         for method in to_scan:
@@ -195,7 +205,9 @@ def _class_self_names(source: str, top_lines: list[int], class_start: int) -> se
     return set(_SELF_NAME.findall(source, class_start, class_end))
 
 
-def _elision_holds(tree: ast.Module, source: str, bodies: dict[tuple[int, int], tuple[int, int]]) -> bool:
+def _elision_holds(
+    tree: ast.Module, source: str, bodies: dict[tuple[int, int], tuple[int, int]], read_bodies: frozenset[str]
+) -> bool:
     """Whether the tree read from the elided text is one the reader reads as the whole file: every
     elided body is the body of a ``def`` at its line directly in the class at its line, that
     ``pass`` alone, and no body the reader reads was elided: the constructors, the class methods
@@ -215,7 +227,7 @@ def _elision_holds(tree: ast.Module, source: str, bodies: dict[tuple[int, int], 
             if len(body) != 1 or not isinstance(body[0], ast.Pass) or body[0].lineno != elided[0]:
                 return False
             found += 1
-        if not _read_bodies_kept(node.lineno, methods, lines, bodies):
+        if not _read_bodies_kept(node.lineno, methods, lines, bodies, read_bodies):
             return False
     return found == len(bodies)
 
@@ -225,11 +237,12 @@ def _read_bodies_kept(
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
     lines: list[str],
     bodies: dict[tuple[int, int], tuple[int, int]],
+    read_bodies: frozenset[str],
 ) -> bool:
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     for item in methods:
         by_name.setdefault(item.name, []).append(item)
-    to_read = [item for item in methods if item.name in READ_BODIES or _is_class_method(item)]
+    to_read = [item for item in methods if item.name in read_bodies or is_class_method(item)]
     seen: set[int] = set()
     while to_read:
         item = to_read.pop()
@@ -242,7 +255,3 @@ def _read_bodies_kept(
         for name in set(_SELF_NAME.findall(text)):
             to_read += by_name.get(name, ())
     return True
-
-
-def _is_class_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(item, ast.Name) and item.id == "classmethod" for item in function.decorator_list)
