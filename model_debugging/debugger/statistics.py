@@ -1,4 +1,4 @@
-"""The statistics recorded for one tensor: upstream's repr strings and the extra ``statistics`` key.
+"""The statistics recorded for one tensor: upstream's repr strings and our ``statistics`` numbers.
 
 :func:`tensor_statistics` is the one place they are computed. It runs on every record, nothing is
 cached: a change made in place through ``tensor.data`` does not bump the version counter, so no
@@ -6,7 +6,7 @@ cache key torch offers could tell the values changed.
 
 - ``mean``/``std``/``min``/``max``: for float16/bfloat16/float32 tensors, the reprs of the
   statistics computed in the tensor's dtype, exactly as upstream writes them.
-- ``statistics`` (for every numeric dtype; readers of upstream's format ignore it): JSON numbers.
+- ``statistics`` (for every numeric dtype; written to the extra file, see :mod:`.trace_format.extra`): JSON numbers.
   Floating tensors: mean/std/min/max in float64 over the finite elements, and the counts of NaN,
   +inf and -inf. Integers and bools: exact min, max, sum, and the sum of each value times its
   1-based position (``weighted_sum``, which tells permutations apart; int64 arithmetic, wrapping on
@@ -28,7 +28,7 @@ import torch
 from model_debugging.debugger.fused_statistics import finite_or_none, fused_statistics
 from model_debugging.debugger.single_thread import with_callers_threads
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, value_reprs
-from model_debugging.debugger.trace_format.names import STAT_NAMES, STATISTICS_KEY
+from model_debugging.debugger.trace_format.names import STAT_NAMES
 
 UPSTREAM_STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
 # wider than int64 or unsigned: summed and compared after a (wrapping, deterministic) cast to int64
@@ -38,25 +38,26 @@ _INTEGER_DTYPES = frozenset(
 )
 
 
-def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> dict:
-    """The statistics keys of ``tensor``'s trace entry (none for empty or sparse tensors)."""
+def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> tuple[dict[str, str], dict | None]:
+    """Upstream's stats reprs of ``tensor`` (keys of its trace entry) and its ``statistics`` numbers.
+
+    Either may be empty (None): empty and sparse tensors get neither.
+    """
     if tensor.numel() == 0 or tensor.layout != torch.strided:
-        return {}
+        return {}, None
     data = tensor.detach()
     fused = fused_statistics(data)
     if fused is not None:
         upstream, statistics = fused
-        entry = {}
-        if upstream is not None:
-            entry = dict(zip(STAT_NAMES, value_reprs(list(upstream), data, options), strict=True))
-        entry[STATISTICS_KEY] = statistics
-        return entry
+        reprs = (
+            {}
+            if upstream is None
+            else dict(zip(STAT_NAMES, value_reprs(list(upstream), data, options), strict=True))
+        )
+        return reprs, statistics
     # on the meta device upstream's stats are reprs without values: kept, for the same text
-    entry = _upstream_stats(data, options) if data.dtype in UPSTREAM_STATS_DTYPES else {}
-    statistics = None if data.device.type == "meta" else _numeric_statistics(data)
-    if statistics is not None:
-        entry[STATISTICS_KEY] = statistics
-    return entry
+    reprs = _upstream_stats(data, options) if data.dtype in UPSTREAM_STATS_DTYPES else {}
+    return reprs, None if data.device.type == "meta" else _numeric_statistics(data)
 
 
 def _upstream_stats(data: torch.Tensor, options: PrintOptions) -> dict[str, str]:

@@ -191,7 +191,7 @@ class ValueSerializer:
             file_name = None if self._use_repr else self._names.claim(stem)
             # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
             if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
-                return self._entry(tensor, file_name)
+                return self._entry(tensor, stem, file_name)
             version = _version(tensor)
             if version is None:  # without a version, changes would go unnoticed: keep a copy
                 return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
@@ -231,7 +231,7 @@ class ValueSerializer:
                     stacklevel=2,
                 )
             try:
-                return self._entry(value.tensor, value.file_name)
+                return self._entry(value.tensor, value.stem, value.file_name)
             except Exception as error:
                 return _not_recorded(value.tensor, error)
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
@@ -240,23 +240,24 @@ class ValueSerializer:
             return [self.resolve(item) for item in value]
         return {key: self.resolve(item) for key, item in value.items()}
 
-    def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
+    def _entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
+        """The entry of ``tensor``; with ``file_name``, its file (upstream names it after ``stem``)."""
         recorded = self._recent.entry_of(tensor)
         if recorded is not None:  # the same tensor, byte for byte: its file gets a second name
-            entry = TensorEntry(recorded)
-            if file_name is not None and "value" in recorded and isinstance(recorded["value"], str):
+            entry = recorded.copy()
+            if file_name is not None and recorded.file_stem is not None:
                 self._link(recorded["value"][2:], file_name)
-                entry["value"] = f"./{file_name}"
+                entry["value"], entry.file_stem = f"./{file_name}", stem
             return entry
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
-        stats = tensor_statistics(tensor, self._options)
+        reprs, entry.statistics = tensor_statistics(tensor, self._options)
         if file_name is not None and _fits_safetensors(tensor):
             self._write(file_name, tensor)
-            entry["value"] = f"./{file_name}"
+            entry["value"], entry.file_stem = f"./{file_name}", stem
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
-        entry.update(stats)
+        entry.update(reprs)
         self._recent.remember(tensor, entry)
         return entry
 

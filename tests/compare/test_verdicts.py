@@ -129,7 +129,7 @@ def test_deeply_nested_json_exits_2(tmp_path, capsys):
     )
     assert main([str(tmp_path), str(tmp_path)]) == 2
     error = capsys.readouterr().err.strip()
-    assert error.endswith("nested too deeply to read (beyond Python's recursion limit)")
+    assert error.endswith("nested 100002 levels deep at line 1: deeper than Python can read")
 
 
 def test_output_paths_are_checked_before_any_work(toy_traces, tmp_path, capsys):

@@ -106,7 +106,7 @@ def test_directory_with_several_traces_lists_them(tmp_path, toy_trace):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "invalid JSON at line 1"), (json.dumps({"inputs": {}}), "no 'module_path'")],
+    [("{not json", "invalid JSON at line 1"), (json.dumps({"inputs": {}}), "the root is not a node")],
 )
 def test_broken_trace_file_is_named(tmp_path, content, message):
     path = tmp_path / "Toy_debug_tree_SUMMARY.json"
@@ -164,9 +164,17 @@ def test_module_calls_are_read_with_their_class(tmp_path):
     assert list(load_trace(tmp_path)["module_class"]) == [node.module_class for node in trace.nodes]
 
 
-@pytest.mark.parametrize("recorded", [None, 3, "", ["Linear"]])
-def test_a_missing_or_unusable_module_class_reads_as_not_recorded(tmp_path, trace_writer, recorded):
+@pytest.mark.parametrize("recorded", [None, ""])
+def test_a_missing_module_class_reads_as_not_recorded(tmp_path, trace_writer, recorded):
     writer = trace_writer(tmp_path)
     extra = {} if recorded is None else {"module_class": recorded}
     (node,) = read_trace(writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, **extra))).nodes
     assert node.module_class is None
+
+
+@pytest.mark.parametrize("recorded", [3, ["Linear"]])
+def test_a_module_class_of_another_type_is_an_error_naming_the_node(tmp_path, trace_writer, recorded):
+    writer = trace_writer(tmp_path)
+    path = writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, module_class=recorded))
+    with pytest.raises(TraceError, match=r"Toy_debug_tree_FULL_TENSORS.json: node #0 'Toy': module_class is"):
+        read_trace(path)

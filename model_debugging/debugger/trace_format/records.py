@@ -12,7 +12,25 @@ TraceMode = Literal["tensors", "stats"]
 
 
 class TensorEntry(dict):
-    """The JSON record of one tensor as written; a distinct type so the summary strips ``value`` only from tensors."""
+    """The JSON record of one tensor as written: upstream's keys only.
+
+    A distinct type, so the summary strips ``value`` only from tensors. What this debugger records
+    beyond upstream rides along as attributes and goes to the extra file: ``statistics`` (the
+    float64/exact numbers, or None) and ``file_stem`` (the name upstream gives the tensor's file,
+    without ``.safetensors``; None when the tensor has no file).
+    """
+
+    __slots__ = ("statistics", "file_stem")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.statistics: dict | None = None
+        self.file_stem: str | None = None
+
+    def copy(self) -> TensorEntry:
+        duplicate = TensorEntry(self)
+        duplicate.statistics, duplicate.file_stem = self.statistics, self.file_stem
+        return duplicate
 
 
 class TraceError(ValueError):
@@ -36,7 +54,7 @@ class TensorRecord:
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
     stats: tuple[tuple[str, float | None], ...] = ()  # (name, value) for mean/std/min/max when recorded
-    # (name, value) from the extra ``statistics`` key; complex parts are named "real.mean", ...
+    # (name, value) of the statistics in the extra file; complex parts are named "real.mean", ...
     statistics: tuple[tuple[str, int | float | None], ...] = ()
     file: Path | None = None  # the safetensors file (use_repr=False traces only)
     text: str | None = None  # repr of a non-tensor value
@@ -52,11 +70,13 @@ class TraceNode:
     """One recorded module call.
 
     ``call_index`` counts earlier calls with the same ``module_path`` (0 for the first call);
-    ``outputs`` is ``None`` when the debugger did not record them (modules with children).
+    ``outputs`` is ``None`` when the debugger did not record them (modules with submodules; a leaf
+    module whose only children are function records keeps its outputs, as upstream's files have them).
     ``function`` is the qualified name of the function a function-call node records (see
     ``record_functions``), None for a module call. ``module_class`` is a module call's class as
-    ``<Python module>.<qualname>`` when the trace records it (traces written by upstream's debugger
-    or by versions of ours before it do not), else None.
+    ``<Python module>.<qualname>``, ``exception`` the one-line ``Type: message`` of the exception
+    the call raised. These three, and each tensor's ``statistics``, come from the trace's extra
+    file: None (empty) for a trace without one (written by upstream's debugger).
     """
 
     order: int
