@@ -11,11 +11,19 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+)
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
 from model_debugging.config import ConfigError
+from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.reporting import atomic_write_json, atomic_write_text
 
@@ -78,12 +86,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 def _check_outputs(args: argparse.Namespace) -> str | None:
     """Why an output option cannot be written, before any trace is read; None when all can."""
     outputs = ("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)
-    for option, path in (*outputs, ("--save-renames", args.save_renames)):
-        if path is None:
-            continue
-        problem = output_file_problem(option, path, directory_must_exist=True)
-        if problem:
-            return problem
+    inputs = [InputFile(path, "a file of the reference trace") for path in trace_files(args.reference)]
+    inputs += [InputFile(path, "a file of the candidate trace") for path in trace_files(args.candidate)]
+    if args.config is not None:
+        inputs.append(InputFile(args.config, "the --config file"))
+    problem = outputs_problem(
+        [*outputs, ("--save-renames", args.save_renames)], inputs, directory_must_exist=True
+    )
+    if problem:
+        return problem
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
     return None

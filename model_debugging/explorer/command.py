@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import EXIT_OK, ArgumentParser, InputFile, fail, outputs_problem
 from model_debugging.compare import RenameRuleError
 from model_debugging.compare.renames import command_line_rules
 from model_debugging.config import ConfigError
-from model_debugging.debugger.trace_format import TraceError
-from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
+from model_debugging.debugger.trace_format import TraceError, trace_files
+from model_debugging.explorer.view import DEFAULT_PAGE_NAME, default_page_path, write_view
 
 PROG = "model-debugging view"
 
@@ -62,10 +62,16 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
     return parser
 
 
-def _output_problem(output: Path | None) -> str | None:
-    if output is None:
-        return None
-    return output_file_problem("--output", output, directory_must_exist=True)
+def _output_problem(args) -> str | None:
+    """Why the page cannot be written (checked before any trace is read), or None."""
+    inputs = [InputFile(path, "a file of the trace") for path in trace_files(args.trace)]
+    if args.compare is not None:
+        inputs += [InputFile(path, "a file of the --compare trace") for path in trace_files(args.compare)]
+    if args.config is not None:
+        inputs.append(InputFile(args.config, "the --config file"))
+    if args.output is None:  # the default page beside the trace cannot be one of its files but through a link
+        return outputs_problem([("the page", default_page_path(args.trace))], inputs)
+    return outputs_problem([("--output", args.output)], inputs, directory_must_exist=True)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -75,7 +81,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return int(exit_request.code or 0)
     if (args.rename or args.config or not args.align) and args.compare is None:
         return fail(prog, "--rename, --config and --no-align need --compare")
-    problem = _output_problem(args.output)
+    problem = _output_problem(args)
     if problem:
         return fail(prog, problem)
     try:

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+)
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
+from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.replay.api import replay
 from model_debugging.replay.model_loading import ModelLoadError, load_model
@@ -85,6 +93,23 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
     return parser
 
 
+def _inputs(args) -> list[InputFile]:
+    """The files replay reads: the traces, the rename config and the candidate's script."""
+    traces = (("reference", args.reference), ("--compare", args.compare), ("--noise-from", args.noise_from))
+    inputs = [
+        InputFile(path, f"a file of the {role} trace")
+        for role, trace in traces
+        if trace is not None
+        for path in trace_files(trace)
+    ]
+    if args.config is not None:
+        inputs.append(InputFile(args.config, "the --config file"))
+    script = args.model.rpartition(":")[0] if ":" in args.model else args.model  # as load_model reads it
+    if script.endswith(".py"):
+        inputs.append(InputFile(Path(script), "the --model script"))
+    return inputs
+
+
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         args = build_parser(prog).parse_args(argv)
@@ -92,7 +117,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return int(exit_request.code or 0)
     if args.bisect and args.module:
         return fail(prog, "--bisect searches the whole model; drop --module")
-    problem = args.json and output_file_problem("--json", args.json, directory_must_exist=True)
+    problem = outputs_problem([("--json", args.json)], _inputs(args), directory_must_exist=True)
     if problem:
         return fail(prog, problem)
     try:

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+    write_error,
+)
 from model_debugging.config import ConfigError
 from model_debugging.reporting import (
     ScanResultsError,
@@ -40,11 +48,16 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging report") -> int:
     args = build_parser(prog).parse_args(argv)
-    for option in ("markdown", "csv", "plot"):  # checked before any work, not after it
-        target = getattr(args, option)
-        problem = output_file_problem(f"--{option}", target) if target else None
-        if problem is not None:
-            return fail(prog, problem)
+    # checked before any work, not after it
+    inputs = [
+        InputFile(Path(path), f"the --{option} file")
+        for option, path in (("previous", args.previous), ("current", args.current), ("config", args.config))
+        if path
+    ]
+    outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
+    problem = outputs_problem(outputs, inputs)
+    if problem is not None:
+        return fail(prog, problem)
     try:
         report_settings, _ = load_settings(args.config)
         previous = load_scan_results(args.previous) if args.previous else None
@@ -54,12 +67,14 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
     report = build_trend_report(trend, report_settings)
     print(render_text(report), end="")
-    if args.markdown:
-        print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
-    if args.csv:
-        print(f"CSV written to {write_csv(current, args.csv, index=True)}")
-    if args.plot:
-        print(
-            f"plot written to {plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)}"
-        )
+    try:
+        if args.markdown:
+            print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+        if args.csv:
+            print(f"CSV written to {write_csv(current, args.csv, index=True)}")
+        if args.plot:
+            plot = plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)
+            print(f"plot written to {plot}")
+    except OSError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, write_error(error))
     return EXIT_OK

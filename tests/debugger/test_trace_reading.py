@@ -106,7 +106,10 @@ def test_directory_with_several_traces_lists_them(tmp_path, toy_trace):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "invalid JSON at line 1"), (json.dumps({"inputs": {}}), "the root is not a node")],
+    [
+        ("{not json", "invalid JSON at line 1"),
+        (json.dumps({"inputs": {}}), "node #0 \\(the root\\) is not an object"),
+    ],
 )
 def test_broken_trace_file_is_named(tmp_path, content, message):
     path = tmp_path / "Toy_debug_tree_SUMMARY.json"

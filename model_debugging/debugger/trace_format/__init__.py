@@ -35,7 +35,7 @@ _EXPORTS_BY_MODULE = {
     ".writing": ("TraceWriter",),
     ".tensor_files": ("read_tensor_file", "write_tensor_file"),
     ".entries": ("parse_shape", "parse_stat"),
-    ".reading": ("find_traces", "read_trace", "resolve_trace_file"),
+    ".reading": ("find_traces", "read_trace", "resolve_trace_file", "trace_files"),
     ".frame": ("load_trace",),
 }
 _EXPORTS = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}

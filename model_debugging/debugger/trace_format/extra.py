@@ -113,7 +113,7 @@ def read_extra(path: Path, trace_file: Path, trace_data: bytes) -> dict | None:
     """
     if not path.exists():
         return None
-    document, _ = load_json(path)
+    document, _ = load_json(path, root="tree")
     if not isinstance(document, dict) or document.get("format") != EXTRA_FORMAT:
         raise TraceError(path, f'not a model-debugging extra file (no "format": {EXTRA_FORMAT!r})')
     version = document.get("version")

@@ -72,8 +72,8 @@ class _Parser:
         return _DuplicatedKeys(pairs, next(key for key, _ in pairs if key in seen or seen.add(key)))
 
 
-def load_json(path: Path) -> tuple[Any, bytes]:
-    """The parsed content of the JSON file ``path`` and its bytes.
+def load_json(path: Path, root: str = "") -> tuple[Any, bytes]:
+    """The parsed content of the JSON file ``path`` and its bytes; ``root`` is the key of its root node ("" for the top level).
 
     Raises:
         TraceError: the file cannot be read, is not UTF-8 JSON, or holds a duplicated key, an
@@ -100,7 +100,7 @@ def load_json(path: Path) -> tuple[Any, bytes]:
             path, f"nested {depth} levels deep at line {line}: deeper than Python can read"
         ) from None
     if parser.flagged or _SURROGATE_ESCAPE.search(text):
-        problem = first_problem(value)
+        problem = first_problem(value, root)
         if problem is not None:
             raise TraceError(path, problem)
     return value, data
@@ -130,14 +130,21 @@ def _problem_of(value: Any) -> str | None:
     return None
 
 
-def first_problem(value: Any) -> str | None:
-    """Where the first flagged value (see :func:`load_json`) of a parsed trace file is, and what it is."""
+def first_problem(value: Any, root: str = "") -> str | None:
+    """Where the first flagged value (see :func:`load_json`) of a parsed trace file is, and what it is.
+
+    Nodes are the object at ``root``, the objects with a ``module_path`` key and the objects listed
+    under ``children``; they are numbered in pre-order, as :func:`.reading.read_trace` numbers them.
+    """
     node_count = 0
-    stack: list[tuple[Any, str, str]] = [(value, "", "the file's top level")]
+    # (item, key path inside the current node, the node's label, whether it is listed under "children")
+    stack: list[tuple[Any, str, str, bool]] = [(value, "", "the file's top level", False)]
     while stack:
-        item, where, node = stack.pop()
-        if isinstance(item, dict) and isinstance(item.get("module_path"), str):
-            node = f"node #{node_count} {shown(item['module_path'])}"
+        item, where, node, is_child = stack.pop()
+        is_root = node_count == 0 and where == root
+        if isinstance(item, dict) and ("module_path" in item or is_child or is_root):
+            path = item.get("module_path")
+            node = f"node #{node_count} {shown(path) if isinstance(path, str) else '(no module_path string)'}"
             node_count += 1
             where = ""
         problem = _problem_of(item)
@@ -149,10 +156,12 @@ def first_problem(value: Any) -> str | None:
                 key_problem = _problem_of(key)
                 if key_problem is not None:
                     return f"{node}{f', in {where}' if where else ''}: key {key_problem}"
-                children.append((child, f"{where}.{key}" if where else key, node))
+                path = f"{where}.{key}" if where else key
+                children.append((child, path, node, False))
             stack.extend(reversed(children))
         elif isinstance(item, list):
+            listed = where.rpartition(".")[2] == "children"
             stack.extend(
-                (child, f"{where}[{index}]", node) for index, child in reversed(list(enumerate(item)))
+                (child, f"{where}[{index}]", node, listed) for index, child in reversed(list(enumerate(item)))
             )
     return None

@@ -28,6 +28,7 @@ from model_debugging.debugger.trace_format.names import (
     FUNCTION_KEY,
     INCOMPLETE_SUFFIX,
     MODULE_CLASS_KEY,
+    SAFETENSORS_SUFFIX,
     SUMMARY_SUFFIX,
     trace_base,
 )
@@ -87,6 +88,31 @@ def resolve_trace_file(path: str | os.PathLike) -> Path:
             f"not a trace: expected a directory or a '*{SUMMARY_SUFFIX}' / '*{FULL_TENSORS_SUFFIX}' file",
         )
     return path
+
+
+def trace_files(path: str | os.PathLike) -> list[Path]:
+    """The files that make up the trace(s) at ``path`` (a trace directory or one of its JSON files).
+
+    Every file of its directory the debugger could have written: each trace's JSON files, extra
+    file and marker (also when absent: writing one would change how the trace reads) and every
+    ``.safetensors`` file, plus ``path`` itself. Commands refuse to write any of them.
+    """
+    path = Path(path)
+    directory = path if path.is_dir() else path.parent
+    files = [] if path.is_dir() else [path]
+    bases = set() if path.is_dir() else {trace_base(path.name)}
+    try:
+        entries = list(directory.iterdir())
+    except OSError:  # reading the trace will say what is wrong
+        entries = []
+    for entry in entries:
+        if entry.name.endswith(SAFETENSORS_SUFFIX):
+            files.append(entry)
+        elif trace_base(entry.name) != entry.name:
+            bases.add(trace_base(entry.name))
+    suffixes = (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, EXTRA_SUFFIX, INCOMPLETE_SUFFIX)
+    files += [directory / f"{base}{suffix}" for base in sorted(bases) for suffix in suffixes]
+    return files
 
 
 def _refuse_incomplete(trace_file: Path) -> None:
@@ -158,11 +184,14 @@ def _read_node(node: dict | None, extra: dict | None, directory: Path, **positio
 def _nodes(tree: object, extra_tree: dict | None, trace_file: Path, extra_file: Path) -> list[TraceNode]:
     if not isinstance(tree, dict) or not isinstance(tree.get("module_path"), str):
         raise TraceError(
-            trace_file, "the root is not a node (an object with a 'module_path' string): not a debugger trace"
+            trace_file,
+            "node #0 (the root) is not an object with a 'module_path' string: not a debugger trace",
         )
     if extra_tree is not None and extra_tree.get("module_path") != tree["module_path"]:
         raise TraceError(
-            extra_file, f"its root is not {shown(tree['module_path'])}: it belongs to another trace"
+            extra_file,
+            f"node #0 {shown(extra_tree.get('module_path'))}: the trace's root is {shown(tree['module_path'])}: "
+            "it belongs to another trace",
         )
     directory = trace_file.parent.resolve()
     calls: Counter[str] = Counter()

@@ -11,7 +11,15 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+    write_error,
+)
 from model_debugging.config import ConfigError
 from model_debugging.reporting import ScanResultsError, atomic_write_text, scan_results_frame
 from model_debugging.reporting.report import render_markdown, render_text
@@ -44,7 +52,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips") -> int:
     args = build_parser(prog).parse_args(argv)
-    problem = output_file_problem("--markdown", args.markdown) if args.markdown else None
+    inputs = [InputFile(Path(args.config), "the --config file")] if args.config else []
+    problem = outputs_problem([("--markdown", args.markdown)], inputs)
     if problem is not None:  # before two scans, not after them
         return fail(prog, problem)
     repo = Path(args.repo)
@@ -60,5 +69,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
     report = build_pr_report(introduced, settings, args.base)
     print(render_text(report), end="")
     if args.markdown:
-        print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+        try:
+            print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+        except OSError as error:  # e.g. a FIFO nobody reads
+            return fail(prog, write_error(error))
     return EXIT_FINDING if introduced["flagged"].any() else EXIT_OK

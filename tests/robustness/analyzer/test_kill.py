@@ -30,12 +30,18 @@ SPEC = synthetic.random_checkout(random.Random(11), 120, common_tests=10, genera
 PREVIOUS_SPEC = synthetic.CheckoutSpec(SPEC.models[:5], SPEC.common_tests, SPEC.generation_tests)
 # Runs the command with the write of the result file stopping halfway (flushed to the temporary file).
 HALF_WRITE_THEN_WAIT = """
-import sys, time
+import os, sys, time
 from model_debugging.reporting import atomic
 
 class HalfThenWait:
     def __init__(self, handle):
         self.handle = handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.handle.close()
 
     def write(self, data):
         self.handle.write(data[: len(data) // 2])
@@ -44,11 +50,12 @@ class HalfThenWait:
         time.sleep(60)
 
 original = atomic._write_atomically
+real_fdopen = os.fdopen
 
-def stalled(path, mode, fill, **options):
-    if str(path).endswith("{result}"):
-        return original(path, mode, lambda handle: fill(HalfThenWait(handle)), **options)
-    return original(path, mode, fill, **options)
+def stalled(path, data):
+    if str(path).endswith("{result}"):  # the temporary file of the result is opened with os.fdopen
+        atomic.os.fdopen = lambda *args, **kwargs: HalfThenWait(real_fdopen(*args, **kwargs))
+    return original(path, data)
 
 atomic._write_atomically = stalled
 from model_debugging.skips.command import main
