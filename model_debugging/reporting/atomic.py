@@ -89,14 +89,16 @@ def _write_through(path: Path, status: os.stat_result, data: bytes) -> None:
                 stream.flush()  # what the command printed before comes first
             _write_all(fd, data)
             return
-    try:  # non-blocking, so that a FIFO nobody reads is an error instead of a hang
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX: a FIFO nobody reads is an error instead of a hang
+    try:
+        fd = os.open(path, os.O_WRONLY | nonblocking | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         if error.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "no process is reading this FIFO", str(path)) from None
         raise
     try:
-        os.set_blocking(fd, True)
+        if nonblocking:
+            os.set_blocking(fd, True)
         _write_all(fd, data)
     finally:
         os.close(fd)

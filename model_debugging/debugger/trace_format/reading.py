@@ -167,7 +167,8 @@ def _read_node(node: dict | None, extra: dict | None, directory: Path, **positio
     tensors = sum(record.is_tensor for record in (*node_records, *(output_records or ())))
     if items and len(items) != tensors:
         raise Malformed(
-            f"lists {len(items)} tensors for a call with {tensors}: it belongs to another trace", True
+            f"lists {len(items)} tensors for a call with {tensors}: it belongs to another trace",
+            in_extra=True,
         )
     legacy = {} if node is None else node  # older versions wrote these keys into the trace JSON
     return TraceNode(

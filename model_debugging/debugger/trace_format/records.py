@@ -14,10 +14,9 @@ TraceMode = Literal["tensors", "stats"]
 class TensorEntry(dict):
     """The JSON record of one tensor as written: upstream's keys only.
 
-    A distinct type, so the summary strips ``value`` only from tensors. What this debugger records
-    beyond upstream rides along as attributes and goes to the extra file: ``statistics`` (the
-    float64/exact numbers, or None) and ``file_stem`` (the name upstream gives the tensor's file,
-    without ``.safetensors``; None when the tensor has no file).
+    What this debugger records beyond upstream rides along as attributes, for the extra file and
+    the writer: ``statistics`` (the float64/exact numbers, or None) and ``file_stem`` (the name
+    upstream gives the tensor's file, without ``.safetensors``; None when the tensor has no file).
     """
 
     __slots__ = ("statistics", "file_stem")
