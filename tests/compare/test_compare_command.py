@@ -46,13 +46,11 @@ def test_tolerance_flags(toy_traces):
 def test_rename_flag_and_config_file(tmp_path, toy_trace, capsys):
     toy_trace(tmp_path / "a")
     toy_trace(tmp_path / "b", class_name="Port", block="stage")
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align"]) == 1
+    # calls on one side only are notes: the paired calls, the final output included, agree
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align"]) == 0
     printed = capsys.readouterr().out
-    assert (
-        "result: NOT EQUIVALENT: the matched calls agree, but some module calls are in one trace only"
-        in printed
-    )
-    assert "2 module calls only in the candidate: Port.stage, Port.stage.linear" in printed
+    assert "result: EQUIVALENT within tolerance" in printed
+    assert "2 call(s) only in the candidate (Port.stage, Port.stage.linear)" in printed
     assert (
         "could not align 1 reference call(s), first Toy.block: paths and rename rules only (--no-align); "
         "1 candidate call(s), first Port.stage: paths and rename rules only (--no-align)"
