@@ -89,12 +89,17 @@ def _expands_to(small: tuple[int, ...], large: tuple[int, ...]) -> bool:
     return all(size in (1, target) for size, target in zip(padded, large, strict=True))
 
 
+def _broadcast(left: tuple[int, ...], right: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape both broadcast to, or None (``torch.broadcast_shapes`` imports a second of torch)."""
+    size = max(len(left), len(right))
+    left, right = (1,) * (size - len(left)) + tuple(left), (1,) * (size - len(right)) + tuple(right)
+    if any(one != other and 1 not in (one, other) for one, other in zip(left, right, strict=True)):
+        return None
+    return tuple(max(one, other) for one, other in zip(left, right, strict=True))
+
+
 def _broadcastable(left: tuple[int, ...], right: tuple[int, ...]) -> bool:
-    try:
-        torch.broadcast_shapes(left, right)
-    except RuntimeError:
-        return False
-    return True
+    return _broadcast(left, right) is not None
 
 
 def form_of(reference: TensorRecord, candidate: TensorRecord) -> Form | None:
@@ -132,12 +137,12 @@ def converted(
         reference, candidate = _attends(reference), _attends(candidate)
         if _squeezed(tuple(reference.shape)) == _squeezed(tuple(candidate.shape)):
             return reference, candidate.reshape(reference.shape)
-        shape = torch.broadcast_shapes(reference.shape, candidate.shape)
+        shape = _broadcast(tuple(reference.shape), tuple(candidate.shape))
         return reference.expand(shape), candidate.expand(shape)
     if form is Form.SQUEEZED:
         return reference, candidate.reshape(reference.shape)
     if form is Form.BROADCAST:
-        shape = torch.broadcast_shapes(reference.shape, candidate.shape)
+        shape = _broadcast(tuple(reference.shape), tuple(candidate.shape))
         return reference.expand(shape), candidate.expand(shape)
     if form is Form.LAYOUT:
         return _arranged(reference, tuple(candidate.shape)), candidate

@@ -247,7 +247,9 @@ class TraceComparison:
             lines.append(f"NOTE: {self.note}")
         lines += [f"warning: {warning}" for warning in self.warnings]
         if self.alignment is not None:
-            lines += [line for line in (self.alignment.summary_line(), self.alignment.unaligned) if line]
+            lines += [line for line in (self.alignment.summary_line(),) if line]
+            if self.alignment.unaligned and (self.unmatched_reference or self.unmatched_candidate):
+                lines.append(self.alignment.unaligned)
         lines.append(f"result: {self._verdict()}")
         origin, first_input = self.divergence_origin, self.first_input_divergence
         if origin is not None:
