@@ -46,7 +46,9 @@ _MIN_PATH, _MIN_DETAILS = 16, 12
 _MAX_CELL = 60  # the shared table renderer cuts longer cells at their end
 
 
-def build_report(result: TraceComparison, *, every_call: bool, width: int | None = None) -> Report:
+def build_report(
+    result: TraceComparison, *, every_call: bool, width: int | None = None, rules: bool = True
+) -> Report:
     """The comparison as a :class:`Report`: every call (``every_call``, for files) or only the
     calls that differ, at most :data:`TERMINAL_ROWS` of them, fitted to ``width`` (for a terminal)."""
     frame = result.to_frame()
@@ -57,7 +59,7 @@ def build_report(result: TraceComparison, *, every_call: bool, width: int | None
         table = _fitted(differing, width) if width else differing[TABLE_COLUMNS]
         calls = Section("Module calls that differ", table, limit=TERMINAL_ROWS)
         calls = Section(calls.title, table, limit=TERMINAL_ROWS)
-    rules = _inferred_rules(result)
+    rules = _inferred_rules(result) if rules else None
     summary = result.summary_lines()
     if width:
         summary = [
@@ -86,10 +88,11 @@ def build_report(result: TraceComparison, *, every_call: bool, width: int | None
     )
 
 
-def render_terminal(result: TraceComparison, width: int | None = None) -> str:
-    """The report for a terminal of ``width`` columns (default: the terminal's, or ``COLUMNS``)."""
+def render_terminal(result: TraceComparison, width: int | None = None, *, rules: bool = True) -> str:
+    """The report for a terminal of ``width`` columns (default: the terminal's, or ``COLUMNS``),
+    with the inferred rename rules unless ``rules`` is False."""
     width = width or shutil.get_terminal_size().columns
-    text = render_text(build_report(result, every_call=False, width=width)).rstrip("\n")
+    text = render_text(build_report(result, every_call=False, width=width, rules=rules)).rstrip("\n")
     return "\n".join(_cut_end(line, width) for line in text.splitlines())
 
 

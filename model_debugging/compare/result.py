@@ -57,8 +57,7 @@ class AlignmentSummary:
             basis += " only (summary statistics: values were not available to confirm it)"
         return (
             f"aligned automatically from {basis}: {self.inferred_pairs} calls paired, "
-            f"{self.projections} fused/split projections, {self.identities} identity calls dropped out "
-            "(the inferred rename rules are printed below; --save-renames writes them to a file)"
+            f"{self.projections} fused/split projections, {self.identities} identity calls dropped out"
         )
 
 
