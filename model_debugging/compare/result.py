@@ -290,6 +290,14 @@ class TraceComparison:
             lines.append(f"notes: {'; '.join(parts)}: not differences (--ignore REGEX silences them)")
         if self.ignored:
             lines.append(f"notes: {self.ignored} call(s) on one side only silenced by --ignore")
+        set_aside = sum(
+            value.status is ValueStatus.NOT_COMPARED for module in self.modules for value in module.values
+        )
+        if set_aside:
+            lines.append(
+                f"notes: {set_aside} value(s) could not be compared (an object's repr, or a form a summary "
+                "trace cannot convert); each call's notes say which"
+            )
         return lines
 
     def to_frame(self) -> pd.DataFrame:
