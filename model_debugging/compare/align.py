@@ -2,18 +2,17 @@
 
 Calls whose module paths are equal after the rename rules are paired first (a module called
 several times pairs call by call). Then, under every pair of calls with children, the children
-left unpaired are aligned automatically (:mod:`.siblings`):
+left unpaired are aligned automatically (:mod:`.siblings`, with :mod:`.kinds` and :mod:`.evidence`):
 
 - a leaf whose only output equals its input (dropout in eval mode, ``nn.Identity``) drops out;
-- a call with children that finds no partner is looked through: its children join its parent's;
-- one call whose output has the shape of several calls' outputs concatenated (on the last
-  dimension, in execution order) pairs with them as a fused (or split) projection;
-- leaves that shapes alone cannot tell apart (several of the same shapes) pair by their values,
-  whatever their order, when they agree with exactly one leaf of the other side;
-- the rest pair by execution order where the shapes and dtypes of inputs and outputs agree.
+- a call with children that finds no partner is looked through: its children join its parent's
+  (so is a pair of such calls whose inputs disagree, when looking through pairs better);
+- one call whose output has the shape of several calls' outputs concatenated pairs with them as a
+  fused (or split) projection (:mod:`.fused`);
+- leaves that shapes alone cannot tell apart pair by their values, whatever their order;
+- the rest pair by execution order where kinds, shapes and dtypes agree, values confirming.
 
-With full-tensor traces values are read from the tensor files; with summary traces they are the
-statistics (which tell less), and the rest relies on shapes, dtypes and order in both modes.
+Leaves still left over are then paired across levels (:mod:`.leftovers`).
 
 Example (engineer-facing: map the modules of a port to the reference's)::
 

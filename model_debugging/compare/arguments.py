@@ -76,11 +76,8 @@ def pair_inputs(
             left.append(record)
             if partner is not None:
                 named[partner.sub_path] = partner
-    right = [
-        record
-        for record in candidate
-        if record.sub_path not in {p.candidate.sub_path for p in pairs if p.candidate}
-    ]
+    named_pairs = {id(pair.candidate) for pair in pairs}
+    right = [record for record in candidate if id(record) not in named_pairs]
     left_tensors = [record for record in left if record.is_tensor]
     right_tensors = [record for record in right if record.is_tensor]
     pairs += _pair_tensors(left_tensors, right_tensors, agree)

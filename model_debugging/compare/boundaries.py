@@ -8,7 +8,7 @@ boundaries it agrees again: ``boundaries=True`` keeps only
 - the numbered blocks (``layers.3``, ``h.0``, ``block.1``: calls with children whose path ends in a
   number), whose inputs are the previous block's outputs;
 - the calls without children that run after a block and outside every block (the final norm,
-  the LM head);
+  the LM head), and in any case the last call (the final output);
 - calls whose outputs differ in kind, not in value (an output tensor on one side only, a literal
   that differs): no moving of logic explains those.
 
@@ -51,12 +51,20 @@ def boundary_rows(alignment: TraceAlignment, rows: Sequence[ModuleComparison]) -
     tree = alignment.reference
     blocks = _blocks(tree)
     first_block = min(blocks, default=len(tree.trace.nodes))
+    last = max(
+        (
+            i
+            for i in range(len(tree.trace.nodes))
+            if tree.is_leaf(i) and i not in alignment.identity_reference
+        ),
+        default=-1,
+    )
     kept = []
     for row, pair in zip(rows, alignment.pairs, strict=True):
         call = pair.reference[0]
         inside_block = any(tree.contains(block, call) and block != call for block in blocks)
         after_blocks = call > first_block and tree.is_leaf(call) and not inside_block
-        if call in blocks or after_blocks or _structural(row):
+        if call in blocks or after_blocks or last in pair.reference or _structural(row):
             kept.append(replace(row, index=len(kept)))
     return kept
 
