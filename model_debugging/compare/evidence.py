@@ -26,6 +26,7 @@ class Evidence:
         # statistics from the JSON rule most non-identities out before any tensor file is read
         self.statistics_comparer = PairComparer(comparer.atol, comparer.rtol, "stats")
         self._agreements: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[bool, bool]] = {}
+        self._values: dict[tuple[int, int], bool] = {}  # the alignment asks again for each option it weighs
 
     def agreement(self, left: Item, right: Item) -> tuple[bool, bool]:
         """Whether the first inputs, and the outputs, of two items agree in their statistics."""
@@ -73,6 +74,11 @@ class Evidence:
 
     def values_agree(self, reference: int, candidate: int) -> bool:
         """Whether two leaf calls of the same shapes got the same first input and made the same outputs."""
+        if (reference, candidate) not in self._values:
+            self._values[reference, candidate] = self._values_agree(reference, candidate)
+        return self._values[reference, candidate]
+
+    def _values_agree(self, reference: int, candidate: int) -> bool:
         pairs = [
             (
                 first_tensor(self.trees[0].node(reference).inputs),
