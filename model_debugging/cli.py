@@ -26,6 +26,10 @@ SUBCOMMANDS = {
     "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),
     "view": ("model_debugging.explorer.command:main", "write an HTML page to explore a trace or a diff"),
     "replay": ("model_debugging.replay.command:main", "run a port's modules on a trace's recorded inputs"),
+    "debug-port": (
+        "model_debugging.porting.command:main",
+        "trace a reference and its port, compare them, write the page",
+    ),
 }
 
 

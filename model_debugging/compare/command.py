@@ -1,7 +1,7 @@
 """``model-debugging compare REF CAND``: find where two debugger traces diverge.
 
-Exit codes: 0 the traces are equivalent within tolerance, 1 they diverge (or a module is found on
-one side only), 2 an input or an output path is unusable (one line naming the file and why;
+Exit codes: 0 the traces are equivalent within tolerance, 1 they diverge (or the final outputs
+could not be compared), 2 an input or an output path is unusable (one line naming the file and why;
 output paths are checked before any trace is read, and nothing is written then).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 from pathlib import Path
 
 from model_debugging.command_line import (
@@ -37,11 +38,18 @@ def _tolerance(text: str) -> float:
     return value
 
 
+def _pattern(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
+
+
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=prog,
         description="Find where two model addition debugger traces diverge.",
-        epilog="exit status: 0 equivalent within tolerance, 1 diverged, 2 unusable input",
+        epilog="exit status: 0 equivalent within tolerance, 1 diverged or not confirmed, 2 unusable input",
     )
     parser.add_argument(
         "reference", help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
@@ -68,6 +76,20 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         dest="align",
         action="store_false",
         help="pair calls by path and rename rules only (no automatic alignment)",
+    )
+    parser.add_argument(
+        "--boundaries",
+        action="store_true",
+        help="compare block boundaries only (numbered layers, final norm, final output): for a port "
+        "that moves logic between modules",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        type=_pattern,
+        metavar="REGEX",
+        help="do not list calls on one side only whose path matches REGEX (they are counted); repeatable",
     )
     parser.add_argument(
         "--save-renames",
@@ -111,7 +133,14 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         rules = command_line_rules(args.config, args.rename)
         result = compare_traces(
-            args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules, align=args.align
+            args.reference,
+            args.candidate,
+            atol=args.atol,
+            rtol=args.rtol,
+            rename=rules,
+            align=args.align,
+            boundaries=args.boundaries,
+            ignore=args.ignore,
         )
         if args.save_renames:
             atomic_write_text(args.save_renames, result.alignment.rename_rules_yaml)

@@ -21,9 +21,12 @@ Example::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 
 from model_debugging.compare.align import align_calls
+from model_debugging.compare.boundaries import boundary_origin, boundary_rows
+from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
@@ -45,6 +48,8 @@ def compare_traces(
     rtol: float = 1e-4,
     rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
     align: bool = True,
+    boundaries: bool = False,
+    ignore: Iterable[str | re.Pattern[str]] = (),
 ) -> TraceComparison:
     """Compare the traces ``reference`` and ``candidate`` module call by module call.
 
@@ -59,6 +64,11 @@ def compare_traces(
             YAML file given as an `os.PathLike` (see `model_debugging.compare.renames`).
         align (`bool`, *optional*, defaults to `True`): align the calls that paths and rename rules
             leave unpaired automatically; False pairs by path only.
+        boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (numbered
+            layers, the calls after them such as the final norm and the LM head), for a port that
+            moves logic between modules (see `model_debugging.compare.boundaries`).
+        ignore (*optional*): regular expressions; calls on one side only whose path matches one
+            (searched, as `re.search` does) are not listed (they are counted in `ignored`).
 
     Returns:
         `TraceComparison`: the paired rows, the divergence origin (and where inside it to look), the
@@ -78,11 +88,24 @@ def compare_traces(
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
     comparer = PairComparer(atol, rtol, mode)
 
+    patterns = [re.compile(pattern) for pattern in ignore]
     alignment = align_calls(reference_trace, candidate_trace, rules, comparer, infer=align)
     modules = [compare_pair(index, alignment, pair, comparer) for index, pair in enumerate(alignment.pairs)]
-    origin, origin_note = find_origin(alignment, modules)
+    if boundaries:
+        modules = boundary_rows(alignment, modules)
+        origin, origin_note = boundary_origin(modules)
+    else:
+        origin, origin_note = find_origin(alignment, modules)
     if origin is not None:  # a call with children is marked as differing: something inside it does
         modules[origin.index] = origin
+    unmatched = [
+        [describe_call(tree.node(i)) for i in calls]
+        for tree, calls in (
+            (alignment.reference, alignment.unaligned_reference),
+            (alignment.candidate, alignment.unaligned_candidate),
+        )
+    ]
+    shown = [[call for call in calls if not any(p.search(call) for p in patterns)] for calls in unmatched]
     return TraceComparison(
         reference=reference_trace.path,
         candidate=candidate_trace.path,
@@ -92,14 +115,14 @@ def compare_traces(
         modules=tuple(modules),
         divergence_origin=origin,
         first_input_divergence=next((m for m in modules if not m.inputs_match), None),
-        unmatched_reference=tuple(
-            describe_call(alignment.reference.node(i)) for i in alignment.unaligned_reference
-        ),
-        unmatched_candidate=tuple(
-            describe_call(alignment.candidate.node(i)) for i in alignment.unaligned_candidate
-        ),
+        unmatched_reference=tuple(shown[0]),
+        unmatched_candidate=tuple(shown[1]),
         rename_rules=tuple(str(rule) for rule in rules),
         bytes_compared=comparer.bytes_compared,
         origin_note=origin_note,
         alignment=summarize_alignment(alignment),
+        final_output_note=final_output_note(alignment),
+        warnings=trace_warnings(alignment),
+        ignored=len(unmatched[0]) + len(unmatched[1]) - len(shown[0]) - len(shown[1]),
+        boundaries_only=boundaries,
     )

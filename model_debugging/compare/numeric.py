@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from model_debugging.compare.forms import Form, comparable_in_statistics, converted
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -33,6 +34,12 @@ class GroupDiff:
         self.abs_sum += abs_sum
         self.count += count
 
+    def merge(self, other: GroupDiff) -> None:
+        if other.count or other.max_abs is not None:
+            self.add(other.match, other.max_abs or 0.0, other.max_rel or 0.0, other.abs_sum, other.count)
+        else:
+            self.match = self.match and other.match
+
     @property
     def mean_abs(self) -> float | None:
         return self.abs_sum / self.count if self.count else None
@@ -52,6 +59,31 @@ class PairComparer:
             diff.add(*self._compare_files(reference, candidate))
         else:
             self._compare_stats(reference, candidate, diff)
+
+    def compare_values(
+        self, reference: TensorRecord, candidate: TensorRecord, form: Form
+    ) -> GroupDiff | None:
+        """The differences of two values compared in ``form`` (see :mod:`.forms`); None when this mode
+        cannot compare them (a form whose statistics are not those of the same values)."""
+        diff = GroupDiff()
+        if self.mode == "tensors":
+            if form is Form.SAME:
+                diff.add(*self._compare_files(reference, candidate))
+            else:
+                expected, actual = converted(
+                    form, read_recorded_tensor(reference), read_recorded_tensor(candidate)
+                )
+                diff.add(*self.compare_tensors(expected, actual))
+        elif comparable_in_statistics(form):
+            self._compare_stats(reference, candidate, diff)
+        else:
+            return None
+        return diff
+
+    def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
+        """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""
+        diff = self.compare_values(reference, candidate, form)
+        return diff is not None and diff.match
 
     def _compare_stats(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         """Compare the statistics both sides recorded: the float64/exact ones when both have them."""

@@ -50,7 +50,7 @@ class CallView:
         if self.badges:
             entry["badges"] = [badge.to_json() for badge in self.badges]
         if self.comparison is not None:
-            entry["comparison"] = self.comparison.to_json()
+            entry["comparison"] = self.comparison.to_json(values)
         if self.pruned_before:
             entry["prunedBefore"] = self.pruned_before
         return entry

@@ -147,6 +147,21 @@ def test_comparison_colours_diverged_calls_and_scrolls_to_the_origin(pages, open
     assert "divergence origin: ToyModel.layers.33.scale" in opened.page.text_content("#comparison-summary")
 
 
+def test_the_detail_pane_shows_the_candidates_value_beside_the_references(pages, open_page):
+    opened = open_page(pages["compare"], height=500)
+    opened.row("ToyModel.layers.33.scale").click()
+    detail = opened.page.locator("#detail")
+    assert detail.locator(".sides.legend").text_content() == "referencecandidate ToyModel.layers.33.scale"
+    (output,) = detail.locator(".pair.differs").all()
+    assert output.locator(".verdict").text_content().startswith("differs, paired by name, max abs diff")
+    sides = output.locator(".sides > .tensor").all()
+    assert [side.locator(".head").text_content() for side in sides] == ["(tensor)  [2, 3, 8] f32"] * 2
+    assert sides[0].locator("td").all_text_contents() != sides[1].locator("td").all_text_contents()
+    assert (
+        detail.locator(".pair:not(.differs) .verdict").first.text_content().startswith("equal")
+    )  # the input
+
+
 def _in_tree_viewport(opened, locator) -> bool:
     box, pane = locator.bounding_box(), opened.page.locator("#tree").bounding_box()
     return pane["y"] <= box["y"] and box["y"] + box["height"] <= pane["y"] + pane["height"]
