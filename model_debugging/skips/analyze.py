@@ -98,6 +98,8 @@ def _runtime_outcome(
         skip = Skip(SkipKind.RUNTIME, verdict.reason, verdict.line)
         return Outcome(Status.SKIPPED, skip, test_class.ref.name, where, conditions)
     because = f"if {verdict.condition}: skip (decided at run time)"
+    if verdict.unknown:
+        because = f"{verdict.unknown} (if {verdict.condition}: skip)"
     return Outcome(Status.UNDECIDED, None, test_class.ref.name, where, conditions, undecided_because=because)
 
 

@@ -183,6 +183,8 @@ def attribute(
         return unknown.existing() if hasattr(owner, name) else missing
     if isinstance(owner, (environment.Namespace, environment.Release)):
         found = environment.attribute(owner, name)
+        if found is None and owner == environment.TORCH:
+            found = module_types.torch_package_attribute(name)
         return unknown if found is None else found
     if isinstance(owner, (module_types.TorchNamespace, module_types.TorchModule, module_types.TorchClass)):
         return module_types.torch_attribute(owner, name, unknown)

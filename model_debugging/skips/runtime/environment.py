@@ -46,9 +46,10 @@ class Function:
     name: str
 
 
+TORCH = Namespace("torch")
 ENVIRONMENT_NAMES = {
     "torch_device": DEVICE,
-    "torch": Namespace("torch"),
+    "torch": TORCH,
     "sys": Namespace("sys"),
     "version": Namespace("version"),
 }
