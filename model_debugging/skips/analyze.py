@@ -212,4 +212,5 @@ def model_outcome(
     ]
     if not outcomes:
         return NOT_APPLICABLE
-    return _combined_outcome(outcomes)
+    combined = _combined_outcome(outcomes)
+    return combined if len(outcomes) == 1 else replace(combined, classes=tuple(outcomes))
