@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     if args.csv:
         print(f"CSV written to {write_csv(current, args.csv, index=True)}")
     if args.plot:
+        shown = current.loc[trend.most_skipped["test"]]  # the headline's tests: those that apply to a model
         print(
-            f"plot written to {plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)}"
+            f"plot written to {plot_skipped_proportion(shown, args.plot, top=report_settings.headline_rows)}"
         )
     return EXIT_OK
