@@ -46,7 +46,11 @@ class TestSummary:
             models_undecided=tuple(sorted(self._undecided)),
             models_not_applicable=tuple(sorted(self._not_applicable)),
             conditions=tuple(sorted(self._conditions)),
-            classes=tuple(sorted(self._classes, key=lambda verdict: (verdict.model, verdict.test_class))),
+            classes=tuple(
+                sorted(
+                    self._classes, key=lambda verdict: (verdict.model, verdict.test_class, verdict.class_file)
+                )
+            ),
         )
 
 
@@ -57,4 +61,11 @@ def _skipped_pair(model: str, outcome: Outcome) -> SkippedPair:
 
 def _class_verdict(model: str, outcome: Outcome) -> ClassVerdict:
     skip = _skipped_pair(model, outcome) if outcome.status is Status.SKIPPED else None
-    return ClassVerdict(model, outcome.test_class or "", outcome.status, skip, outcome.undecided_because)
+    return ClassVerdict(
+        model,
+        outcome.test_class or "",
+        outcome.class_file or "",
+        outcome.status,
+        skip,
+        outcome.undecided_because,
+    )

@@ -203,14 +203,20 @@ def model_outcome(
     test_name: str,
     runtime: RuntimeChecks | None = None,
 ) -> Outcome:
+    applying = [test_class for test_class in classes if test_name in test_class.applicable]
     outcomes = [
         with_class_placeholders(
             resolver, test_class.linearization, class_outcome(resolver, test_class, test_name, runtime)
         )
-        for test_class in classes
-        if test_name in test_class.applicable
+        for test_class in applying
     ]
     if not outcomes:
         return NOT_APPLICABLE
     combined = _combined_outcome(outcomes)
-    return combined if len(outcomes) == 1 else replace(combined, classes=tuple(outcomes))
+    if len(outcomes) == 1:
+        return combined
+    parts = tuple(
+        replace(outcome, class_file=test_class.file)
+        for test_class, outcome in zip(applying, outcomes, strict=True)
+    )
+    return replace(combined, classes=parts)

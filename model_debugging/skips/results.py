@@ -40,10 +40,12 @@ class SkippedPair:
 @dataclass(frozen=True)
 class ClassVerdict:
     """One test class's verdict, for a model with several test classes the test applies to (not all
-    of which run it): ``skip`` when it skips, ``because`` when it is undecided."""
+    of which run it): ``class_file`` collects the class, ``skip`` is set when it skips, ``because``
+    when it is undecided."""
 
     model: str
     test_class: str
+    class_file: str
     status: Status
     skip: SkippedPair | None = None
     because: str | None = None
@@ -52,6 +54,7 @@ class ClassVerdict:
         entry: dict[str, str | int | None] = {
             "model": self.model,
             "test_class": self.test_class,
+            "class_file": self.class_file,
             "status": self.status.value,
         }
         if self.skip is not None:
@@ -93,19 +96,20 @@ class TestResult:
     def reasons_skipped(self) -> list[str]:
         return sorted(f"{skip.model}: {skip.reason}" for skip in self.skips)
 
-    def class_skips(self) -> dict[tuple[str, str | None], SkippedPair]:
-        """Every test class that skips the test, ``(model, class) -> skip``: those of the models with
-        several classes (a class skips even when another runs), and the one of each other model."""
+    def class_skips(self) -> dict[tuple[str, str | None, str | None], SkippedPair]:
+        """Every test class that skips the test, ``(model, class, file collecting it) -> skip``: those
+        of the models with several classes (a class skips even when another runs; their files are
+        known), and the one of each other model (its file None)."""
         found = {
-            (verdict.model, verdict.test_class): verdict.skip
+            (verdict.model, verdict.test_class, verdict.class_file): verdict.skip
             for verdict in self.classes
             if verdict.skip is not None
         }
         several = {verdict.model for verdict in self.classes}
         found.update(
-            {(skip.model, skip.test_class): skip for skip in self.skips if skip.model not in several}
+            {(skip.model, skip.test_class, None): skip for skip in self.skips if skip.model not in several}
         )
-        return dict(sorted(found.items(), key=lambda item: (item[0][0], item[0][1] or "")))
+        return dict(sorted(found.items(), key=lambda item: tuple(part or "" for part in item[0])))
 
     def to_json(self) -> dict[str, object]:
         """Upstream keys first (same order), then the extras."""

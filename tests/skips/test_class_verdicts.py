@@ -45,11 +45,13 @@ def test_a_class_that_skips_is_listed_while_another_class_runs_the_test(make_rep
         {
             "model": "whisper",
             "test_class": "WhisperEncoderModelTest",
+            "class_file": "tests/models/whisper/test_modeling_whisper.py",
             "status": "ran",
         },
         {
             "model": "whisper",
             "test_class": "WhisperModelTest",
+            "class_file": "tests/models/whisper/test_modeling_whisper.py",
             "status": "skipped",
             "reason": "needs the decoder inputs",
             "kind": "body",

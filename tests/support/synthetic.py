@@ -293,7 +293,13 @@ def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
                 for name, outcome in named:
                     skip = {key: value for key, value in (outcome["skip"] or {}).items()}
                     classes.append(
-                        {"model": model.name, "test_class": name, "status": outcome["status"], **skip}
+                        {
+                            "model": model.name,
+                            "test_class": name,
+                            "class_file": model_file(model.name),
+                            "status": outcome["status"],
+                            **skip,
+                        }
                     )
             outcomes = [outcome for _, outcome in named]
             ran_outcomes = [outcome for outcome in outcomes if outcome["status"] == "ran"]

@@ -62,17 +62,19 @@ def _model_state(result: TestResult | None, model: str) -> str:
     return "new model"
 
 
-def _class_state(result: TestResult | None, model: str, test_class: str) -> str:
-    """What ``test_class`` of ``model`` does: its own verdict when the model has several classes,
-    else the model's ("new class" for a class the model did not have)."""
+def _class_state(result: TestResult | None, model: str, test_class: str, class_file: str | None) -> str:
+    """What ``test_class`` of ``model`` (collected by ``class_file``, None when unknown) does: its
+    own verdict when the model's classes disagree, else the model's ("new class" for a class the
+    model did not have)."""
     if result is None:
         return "new test"
     classes = [verdict for verdict in result.classes if verdict.model == model]
     for verdict in classes:
-        if verdict.test_class == test_class:
+        if verdict.test_class == test_class and class_file in (None, verdict.class_file):
             return verdict.status.value.replace("_", " ")
     state = _model_state(result, model)
-    if classes or (state == "skipped" and (model, test_class) not in result.class_skips()):
+    skipping = {(name, file) for (owner, name, file) in result.class_skips() if owner == model}
+    if classes or (state == "skipped" and not ({(test_class, class_file), (test_class, None)} & skipping)):
         return "new class"
     return state
 
@@ -91,10 +93,12 @@ def _share(result: TestResult) -> float:
     return len(result.skips) / decided if decided else 0.0
 
 
-def _cause(scans: Scans, test: str, model: str, test_class: str | None) -> str:
+def _cause(scans: Scans, test: str, model: str, test_class: str | None, class_file: str | None) -> str:
     def state(result: ScanResult) -> str:
         entry = result.tests.get(test)
-        return _class_state(entry, model, test_class) if test_class else _model_state(entry, model)
+        return (
+            _class_state(entry, model, test_class, class_file) if test_class else _model_state(entry, model)
+        )
 
     by_tests = state(scans.tests_only) != state(scans.base)
     by_library = state(scans.head) != state(scans.tests_only)
@@ -117,17 +121,17 @@ def _undecided_because(result: TestResult, model: str) -> str:
 def _rows_of_test(scans: Scans, test: str) -> list[dict]:
     head, base = scans.head.tests[test], scans.base.tests.get(test)
     found = []
-    for (model, test_class), skip in head.class_skips().items():
-        before = _class_state(base, model, test_class)
+    for (model, test_class, class_file), skip in head.class_skips().items():
+        before = _class_state(base, model, test_class, class_file)
         if before == "skipped" or (before == "new class" and _model_state(base, model) == "skipped"):
             continue  # the class, or the whole model, skipped the test before: nothing stopped running
         where = f"{skip.file}:{skip.line}" if skip.file else ""
-        found.append((model, test_class, where, skip.reason, before))
+        found.append((model, test_class, class_file, where, skip.reason, before))
     if base is not None:
         for model in sorted(set(base.models_ran) & set(head.models_undecided)):
-            found.append((model, None, "", f"undecided: {_undecided_because(head, model)}", "ran"))
+            found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", "ran"))
         for model in sorted(set(base.models_ran) & set(head.models_not_applicable)):
-            found.append((model, None, "", _NOT_COLLECTED, "ran"))
+            found.append((model, None, None, "", _NOT_COLLECTED, "ran"))
     return [
         {
             "test": test,
@@ -138,10 +142,10 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             "before": before,
             "share before": share_text(base),
             "share after": share_text(head),
-            "cause": _cause(scans, test, model, test_class),
+            "cause": _cause(scans, test, model, test_class, class_file),
             "compared share": _share(base if base is not None else head),
         }
-        for model, test_class, where, reason, before in found
+        for model, test_class, class_file, where, reason, before in found
     ]
 
 

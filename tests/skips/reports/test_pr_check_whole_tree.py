@@ -157,6 +157,9 @@ def whole_tree(tmp_path, monkeypatch):
             "tests/models/alpha/test_modeling_alpha.py": ALPHA,
             "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta"),
             "tests/models/gamma/test_modeling_gamma.py": MODEL_TEST.format(name="Gamma"),
+            # two files of gamma define a class of the same name (as dpt's do); the second skips a test
+            "tests/models/gamma/test_modeling_gamma_backbone.py": MODEL_TEST.format(name="Gamma")
+            + '\n    @unittest.skip("no backbone output")\n    def test_forward(self):\n        pass\n',
             "utils/check_repo.py": "print('checked')\n",
             "README.md": "transformers\n",
             **LIBRARY,
@@ -174,7 +177,8 @@ def rows(output: str) -> list[list[str]]:
 
 
 def test_an_unchanged_whole_tree_has_no_new_skip(whole_tree, capsys):
-    """Not even alpha's encoder class, which skips a test alpha's other class runs."""
+    """Not even alpha's encoder class, which skips a test alpha's other class runs, nor gamma's
+    second GammaModelTest, which does the same from another file."""
     assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 0
     out = capsys.readouterr().out
     assert "No new skips compared with `HEAD`." in out
@@ -206,11 +210,12 @@ def test_a_library_edit_that_flips_a_run_time_skip_names_the_library_file(whole_
         ("test_sdpa", "alpha", "AlphaEncoderModelTest", cause, "⚠️ library change"),
         ("test_sdpa", "alpha", "AlphaModelTest", cause, "⚠️ library change"),
         ("test_sdpa", "gamma", "GammaModelTest", cause, "⚠️ library change"),  # built on alpha's classes
+        ("test_sdpa", "gamma", "GammaModelTest", cause, "⚠️ library change"),  # and in its second file
     ]
     listed_only = tmp_path / "listed.yaml"
     listed_only.write_text("pr_check:\n  flag_library_skips: false\n", encoding="utf-8")
     assert main(["--repo", str(whole_tree), "--base", "HEAD", "--config", str(listed_only)]) == 0
-    assert len(rows(capsys.readouterr().out)) == 3
+    assert len(rows(capsys.readouterr().out)) == 4
 
 
 def test_a_test_and_a_library_change_together_each_explain_their_own_skips(whole_tree, capsys):
