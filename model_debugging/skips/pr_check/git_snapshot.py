@@ -21,10 +21,15 @@ class GitError(RuntimeError):
     """A git command failed; the message names the repository, the revision and git's own words."""
 
 
+def _one_line(text: str) -> str:
+    """git's words on one line (it may write several: "fatal: ...", a blank line, a hint)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def _git(repo: Path, *args: str) -> str:
     result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_READ_ONLY)
     if result.returncode != 0:
-        raise GitError(f"{repo}: git {' '.join(args)} failed: {result.stderr.strip()}")
+        raise GitError(f"{repo}: git {' '.join(args)} failed: {_one_line(result.stderr)}")
     return result.stdout.strip()
 
 
@@ -72,7 +77,7 @@ def export_revision(
             process.stdout.read()
         stderr = process.stderr.read().decode(errors="replace")
     if process.returncode != 0 or unreadable:
-        why = stderr.strip() or f"unreadable archive: {unreadable}"
+        why = _one_line(stderr) or f"unreadable archive: {unreadable}"
         raise GitError(f"{repo}: git archive {commit} -- {' '.join(present)} failed: {why}")
     return destination
 

@@ -271,3 +271,9 @@ def test_a_shallow_checkout_fetches_the_base_commit_alone(whole_tree, tmp_path, 
     assert main(["--repo", str(clone), "--base", base, "--fetch_base_from", "origin"]) == 0
     assert "No new skips" in capsys.readouterr().out
     assert git(clone, "rev-list", "--count", base).strip() == "1"  # the base commit, not its history
+
+
+def test_a_base_that_cannot_be_fetched_is_a_one_line_error(whole_tree, capsys):
+    assert main(["--repo", str(whole_tree), "--base", "f" * 40, "--fetch_base_from", "nowhere"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "git fetch" in err and "nowhere" in err
