@@ -8,9 +8,6 @@ from model_debugging.reporting.report import Report, Section
 from model_debugging.skips.pr_check.introduced import LIBRARY, TEST_FILES, Scans
 from model_debugging.skips.report_settings import PRCheckSettings
 
-# the hidden line GitHub keeps in the comment: how the check finds its own comment again
-COMMENT_MARKER = "<!-- model-debugging check-skips -->"
-
 
 def _flag_text(row: pd.Series) -> str:
     if not row["flagged"]:
