@@ -17,6 +17,7 @@ from model_debugging.command_line import (
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
+from model_debugging.skips.progress import ScanProgress
 from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
 from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
@@ -82,10 +83,11 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
 def _print_single(name: str, result: TestResult) -> None:
     ran, skipped = len(result.models_ran), len(result.skips)
     total = ran + skipped
+    share = f"{result.skipped_proportion:.1%}" if total else "n/a: no model is decided"
     lines = [
         f"\n== {name} ==",
         f"Ran     : {ran}/{total}",
-        f"Skipped : {skipped}/{total} ({result.skipped_proportion:.1%})",
+        f"Skipped : {skipped}/{total} ({share})",
     ]
     if result.models_undecided:
         lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
@@ -113,7 +115,7 @@ def _print_summary(result: ScanResult) -> None:
             "skipped": len(test.skips),
             "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
-            "skipped %": f"{test.skipped_proportion:.1%}",
+            "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
         }
         for name, test in result.tests.items()
         if test.models_ran or test.skips or test.models_undecided
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         return fail(prog, str(error))
 
     def announce(count: int) -> None:
-        print(f"Parsing {count} model test files...", flush=True)
+        print(f"Scanning {count} model test files...", flush=True)
 
     try:
         result = scan_repository(
@@ -145,7 +147,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
             jobs=args.jobs,
             cache_dir=args.cache_dir,
             use_cache=not args.no_cache,
-            progress=sys.stderr.isatty(),
+            progress=ScanProgress(),
             on_start=announce,
         )
     except (CheckoutError, UnknownTestError) as error:

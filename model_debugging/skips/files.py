@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Container, Iterable, Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.collector import collector_paused
+from model_debugging.skips.progress import Phase
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
 
@@ -79,7 +79,7 @@ def iter_parsed(
     *,
     cache: ParseCache | None,
     jobs: int | None = None,
-    progress: bool = False,
+    phase: Phase | None = None,
     keys: dict[str, str] | None = None,
     elide: Container[str] = (),
 ) -> Iterator[tuple[str, ParsedFile, str | None]]:
@@ -88,7 +88,8 @@ def iter_parsed(
     Unreadable files come back as error records. The content key of every file read is added to
     ``keys`` when given. Files in ``elide`` are parsed without the bodies of their plain
     ``unittest.TestCase`` classes. Cached records come first, then the cold files as their parsing ends; the caller may drop each
-    record once it has used it. The key is None when the file could not be read.
+    record once it has used it. The key is None when the file could not be read. ``phase`` counts
+    the files parsed and those taken from the cache.
     """
     cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
     for path in paths:
@@ -102,11 +103,15 @@ def iter_parsed(
         key = cache_key(f"{path}\0elided" if path in elide else path, data)
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
+            if phase is not None:
+                phase.tally("from the cache", 1)
             yield path, hit, key
         else:
             cold.append((path, len(data)))
     if not cold:
         return
+    if phase is not None:
+        phase.add(len(cold))
     cold.sort(key=lambda item: item[1], reverse=True)  # big files first balances the workers
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
@@ -125,12 +130,10 @@ def iter_parsed(
         results = ((entry_value(data), key) for data, key in executor.map(_parse_worker_pickled, *arguments))
     else:
         results = map(_parse_here, *arguments)
-    if progress:
-        from tqdm import tqdm
-
-        results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
     try:
         for (path, _), (result, key) in zip(cold, results, strict=True):
+            if phase is not None:
+                phase.advance()
             yield path, result, key
     finally:
         if executor is not None:

@@ -28,8 +28,13 @@ def repo(make_repo):
 def test_full_scan_writes_result_and_errors_files(repo, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["--repo", str(repo), "--output_dir", str(out), "--cache_dir", str(tmp_path / "c")]) == 0
-    printed = capsys.readouterr().out
-    assert printed.startswith("Parsing 1 model test files...")
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert printed.startswith("Scanning 1 model test files...")
+    # not a terminal: one line per phase, with its count and time
+    phases = [line.split(":")[0] for line in captured.err.splitlines() if not line.startswith("note:")]
+    assert phases == ["parsing test files", "reading the library", "evaluating models"]
+    assert "evaluating models: 1 model in " in captured.err
     assert str((out / "all_tests_scan_result.json").resolve()) in printed
     result = json.loads((out / "all_tests_scan_result.json").read_text())
     assert list(result["test_attention_outputs"])[:5] == [

@@ -320,8 +320,8 @@ def test_what_only_the_run_knows_is_undecided_with_its_condition(checkout, scan)
     results = scan(checkout)
     assert verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
     assert (
-        "alpha: undecided: if 'past_key_values' not in outputs: skip (decided at run time)"
-        in (results["test_outputs"]["conditions"])
+        "alpha: undecided: which outputs `outputs` holds is only known by running the model "
+        "(if 'past_key_values' not in outputs: skip)" in (results["test_outputs"]["conditions"])
     )
     assert results["test_outputs"]["skipped_proportion"] == 0.0  # skipped / (ran + skipped), undecided apart
 
