@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Container, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
@@ -14,24 +11,10 @@ from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.progress import Phase
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
+from model_debugging.skips.worker_pool import worker_pool
 
 # Below this many cold files, starting worker processes costs more than it saves.
 _PARALLEL_THRESHOLD = 8
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Worker initializer: end this worker once the scan that started it is gone (e.g. killed with -9).
-
-    A killed parent cannot shut its pool down, and forked workers keep their task pipe open
-    themselves, so without this they would wait for work forever.
-    """
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str | None]:
@@ -114,12 +97,7 @@ def iter_parsed(
         phase.add(len(cold))
     cold.sort(key=lambda item: item[1], reverse=True)  # big files first balances the workers
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
-        executor = ProcessPoolExecutor(
-            max_workers=min(jobs, len(cold)), initializer=_exit_with_parent, initargs=(os.getpid(),)
-        )
-    else:
-        executor = None
+    executor = worker_pool(min(jobs, len(cold))) if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD else None
     arguments = (
         [repo] * len(cold),
         [path for path, _ in cold],

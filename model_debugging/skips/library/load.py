@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
@@ -14,6 +13,7 @@ from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryFile
 from model_debugging.skips.progress import Phase
 from model_debugging.skips.scanned_paths import LIBRARY_FOLDER
+from model_debugging.skips.worker_pool import worker_pool
 
 # Files outside models/ whose classes and mappings the common tests consult.
 _SHARED_FILES = (
@@ -166,7 +166,7 @@ def _load(
         batches = [cold[start : start + _BATCH] for start in range(0, len(cold), _BATCH)]
         jobs = jobs or os.cpu_count() or 1
         if jobs > 1 and len(batches) > 1:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as executor:
+            with worker_pool(min(jobs, len(batches))) as executor:
                 arguments = ([repo] * len(batches), batches, [cache] * len(batches))
                 for entries in executor.map(_read_batch_pickled, *arguments):
                     records += map(entry_value, entries)
