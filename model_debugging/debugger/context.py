@@ -7,7 +7,7 @@ import logging
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,16 @@ class _TracingSession:
         kwargs: dict,
     ) -> Any:
         tracer = getattr(self._threads, "tracer", None)
+        if (
+            function is None
+            and self._installed
+            and self._recording
+            and (tracer is None or not tracer.in_forward)
+        ):
+            # a submodule run on its own (the encoder ``generate`` runs before the first forward):
+            # recorded as a trace of its own, rooted at that submodule
+            with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
+                return self._traced_call(self._thread_tracer(), original, args, kwargs, path, module_class)
         if not self._installed or tracer is None or not tracer.recording:
             return original(*args, **kwargs)  # outside a traced top-level forward of this thread
         call = _record(tracer, tracer.enter, path, args, kwargs, function, module_class)
@@ -170,18 +180,30 @@ class _TracingSession:
             if not self._installed or not self._recording or self._thread_tracer().in_forward:
                 with torch.no_grad():
                     return original(*args, **kwargs)
-            function_mode = self._functions.torch_mode() if self._functions is not None else nullcontext()
-            with torch.no_grad(), recursion_headroom(self._extra_frames), function_mode:
-                return self._traced_call(self._thread_tracer(), original, args, kwargs)
+            with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
+                return self._traced_call(
+                    self._thread_tracer(), original, args, kwargs, self._class_name, self._model_class
+                )
 
         return traced_forward
 
-    def _traced_call(self, tracer: CallTracer, original: Callable, args: tuple, kwargs: dict) -> Any:
+    def _function_mode(self) -> AbstractContextManager:
+        return self._functions.torch_mode() if self._functions is not None else nullcontext()
+
+    def _traced_call(
+        self,
+        tracer: CallTracer,
+        original: Callable,
+        args: tuple,
+        kwargs: dict,
+        root_path: str,
+        module_class: str | None,
+    ) -> Any:
         paths = self._writer.begin()
         try:
             try:
                 with one_intra_op_thread():
-                    tracer.start(self._class_name, args, kwargs, self._model_class)
+                    tracer.start(root_path, args, kwargs, module_class)
             except Exception as error:
                 tracer.failure = error
                 return original(*args, **kwargs)
@@ -255,7 +277,9 @@ def model_addition_debugger_context(
     Each top-level forward writes a nested call tree to ``<ModelClass>_debug_tree_FULL_TENSORS.json``
     (tensors as repr lines, or as paths of `.safetensors` files) and ``..._SUMMARY.json`` (the same
     without values); later forwards in the same context write ``<ModelClass>_debug_tree_2_...`` and
-    so on. The forwards run under ``torch.no_grad()``. On exit the model is exactly as before (also
+    so on. A submodule called on its own, outside any forward of the model (the encoder run that
+    ``generate`` makes before the first decoder step), is recorded the same way, as a trace rooted
+    at that submodule. The forwards run under ``torch.no_grad()``. On exit the model is exactly as before (also
     if a forward raised; a partial trace is then written) and torch's print options are restored.
     Under ``torch.distributed`` only rank 0 records and writes.
 
