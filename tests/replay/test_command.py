@@ -29,7 +29,7 @@ def reference_trace(tmp_path):
 
 def test_a_faithful_candidate_replays_correct_and_exits_0(reference_trace, capsys):
     assert main(["replay", str(reference_trace), "--model", TOY]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal width
     assert "0 wrong on identical inputs, 0 not replayed" in out
 
 
@@ -39,7 +39,7 @@ def test_a_wrong_helper_is_found_by_bisection_and_exits_1(reference_trace, tmp_p
         main(["replay", str(reference_trace), "--model", TOY, "--bisect", "--json", str(tmp_path / "r.json")])
         == 1
     )
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal width
     assert "smallest module wrong on identical inputs: Toy.blocks.0.scale_and_shift" in out
     assert '"smallest_wrong": "Toy.blocks.0.scale_and_shift"' in (tmp_path / "r.json").read_text()
 
@@ -53,7 +53,8 @@ def test_modules_selects_calls_and_the_verdict_of_a_parent_comes_from_its_leaves
         ("Toy.embed", ReplayVerdict.CORRECT),
         ("Toy.blocks.1", ReplayVerdict.WRONG),
     ]
-    assert result.modules[1].first_wrong == "blocks.1.fc_out"
+    # what reaches fc_out already differs: the wrong helper runs before it
+    assert result.modules[1].first_wrong == "blocks.1.fc_out inputs.args.0"
 
 
 def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(reference_trace):
@@ -75,7 +76,6 @@ def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(ref
         (["--model", "missing_script.py"], "missing_script.py: no such file"),
         (["--model", "tests.replay.toys:EXTRA_FACTOR"], "is a float, not a model or a function"),
         (["--model", TOY, "--module", "blocks.0.fc_inn"], "did you mean blocks.0.fc_in"),
-        (["--model", TOY, "--bisect", "--module", "embed"], "--bisect searches the whole model"),
     ],
 )
 def test_unusable_input_is_one_line_and_exit_2(reference_trace, capsys, arguments, message):
