@@ -8,10 +8,12 @@ from typing import Any
 
 import torch
 
+from model_debugging.compare.forms import Form, converted, layout_permutation
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.arguments import UnrebuildableValue, flatten_output, literal_value
 from model_debugging.replay.judging import Tolerance, diff_tensors, worse
+from model_debugging.replay.noise import NoiseLevels
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,12 @@ class FirstDifference:
 
 @dataclass
 class Findings:
-    """The running verdict of one replay; ``first_wrong`` names the first tensor out of tolerance."""
+    """The running verdict of one replay; ``first_wrong`` names the first tensor out of tolerance.
+
+    Tensors are compared a *point* at a time (the outputs of a recorded call, or the inputs it is
+    called with): a point is wrong when a tensor of it is out of tolerance and, when the reference's
+    own spread there is known, its largest difference is above that spread.
+    """
 
     within: bool = True
     structural: bool = False  # a missing, extra or reshaped output
@@ -41,6 +48,7 @@ class Findings:
     noise_ratio: float | None = None
     noise_max_abs: float = 0.0
     details: list[str] = field(default_factory=list)
+    _point: list[tuple[str, bool, int | None, float]] = field(default_factory=list)
 
     def _wrong_at(self, name: str | None, order: int | None) -> None:
         if self.first_wrong is None and name is not None:
@@ -60,27 +68,40 @@ class Findings:
         self.details.append(detail)
 
     def add(self, name: str, within: bool, max_abs: float, max_rel: float, order: int | None = None) -> None:
+        """One tensor of the current point."""
         self.compared += 1
-        self.within = self.within and within
-        if not within:
-            self._wrong_at(name, order)
+        self._point.append((name, within, order, max_abs))
         if max_abs > (self.max_abs or 0.0):
             self.worst = name
         self.max_abs = worse(self.max_abs, max_abs)
         self.max_rel = worse(self.max_rel, max_rel)
 
-    def add_noise(self, replayed: float, level: float) -> None:
-        ratio = 0.0 if replayed == 0 else (replayed / level if level > 0 else math.inf)
-        self.noise_ratio = ratio if self.noise_ratio is None else max(self.noise_ratio, ratio)
-        self.noise_max_abs = max(self.noise_max_abs, level)
+    def settle(self, level: float | None = None) -> float:
+        """End the current point, ``level`` being the reference's spread there (None: unknown); its largest difference."""
+        point, self._point = self._point, []
+        largest = max((difference for *_, difference in point), default=0.0)
+        if level is not None:
+            ratio = 0.0 if largest == 0 else (largest / level if level > 0 else math.inf)
+            self.noise_ratio = ratio if self.noise_ratio is None else max(self.noise_ratio, ratio)
+            self.noise_max_abs = max(self.noise_max_abs, level)
+        failing = [(name, order) for name, within, order, _ in point if not within]
+        # the reference's spread can excuse a difference, never accuse one within the tolerance
+        if failing and not (level is not None and largest <= level):
+            self.within = False
+            self._wrong_at(*failing[0])
+        return largest
 
 
 def compare_outputs(
-    node: TraceNode, output: Any, findings: Findings, label: str, tolerance: Tolerance
-) -> float:
-    """Compare what the candidate returned with ``node``'s recorded outputs; the largest difference."""
+    node: TraceNode,
+    output: Any,
+    findings: Findings,
+    label: str,
+    tolerance: Tolerance,
+    level: float | None = None,
+) -> None:
+    """Compare what the candidate returned with ``node``'s recorded outputs (``level``: the reference's spread there)."""
     produced = dict(flatten_output(output))
-    largest = 0.0
     for record in node.outputs or ():
         name = f"{label}.{record.sub_path}" if record.sub_path else label
         if record.sub_path not in produced:
@@ -100,16 +121,22 @@ def compare_outputs(
             )
         elif record.file is None:
             findings.details.append(f"{name}: recorded as a repr only, not compared")
-        elif tuple(value.shape) != record.shape:
+        elif (
+            tuple(value.shape) != record.shape
+            and layout_permutation(record.shape, tuple(value.shape)) is None
+        ):
             findings.mismatch(
                 f"{name}: shape {list(record.shape)} in the reference, {list(value.shape)} replayed",
                 name,
                 node.order,
             )
         else:
-            diff = diff_tensors(read_recorded_tensor(record), value, tolerance)
+            expected = read_recorded_tensor(record)
+            if tuple(value.shape) != record.shape:  # the same elements in another arrangement
+                expected, value = converted(Form.LAYOUT, expected, value)
+                findings.details.append(f"{name}: compared in the candidate's layout {list(value.shape)}")
+            diff = diff_tensors(expected, value, tolerance)
             findings.add(name, diff.within, diff.max_abs, diff.max_rel, node.order)
-            largest = worse(largest, diff.max_abs)
     for sub_path, value in produced.items():
         name = f"{label}.{sub_path}" if sub_path else label
         if isinstance(value, torch.Tensor):
@@ -118,14 +145,31 @@ def compare_outputs(
             findings.mismatch(
                 f"{name}: the candidate returned {short(value)}, the reference nothing", name, node.order
             )
-    return largest
+    findings.settle(level)
+
+
+def outputs_line_up(node: TraceNode, output: Any) -> bool:
+    """Whether ``output`` has the recorded outputs' tensors at the same places, of the same shapes or
+    holding the same elements in another arrangement (a Conv2d's ``[2, 32, 4, 4]``, a Linear's ``[2, 16, 32]``)."""
+    produced = {path: value for path, value in flatten_output(output) if isinstance(value, torch.Tensor)}
+    recorded = {record.sub_path: record.shape for record in node.outputs or () if record.is_tensor}
+    return set(produced) == set(recorded) and all(
+        tuple(produced[path].shape) == shape or layout_permutation(shape, tuple(produced[path].shape))
+        for path, shape in recorded.items()
+    )
 
 
 def compare_inputs(
-    node: TraceNode, given: dict[str, Any], findings: Findings, label: str, tolerance: Tolerance
+    node: TraceNode,
+    given: dict[str, Any],
+    findings: Findings,
+    label: str,
+    tolerance: Tolerance,
+    level: float | None = None,
 ) -> bool:
-    """Compare the tensors a recorded call is made with to its recorded inputs; False when they do not line up
-    (other names or nesting: a port's own signature), then nothing is compared."""
+    """Compare the tensors a recorded call is made with to its recorded inputs (``level``: the reference's
+    spread there); False when they do not line up (other names or nesting: a port's own signature),
+    then nothing is compared."""
     produced = {path: value for path, value in flatten_output(given) if isinstance(value, torch.Tensor)}
     recorded = {record.sub_path: record for record in node.inputs if record.is_tensor}
     if set(produced) != set(recorded) or any(
@@ -137,7 +181,21 @@ def compare_inputs(
     for path, record in recorded.items():
         diff = diff_tensors(read_recorded_tensor(record), produced[path], tolerance)
         findings.add(f"{label} inputs.{path}", diff.within, diff.max_abs, diff.max_rel, node.order)
+    findings.settle(level)
     return True
+
+
+def noise_level(
+    noise: NoiseLevels | None, node: TraceNode, findings: Findings, inputs: bool = False
+) -> float | None:
+    """The reference's own spread at ``node``'s outputs (the code before it, with ``inputs``), if measured."""
+    if noise is None:
+        return None
+    level = noise.level(node, inputs)
+    if level is None:
+        where = "the code before " if inputs else ""
+        findings.details.append(f"{where}{node.module_path}: not in the noise trace")
+    return level
 
 
 def _same_literal(record: TensorRecord, value: Any) -> bool:

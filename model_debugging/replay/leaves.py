@@ -20,8 +20,15 @@ from torch import nn
 
 from model_debugging.debugger.trace_format.records import TraceNode
 from model_debugging.replay.arguments import Placement, UnrebuildableValue, flatten_output, rebuild_outputs
-from model_debugging.replay.findings import Findings, compare_inputs, compare_outputs
+from model_debugging.replay.findings import (
+    Findings,
+    compare_inputs,
+    compare_outputs,
+    noise_level,
+    outputs_line_up,
+)
 from model_debugging.replay.judging import Tolerance
+from model_debugging.replay.noise import NoiseLevels
 from model_debugging.replay.targets import CandidateIndex, first_parameter
 
 _MAX_LISTED = 3
@@ -45,12 +52,14 @@ class LeafHooks:
         findings: Findings,
         tolerance: Tolerance,
         skippable: Container[int],
+        noise: NoiseLevels | None = None,
     ):
         self._index = index
         self.leaves = leaves
         self._findings = findings
         self._tolerance = tolerance
         self._skippable = skippable
+        self._noise = noise
         self.ran: set[int] = set()
         inside = set(module.modules()) if module is not None else set()
         calls: dict[nn.Module, list[TraceNode]] = {}  # the candidate module -> its leaf calls, in order
@@ -74,12 +83,18 @@ class LeafHooks:
             self.ran.add(leaf.order)
             label = self._index.relative(leaf.module_path)
             given = {name: value for name, value in (("args", args), ("kwargs", kwargs)) if len(value) > 0}
-            lined_up = compare_inputs(leaf, given, self._findings, label, self._tolerance)
+            level = noise_level(self._noise, leaf, self._findings, inputs=True)
+            lined_up = compare_inputs(leaf, given, self._findings, label, self._tolerance, level)
             placement = Placement(_device_of(submodule))
             if lined_up and leaf.order in self._skippable:
                 return _recorded_like(leaf, None, placement, submodule)
             output = original(*args, **kwargs)
-            compare_outputs(leaf, output, self._findings, label, self._tolerance)
+            if not lined_up and not outputs_line_up(leaf, output):
+                # another form on both sides (a Conv2d patch embedding against unfold + Linear)
+                self._findings.details.append(f"{label}: takes and returns another form: not compared")
+                return output
+            level = noise_level(self._noise, leaf, self._findings)
+            compare_outputs(leaf, output, self._findings, label, self._tolerance, level)
             return _recorded_like(leaf, output, placement, submodule)
 
         return forward

@@ -18,9 +18,9 @@ from model_debugging.replay.adapters import ArgumentAdapters, CannotCall
 from model_debugging.replay.arguments import Placement, Sources, UnrebuildableValue, rebuild_call
 from model_debugging.replay.caches import CacheRebuilder
 from model_debugging.replay.calling import candidate_call, run_call
-from model_debugging.replay.findings import Findings, FirstDifference, compare_outputs
+from model_debugging.replay.findings import Findings, FirstDifference, compare_outputs, noise_level
 from model_debugging.replay.judging import Tolerance
-from model_debugging.replay.leaves import LeafHooks, describe
+from model_debugging.replay.leaves import LeafHooks
 from model_debugging.replay.noise import NoiseLevels
 from model_debugging.replay.result import ModuleReplay, NodeKind, NoiseJudgement, ReplayVerdict
 from model_debugging.replay.targets import CandidateIndex, NoCounterpart, Target, first_parameter
@@ -105,7 +105,7 @@ class Replayer:
                     node, target.candidate_path, "the trace records no outputs for it or its submodules"
                 )
             skippable = self._correct_leaves - set(self.modified_inputs)
-            hooks = LeafHooks(self.index, target.module, leaves, findings, tolerance, skippable)
+            hooks = LeafHooks(self.index, target.module, leaves, findings, tolerance, skippable, self._noise)
         try:
             outcome = run_call(target.call, call)
         finally:
@@ -132,8 +132,8 @@ class Replayer:
             hooks.missing()
         else:
             output = outcome.output if target.output is None else target.output(outcome.output)
-            largest = compare_outputs(node, output, findings, "outputs", tolerance)
-            self._judge_noise(node, largest, findings)
+            level = noise_level(self._noise, node, findings)
+            compare_outputs(node, output, findings, "outputs", tolerance, level)
         first = findings.first_difference()
         if first is not None:
             self.first_differences[node.order] = first
@@ -149,22 +149,11 @@ class Replayer:
             parameter = first_parameter(self.index.model, floating=True)
         return Placement() if parameter is None else Placement(parameter.device, parameter.dtype)
 
-    def _judge_noise(self, node: TraceNode, largest: float, findings: Findings) -> None:
-        if self._noise is None:
-            return
-        level = self._noise.level(node)
-        if level is None:
-            findings.details.append(f"{describe(node)}: not in the noise trace")
-        else:
-            findings.add_noise(largest, level)
-
     def _verdict(self, node: TraceNode, candidate_path: str, findings: Findings) -> ModuleReplay:
         noise = None
-        within = findings.within
         if findings.noise_ratio is not None:
             noise = NoiseJudgement(noise_max_abs=findings.noise_max_abs, ratio=findings.noise_ratio)
-            # the reference's spread can excuse a difference, never accuse one within the tolerance
-            within = (findings.within or noise.within) and not findings.structural
+        within = findings.within and not findings.structural  # the noise is weighed point by point
         return ModuleReplay(
             module_path=node.module_path,
             candidate_path=candidate_path,

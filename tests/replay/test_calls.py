@@ -34,13 +34,14 @@ REPLAY_ADAPTERS = {gemma.Block: block_arguments, "blocks.*.attn": block_argument
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    """The reference's trace and the (correct) plain port's, for compare's alignment."""
+    """The reference's trace and the plain ports' (correct, and with a residual bug), for --compare."""
     directory = tmp_path_factory.mktemp("gemma")
     reference = gemma.reference()
-    return (
-        trace(reference, directory / "reference", gemma.inputs()),
-        trace(gemma.port(reference, Style.PLAIN), directory / "port", gemma.inputs()),
-    )
+    ports = {
+        bug: trace(gemma.port(reference, Style.PLAIN, gemma.Bug[bug]), directory / bug, gemma.inputs())
+        for bug in ("NONE", "RESIDUAL_FROM_NORMED")
+    }
+    return trace(reference, directory / "reference", gemma.inputs()), ports
 
 
 def script(tmp_path, bug="NONE", adapters=False):
@@ -49,9 +50,9 @@ def script(tmp_path, bug="NONE", adapters=False):
     return str(path)
 
 
-def replay_command(traces, model, *options):
-    reference, port = traces
-    return main(["replay", str(reference), "--model", model, "--compare", str(port), *options])
+def replay_command(traces, model, *options, bug="NONE"):
+    reference, ports = traces
+    return main(["replay", str(reference), "--model", model, "--compare", str(ports[bug]), *options])
 
 
 def test_a_call_the_port_cannot_take_is_not_replayed_and_the_terminal_says_why(traces, tmp_path, capsys):
@@ -92,7 +93,9 @@ def test_an_argument_adapter_defined_beside_build_model_makes_the_call(traces, t
 def test_bisection_never_blames_a_module_it_could_not_call(traces, tmp_path, capsys, adapters, bug_in):
     model = script(tmp_path, "RESIDUAL_FROM_NORMED", adapters)
     json_path = tmp_path / "result.json"
-    assert replay_command(traces, model, "--bisect", "--json", str(json_path)) == 1
+    assert (
+        replay_command(traces, model, "--bisect", "--json", str(json_path), bug="RESIDUAL_FROM_NORMED") == 1
+    )
     out = " ".join(capsys.readouterr().out.split())
     assert f'"bug_in": "{bug_in}"' in json_path.read_text()
     assert f"smallest module wrong on identical inputs: {bug_in}" in out
