@@ -9,8 +9,9 @@ except for stacks that take embeddings where the reference took token ids.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from tests.ports import Style, gemma, t5
+from tests.ports import Style, gemma, t5, vit
 
 
 def _allowed(additive: torch.Tensor) -> torch.Tensor:
@@ -91,6 +92,10 @@ def t5_plain(model):
 
 
 def t5_keywords(model):
+    def bias(stack, length):
+        buckets = t5.relative_buckets(length, length, bidirectional=not stack.decoder)
+        return stack.relative_attention_bias(buckets).permute(2, 0, 1).unsqueeze(0)
+
     def stack(
         _stack,
         input_ids=None,
@@ -99,10 +104,8 @@ def t5_keywords(model):
         encoder_attention_mask=None,
         **_,
     ):
-        padding = t5._additive(
-            _padding(encoder_attention_mask if encoder_hidden_states is not None else attention_mask)
-        )
         if encoder_hidden_states is None:
+            padding = t5._additive(_padding(attention_mask))
             return (), {"inputs_embeds": model.shared(input_ids), "attention_mask": padding}
         length = input_ids.shape[1]
         causal = t5._additive(torch.ones(length, length, dtype=torch.bool).tril())[None, None]
@@ -110,21 +113,68 @@ def t5_keywords(model):
             "inputs_embeds": model.shared(input_ids),
             "attention_mask": causal,
             "encoder_hidden_states": encoder_hidden_states,
-            "encoder_attention_mask": padding,
+            "encoder_attention_mask": t5._additive(_padding(encoder_attention_mask)),
         }
 
-    def layer(
-        _layer, hidden_states, attention_mask=None, position_bias=None, encoder_hidden_states=None,
-        encoder_attention_mask=None, *_, **__,
-    ):  # fmt: skip
-        return (hidden_states,), {
-            "attention_mask": attention_mask,
-            "position_bias": position_bias,
-            "encoder_hidden_states": encoder_hidden_states,
-            "encoder_attention_mask": encoder_attention_mask,
-        }
+    def layer(of_stack):
+        def adapt(
+            _layer, hidden_states, attention_mask=None, position_bias=None, encoder_hidden_states=None,
+            encoder_attention_mask=None, *_, **__,
+        ):  # fmt: skip
+            if position_bias is None:  # the reference's first block computes it, the port's stack does
+                position_bias = bias(of_stack, hidden_states.shape[1])
+            return (hidden_states,), {
+                "attention_mask": attention_mask,
+                "position_bias": position_bias,
+                "encoder_hidden_states": encoder_hidden_states,
+                "encoder_attention_mask": encoder_attention_mask,
+            }
 
-    return {t5.KeywordStack: stack, t5.KeywordLayer: layer}
+        return adapt
+
+    def self_attention(of_stack):
+        def adapt(_attention, hidden_states, mask=None, position_bias=None, **_):
+            if position_bias is None:
+                position_bias = bias(of_stack, hidden_states.shape[1])
+            return (hidden_states,), {"attention_mask": mask, "position_bias": position_bias}
+
+        return adapt
+
+    def cross_attention(_attention, hidden_states, mask=None, key_value_states=None, **_):
+        return (hidden_states,), {"encoder_hidden_states": key_value_states, "attention_mask": mask}
+
+    return {
+        t5.KeywordStack: stack,
+        "encoder.layers.*.self_attn": self_attention(model.encoder),
+        "decoder.layers.*.self_attn": self_attention(model.decoder),
+        "encoder.layers.?": layer(model.encoder),
+        "decoder.layers.?": layer(model.decoder),
+        t5.KeywordCrossAttention: cross_attention,
+    }
+
+
+def _patches(_linear, pixel_values):
+    """The reference's Conv2d gets pixels; the port's Linear, the patches cut from them."""
+    patch = vit.CONFIG["patch_size"]
+    return (F.unfold(pixel_values, kernel_size=patch, stride=patch).transpose(1, 2),), {}
+
+
+def vit_plain(model):
+    def block(_block, hidden_states, *_, **__):
+        return (hidden_states,), {}
+
+    return {vit.Block: block, "patch_embed": _patches}
+
+
+def vit_keywords(model):
+    def pixels_only(_module, pixel_values, *_, **__):
+        return (pixel_values,), {}
+
+    return {
+        vit.KeywordEncoder: pixels_only,
+        vit.KeywordEmbeddings: pixels_only,
+        "*.patch_projection": _patches,
+    }
 
 
 ADAPTERS = {
@@ -132,4 +182,6 @@ ADAPTERS = {
     ("gemma", Style.KEYWORDS): gemma_keywords,
     ("t5", Style.PLAIN): t5_plain,
     ("t5", Style.KEYWORDS): t5_keywords,
+    ("vit", Style.PLAIN): vit_plain,
+    ("vit", Style.KEYWORDS): vit_keywords,
 }
