@@ -1,6 +1,7 @@
 """``model-debugging replay``: verdicts, exit codes and one-line errors, on a toy model."""
 
 import pytest
+import torch
 
 from model_debugging import compare_traces, model_addition_debugger_context, replay
 from model_debugging.cli import main
@@ -113,3 +114,31 @@ def test_a_compare_result_aligns_a_differently_named_candidate(reference_trace, 
     result = replay(reference_trace, renamed, comparison=comparison)
     assert {m.verdict for m in result.modules} == {ReplayVerdict.CORRECT}
     assert {m.candidate_path for m in result.modules} >= {"proj", "layers.1.fc_out", "out"}
+
+
+def test_bisection_starts_at_the_module_given(reference_trace, monkeypatch, capsys):
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    assert main(["replay", str(reference_trace), "--model", TOY, "--bisect", "--module", "blocks.1"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "smallest module wrong on identical inputs: Toy.blocks.1.scale_and_shift" in out
+    assert "Toy.embed" not in out  # nothing outside blocks.1 was replayed
+
+
+class Wrapped(torch.nn.Module):
+    """The toy under a ``model`` wrapper, as transformers models hold their layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = toys.build_model()
+
+    def forward(self, x):
+        return self.model(x)
+
+
+def test_a_port_without_the_reference_wrapper_is_matched_through_it(tmp_path, monkeypatch):
+    reference_trace = trace_toy(Wrapped().eval(), tmp_path)
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    found = replay(reference_trace, toys.build_model(), bisect=True)  # the port: the toy, unwrapped
+    assert found.bug_in == "Wrapped.model.blocks.0.scale_and_shift"
+    model_call = next(call for call in found.modules if call.module_path == "Wrapped.model")
+    assert model_call.verdict is ReplayVerdict.NOT_REPLAYED  # looked through
