@@ -20,8 +20,11 @@ from model_debugging.replay.arguments import RecordedCall, flatten_output
 from model_debugging.replay.targets import Target
 
 
-def candidate_call(target: Target, call: RecordedCall, adapters: ArgumentAdapters) -> RecordedCall:
-    """The arguments to give ``target`` for the reference's ``call`` (raises ``CannotCall``)."""
+def candidate_call(
+    target: Target, call: RecordedCall, adapters: ArgumentAdapters
+) -> tuple[RecordedCall, bool]:
+    """The arguments to give ``target`` for the reference's ``call``, and whether an argument adapter
+    made them (raises ``CannotCall``)."""
     if target.arguments is not None:
         call = target.arguments(call)
     elif target.module is not None and target.call is target.module:
@@ -30,9 +33,9 @@ def candidate_call(target: Target, call: RecordedCall, adapters: ArgumentAdapter
             call = adapted_call(adapter, target.module, call)
         shown = f"{target.candidate_path or 'the model'} ({type(target.module).__name__}).forward"
         check_signature(target.module.forward, call, shown)
-        return call
+        return call, adapter is not None
     check_signature(target.call, call, target.candidate_path)
-    return call
+    return call, False
 
 
 @dataclass(frozen=True)

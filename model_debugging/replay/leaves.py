@@ -63,13 +63,17 @@ class LeafHooks:
         self.ran: set[int] = set()
         inside = set(module.modules()) if module is not None else set()
         calls: dict[nn.Module, list[TraceNode]] = {}  # the candidate module -> its leaf calls, in order
+        # leaves whose counterpart is a candidate module outside ``module`` (its name)
+        self.outside: list[tuple[TraceNode, str]] = []
         for leaf in leaves:
             try:
-                candidate = index.module_for(leaf.module_path)[1]
+                name, candidate = index.module_for(leaf.module_path)
             except LookupError:
                 continue  # reported by missing()
             if candidate in inside:
                 calls.setdefault(candidate, []).append(leaf)
+            else:
+                self.outside.append((leaf, name))
         self._patched = [
             _PatchedForward(candidate, self._judged(iter(expected), candidate, candidate.forward))
             for candidate, expected in calls.items()

@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from torch import nn
+
+from model_debugging.replay.adapters import AdapterSpec
 
 DEFAULT_FACTORY = "build_model"
 ADAPTERS_NAME = "REPLAY_ADAPTERS"
@@ -36,7 +37,7 @@ class Candidate:
     """The model ``--model`` names, and the argument adapters its module defines (None when it defines none)."""
 
     model: nn.Module
-    adapters: Any
+    adapters: AdapterSpec
 
 
 def _module_name(path: Path) -> str:

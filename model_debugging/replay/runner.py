@@ -86,7 +86,7 @@ class Replayer:
             objects=lambda record: self._caches.rebuild(node, record),
         )
         try:
-            call = candidate_call(target, rebuild_call(node.inputs, sources), self._adapters)
+            call, adapted = candidate_call(target, rebuild_call(node.inputs, sources), self._adapters)
         except UnrebuildableValue as error:
             return not_replayed(
                 node, target.candidate_path, f"input {error.sub_path} cannot be rebuilt: {error.reason}"
@@ -106,6 +106,16 @@ class Replayer:
                 )
             skippable = self._correct_leaves - set(self.modified_inputs)
             hooks = LeafHooks(self.index, target.module, leaves, findings, tolerance, skippable, self._noise)
+            if hooks.outside and not adapted:
+                hooks.remove()
+                leaf, name = hooks.outside[0]
+                return not_replayed(
+                    node,
+                    target.candidate_path,
+                    f"{target.candidate_path or 'the model'} computes only part of it: the counterpart of "
+                    f"{self.index.relative(leaf.module_path)} ({name}) runs outside it; replay its parts, or give "
+                    "it an argument adapter",
+                )
         try:
             outcome = run_call(target.call, call)
         finally:

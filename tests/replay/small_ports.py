@@ -81,3 +81,45 @@ def shift_models() -> tuple[ShiftModel, ShiftModel]:
 
 def inputs() -> torch.Tensor:
     return torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))
+
+
+class NormedProjection(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.fc = nn.LayerNorm(8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(self.norm(x))
+
+
+class Projection(nn.Module):
+    """The port's half of :class:`NormedProjection`: its caller applies the norm first."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class NormOutside(nn.Module):
+    def __init__(self, port: bool = False):
+        super().__init__()
+        if port:
+            self.norm, self.inner = nn.LayerNorm(8), Projection()
+        else:
+            self.inner = NormedProjection()
+
+    def forward(self, x):
+        return self.inner(self.norm(x)) if hasattr(self, "norm") else self.inner(x)
+
+
+def norm_outside_models() -> tuple[NormOutside, NormOutside]:
+    """The reference (the norm inside ``inner``) and a port computing the same with the norm outside it."""
+    torch.manual_seed(0)
+    reference, port = NormOutside().eval(), NormOutside(port=True).eval()
+    with torch.no_grad():
+        port.norm.load_state_dict(reference.inner.norm.state_dict())
+        port.inner.fc.load_state_dict(reference.inner.fc.state_dict())
+    return reference, port

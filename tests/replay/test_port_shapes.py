@@ -58,3 +58,20 @@ def test_an_input_changed_in_place_is_a_difference_in_replay_and_in_bisection(tm
     found = replay(reference_trace, port, bisect=True)
     assert found.bug_in == found.smallest_wrong.module_path == "ShiftModel.blocks.1.shift"
     assert "the reference's later calls do not see that change" in found.smallest_wrong.reason
+
+
+def test_a_module_paired_with_one_that_computes_only_part_of_it_is_not_replayed(tmp_path):
+    reference, port = small_ports.norm_outside_models()
+    reference_trace = trace_model(reference, tmp_path / "reference")
+    comparison = compare_traces(reference_trace, trace_model(port, tmp_path / "port"))
+    verdicts = {
+        call.module_path: call for call in replay(reference_trace, port, comparison=comparison).modules
+    }
+    inner = verdicts["NormOutside.inner"]
+    assert (
+        inner.verdict is ReplayVerdict.NOT_REPLAYED
+    )  # not "wrong": the port's inner gets the norm applied first
+    assert "the counterpart of inner.norm (norm) runs outside it" in inner.reason
+    assert {
+        verdicts[path].verdict for path in ("NormOutside", "NormOutside.inner.norm", "NormOutside.inner.fc")
+    } == {ReplayVerdict.CORRECT}
