@@ -18,9 +18,9 @@ PROG = "model-debugging"
 # subcommand -> ("module:function", one-line help); the function takes (argv, prog) and returns an exit code
 SUBCOMMANDS = {
     "scan": ("model_debugging.skips.command:main", "report which models skip each common test"),
-    "report": ("model_debugging.skips.report_command:main", "skip trend between two scan results"),
+    "report": ("model_debugging.skips.report.command:main", "skip trend between two scan results"),
     "check-skips": (
-        "model_debugging.skips.pr_check.command:main",
+        "model_debugging.skips.report.pr_check.command:main",
         "list the test skips a change introduces (exit 1 on a rarely skipped test)",
     ),
     "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),

@@ -11,7 +11,7 @@ models skipped before, 2 when the check could not run.
 
 import sys
 
-from model_debugging.skips.pr_check.command import main
+from model_debugging.skips.report.pr_check.command import main
 
 if __name__ == "__main__":
     sys.exit(main(prog="utils/check_new_skips.py"))

@@ -11,7 +11,7 @@ import os
 import sys
 
 from model_debugging.command_line import EXIT_OK, EXIT_USAGE, ArgumentParser
-from model_debugging.skips.previous_run import GitHubCLIError, fetch_previous_result
+from model_debugging.skips.report.previous_run import GitHubCLIError, fetch_previous_result
 
 
 def main(argv=None) -> int:

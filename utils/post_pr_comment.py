@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, positive_int
-from model_debugging.skips.pr_check.comment import CommentError, post_comment
+from model_debugging.skips.report.pr_check.comment import CommentError, post_comment
 
 PROG = "utils/post_pr_comment.py"
 

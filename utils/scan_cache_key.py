@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
-from model_debugging.skips.scanned_paths import scanned_files_digest
-from model_debugging.skips.settings import DEFAULT_SETTINGS
+from model_debugging.skips.source.scanned_paths import scanned_files_digest
+from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 
 PROG = "utils/scan_cache_key.py"
 

@@ -9,7 +9,7 @@ Thresholds and row counts come from configs/skip_report.yaml.
 
 import sys
 
-from model_debugging.skips.report_command import main
+from model_debugging.skips.report.command import main
 
 if __name__ == "__main__":
     sys.exit(main(prog="utils/skip_report.py"))

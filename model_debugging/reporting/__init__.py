@@ -1,4 +1,4 @@
-"""The shared reporting layer: atomic writes, tables, CSV, scan results and plots for every tool.
+"""The shared reporting layer: atomic writes, tables, CSV and figures for every tool.
 
 Names are imported on first use, so ``from model_debugging.reporting import atomic_write_json``
 costs no pandas or matplotlib import (a warm scan is faster than importing pandas).
@@ -17,10 +17,6 @@ _EXPORTS = {
     "render_text": ".report",
     "render_csv": ".csv_output",
     "write_csv": ".csv_output",
-    "ScanResultsError": ".scan_results",
-    "load_scan_results": ".scan_results",
-    "scan_results_frame": ".scan_results",
-    "plot_skipped_proportion": ".skip_plot",
     "render_markdown_table": ".tables",
     "render_terminal_table": ".tables",
 }

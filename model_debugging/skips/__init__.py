@@ -12,11 +12,11 @@ The trend report (``trend``, ``report_command``) and the pull-request check (``p
 beside the analyzer.
 """
 
-from model_debugging.skips.outcome import Status
-from model_debugging.skips.records import SkipKind
-from model_debugging.skips.results import ClassVerdict, ScanResult, SkippedPair, TestResult
+from model_debugging.skips.records.outcome import Status
+from model_debugging.skips.records.test_files import SkipKind
+from model_debugging.skips.results.scan_result import ClassVerdict, ScanResult, SkippedPair, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
-from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings, load_settings
+from model_debugging.skips.source.settings import DEFAULT_SETTINGS, ScanSettings, load_settings
 
 __all__ = [
     "DEFAULT_SETTINGS",

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from model_debugging.command_line import shorten
-from model_debugging.skips.aggregate import TestSummary
-from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
-from model_debugging.skips.library.load import load_library
-from model_debugging.skips.progress import ScanProgress, phase_of
-from model_debugging.skips.records import ParsedFile
-from model_debugging.skips.rescan import (
+from model_debugging.skips.incremental.cache import (
+    ParseCache,
+    ScanSnapshot,
+    ScratchCache,
+    cache_key,
+    default_cache_dir,
+)
+from model_debugging.skips.incremental.memory import (
     Checkout,
     ModelEntry,
     Reads,
@@ -32,7 +34,7 @@ from model_debugging.skips.rescan import (
     valid_snapshot,
     with_outcomes,
 )
-from model_debugging.skips.rescan_plan import (
+from model_debugging.skips.incremental.plan import (
     RecordsAt,
     causes_of,
     files_to_load,
@@ -42,11 +44,15 @@ from model_debugging.skips.rescan_plan import (
     recomputed_facts,
     refolded,
 )
-from model_debugging.skips.resolve import ClassRef, module_name
-from model_debugging.skips.results import ScanResult
-from model_debugging.skips.scanned_paths import TESTS_FOLDER
-from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
-from model_debugging.skips.store import RecordStore
+from model_debugging.skips.parse.library.load import load_library
+from model_debugging.skips.parse.record_store import RecordStore
+from model_debugging.skips.records.test_files import ParsedFile
+from model_debugging.skips.resolve.classes import ClassRef, module_name
+from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.results.summary import TestSummary
+from model_debugging.skips.source.scanned_paths import TESTS_FOLDER
+from model_debugging.skips.source.settings import DEFAULT_SETTINGS, ScanSettings
+from model_debugging.skips.work.progress import ScanProgress, phase_of
 
 # Imports are followed into files under these top-level folders only (never into src/).
 _FOLLOW_IMPORTS_UNDER = (TESTS_FOLDER,)
@@ -171,7 +177,7 @@ def scan_repository(
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
-        :class:`~model_debugging.skips.results.TestResult` (every model ran, skipped, undecided or not
+        :class:`~model_debugging.skips.results.scan_result.TestResult` (every model ran, skipped, undecided or not
         applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
@@ -201,8 +207,8 @@ def scan_repository(
                 return _selected(result, test_method_name)
 
     # The evaluator is most of the analyzer's code: a scan answered from its snapshot never imports it.
-    from model_debugging.skips.evaluation import evaluate_models
-    from model_debugging.skips.runtime.checks import load_runtime_checks
+    from model_debugging.skips.decide.per_model import evaluate_models
+    from model_debugging.skips.decide.runtime_checks import load_runtime_checks
 
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
@@ -321,8 +327,8 @@ def _rescan(
         if memory is None:
             return None
         outcomes_key = None
-        from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
-        from model_debugging.skips.runtime.checks import runtime_checks
+        from model_debugging.skips.decide.per_model import evaluate_models  # see scan_repository
+        from model_debugging.skips.decide.runtime_checks import runtime_checks
 
         model_paths = {
             model: paths for model, paths in _by_model(scope.model_files).items() if model in dirty

@@ -3,7 +3,7 @@
 import ast
 import gc
 
-from model_debugging.skips.library.read import read_library_file
+from model_debugging.skips.parse.library.read import read_library_file
 from tests.skips.conftest import verdicts
 
 MODELING = """

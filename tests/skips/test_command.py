@@ -127,7 +127,7 @@ def test_config_changes_origins(repo, tmp_path):
 
 
 def test_project_config_matches_built_in_defaults():
-    from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
+    from model_debugging.skips.source.settings import DEFAULT_SETTINGS, load_settings
 
     assert load_settings(PROJECT / "configs" / "scan_skipped_tests.yaml") == DEFAULT_SETTINGS
 

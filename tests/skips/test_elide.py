@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from model_debugging.skips.elide import elide_unread_code
-from model_debugging.skips.parse import parse_source
+from model_debugging.skips.parse.elide import elide_unread_code
+from model_debugging.skips.parse.test_file import parse_source
 
 TRICKY = textwrap.dedent(
     '''

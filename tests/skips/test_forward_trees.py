@@ -3,9 +3,9 @@ positions: the cache readings that look at them decide as they would on the whol
 
 import ast
 
-from model_debugging.skips.library.index import Library
-from model_debugging.skips.library.model_outputs import method_definition, parsed_forwards
-from model_debugging.skips.library.read import read_library_file
+from model_debugging.skips.models.generation_cache.model_outputs import method_definition, parsed_forwards
+from model_debugging.skips.parse.library.read import read_library_file
+from model_debugging.skips.resolve.library import Library
 
 MODELING = '''
 import torch

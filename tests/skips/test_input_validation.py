@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from model_debugging.skips.command import main as scan_main
-from model_debugging.skips.pr_check.command import main as check_main
-from model_debugging.skips.report_command import main as report_main
+from model_debugging.skips.report.command import main as report_main
+from model_debugging.skips.report.pr_check.command import main as check_main
 
 MODEL = """
 import unittest

@@ -1,6 +1,6 @@
 """Facts read from the library's configuration classes: what their constructors leave to run time."""
 
-from model_debugging.skips.library.read import read_library_file
+from model_debugging.skips.parse.library.read import read_library_file
 
 CONFIG = """
 class PairConfig(PreTrainedConfig):

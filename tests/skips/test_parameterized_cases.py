@@ -11,8 +11,8 @@ the scanner called the pair ran.
 import libcst as cst
 import pytest
 
-from model_debugging.skips.expansion import read_expansion
-from model_debugging.skips.rules.base import Context
+from model_debugging.skips.parse.expansion import read_expansion
+from model_debugging.skips.parse.rules.base import Context
 from tests.skips.conftest import verdicts
 
 COMMON = """

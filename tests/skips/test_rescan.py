@@ -4,7 +4,7 @@ and gives exactly what a cold scan of the changed checkout gives."""
 import json
 import shutil
 
-from model_debugging.skips.rescan import ScanStats
+from model_debugging.skips.incremental.memory import ScanStats
 from tests.skips.conftest import write_tree
 from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 from tests.support.scanning import scan_json
@@ -86,7 +86,7 @@ def test_models_evaluated_in_forked_processes_give_the_serial_answer(tmp_path):
 
 
 def test_library_files_read_in_worker_processes_are_cached_for_the_next_scan(checkout, tmp_path, monkeypatch):  # noqa: F811
-    from model_debugging.skips.library import read
+    from model_debugging.skips.parse.library import read
 
     fillers = {  # more files than one batch: the cold scan reads them in worker processes
         f"src/transformers/models/filler{index}/configuration_filler{index}.py": (

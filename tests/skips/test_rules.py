@@ -5,8 +5,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from model_debugging.skips.parse import parse_source
-from model_debugging.skips.rules import RULES, Context
+from model_debugging.skips.parse.rules import RULES, Context
+from model_debugging.skips.parse.test_file import parse_source
 
 HEADER = "import unittest\nimport pytest\nfrom unittest import skip\n\n\nclass SomeTest:\n"
 # what HEADER's imports make of these names
@@ -89,7 +89,7 @@ def test_runtime_conditions_are_conditions_not_skips():
 def test_fast_string_values_match_libcst(literal):
     import libcst as cst
 
-    from model_debugging.skips.rules.nodes import simple_string_value
+    from model_debugging.skips.parse.rules.nodes import simple_string_value
 
     node = cst.parse_expression(literal)
     if isinstance(node, cst.SimpleString):

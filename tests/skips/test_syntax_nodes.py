@@ -3,7 +3,7 @@ its dotted names read as ``ast.unparse`` writes them."""
 
 import ast
 
-from model_debugging.skips.syntax_nodes import child_nodes, dotted_text, walk
+from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, walk
 
 SOURCE = '''
 class Model(PreTrainedModel, GenerationMixin):

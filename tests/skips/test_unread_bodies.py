@@ -5,8 +5,8 @@ import ast
 
 import pytest
 
-from model_debugging.skips.library import read
-from model_debugging.skips.library.unread_bodies import parse_library_source, without_unread_bodies
+from model_debugging.skips.parse.library import read
+from model_debugging.skips.parse.library.unread_bodies import parse_library_source, without_unread_bodies
 
 PATH = "src/toy/modeling_toy.py"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import cache
+from model_debugging.skips.incremental import cache
 from tests.support import synthetic
 from tests.support.scanning import scan_json
 
@@ -37,7 +37,7 @@ def _damaged(entry: bytes, key: str, damage: str, cut: float, noise: bytes, fore
     if damage == "other_type":  # the right key holding something that is not a record
         return pickle.dumps((key, {"records": "of another version"}))
     # Records of a module this version does not have (same length: the pickle stays well-formed).
-    return entry.replace(b"model_debugging.skips.records", b"model_debugging.skips.recordz")
+    return entry.replace(b"model_debugging.skips.records.test_files", b"model_debugging.skips.recordz")
 
 
 DAMAGES = st.sampled_from(["truncated", "garbage", "empty", "other_key", "other_type", "unknown_class"])

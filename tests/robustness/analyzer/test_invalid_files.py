@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips import parse
+from model_debugging.skips.parse import test_file as parse
 from tests.support import synthetic
 from tests.support.scanning import scan_json
 

@@ -22,7 +22,7 @@ def test_old_import_paths_warn_and_give_the_new_objects():
             "    warnings.simplefilter('always')",
             *(f"    {statement}" for statement in OLD_IMPORTS),
             "print([str(w.message) for w in caught if w.category is DeprecationWarning])",
-            "import model_debugging.skips_report.trend as old, model_debugging.skips.trend as new",
+            "import model_debugging.skips_report.trend as old, model_debugging.skips.report.trend as new",
             "print(old is new)",
         ]
     )

@@ -3,7 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from model_debugging.skips.pr_check.command import main
+from model_debugging.skips.report.pr_check.command import main
 
 from .conftest import git, write_model
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from model_debugging.skips.pr_check.command import main
+from model_debugging.skips.report.pr_check.command import main
 
 # text appended to bert's test file; lines indented by four spaces land in BertModelTest's body
 BYPASSES = {

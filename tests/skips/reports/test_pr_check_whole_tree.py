@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from model_debugging.skips.pr_check.command import main
+from model_debugging.skips.report.pr_check.command import main
 
 from .conftest import git
 

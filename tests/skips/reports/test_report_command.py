@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 from model_debugging.cli import main as cli_main
-from model_debugging.skips.report_command import main
+from model_debugging.skips.report.command import main
 
 ROOT = Path(__file__).resolve().parents[3]
 PREVIOUS = {

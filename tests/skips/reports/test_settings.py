@@ -4,13 +4,13 @@ import pytest
 
 from model_debugging.config import ConfigError
 from model_debugging.skips import DEFAULT_SETTINGS
-from model_debugging.skips import settings as scan_settings
-from model_debugging.skips.report_settings import (
+from model_debugging.skips.report.settings import (
     BUILT_IN_CONFIG,
     PRCheckSettings,
     ReportSettings,
     load_settings,
 )
+from model_debugging.skips.source import settings as scan_settings
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 

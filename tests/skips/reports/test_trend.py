@@ -1,5 +1,5 @@
-from model_debugging.reporting import load_scan_results
-from model_debugging.skips.trend import compute_trend
+from model_debugging.skips.report.scan_results import load_scan_results
+from model_debugging.skips.report.trend import compute_trend
 
 PREVIOUS = {
     "test_inputs_embeds": (["bert", "llama"], {"vit": "ViT does not use inputs_embeds"}),

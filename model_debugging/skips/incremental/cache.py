@@ -1,0 +1,153 @@
+"""Per-file cache of parse results, keyed by a hash of the tool version, the path and the content.
+
+One pickle per file under the cache directory, and one snapshot per content of the scanned test
+files: a full scan whose files all still have the same content keys is answered from its snapshot
+(``skips/rescan.py`` re-evaluates only what a library change concerns). A missing, damaged or stale entry (other version,
+other key) is ignored and rebuilt; an entry is written to a temporary file renamed over its name, so
+a concurrent or interrupted run never leaves a half-written entry behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model_debugging.reporting.atomic import atomic_write_with
+from model_debugging.skips.records.test_files import ParsedFile
+from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.work.collector import collector_paused
+
+# Bump when the records or the parser change meaning: old entries then stop matching.
+CACHE_FORMAT = "skips-17"
+# Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
+# syntax trees) that does not pickle.
+_UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/model-debugging/scan``, else ``~/.cache/model-debugging/scan``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "model-debugging" / "scan"
+
+
+def cache_key(path: str, data: bytes) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"{CACHE_FORMAT}\0{path}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def entry_bytes(key: str, value: Any) -> bytes:
+    """A cache entry: ``(key, value)`` pickled (:meth:`ParseCache.put_bytes` writes it as it is)."""
+    return pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def entry_for_parent(cache: ParseCache | None, key: str, record: Any) -> bytes:
+    """In a worker process: ``record``'s entry, also written to ``cache`` when the record holds no
+    error; the parent only unpickles the bytes (:func:`entry_value`)."""
+    data = entry_bytes(key, record)
+    if cache is not None and record.error is None:
+        cache.put_bytes(key, data)
+    return data
+
+
+def entry_value(data: bytes) -> Any:
+    """The value of an entry made by :func:`entry_bytes`."""
+    with collector_paused():  # unpickling makes many small objects that live on
+        return pickle.loads(data)[1]
+
+
+@functools.cache
+def analyzer_version() -> str:
+    """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
+    beside its inputs, so that a changed evaluator never answers from what an older one decided."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ScanSnapshot:
+    """A whole scan's answer, the content keys of every file it read, and where its
+    :class:`~model_debugging.skips.incremental.memory.ScanMemory` is kept (``memory_key``)."""
+
+    test_keys: tuple[tuple[str, str], ...]
+    library_keys: tuple[tuple[str, str], ...] | None  # None: the checkout had no library sources
+    result: ScanResult
+    memory_key: str
+
+
+class ParseCache:
+    """Per-file :class:`ParsedFile` entries, plus :class:`ScanSnapshot` entries of whole scans.
+
+    ``get``/``get_snapshot`` return None for a missing, damaged or mismatching entry.
+    """
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.pickle"
+
+    def _load(self, key: str, kind: type) -> Any:
+        try:  # unpickling makes many small objects that live on
+            with collector_paused(), open(self._entry(key), "rb") as handle:
+                stored_key, value = pickle.load(handle)
+        except Exception:  # missing or damaged: only a cache miss
+            return None
+        return value if stored_key == key and isinstance(value, kind) else None
+
+    def _store(self, key: str, value: Any) -> None:
+        with contextlib.suppress(*_UNSTORABLE):  # an entry not written only costs speed next time
+            self._write(key, entry_bytes(key, value))
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        """Write an entry already pickled by :func:`entry_bytes` (by a worker process, which sends
+        the parent the same bytes: the parent then neither pickles the value nor writes the file)."""
+        with contextlib.suppress(OSError):
+            self._write(key, data)
+
+    def _write(self, key: str, data: bytes) -> None:
+        """Published whole under its name, not synced to disk: an entry a power cut damages or
+        empties fails to load and is rebuilt (syncing each of a cold scan's thousand-odd entries cost
+        more than a second)."""
+        path = self._entry(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_with(path, lambda temporary: temporary.write_bytes(data), durable=False)
+
+    def get(self, key: str) -> ParsedFile | None:
+        return self._load(key, ParsedFile)
+
+    def put(self, key: str, parsed: ParsedFile) -> None:
+        self._store(key, parsed)
+
+    def get_snapshot(self, key: str) -> ScanSnapshot | None:
+        return self._load(key, ScanSnapshot)
+
+    def put_snapshot(self, key: str, snapshot: ScanSnapshot) -> None:
+        self._store(key, snapshot)
+
+    def get_entry(self, key: str, kind: type) -> Any:
+        """Any other entry of type ``kind`` (None when missing, damaged or of another type)."""
+        return self._load(key, kind)
+
+    def put_entry(self, key: str, value: object) -> None:
+        self._store(key, value)
+
+
+class ScratchCache(ParseCache):
+    """A :class:`ParseCache` for one scan only (a temporary folder): entries are written without fsync."""
+
+    def _write(self, key: str, data: bytes) -> None:
+        entry = self._entry(key)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        entry.write_bytes(data)

@@ -1,0 +1,302 @@
+"""What a full scan keeps for the next one, so that a library change re-evaluates only what read it.
+
+A full scan leaves a :class:`~model_debugging.skips.incremental.cache.ScanSnapshot` in the parse cache, found
+again by the content of the test files it scanned (an exported copy of the same tests, such as the
+PR check's base side, finds it too), and beside it a :class:`ScanMemory`: each model's outcomes
+with what their evaluation read in the library (recorded by
+:class:`~model_debugging.skips.resolve.library.Library` itself: the classes, the other parts of the
+records, the texts and the names it read, and the facts it asked for with their values), and which
+files define each name. The next scan of the same test files then returns the result as it is when
+no library file changed either, and otherwise (``skips/rescan_plan.py``) re-evaluates only the
+models that read a changed class or other part of a record (an edit of a comment or of a method
+body the reader skips changes none), the text of a changed file, a name a changed record defines
+(or defined), or a fact whose value changed (computed again when what it read changed: a
+forward's body edited without changing how it gates the cache leaves its facts as they were). They
+run on a library of just the files they read before plus the changed ones; if the new evaluation
+reads beyond those, it runs again on the whole library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from model_debugging.skips.incremental.cache import ParseCache, ScanSnapshot, analyzer_version, cache_key
+from model_debugging.skips.parse.library.load import _library_key, _read_batch, library_paths, library_root
+from model_debugging.skips.records.library import LibraryFile
+from model_debugging.skips.records.outcome import Outcome
+from model_debugging.skips.resolve.library import FactKey, LibraryReads
+from model_debugging.skips.source.files import read_source
+from model_debugging.skips.source.settings import ScanSettings
+
+
+@dataclass
+class ScanStats:
+    """What a scan did, for whoever passes one to ``scan_repository(stats=...)`` (benchmarks, tests).
+
+    ``answer`` says where the result came from: ``"snapshot"`` as kept, ``"rescan"`` with only the
+    models a library change concerns evaluated again, ``"full"`` scanned from the test files. After a
+    rescan, ``library_causes`` gives each model evaluated again the changed library files it read
+    (their records, texts or defined names, or the facts computed from them whose value changed).
+    """
+
+    answer: Literal["snapshot", "rescan", "full"] = "full"
+    models_evaluated: int = 0
+    library_files_loaded: int = 0
+    library_causes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What one evaluation read in the library (frozen :class:`LibraryReads`): the files whose
+    imports, functions or mappings it read, the classes (file, name), the files whose texts it read,
+    the names it looked up, and the facts it asked for with their values. ``fact_reads``, what
+    computing each fact read, travels with a model's reads until the memory keeps it once per fact."""
+
+    files: frozenset[str] = frozenset()
+    classes: frozenset[tuple[str, str]] = frozenset()
+    names: frozenset[str] = frozenset()
+    texts: frozenset[str] = frozenset()
+    facts: tuple[tuple[FactKey, Hashable], ...] = ()
+    fact_reads: tuple[tuple[FactKey, Reads], ...] = ()
+
+    @classmethod
+    def of(cls, reads: LibraryReads) -> Reads:
+        return cls(
+            frozenset(reads.files),
+            frozenset(reads.classes),
+            frozenset(reads.names),
+            frozenset(reads.texts),
+            tuple(reads.facts.items()),
+            tuple((key, cls.of(fact)) for key, fact in reads.fact_reads.items()),
+        )
+
+    def touches(self, changes: LibraryChanges) -> bool:
+        """Whether it read one of the parts of records, texts, names or facts that ``changes`` lists."""
+        return (
+            not self.classes.isdisjoint(changes.classes)
+            or not self.files.isdisjoint(changes.files)
+            or not self.texts.isdisjoint(changes.texts)
+            or not self.names.isdisjoint(changes.names)
+            or any(key in changes.facts for key, _ in self.facts)
+        )
+
+    def record_paths(self) -> set[str]:
+        """The files whose records it read."""
+        return set(self.files) | {path for path, _ in self.classes}
+
+    def within(
+        self, loaded: set[str], records: Mapping[str, str], defined_in: Mapping[str, tuple[str, ...]]
+    ) -> bool:
+        """Whether every library file read, and every file defining a name looked up, is in ``loaded``
+        (``records``: every library file; other files, read as text, need no loading)."""
+        return all(path in loaded for path in self.record_paths() if path in records) and all(
+            loaded.issuperset(defined_in.get(name, ())) for name in self.names
+        )
+
+    def kept(self) -> Reads:
+        """Without ``fact_reads`` (what the memory keeps per model)."""
+        return dataclasses.replace(self, fact_reads=()) if self.fact_reads else self
+
+
+@dataclass(frozen=True)
+class LibraryChanges:
+    """What a rescan found changed: the files whose imports, functions or mappings changed (or that
+    came or went), the classes (file, name) whose records changed, the files whose text changed,
+    the names some file gained or lost, and the facts whose value changed."""
+
+    files: frozenset[str] = frozenset()
+    classes: frozenset[tuple[str, str]] = frozenset()
+    texts: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    facts: frozenset[FactKey] = frozenset()
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model's outcomes (in the order of :attr:`ScanMemory.tests`) and what they read."""
+
+    outcomes: tuple[Outcome, ...]
+    reads: Reads
+
+
+@dataclass(frozen=True)
+class ScanMemory:
+    """Per model, what a full scan found and read; ``shared`` is what every model depends on;
+    ``facts`` the value of every fact some model asked for and what computing it read.
+
+    The models' outcomes are kept apart, under ``outcomes_key`` (see :func:`keep_memory`): a
+    rescan that evaluates no model again neither reads nor writes them.
+    """
+
+    tests: tuple[str, ...]
+    models: tuple[tuple[str, ModelEntry], ...]
+    shared: Reads
+    defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
+    record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
+    facts: dict[FactKey, tuple[Hashable, Reads]]
+    outcomes_key: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        tests: tuple[str, ...],
+        models: Iterable[tuple[str, ModelEntry]],
+        shared: Reads,
+        defined_in: dict[str, tuple[str, ...]],
+        record_keys: dict[str, str],
+        facts: Mapping[FactKey, tuple[Hashable, Reads]] = MappingProxyType({}),
+    ) -> ScanMemory:
+        """The memory of these entries: the reads of each fact (those of ``facts``, updated by those the
+        entries bring) kept once, for the facts some entry or ``shared`` asked for."""
+        table = dict(facts)
+        entries = []
+        for model, entry in (*models, ("", ModelEntry((), shared))):
+            values = dict(entry.reads.facts)
+            table.update((key, (values[key], reads)) for key, reads in entry.reads.fact_reads)
+            if model:
+                entries.append((model, ModelEntry(entry.outcomes, entry.reads.kept())))
+        asked = {key for _, entry in entries for key, _ in entry.reads.facts}
+        asked.update(key for key, _ in shared.facts)
+        table = {key: found for key, found in table.items() if key in asked}
+        return cls(tests, tuple(entries), shared.kept(), defined_in, record_keys, table)
+
+    def all_reads(self) -> list[Reads]:
+        return [self.shared, *(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
+
+
+@dataclass(frozen=True)
+class KeptOutcomes:
+    """The outcomes of a :class:`ScanMemory`'s models, in its model order."""
+
+    outcomes: tuple[tuple[Outcome, ...], ...]
+
+
+def keep_memory(cache: ParseCache, key: str, memory: ScanMemory, outcomes_key: str | None = None) -> None:
+    """Store ``memory`` under ``key``, its outcomes apart: under a key made from their content (a
+    memory never points at outcomes written for another), or under ``outcomes_key`` when they are
+    those already kept there."""
+    if outcomes_key is None:
+        outcomes = KeptOutcomes(tuple(entry.outcomes for _, entry in memory.models))
+        outcomes_key = cache_key("outcomes", pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL))
+        cache.put_entry(outcomes_key, outcomes)
+    models = tuple((model, ModelEntry((), entry.reads)) for model, entry in memory.models)
+    cache.put_entry(key, dataclasses.replace(memory, models=models, outcomes_key=outcomes_key))
+
+
+def with_outcomes(cache: ParseCache, memory: ScanMemory) -> ScanMemory | None:
+    """``memory`` with its models' outcomes read back; None when they are gone."""
+    kept = cache.get_entry(memory.outcomes_key, KeptOutcomes) if memory.outcomes_key else None
+    if kept is None or len(kept.outcomes) != len(memory.models):
+        return None
+    models = tuple(
+        (model, ModelEntry(outcomes, entry.reads))
+        for (model, entry), outcomes in zip(memory.models, kept.outcomes, strict=True)
+    )
+    return dataclasses.replace(memory, models=models)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The content keys of the scanned files: ``lookup`` finds the snapshot of the same test files."""
+
+    lookup: str
+    test_keys: dict[str, str]  # of the common and model test files (``lookup`` is made from them)
+    library_keys: dict[str, str] | None  # None: no library sources
+
+    @classmethod
+    def read(cls, repo: Path, paths: list[str], settings: ScanSettings) -> Checkout:
+        keys = []
+        for path in paths:
+            try:
+                keys.append((path, cache_key(path, read_source(repo / path))))
+            except OSError:
+                keys.append((path, ""))
+        root = library_root(repo)
+        library_keys = None
+        if root is not None:
+            library_keys = {path: file_key(repo, path) for path in library_paths(repo, root)}
+        lookup = cache_key(
+            "snapshot", repr((analyzer_version(), settings, library_keys is None, keys)).encode()
+        )
+        return cls(lookup, dict(keys), library_keys)
+
+
+def valid_snapshot(repo: Path, snapshot: ScanSnapshot | None, checkout: Checkout) -> ScanSnapshot | None:
+    """The snapshot if every test file it read still has the same content and the library is as present."""
+    if snapshot is None or (snapshot.library_keys is None) != (checkout.library_keys is None):
+        return None
+    for path, key in snapshot.test_keys:
+        if path in checkout.test_keys:  # part of the lookup key: the same by construction
+            continue
+        try:
+            data = read_source(repo / path)
+        except OSError:
+            return None
+        if cache_key(path, data) != key:
+            return None
+    return snapshot
+
+
+def changed_library_files(repo: Path, snapshot: ScanSnapshot, checkout: Checkout) -> set[str]:
+    """Library files added, removed or edited since the snapshot; also the other files of the
+    checkout some evaluation read as text (``inspect.getfile`` of a library class, ...)."""
+    before, now = dict(snapshot.library_keys or ()), dict(checkout.library_keys or {})
+    for path in before.keys() - now.keys():
+        now[path] = file_key(repo, path)
+    return {path for path in before.keys() | now.keys() if before.get(path) != now.get(path)}
+
+
+def file_key(repo: Path, path: str) -> str:
+    """The content key of a file ("" when it cannot be read)."""
+    try:
+        return cache_key(path, (repo / path).read_bytes())
+    except OSError:
+        return ""
+
+
+def snapshot_library_keys(
+    repo: Path, checkout: Checkout, reads: Iterable[Reads]
+) -> tuple[tuple[str, str], ...] | None:
+    """The library's keys for a snapshot: its files', and those of the other files ``reads`` read."""
+    if checkout.library_keys is None:
+        return None
+    keys = dict(checkout.library_keys)
+    read_paths: set[str] = set()
+    for read in reads:
+        read_paths |= read.files
+        read_paths |= read.texts
+        read_paths.update(path for path, _ in read.classes)
+    for path in sorted(read_paths - keys.keys()):
+        keys[path] = file_key(repo, path)
+    return tuple(keys.items())
+
+
+def library_records(
+    repo: Path, cache: ParseCache, paths: Iterable[str], record_keys: dict[str, str]
+) -> dict[str, LibraryFile]:
+    """The records of ``paths``: from the library cache, else read now (and cached). The cache key of
+    each record kept goes to ``record_keys``."""
+    found: dict[str, LibraryFile] = {}
+    cold: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            key = _library_key(path, (repo / path).read_bytes())
+        except OSError:
+            key = ""
+        hit = cache._load(key, LibraryFile) if key else None
+        if hit is not None:
+            found[path], record_keys[path] = hit, key
+        else:
+            cold.append((path, key))
+    for (path, key), record in zip(cold, _read_batch(repo, [path for path, _ in cold]), strict=True):
+        if key and record.error is None:
+            cache._store(key, record)
+            record_keys[path] = key
+        found[path] = record
+    return found

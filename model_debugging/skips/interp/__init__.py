@@ -1,0 +1,1 @@
+"""The interpreter: runs a test's body on symbolic values (known, partly known, unknown)."""

@@ -1,0 +1,436 @@
+"""Run a common test's body on symbolic values, statement by statement, to the first skip it meets.
+
+Control flow follows Python's: a ``for`` over known model classes runs once per class (a skip in
+the loop ends the whole test at the first class that triggers it), a branch whose condition is
+known is the only one run. Where a condition is unknown, both branches run: if only one of them
+skips, the test is undecided; if one ends the test (a ``return``, ``break``, ``raise``) and the
+other goes on, a skip met later is undecided too.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Literal
+
+from model_debugging.skips.interp.effects import effects, mutated_name, mutated_names, relevant_names
+from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.join import merge_branches
+from model_debugging.skips.interp.unknowns import explain
+from model_debugging.skips.interp.values import Config, Signal, Skipped, Unknown
+from model_debugging.skips.models import attributes
+from model_debugging.skips.models.pretrained_model.embeddings import Raised
+from model_debugging.skips.models.test_class.context import TestClassFacts
+
+_MAX_DEPTH = 6  # nested helper calls followed
+_MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
+_SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
+_DELETED = object()  # bound by ``del x[key]``
+
+
+@dataclass(frozen=True)
+class RuntimeVerdict:
+    """What the test does for one test class: ``condition`` says where it is undecided, ``unknown``
+    which value only the run knows there (empty when the doubt is no value: a call not followed)."""
+
+    status: Literal["ran", "skipped", "undecided"]
+    reason: str = ""
+    line: int = 0
+    condition: str = ""
+    unknown: str = ""
+
+
+@dataclass(frozen=True)
+class _Doubt:
+    """A condition only the run decides, with the variables the test had when it met it."""
+
+    condition: ast.AST | str
+    variables: dict[str, object] | None = None
+
+
+class _Undecided(Signal):
+    def __init__(self, doubt: _Doubt):
+        super().__init__("undecided")
+        self.doubt = doubt
+
+    def text(self) -> str:
+        condition = self.doubt.condition
+        return condition if isinstance(condition, str) else _describe(condition)
+
+    def unknown(self, evaluate) -> str:
+        """Which value of the condition only the run knows (see ``unknowns.explain``)."""
+        condition, variables = self.doubt.condition, self.doubt.variables
+        if isinstance(condition, str) or variables is None:
+            return ""
+        return explain(evaluate, condition, variables)
+
+
+class _SkipSignal(Signal):
+    def __init__(self, skipped: Skipped):
+        super().__init__(skipped.reason)
+        self.skipped = skipped
+
+
+class _Exit(Signal):
+    """``return`` / ``raise`` (the test ends, as run) or ``break`` / ``continue`` (``kind``)."""
+
+    def __init__(self, kind: str, value: object = None):
+        super().__init__(kind)
+        self.kind, self.value = kind, value
+
+
+@dataclass
+class _Frame:
+    """One function being run: conditions under which some of its paths already ended."""
+
+    pending: list[_Doubt] = field(default_factory=list)
+    relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
+    forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
+
+
+def evaluate_test(
+    facts: TestClassFacts,
+    function: ast.FunctionDef,
+    skipping_helpers: frozenset[str],
+    arguments: tuple[object, ...] = (),
+) -> RuntimeVerdict:
+    """Run ``function`` (a common test's definition) for the test class ``facts`` describes.
+
+    ``skipping_helpers`` names the methods of the common files that may skip (others are not run);
+    ``arguments`` are those a case of a ``parameterized.expand`` test passes (unknown when absent).
+    """
+    runner = _Runner(facts, skipping_helpers)
+    try:
+        runner.call(function, list(arguments), {}, depth=0)
+    except _SkipSignal as signal:
+        return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
+    except _Undecided as undecided:
+        return RuntimeVerdict(
+            "undecided", condition=undecided.text(), unknown=undecided.unknown(runner.evaluator.value)
+        )
+    except Raised:
+        pass  # an exception no handler catches: the test fails, it ran
+    return RuntimeVerdict("ran")
+
+
+class _Runner:
+    def __init__(self, facts: TestClassFacts, skipping_helpers: frozenset[str]):
+        self.facts, self.skipping_helpers = facts, skipping_helpers
+        self.depth = 0
+        self.evaluator = Evaluator(facts, self._call_helper)
+        self.frame = _Frame()
+
+    # -- functions --------------------------------------------------------------------------------
+    def call(
+        self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object], depth: int
+    ) -> object:
+        variables = self._bind_parameters(function, arguments, keywords)
+        caller, self.frame = self.frame, _Frame(relevant=relevant_names(function, self.skipping_helpers))
+        try:
+            self.block(function.body, variables)
+        except _Exit as exit_:
+            return exit_.value if exit_.kind == "return" else None
+        except Skipped as skipped:
+            raise self._skip(skipped) from None
+        finally:
+            self.frame = caller
+        return None
+
+    def _skip(self, skipped: Skipped) -> Exception:
+        """A skip reached on a path the frame is unsure the test takes is undecided."""
+        if self.frame.pending:
+            return _Undecided(self.frame.pending[0])
+        return _SkipSignal(skipped)
+
+    def _call_helper(
+        self,
+        name: str,
+        arguments: list[object] | None,
+        keywords: dict[str, object],
+        inherited: bool = False,
+        module: bool = False,
+    ) -> object:
+        """``self.<name>(...)``, ``super().<name>(...)`` from an override (``inherited``), or
+        ``<name>(self, ...)``, a module-level function of a common file (``module``: ``arguments``
+        are those after ``self``, None when an unpacked one is unknown)."""
+        if module:
+            find, written = self.facts.module_function, f"{name}(self, ...)"
+        else:
+            find = self.facts.inherited_definition if inherited else self.facts.definition
+            written = f"{'super()' if inherited else 'self'}.{name}(...)"
+        definition = find(name) if find is not None else None
+        if definition is None or arguments is None or self.depth >= _MAX_DEPTH:
+            if name in self.skipping_helpers:  # a call that may skip and cannot be followed
+                raise _Undecided(_Doubt(f"{written} may skip"))
+            return Unknown(written)
+        self.depth += 1
+        try:
+            return self.call(definition, arguments, keywords, self.depth)
+        finally:
+            self.depth -= 1
+
+    def _bind_parameters(
+        self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object]
+    ) -> dict[str, object]:
+        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]  # self
+        variables: dict[str, object] = {}
+        defaults = dict(
+            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
+        )
+        for index, name in enumerate(names):
+            if index < len(arguments):
+                variables[name] = arguments[index]
+            elif name in keywords:
+                variables[name] = keywords[name]
+            else:
+                default = defaults.get(name)
+                variables[name] = self.evaluator.value(default, {}) if default is not None else Unknown(name)
+        for argument in function.args.kwonlyargs:
+            variables[argument.arg] = keywords.get(argument.arg, Unknown(argument.arg))
+        for extra in (function.args.vararg, function.args.kwarg):
+            if extra is not None:
+                variables[extra.arg] = Unknown(extra.arg)
+        return variables
+
+    # -- statements -------------------------------------------------------------------------------
+    def block(self, statements: list[ast.stmt], variables: dict[str, object]) -> None:
+        for statement in statements:
+            self.statement(statement, variables)
+
+    def statement(self, node: ast.stmt, variables: dict[str, object]) -> None:
+        value = self.evaluator.value
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.Try)) and self._inert(node):
+            self._apply_effects([node], variables)
+            return
+        if isinstance(node, ast.Expr) and not effects(node, self.skipping_helpers).may_skip:
+            changed = mutated_name(node.value) if isinstance(node.value, ast.Call) else None
+            if changed is not None and changed in self.frame.relevant:
+                variables[changed] = self._mutated(node.value, variables)
+            return
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not self._changes_relevant(node):
+            return
+        try:
+            if isinstance(node, ast.Expr):
+                value(node.value, variables)
+            elif isinstance(node, ast.Assign):
+                result = value(node.value, variables)
+                for target in node.targets:
+                    self._bind(target, result, variables)
+                for changed in mutated_names(node.value):  # x = inputs.pop("labels") changes inputs too
+                    if isinstance(variables.get(changed), (dict, list, set)):
+                        variables[changed] = Unknown(changed)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._bind(node.target, value(node.value, variables), variables)
+            elif isinstance(node, ast.AugAssign):
+                self._bind(node.target, Unknown(node=node.target), variables)
+            elif isinstance(node, ast.If):
+                self._if(node, variables)
+            elif isinstance(node, (ast.For, ast.While)):
+                self._loop(node, variables)
+            elif isinstance(node, (ast.With, ast.Try)):
+                self._guarded(node, variables)
+            elif isinstance(node, ast.Return):
+                raise _Exit("return", value(node.value, variables) if node.value is not None else None)
+            elif isinstance(node, ast.Raise):
+                self._raise(node, variables)
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    self._bind(target, _DELETED, variables)
+            elif isinstance(node, (ast.Break, ast.Continue)):
+                raise _Exit("break" if isinstance(node, ast.Break) else "continue")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                variables[node.name] = Unknown(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    variables[(alias.asname or alias.name).split(".")[0]] = Unknown(alias.name)
+        except Skipped as skipped:
+            raise self._skip(skipped) from None
+
+    def _guarded(self, node: ast.With | ast.Try, variables: dict[str, object]) -> None:
+        """``with`` / ``try`` around calls the library may show raising (see :class:`Raised`)."""
+        for item in getattr(node, "items", ()):
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, self.evaluator.value(item.context_expr, variables), variables)
+        handler = None
+        try:
+            try:
+                self.block(node.body, variables)
+            except Raised as raised:
+                if raised.in_subtest(node):
+                    raise _Undecided(_Doubt(f"{raised.name} raised inside a subTest")) from None
+                handler = raised.handler(node)
+                if handler is None:
+                    raise
+                self.block(handler.body, variables)
+        finally:
+            self.block(getattr(node, "finalbody", []), variables)
+        self.block(getattr(node, "orelse", []) if handler is None else [], variables)
+
+    def _mutated(self, call: ast.Call, variables: dict[str, object]) -> object:
+        """The new value of ``name`` after ``name.append(x)`` / ``.extend`` / ``.add`` (a fresh object:
+        branches share their variables' values); unknown for anything else."""
+        function = call.func
+        container = variables.get(function.value.id)
+        arguments = [self.evaluator.value(argument, variables) for argument in call.args]
+        if isinstance(container, list) and function.attr in ("append", "extend") and len(arguments) == 1:
+            added = arguments[0] if function.attr == "extend" else [arguments[0]]
+            if isinstance(added, (list, tuple)):
+                return [*container, *added]
+        if isinstance(container, set) and function.attr == "add" and len(arguments) == 1:
+            try:
+                return {*container, arguments[0]}
+            except TypeError:
+                pass
+        return Unknown(function.value.id)
+
+    def _raise(self, node: ast.Raise, variables: dict[str, object]) -> None:
+        exception = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if exception is not None and ast.unparse(exception) in _SKIP_EXCEPTIONS:
+            arguments = node.exc.args if isinstance(node.exc, ast.Call) else []
+            reason = self.evaluator.value(arguments[0], variables) if arguments else ""
+            raise Skipped(attributes.text(reason), node.lineno)
+        raise _Exit("raise")  # the test fails: it ran
+
+    def _bind(self, target: ast.expr, result: object, variables: dict[str, object]) -> None:
+        if isinstance(target, ast.Name):
+            variables[target.id] = result
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = result if isinstance(result, (tuple, list)) and len(result) == len(target.elts) else None
+            for index, element in enumerate(target.elts):
+                self._bind(element, items[index] if items is not None else Unknown(node=element), variables)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # a new dict: branches share the values of their variables
+            name, key = target.value.id, self.evaluator.value(target.slice, variables)
+            container = variables.get(name)
+            if isinstance(container, dict) and isinstance(key, (str, int)):
+                changed = {item: value for item, value in container.items() if item != key}
+                variables[name] = changed if result is _DELETED else {**changed, key: result}
+            else:
+                variables[name] = Unknown(name)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            owner = variables.get(target.value.id)
+            if isinstance(owner, Config):  # every variable holding that configuration sees the change
+                changed = owner.with_value(target.attr, result)
+                for name, held in list(variables.items()):
+                    if held == owner:
+                        variables[name] = changed
+
+    # -- branches and loops -----------------------------------------------------------------------
+    def _run_branch(self, statements: list[ast.stmt], variables: dict[str, object]) -> tuple[str, object]:
+        """Run a branch on a copy of the variables: ``(how it ended, detail)``."""
+        try:
+            self.block(statements, variables)
+        except _SkipSignal as signal:
+            return "skip", signal
+        except _Undecided as undecided:
+            return "undecided", undecided
+        except _Exit as exit_:
+            return "exit", exit_
+        except Raised:  # the test fails there: that path ends, as run
+            return "exit", _Exit("raise")
+        return "next", None
+
+    def _if(self, node: ast.If, variables: dict[str, object]) -> None:
+        test = self.evaluator.value(node.test, variables)
+        if attributes.known(test):
+            self.block(node.body if attributes.truth(test) else node.orelse, variables)
+            return
+        if self._inert(node):
+            self._apply_effects([node], variables, condition=node.test)
+            return
+        self._fork(node.test, [node.body, node.orelse], variables)
+
+    def _changes_relevant(self, node: ast.stmt) -> bool:
+        found = effects(node, self.skipping_helpers)
+        changed = found.names | {name for name, _ in found.attributes}
+        return not changed.isdisjoint(self.frame.relevant)
+
+    def _inert(self, node: ast.stmt) -> bool:
+        """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
+        found = effects(node, self.skipping_helpers)
+        return not found.may_skip and not (found.names & self.frame.relevant)
+
+    def _apply_effects(
+        self, statements: list[ast.stmt], variables: dict[str, object], condition: ast.AST | None = None
+    ) -> None:
+        """Statements that cannot skip are not run: what they assign becomes unknown, and a path
+        they may end makes later skips undecided."""
+        doubt = _Doubt(condition, dict(variables)) if condition is not None else None
+        for statement in statements:
+            found = effects(statement, self.skipping_helpers)
+            for name in found.names:
+                variables[name] = Unknown(name)
+            for name, attribute in found.attributes:
+                owner = variables.get(name)
+                if isinstance(owner, Config):
+                    variables[name] = owner.with_value(attribute, Unknown(f"{name}.{attribute}"))
+            if found.ends is not None:
+                self.frame.pending.append(doubt or _Doubt(found.ends))
+                self.frame.forks_ended += 1  # a loop around it may skip what follows in its body
+
+    def _fork(
+        self, condition: ast.AST | str, branches: list[list[ast.stmt]], variables: dict[str, object]
+    ) -> None:
+        """Run each branch when only the run knows which one is taken."""
+        scopes = [dict(variables) for _ in branches]
+        pending = list(self.frame.pending)
+        outcomes = []
+        for statements, scope in zip(branches, scopes, strict=True):
+            self.frame.pending = list(pending)
+            outcomes.append(self._run_branch(statements, scope))
+        self.frame.pending = pending
+        kinds = {kind for kind, _ in outcomes}
+        if kinds == {"skip"}:
+            raise outcomes[0][1]
+        if "undecided" in kinds:
+            raise next(detail for kind, detail in outcomes if kind == "undecided")
+        if "skip" in kinds:
+            raise _Undecided(_Doubt(condition, dict(variables)))
+        if kinds == {"exit"}:
+            raise outcomes[0][1]
+        if "exit" in kinds:
+            self.frame.pending.append(_Doubt(condition, dict(variables)))
+            self.frame.forks_ended += 1
+        going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
+        merge_branches(variables, going_on)
+
+    def _loop(self, node: ast.For | ast.While, variables: dict[str, object]) -> None:
+        iterable = self.evaluator.value(node.iter, variables) if isinstance(node, ast.For) else None
+        known = (
+            isinstance(iterable, (list, tuple, set, frozenset, dict, str))
+            and len(iterable) <= _MAX_ITERATIONS
+        )
+        if not known:
+            if isinstance(node, ast.For):
+                self._bind(node.target, Unknown(node=node.target), variables)
+            self._fork(node, [node.body, []], variables)
+            return
+        ended_before = self.frame.forks_ended
+        try:
+            self._iterate(node, iterable, variables)
+        finally:
+            if self.frame.forks_ended != ended_before:
+                # some iteration may have left early: what the body assigns is known only at run time
+                for name in effects(node, self.skipping_helpers).names:
+                    variables[name] = Unknown(name)
+
+    def _iterate(self, node: ast.For, iterable: object, variables: dict[str, object]) -> None:
+        for item in iterable:
+            self._bind(node.target, item, variables)
+            try:
+                self.block(node.body, variables)
+            except _Exit as exit_:
+                if exit_.kind == "break":
+                    return
+                if exit_.kind != "continue":
+                    raise
+        self.block(node.orelse, variables)
+
+
+def _describe(node: ast.AST) -> str:
+    """The condition a verdict names: an ``if``'s test, a loop's header, a statement's first line."""
+    if isinstance(node, ast.For):
+        return f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    if isinstance(node, ast.While):
+        return f"while {ast.unparse(node.test)}"
+    return ast.unparse(node).splitlines()[0]

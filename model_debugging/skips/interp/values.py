@@ -1,0 +1,214 @@
+"""The symbolic values the run-time evaluator computes with, beside plain Python literals."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from model_debugging.skips.records.library import LibraryClass
+
+# The comparisons of two plain values (numbers, strings, ...) both evaluators compute directly.
+VALUE_COMPARISONS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value only the run knows, produced by the expression ``node`` (or written ``source``).
+
+    ``exists`` says the attribute it was read from is known to exist (``hasattr`` is then True).
+    The expression's text is made only when a verdict needs it: unparsing on every step cost more
+    than the evaluation itself.
+    """
+
+    source: str = ""
+    node: ast.AST | None = field(default=None, compare=False)
+    exists: bool = False
+
+    @property
+    def code(self) -> str:
+        return ast.unparse(self.node) if self.node is not None else self.source
+
+    def existing(self) -> Unknown:
+        return Unknown(self.source, self.node, exists=True)
+
+
+def source_expression(value: object) -> ast.expr | None:
+    """The expression an unknown value's ``source`` writes (a tester's ``TextConfig(...)``), or None
+    for any other value, an unknown without source, or a source that is not one expression."""
+    if not isinstance(value, Unknown) or not value.source:
+        return None
+    try:
+        return ast.parse(value.source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+
+@dataclass(frozen=True)
+class Tensor(Unknown):
+    """A tensor a tester builds: its values stay unknown, its shape and zeros may be known.
+
+    ``dims`` holds one size per dimension (None for a size only the run knows); ``dims`` None means
+    even the rank is unknown. ``has_zero`` says whether ``0 in tensor`` (None: only the run knows).
+    Being an :class:`Unknown`, it is read as unknown everywhere except where these facts are asked.
+    """
+
+    dims: tuple[int | None, ...] | None = None
+    has_zero: bool | None = None
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    """A model class of the library (``model_class`` in ``for model_class in self.all_model_classes``)."""
+
+    info: LibraryClass
+
+
+@dataclass(frozen=True)
+class ModuleName(Unknown):
+    """The name ``model.named_modules()`` gives a submodule: its attribute path, never empty (only
+    the instance itself is named ``""``), else known only at run time."""
+
+
+@dataclass(frozen=True)
+class ModelInstance:
+    """``model_class(config)``: class attributes are known, what ``__init__`` assigns is not."""
+
+    info: LibraryClass
+    config: object
+
+
+@dataclass(frozen=True)
+class Method:
+    """``model_class.forward`` / ``model.prepare_inputs_for_generation``: its signature can be read."""
+
+    info: LibraryClass
+    name: str
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """``inspect.signature(f).parameters``: membership is exact on the declared names."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConfigClass:
+    info: LibraryClass
+
+
+@dataclass(frozen=True)
+class Config:
+    """The configuration the tester builds: its class, and values set on it by the test.
+
+    ``sub`` marks a sub-configuration (``config.text_config``): ``"read"`` when the dict the tester
+    passes for it was read (its items are the overrides, the class defaults fill the rest),
+    ``"unread"`` when it was not (only whether an attribute exists is known).
+    """
+
+    info: LibraryClass | None
+    overrides: tuple[tuple[str, object], ...] = ()
+    sub: Literal["read", "unread"] | None = None
+
+    def with_value(self, name: str, value: object) -> Config:
+        kept = [item for item in self.overrides if item[0] != name]
+        return Config(self.info, (*kept, (name, value)), self.sub)
+
+
+@dataclass(frozen=True)
+class Tester:
+    """``self.model_tester``."""
+
+
+@dataclass(frozen=True)
+class TestSelf:
+    """``self`` in a test method."""
+
+
+@dataclass(frozen=True)
+class Helper:
+    """``self.<name>``: a method of the test class; calling it runs its definition when readable."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class AutoMapping:
+    """``MODEL_MAPPING`` and friends: keyed by configuration classes."""
+
+    names: str  # the ``*_NAMES`` mapping behind it
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """``inspect.getfile(cls)`` / ``open(...)`` of a library file: ``.read()`` gives its text."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """What ``.read()`` of a :class:`SourceFile` gives: the file's text, asked only through
+    ``x in text`` and ``re.search(pattern, text)``, each a library fact (``library/texts.py``)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A function the evaluator knows (``len``, ``getattr``, ``get_values``, ``inspect.signature``, ...)."""
+
+    name: str
+
+
+class Signal(Exception):  # noqa: N818 - control flow, not an error
+    """The run of a test changes course (it skips, ends, or cannot be followed): never swallowed."""
+
+
+class Skipped(Signal):  # noqa: N818 - it is a skip, not an error
+    """Raised through the evaluator when the test reaches ``self.skipTest`` (``reason``, ``line``)."""
+
+    def __init__(self, reason: str, line: int):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+@dataclass
+class Pending:
+    """Paths of the test that already ended as run under a condition the evaluator could not decide."""
+
+    conditions: list[str] = field(default_factory=list)
+
+
+def compared_number(value: object, left: object, right: object) -> bool:
+    """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
+    (a tester's ``vocab_size - 1``): a number, never None."""
+    if (left is not None and right is not None) or not isinstance(value, Unknown) or value.node is not None:
+        return False
+    node = source_expression(value)
+    return isinstance(node, ast.BinOp) and all(
+        isinstance(
+            part,
+            (
+                ast.BinOp,
+                ast.Name,
+                ast.Constant,
+                ast.Attribute,
+                ast.UnaryOp,
+                ast.operator,
+                ast.unaryop,
+                ast.expr_context,
+            ),
+        )
+        and not (isinstance(part, ast.Constant) and not isinstance(part.value, (int, float)))
+        for part in ast.walk(node)
+    )

@@ -1,0 +1,1 @@
+"""Configurations: their attributes, constructors, sub-configurations and methods."""

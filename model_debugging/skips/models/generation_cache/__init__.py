@@ -1,0 +1,1 @@
+"""The generation cache: what a forward returns and when it builds or keeps a cache."""

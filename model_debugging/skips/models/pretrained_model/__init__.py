@@ -1,0 +1,1 @@
+"""Models of the library: class flags, module trees, instance attributes, embeddings, conversions."""

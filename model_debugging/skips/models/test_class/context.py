@@ -1,0 +1,66 @@
+"""What the run-time evaluator needs to know about one test class, gathered by the analyzer."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from model_debugging.skips.records.library import LibraryClass
+from model_debugging.skips.resolve.library import Library
+
+if TYPE_CHECKING:
+    from model_debugging.skips.models.tester.inputs import TesterCommon
+
+# Returned by the lookups below when the name is not there at all.
+ABSENT = object()
+
+
+class KeywordsRest(Enum):
+    """What the configuration holds for a name the read ``get_config`` keywords leave out."""
+
+    DEFAULT = "the class's default"  # the keywords are all that get_config passes
+    TESTER = "the tester's attribute"  # a parent get_config passing the tester's attributes by name
+    UNKNOWN = "unknown"  # a parent get_config that was not read
+
+
+@dataclass(frozen=True)
+class TestClassFacts:
+    """One collected test class, seen from its common test's body.
+
+    ``attribute`` / ``tester_attribute`` return a literal, an ``Unknown`` or :data:`ABSENT`;
+    ``definition`` returns the ``ast`` definition ``self.<name>`` runs when it is written in a
+    common file or overridden in a model's test file, else None (``inherited_definition``: what
+    ``super().<name>`` runs from such an override); ``model_classes`` is ``all_model_classes`` resolved in the library
+    (None when some name could not be); ``generative_classes`` is set when the class overrides
+    ``all_generative_model_classes``; ``names`` are the module-level names of the common file the
+    evaluator knows (auto mappings imported there); ``config_keywords`` the keywords the tester's
+    ``get_config`` passes to the configuration class (None when it could not be read: the tester's
+    attribute of the same name is then taken as what it passes).
+    """
+
+    library: Library
+    name: str
+    attribute: Callable[[str], object]
+    tester_attribute: Callable[[str], object]
+    definition: Callable[[str], ast.FunctionDef | None]
+    model_classes: tuple[LibraryClass, ...] | None
+    generative_classes: tuple[LibraryClass, ...] | None
+    config_class: LibraryClass | None
+    names: dict[str, object]
+    config_keywords: dict[str, object] | None = None  # what the tester's get_config passes, when read
+    common_inputs: dict[str, object] | None = None  # the inputs dict of prepare_config_and_inputs_for_common
+    passed_config_names: frozenset[str] | None = None  # names passed to the config beyond its parameters
+    inherited_definition: Callable[[str], ast.FunctionDef | None] | None = None  # what super().<name> runs
+    # what the tester sets on the configuration after get_config() (None: not followed)
+    common_config: tuple[tuple[str, object], ...] | None = ()
+    # self.model_tester.<method>(*arguments, **keywords) run on the tester's source (None: not read)
+    tester_call: Callable[[str, list[object], dict[str, object]], TesterCommon | None] | None = None
+    config_rest: KeywordsRest = KeywordsRest.DEFAULT  # what a name config_keywords leaves out holds
+    # a module-level function of the common files that a test calls with itself, by name
+    module_function: Callable[[str], ast.FunctionDef | None] | None = None
+    # answers kept for this test class (its facts live within one model's library recording, so a
+    # kept answer's reads are already in the recording that asks again)
+    kept: dict[Hashable, object] = field(default_factory=dict, compare=False, repr=False)

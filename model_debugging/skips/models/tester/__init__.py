@@ -1,0 +1,1 @@
+"""Model testers: their configuration keywords, inputs and tensors, read from their methods."""

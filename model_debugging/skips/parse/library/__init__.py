@@ -1,0 +1,1 @@
+"""Read the library's sources (src/<package>/) into records: classes, mappings, constructor calls."""

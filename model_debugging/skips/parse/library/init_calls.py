@@ -1,0 +1,405 @@
+"""Read the calls a class's ``__init__`` makes: the raw material of its module tree (``module_tree``).
+
+Every call is kept with its callee as written (``nn.Linear``, ``LlamaDecoderLayer``,
+``AutoModel.from_config``, ``super().__init__``) and whether it runs only under a condition. Which
+callee builds a module, and which builds a model of the library, is decided later, with the whole
+library at hand.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, walk
+from model_debugging.skips.parse.library.class_choices import (
+    bound_to_calls,
+    class_aliases,
+    classes_named,
+    is_none,
+    written_callee,
+)
+from model_debugging.skips.records.library import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
+
+_CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
+# Statements and expressions whose parts run only when a condition holds.
+_CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
+# Nodes with nothing below them that the reading looks at (names, literals, operators, contexts).
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+
+
+def read_init_calls(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    owner: ast.ClassDef | None,
+    tables: dict[str, tuple[str, ...]],
+    nodes: list[ast.AST] | None = None,
+) -> tuple[InitCall, ...]:
+    """The calls in ``function``'s body, in source order (nested functions and lambdas are left out),
+    with the assignments to ``self.<name>`` among them (see :class:`InitCall`).
+
+    A call of another method of ``owner`` (``self._init_layers()``) is replaced by that method's own
+    calls; ``tables`` are the file's module-level dicts of classes (``X_ATTENTION_CLASSES``), whose
+    entries a call of ``TABLE[key](...)`` may build. ``owner`` is None for a module-level function.
+    ``nodes`` are those of ``function`` (``walk``) when the caller has them.
+    """
+    methods = {
+        item.name: item
+        for item in (owner.body if owner is not None else ())
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    calls: list[InitCall] = []
+    _BodyReader(function, (function.name,), methods, tables, calls, nodes).read(False)
+    return tuple(calls)
+
+
+class _BodyReader:
+    """Reads one body into ``calls``: the constructor's, or that of a method it calls (inlined).
+
+    A class rather than nested closures: closures that call each other form reference cycles, which
+    kept each class's syntax tree alive until the next collection (millions of objects over the
+    library, and a quarter of its reading time spent collecting them)."""
+
+    def __init__(
+        self,
+        body: ast.FunctionDef | ast.AsyncFunctionDef,
+        inlined: tuple[str, ...],
+        methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+        tables: dict[str, tuple[str, ...]],
+        calls: list[InitCall],
+        nodes: list[ast.AST] | None = None,
+    ):
+        self.body, self.inlined, self.methods, self.tables, self.calls = body, inlined, methods, tables, calls
+        nodes = nodes if nodes is not None else walk(body)  # walked once for the readings below
+        self.aliases = class_aliases(nodes, tables)
+        self.values = bound_to_calls(nodes)
+        self.plain_names = _bound_to_plain(body, nodes)
+        self.local_functions = {
+            node.name
+            for node in nodes
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body
+        }
+        self.targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
+        self.conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
+        rebinds_config = _rebinds_config(nodes)
+        # conditions are kept only where `config` is the constructor's own configuration parameter
+        # (its first, and nothing rebinds it): a condition on `config` there reads the configuration
+        # the instance is built with
+        self.keeps_conditions = (
+            not inlined[1:] and _parameters(body)[1:2] == ["config"] and not rebinds_config
+        )
+        # `config` names the configuration the instance is built with, unless rebound here or a
+        # parameter of an inlined method (which may be handed a part of it)
+        self.config_is_own = not rebinds_config and not (inlined[1:] and "config" in _parameters(body))
+        # the constructor's own parameters, which a class may be passed for (not an inlined method's)
+        self.own_parameters = (
+            set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
+        )
+
+    def read(self, conditional: bool) -> None:
+        for statement in self.body.body:
+            self._visit(statement, conditional)
+
+    def _visit(self, node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.body:
+            for statement in node.body:  # a local function: what it calls, whenever it runs
+                self._visit(statement, True, looped)
+            return
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return
+        if isinstance(node, ast.comprehension):
+            conditional = conditional or bool(node.ifs)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            self._assignment(node, conditional or looped, condition)  # a loop's body may run no time
+        if isinstance(node, ast.Call):
+            self._record(node, conditional)
+        inner = conditional or isinstance(node, _CONDITIONAL)
+        looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
+        branch = _branch_conditions(node) if self.keeps_conditions and not (conditional or looped) else {}
+        for child in child_nodes(node):
+            if isinstance(child, _LEAVES):
+                continue
+            # the test of an `if` always runs; only its branches are conditional
+            inside = conditional if isinstance(node, ast.If) and child is node.test else inner
+            self._visit(child, inside, looped, branch.get(id(child), ""))
+
+    def _assignment(self, node: ast.Assign | ast.AnnAssign, conditional: bool, condition: str = "") -> None:
+        written = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [
+            name
+            for target in written
+            for item in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+            if (name := _self_attribute(item)) is not None
+        ]
+        unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
+        if condition:  # a statement of one branch of `if <test>: ... else: ...`
+            branches = None if unpacked else [(node.value, condition)]
+        else:
+            branches = None if unpacked or conditional or not self.keeps_conditions else _branches(node.value)
+        for name in names:
+            if branches is not None:  # `A(...) if <test> else B`: each value under its condition
+                for value, condition in branches:
+                    if isinstance(value, ast.Call):
+                        self.targets[id(value)], self.conditions[id(value)] = name, condition
+                    else:
+                        kind = PLAIN_VALUE if _plain(value) else OPAQUE_VALUE
+                        self.calls.append(InitCall(kind, True, target=name, condition=condition))
+                continue
+            direct = [] if unpacked else _direct_calls(node.value)
+            if direct:
+                self.targets.update((id(call), name) for call in direct)
+                if len(direct) == 1 and direct[0] is node.value:
+                    continue
+            plain = _plain(node.value) or (
+                isinstance(node.value, ast.Name) and node.value.id in self.plain_names
+            )
+            kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
+            source = dotted_text(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
+            # the configuration itself (`self.config = config`) or one of its values
+            read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
+            self.calls.append(
+                InitCall(
+                    kind,
+                    conditional or bool(direct),
+                    argument=source if read_from_config else "",
+                    target=name,
+                )
+            )
+
+    def _record(self, node: ast.Call, conditional: bool) -> None:
+        callee = written_callee(node.func)
+        if callee in self.local_functions:
+            return  # its own calls are read where it is defined
+        method = callee.removeprefix("self.")
+        target = self.targets.get(id(node), "")
+        if callee.startswith("self.") and method in self.methods and method not in self.inlined:
+            inlined = (*self.inlined, method)
+            _BodyReader(self.methods[method], inlined, self.methods, self.tables, self.calls).read(
+                conditional
+            )
+            if target:
+                self.calls.append(InitCall(OPAQUE_VALUE, conditional, target=target))
+            return
+        argument = (
+            node.args[0]
+            if node.args
+            else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
+        )
+        registered = _registered_attribute(callee, node)
+        if registered is not None:
+            self.calls.append(registered)
+        set_value = _set_attribute(callee, node)
+        if set_value is not None:  # setattr(self, name, value): like `self.<name> = value`
+            name, value = set_value
+            if isinstance(value, ast.Call):
+                self.targets[id(value)] = name
+            else:
+                self.calls.append(
+                    InitCall(PLAIN_VALUE if _plain(value) else OPAQUE_VALUE, conditional, target=name)
+                )
+        owner_name, _, attribute = callee.partition(".")
+        if (
+            owner_name in self.values
+            and attribute
+            and "." not in attribute
+            and attribute not in _CONSTRUCTORS
+        ):
+            callee = f"{owner_name}().{attribute}"  # a method of a value a call returned
+        table = classes_named(node.func, self.tables) if isinstance(node.func, ast.Subscript) else None
+        choices = self.aliases.get(callee) or table or (callee,)
+        passed = dotted_text(argument) if argument is not None else ""
+        if not self.config_is_own and passed.split(".")[0] == "config" and callee != "super().__init__":
+            passed = ""  # not the instance's configuration: no choice is read from it
+        classes = _passed_classes(node, self.aliases, self.tables)
+        self.calls.extend(
+            InitCall(
+                callee=choice,
+                conditional=conditional or len(choices) > 1,
+                argument=passed,
+                target=target,
+                condition=self.conditions.get(id(node), "") if len(choices) == 1 else "",
+                classes=classes,
+                parameter=choice in self.own_parameters,
+            )
+            for choice in choices
+        )
+
+
+def read_function_calls(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
+) -> tuple[InitCall, ...]:
+    """The calls a module-level function makes (what calling it may build)."""
+    return read_init_calls(function, None, tables)
+
+
+def _passed_classes(
+    node: ast.Call, aliases: dict[str, tuple[str, ...]], tables: dict[str, tuple[str, ...]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The keywords of a call that may pass a class (``downsample=PatchMerging if c else None``,
+    ``norm_layer=nn.LayerNorm``), each with the names it may be; None passes no class."""
+    found = []
+    for keyword in node.keywords:
+        value = keyword.value
+        if keyword.arg is None:
+            continue
+        if is_none(value):
+            found.append((keyword.arg, ()))
+            continue
+        choices = classes_named(value, tables)
+        if choices is not None:
+            named = aliases.get(choices[0]) if len(choices) == 1 else None
+            found.append((keyword.arg, named or choices))
+    return tuple(found)
+
+
+def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> set[str]:
+    """Local names every binding of which is a value that is never a module (see :func:`_plain`);
+    ``nodes`` are the nodes of ``function`` (``walk``)."""
+    bound: dict[str, bool] = {}
+    for node in nodes:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(
+            node, (ast.For, ast.comprehension, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
+        ):
+            targets = [getattr(node, "target", None) or node]  # bound some other way: not read
+        for target in targets:
+            plain = isinstance(node, ast.Assign) and isinstance(target, ast.Name) and _plain(node.value)
+            for name in walk(target):
+                if isinstance(name, ast.Name):
+                    bound[name.id] = bound.get(name.id, True) and plain
+    arguments = function.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
+    return {name for name, plain in bound.items() if plain}
+
+
+def _branch_conditions(node: ast.AST) -> dict[int, str]:
+    """id of each statement directly in a branch of ``if <test>: ... else: ...`` (no ``elif``) ->
+    the condition under which it runs."""
+    if not isinstance(node, ast.If) or (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+        return {}
+    test = ast.unparse(node.test)
+    found = {id(statement): test for statement in node.body}
+    found.update((id(statement), f"not ({test})") for statement in node.orelse)
+    return found
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+
+
+def _rebinds_config(nodes: list[ast.AST]) -> bool:
+    """Whether a function (``nodes``: its ``walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
+    stored = [
+        node
+        for node in nodes
+        if node.__class__ is ast.Name and node.id == "config" and not isinstance(node.ctx, ast.Load)
+    ]
+    if not stored:
+        return False
+    spared = _without_configuration(nodes)
+    return any(id(node) not in spared for node in stored)
+
+
+def _without_configuration(nodes: list[ast.AST]) -> set[int]:
+    """The nodes of ``if config is None:`` bodies (Musicgen's ``config = MusicgenConfig(...)`` from
+    the models it is handed): they run only for an instance built without a configuration, which is
+    never how the common tests, nor the constructors building a model from theirs, build one."""
+    return {
+        id(inner)
+        for node in nodes
+        if isinstance(node, ast.If) and _is_config_none(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+
+
+def _is_config_none(test: ast.expr) -> bool:
+    """``config is None``."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "config"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _branches(value: ast.expr) -> list[tuple[ast.expr, str]] | None:
+    """``A if <test> else B`` (no branch itself a choice): [(A, "<test>"), (B, "not (<test>)")]."""
+    if (
+        not isinstance(value, ast.IfExp)
+        or isinstance(value.body, ast.IfExp)
+        or isinstance(value.orelse, ast.IfExp)
+    ):
+        return None
+    test = ast.unparse(value.test)
+    return [(value.body, test), (value.orelse, f"not ({test})")]
+
+
+def _direct_calls(value: ast.expr) -> list[ast.Call]:
+    """The calls whose result ``value`` is: itself, or the branches of ``A(...) if c else B(...)``."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _direct_calls(value.body) + _direct_calls(value.orelse)
+    return []
+
+
+def _plain(value: ast.expr) -> bool:
+    """A value that is never a module: a literal, a display, arithmetic, a comparison, a function, or
+    the configuration (``config``, ``config.x``, ``self.config.x``)."""
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return True
+    if isinstance(value, ast.IfExp):
+        return _plain(value.body) and _plain(value.orelse)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and value.args
+    ):
+        return all(_plain(argument) for argument in value.args)  # a value of the configuration
+    root = value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    text = dotted_text(value)
+    return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
+
+
+def _registered_attribute(callee: str, node: ast.Call) -> InitCall | None:
+    """``self.register_buffer("x", ...)`` (an attribute ``x`` that is no module) and
+    ``setattr(self, ...)`` / ``self.add_module(...)`` (attributes set under a name)."""
+    first = node.args[0] if node.args else None
+    literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    if callee in ("self.register_buffer", "self.register_parameter"):
+        return InitCall(PLAIN_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
+    if callee in ("self.add_module", "self.register_module"):
+        return InitCall(OPAQUE_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
+    if callee == "setattr" and isinstance(first, ast.Name) and first.id == "self":
+        return None if _set_attribute(callee, node) is not None else InitCall(UNNAMED_ATTRIBUTES)
+    return None
+
+
+def _set_attribute(callee: str, node: ast.Call) -> tuple[str, ast.expr] | None:
+    """(name, value) of ``setattr(self, "name", value)``; the name is ``self.<x>`` for
+    ``setattr(self, self.<x>, value)`` (the attribute a class attribute names, such as
+    ``base_model_prefix``)."""
+    if callee != "setattr" or len(node.args) != 3 or ast.unparse(node.args[0]) != "self":
+        return None
+    name = node.args[1]
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value, node.args[2]
+    if _self_attribute(name) is not None:
+        return ast.unparse(name), node.args[2]
+    return None
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None

@@ -1,0 +1,484 @@
+"""Read one library source file with the standard library's ``ast`` (never import it).
+
+``ast`` is used here rather than libcst: these files are only read for names, literals and
+signatures, and Python's own parser is several times faster (see docs/scanner.md).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
+from model_debugging.skips.parse.library.class_choices import class_tables
+from model_debugging.skips.parse.library.init_calls import read_function_calls, read_init_calls
+from model_debugging.skips.parse.library.unread_bodies import parse_library_source
+from model_debugging.skips.records.library import (
+    ClassName,
+    EnvironmentValue,
+    InitCall,
+    LibraryClass,
+    LibraryFile,
+    Opaque,
+    Value,
+)
+
+# Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
+RETURNING_METHODS = ("get_input_embeddings",)
+# Methods whose parameter names the common tests inspect with ``inspect.signature``.
+SIGNATURE_METHODS = ("forward", "prepare_inputs_for_generation")
+# The model types with weight conversions (conversion_mapping.py), kept as a mapping of that name.
+CONVERSION_MAPPING = "_CHECKPOINT_CONVERSION_MODEL_TYPES"
+_CONVERSION_BUILDER = "_build_checkpoint_conversion_mapping"
+_INIT_METHODS = (
+    "__init__",
+    "__post_init__",
+    "post_init",
+)  # post_init: what models call at the end of __init__
+# The methods whose bodies the reader reads (with class methods'): the others are elided before the
+# parse (see unread_bodies.py).
+BODIES_READ = frozenset({*_INIT_METHODS, *RETURNING_METHODS})
+
+
+def read_library_file(path: str, source: str) -> LibraryFile:
+    """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
+    try:
+        tree, elided = parse_library_source(source, path, BODIES_READ)
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", 0) or 0
+        return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
+    classes: list[LibraryClass] = []
+    mappings: list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = []
+    imports: list[tuple[str, str]] = []
+    tables = class_tables(tree.body)
+    functions: dict[str, tuple[InitCall, ...]] = {}
+    rebound: set[str] = set()  # module-level names also bound to something else than a class
+    local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.ClassDef):
+            classes.append(_read_class(node, tables, elided.get(node.lineno, {})))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
+            functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
+            local_imports.extend(_local_imports(node))
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            module = "." * node.level + node.module
+            imports.extend((alias.asname or alias.name, module) for alias in node.names)
+        elif isinstance(node, ast.Import):  # `import torch.nn as nn`: the name stands for the module
+            imports.extend((alias.asname, alias.name) for alias in node.names if alias.asname)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            mapping = _read_mapping(node)
+            if mapping is not None:
+                mappings.append(mapping)
+            alias = _class_alias(node)
+            if alias is not None:
+                functions[alias[0]] = (*functions.get(alias[0], ()), InitCall(alias[1]))
+            else:
+                rebound.update(_assigned_names(node))
+    conversions = _conversion_model_types(tree)
+    if conversions is not None:
+        mappings.append((CONVERSION_MAPPING, tuple((key, ()) for key in conversions)))
+    known = {name for name, _ in imports} | {info.name for info in classes} | set(functions) | rebound
+    modules_of_name: dict[str, set[str]] = {}
+    for name, module in local_imports:
+        modules_of_name.setdefault(name, set()).add(module)
+    imports.extend(
+        (name, next(iter(found)))
+        for name, found in modules_of_name.items()
+        if len(found) == 1 and name not in known
+    )
+    kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
+    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
+
+
+def _local_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """``from ...integrations.hub_kernels import get_kernel`` inside a function: (name, module). Kept
+    with the file's imports when the name means nothing else there (it is used only where imported)."""
+    return [
+        (alias.asname or alias.name, "." * node.level + node.module)
+        for node in walk(function)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+        for alias in node.names
+    ]
+
+
+def _assigned_names(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {item.id for target in targets for item in ast.walk(target) if isinstance(item, ast.Name)}
+
+
+def _class_alias(node: ast.Assign | ast.AnnAssign) -> tuple[str, str] | None:
+    """``XLayerNorm = nn.LayerNorm`` at module level: (the alias, the dotted name it stands for)."""
+    target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+    if not isinstance(target, ast.Name) or not isinstance(node.value, (ast.Name, ast.Attribute)):
+        return None
+    dotted = ast.unparse(node.value)
+    return (target.id, dotted) if dotted.replace(".", "").isidentifier() else None
+
+
+def _conversion_model_types(tree: ast.Module) -> list[str] | None:
+    """The model types ``_build_checkpoint_conversion_mapping()`` gives weight conversions to: the keys
+    of its ``mapping = {...}``, those it assigns (``mapping["x"] = ...``), and those of a module-level
+    dict it loops over (``for model_type, base in _MODEL_TO_CONVERSION_PATTERN.items()``)."""
+    function = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name == _CONVERSION_BUILDER
+        ),
+        None,
+    )
+    if function is None:
+        return None
+    module_dicts = {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Dict)
+    }
+    keys: list[str] = []
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and ast.unparse(node.targets[0]) == "mapping"
+        ):
+            keys += [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0]
+            if ast.unparse(target.value) == "mapping" and isinstance(target.slice, ast.Constant):
+                keys.append(target.slice.value)
+        elif (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Attribute)
+        ):
+            source = module_dicts.get(ast.unparse(node.iter.func.value))
+            if source is not None:
+                keys += [key.value for key in source.keys if isinstance(key, ast.Constant)]
+    return sorted(set(keys))
+
+
+def _top_level(body: list[ast.stmt]):
+    """Statements of the module, also those inside top-level ``if`` / ``try`` blocks."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _top_level(node.body)
+        else:
+            yield node
+
+
+def value_of(node: ast.expr | None) -> Value:
+    """A literal's value, a :class:`ClassName` for a name, else :class:`Opaque` with the code."""
+    if node is None:
+        return Opaque("")
+    if isinstance(node, ast.Name):
+        return ClassName(node.id) if node.id not in ("True", "False", "None") else ast.literal_eval(node)
+    if isinstance(node, ast.Attribute):
+        return ClassName(node.attr)
+    if isinstance(node, ast.Dict) and all(isinstance(key, ast.Constant) for key in node.keys):
+        return {key.value: value_of(value) for key, value in zip(node.keys, node.values, strict=True)}
+    if _is_availability_check(node):
+        return EnvironmentValue(ast.unparse(node))
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Opaque(ast.unparse(node))
+
+
+def _is_availability_check(node: ast.expr) -> bool:
+    """``is_grouped_mm_available()``-style calls: they depend on the machine, not on the model."""
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name.startswith("is_") and name.endswith("_available")
+
+
+def _read_class(
+    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], elided_ends: dict[int, int]
+) -> LibraryClass:
+    """The record of a class; ``elided_ends`` gives the last line of each method whose body was
+    elided before the parse (by its ``def`` line)."""
+    attributes: list[tuple[str, Value]] = []
+    methods: list[str] = []
+    signatures: list[tuple[str, tuple[str, ...]]] = []
+    init_defaults: list[tuple[str, Value]] = []
+    annotations: list[tuple[str, str]] = []
+    init_as_set: list[str] = []
+    init_calls: tuple[InitCall, ...] | None = None
+    class_vars: list[str] = []
+    returns: list[tuple[str, str]] = []
+    assigned: set[str] = set()
+    forward_lines: tuple[int, int] | None = None
+    class_returns: list[tuple[str, str, str]] = []
+    functions_seen: set[str] = set()  # a name defined twice is read where it is first defined
+    for item in node.body:
+        if isinstance(item, ast.Assign):
+            value = value_of(item.value)
+            attributes.extend((target.id, value) for target in item.targets if isinstance(target, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            head = item.annotation  # the text before `[` is where `ClassVar` is written
+            head = head.value if isinstance(head, ast.Subscript) else head
+            if dotted_text(head).startswith(("ClassVar", "typing.ClassVar")):
+                class_vars.append(item.target.id)
+            if item.value is not None:
+                attributes.append((item.target.id, value_of(item.value)))
+            else:
+                attributes.append((item.target.id, Opaque("")))
+                annotation = value_of(item.annotation)
+                if isinstance(annotation, ClassName):
+                    annotations.append((item.target.id, annotation.name))
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods.append(item.name)
+            if item.name == "forward" and forward_lines is None and isinstance(item, ast.FunctionDef):
+                forward_lines = _lines_of(item, elided_ends) if node.col_offset == 0 else None
+            if item.name in SIGNATURE_METHODS:
+                signatures.append((item.name, _parameter_names(item.args)))
+            # the nodes of a constructor, walked once for the readings below
+            nodes = walk(item) if item.name in _INIT_METHODS else []
+            if item.name == "__init__":
+                init_calls = read_init_calls(item, node, tables, nodes)
+            returned = _returned(item) if item.name in RETURNING_METHODS else None
+            if returned is not None:
+                returns.append((item.name, returned))
+            if isinstance(item, ast.FunctionDef) and item.name not in functions_seen:
+                functions_seen.add(item.name)
+                class_return = _class_method_return(item)
+                if class_return is not None:
+                    class_returns.append((item.name, *class_return))
+            if item.name in _INIT_METHODS:
+                defaults, others, as_set = _init_assignments(item, nodes)
+                init_defaults.extend(defaults)
+                assigned |= others
+                init_as_set.extend(as_set)
+    return LibraryClass(
+        name=node.name,
+        line=node.lineno,
+        bases=tuple(_base_name(base) for base in node.bases),
+        attributes=tuple(attributes),
+        methods=tuple(methods),
+        signatures=tuple(signatures),
+        assigned_in_init=tuple(sorted(assigned)),
+        init_defaults=tuple((name, value) for name, value in init_defaults if name not in assigned),
+        decorators=tuple(ast.unparse(decorator) for decorator in node.decorator_list),
+        annotations=tuple(annotations),
+        init_as_set=tuple(init_as_set),
+        init_calls=init_calls,
+        class_vars=tuple(class_vars),
+        returns=tuple(returns),
+        forward_lines=forward_lines,
+        class_returns=tuple(class_returns),
+    )
+
+
+def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:
+    """(its first parameter, the source of ``x``) for a ``@classmethod`` whose body is ``return x``."""
+    if not function.args.args or not is_class_method(function):
+        return None
+    returned = _returned(function)
+    return None if returned is None else (function.args.args[0].arg, returned)
+
+
+def _lines_of(function: ast.FunctionDef, elided_ends: dict[int, int]) -> tuple[int, int]:
+    """The first line of ``function`` (its first decorator's) and its last line (that of its
+    source when its body was elided)."""
+    first = min([function.lineno] + [item.lineno for item in function.decorator_list])
+    return first, elided_ends.get(function.lineno, function.end_lineno)
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The source of ``x`` when the method's body (after its docstring) is ``return x``."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return ast.unparse(body[0].value)
+    return None
+
+
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript):  # Generic[T]-style bases
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ast.unparse(node)
+
+
+def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
+    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+    if arguments.vararg is not None:
+        names.append(arguments.vararg.arg)
+    names += [arg.arg for arg in arguments.kwonlyargs]
+    if arguments.kwarg is not None:
+        names.append(arguments.kwarg.arg)
+    return tuple(name for name in names if name not in ("self", "cls"))
+
+
+def _init_assignments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]
+) -> tuple[list[tuple[str, Value]], set[str], list[str]]:
+    """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
+    ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time);
+    ``nodes`` are those of ``function`` (``walk``)."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: dict[str, ast.expr] = dict(
+        zip(
+            [arg.arg for arg in positional[len(positional) - len(arguments.defaults) :]],
+            arguments.defaults,
+            strict=True,
+        )
+    )
+    defaults.update(
+        {
+            arg.arg: default
+            for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if default is not None
+        }
+    )
+    decided: list[tuple[str, Value]] = []
+    top_level = set()
+    as_set: list[str] = []
+    assigned = set()
+    rebound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    for statement in function.body:
+        passed = _passed_to_base(statement, defaults, rebound)
+        if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
+            decided.extend(
+                (key, value) for key, value in passed if not isinstance(value, (Opaque, ClassName))
+            )
+            assigned.update(key for key, value in passed if isinstance(value, (Opaque, ClassName)))
+            continue
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            name = _self_attribute(statement.targets[0])
+            source = statement.value
+            if name is None:
+                continue
+            if _set_of_class_value(source, name):  # the instance keeps the class's value: not run-time
+                top_level.add(id(statement))
+                as_set.append(name)
+                continue
+            if isinstance(source, ast.Name) and source.id in defaults:
+                value = value_of(defaults[source.id])
+            else:
+                value = value_of(source)
+            if not isinstance(value, (Opaque, ClassName)):
+                decided.append((name, value))
+                top_level.add(id(statement))
+    keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
+    loops = _literal_loops(nodes)
+    for node in nodes:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if isinstance(node, ast.Assign) and id(node) in top_level:
+            continue
+        for target in targets:
+            name = _self_attribute(target)
+            assigned.update((name,) if name is not None else _keywords_set(target, keywords, loops))
+    return decided, assigned, as_set
+
+
+def _passed_to_base(
+    statement: ast.stmt, defaults: dict[str, ast.expr], rebound: set[str]
+) -> list[tuple[str, Value]] | None:
+    """``super().__init__(key=value, ...)``: the value each keyword hands the base constructor, which
+    sets it on the instance (a parameter never rebound is its default; anything else is opaque)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+    ):
+        return None
+    passed = []
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            continue  # `**kwargs`: what the caller passes, read from the tester
+        source = keyword.value
+        if isinstance(source, ast.Name):
+            plain = source.id in defaults and source.id not in rebound
+            value = value_of(defaults[source.id]) if plain else Opaque("")
+        else:
+            value = value_of(source)
+        passed.append((keyword.arg, value))
+    return passed
+
+
+def _keywords_set(
+    target: ast.expr, keywords: str | None, loops: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """``x`` for ``kwargs["x"] = ...``: the keyword the method passes on (``super().__post_init__(**kwargs)``)
+    sets that attribute to a value computed at run time; every name of the loop for
+    ``for key in ["bos_token_id", ...]: kwargs[key] = ...`` (T5Gemma)."""
+    if not (
+        keywords is not None
+        and isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == keywords
+    ):
+        return ()
+    key = target.slice
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return (key.value,)
+    return loops.get(key.id, ()) if isinstance(key, ast.Name) else ()
+
+
+def _literal_loops(nodes: list[ast.AST]) -> dict[str, tuple[str, ...]]:
+    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) among ``nodes``."""
+    loops: dict[str, tuple[str, ...]] = {}
+    for node in nodes:
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, (ast.List, ast.Tuple))
+            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts)
+        ):
+            loops[node.target.id] = loops.get(node.target.id, ()) + tuple(
+                item.value for item in node.iter.elts
+            )
+    return loops
+
+
+def _set_of_class_value(source: ast.expr, name: str) -> bool:
+    """``set(self.<name> or [])``: the instance keeps the class attribute (as a set)."""
+    if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "set"):
+        return False  # what follows unparses the value: the cost of reading most constructors
+    return ast.unparse(source) in (f"set(self.{name} or [])", f"set(self.{name} or ())")
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
+
+
+def _read_mapping(
+    node: ast.Assign | ast.AnnAssign,
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+    """``NAME_NAMES = OrderedDict([("key", "Class"), ("key", ("A", "B")), ...])``."""
+    target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+    if not isinstance(target, ast.Name) or not target.id.endswith("_NAMES"):
+        return None
+    call = node.value
+    if not isinstance(call, ast.Call) or len(call.args) != 1:
+        return None
+    try:
+        items = ast.literal_eval(call.args[0])
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    entries = []
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            names = item[1] if isinstance(item[1], (list, tuple)) else (item[1],)
+            entries.append((item[0], tuple(name for name in names if isinstance(name, str))))
+    return target.id, tuple(entries)

@@ -1,0 +1,129 @@
+"""Where a scan keeps the records of the files it parsed: only the shared ones stay in memory.
+
+A model's test classes can inherit from classes of other files (the common testers, another
+model's test file), so resolution needs those records for the whole scan; every other record is
+needed once, while its model is analyzed. The store keeps in memory the records it is told to pin
+(and the small records of files that could not be parsed), and loads the others on demand from
+the parse cache they were written to (a scratch cache when the scan runs without one), parsing a
+file again in the rare case its entry is gone. Its memory then grows with the shared files, not
+with the number of files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from model_debugging.skips.incremental.cache import ParseCache
+from model_debugging.skips.parse.batch import iter_parsed
+from model_debugging.skips.records.test_files import ParsedFile, ParseError
+from model_debugging.skips.resolve.classes import imported_modules, module_name
+
+
+class RecordStore:
+    """The records of one scan, by path; :meth:`view` gives a resolver its module -> record mapping."""
+
+    def __init__(
+        self, repo: Path, cache: ParseCache, *, elide: Collection[str] = (), jobs: int | None = None
+    ):
+        self._repo, self._cache, self._elide, self._jobs = repo, cache, set(elide), jobs
+        self._keys: dict[str, str | None] = {}  # path -> cache key of its record
+        self._paths: dict[str, str] = {}  # module name -> path
+        self._pinned: dict[str, ParsedFile] = {}
+        self._errors: dict[str, ParseError] = {}
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._keys
+
+    def parse(self, paths: Iterable[str], imports_under: tuple[str, ...], **options) -> set[str]:
+        """Parse ``paths`` (``options`` go to :func:`iter_parsed`).
+
+        Returns the modules they import from whose top-level package is in ``imports_under``.
+        """
+        imported: set[str] = set()
+        options.update(cache=self._cache, jobs=self._jobs, elide=self._elide)
+        for path, parsed, key in iter_parsed(self._repo, paths, **options):
+            self._add(path, parsed, key)
+            imported.update(name for name in imported_modules(parsed) if name.split(".")[0] in imports_under)
+        return imported
+
+    def parse_in_full(self, paths: Iterable[str]) -> None:
+        """Parse ``paths`` again without eliding anything; their new records stay in memory."""
+        paths = sorted(paths)
+        self._elide.difference_update(paths)
+        for path, parsed, key in iter_parsed(self._repo, paths, cache=self._cache, jobs=self._jobs):
+            self._add(path, parsed, key)
+            self._pinned[path] = parsed
+
+    def _add(self, path: str, parsed: ParsedFile, key: str | None) -> None:
+        self._keys[path] = key
+        self._paths[module_name(path)] = path
+        self._errors.pop(path, None)
+        if parsed.error is not None:  # small, and the cache does not keep them
+            self._errors[path] = parsed.error
+            self._pinned[path] = parsed
+        elif path in self._pinned:  # parsed again: the new record replaces the kept one
+            self._pinned[path] = parsed
+
+    def pin(self, paths: Iterable[str]) -> None:
+        """Keep the records of ``paths`` (those the store holds) in memory from now on."""
+        for path in paths:
+            if path in self._keys and path not in self._pinned:
+                self._pinned[path] = self.get(path)
+
+    def path_of_module(self, module: str) -> str | None:
+        return self._paths.get(module)
+
+    def module_names(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def get(self, path: str) -> ParsedFile:
+        """The record of ``path`` (which the store holds): from memory, the cache, or parsed again."""
+        parsed = self._pinned.get(path)
+        if parsed is not None:
+            return parsed
+        key = self._keys[path]
+        parsed = self._cache.get(key) if key is not None else None
+        if parsed is None:  # the entry went away (damaged, unwritable cache): parse it again
+            (_, parsed, key), *_ = iter_parsed(
+                self._repo, [path], cache=self._cache, jobs=1, elide=self._elide
+            )
+            self._keys[path] = key
+        return parsed
+
+    def keep_errors(self, errors: Iterable[ParseError]) -> None:
+        """Add the parse errors met elsewhere (a forked evaluation parsing files in full)."""
+        for error in errors:
+            self._errors[error.path] = error
+
+    def errors(self) -> tuple[ParseError, ...]:
+        """The parse errors of every file, sorted by path."""
+        return tuple(self._errors[path] for path in sorted(self._errors))
+
+    def view(self) -> Mapping[str, ParsedFile]:
+        """Module name -> record, loading records once per view: give each model a view of its own."""
+        return _View(self)
+
+
+class _View(Mapping[str, ParsedFile]):
+    def __init__(self, store: RecordStore):
+        self._store = store
+        self._loaded: dict[str, ParsedFile] = {}
+
+    def __getitem__(self, module: str) -> ParsedFile:
+        parsed = self._loaded.get(module)
+        if parsed is None:
+            path = self._store.path_of_module(module)
+            if path is None:
+                raise KeyError(module)
+            parsed = self._loaded[module] = self._store.get(path)
+        return parsed
+
+    def __contains__(self, module: object) -> bool:
+        return isinstance(module, str) and self._store.path_of_module(module) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return self._store.module_names()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._store.module_names())

@@ -1,0 +1,48 @@
+"""``self.helper(...)`` and ``super().test_x(...)`` statements a test always runs."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from model_debugging.skips.parse.rules.base import Context, Rule, body_of, register
+from model_debugging.skips.parse.rules.nodes import dotted_name, is_return
+
+
+def _delegation(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    func = small.value.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    owner = func.value
+    if isinstance(owner, cst.Name) and owner.value == "self":
+        return "self", func.attr.value
+    if isinstance(owner, cst.Call) and dotted_name(owner.func) == "super" and not owner.args:
+        return "super", func.attr.value
+    return None
+
+
+@register
+class DelegatedCalls(Rule):
+    """Calls before any ``return``: their skips and guards are the caller's (a helper that calls
+    ``self.skipTest`` skips the test), so the resolver follows them."""
+
+    INVALID = (
+        "def test_x(self):\n    self.check_model()",
+        "def test_x(self):\n    super().test_x()",
+    )
+    VALID = (
+        "def test_x(self):\n    return\n    self.check_model()",
+        "def test_x(self):\n    helper(self)",
+        "def test_x(self):\n    super(Other, self).test_x()",
+    )
+
+    @staticmethod
+    def check(node: cst.FunctionDef, context: Context) -> tuple[tuple[str, str], ...]:
+        calls = []
+        for statement in body_of(node):
+            if is_return(statement):
+                break
+            if isinstance(statement, cst.SimpleStatementLine):
+                calls += filter(None, map(_delegation, statement.body))
+        return tuple(calls)

@@ -1,0 +1,318 @@
+"""Parse one Python file with libcst into a :class:`~model_debugging.skips.records.test_files.ParsedFile`.
+
+Only module-level classes and imports are read (also inside top-level ``if``/``try`` blocks such as
+``if is_torch_available():``). Line numbers come from a scan of the source text for ``class`` and
+``def`` lines: libcst's ``PositionProvider`` costs twice the parse itself on large files.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from model_debugging.skips.parse import module_level as collection
+from model_debugging.skips.parse.elide import elide_unread_code
+from model_debugging.skips.parse.expansion import read_expansion
+from model_debugging.skips.parse.rules import (
+    BodySkip,
+    ConditionDecorator,
+    Context,
+    DelegatedCalls,
+    FlagGuard,
+    NoopOverride,
+    RuntimeGuard,
+    SkipDecorator,
+    TestNameSkip,
+)
+from model_debugging.skips.parse.rules.nodes import code, dotted_name, literal_value
+from model_debugging.skips.records.test_files import (
+    STAR,
+    ClassInfo,
+    Import,
+    Method,
+    NonLiteral,
+    ParsedFile,
+    ParseError,
+    Skip,
+    SkipKind,
+    TesterCall,
+)
+from model_debugging.skips.source.files import MAX_FILE_BYTES, decode_source
+
+_DEFINITION_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+class _Lines:
+    """Where each ``class``/``def`` name is defined: name -> [(line, indent)] in source order."""
+
+    def __init__(self, source: str):
+        self.by_name: dict[str, list[tuple[int, int]]] = {}
+        for match in _DEFINITION_LINE.finditer(source):
+            line = source.count("\n", 0, match.start()) + 1
+            self.by_name.setdefault(match.group(3), []).append((line, len(match.group(1))))
+
+    def find(self, name: str, after: int = 0, max_indent: int | None = None, min_indent: int = 0) -> int:
+        for line, indent in self.by_name.get(name, ()):
+            if line > after and indent >= min_indent and (max_indent is None or indent <= max_indent):
+                return line
+        return after
+
+
+def _flatten(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """Statements of a block, descending into ``if`` (its first branch) and ``try`` bodies."""
+    for statement in statements:
+        if isinstance(statement, (cst.If, cst.Try)):
+            yield from _flatten(statement.body.body)
+        else:
+            yield statement
+
+
+def _imports(statement: cst.BaseStatement) -> Iterator[Import]:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                module = dotted_name(alias.name) or ""
+                if alias.asname is not None:
+                    yield Import(dotted_name(alias.asname.name) or module, module, None)
+                else:
+                    head = module.split(".")[0]
+                    yield Import(head, head, None)
+        elif isinstance(small, cst.ImportFrom):
+            module = dotted_name(small.module) if small.module is not None else ""
+            if isinstance(small.names, cst.ImportStar):  # every public name of the module
+                yield Import(STAR, module or "", STAR, len(small.relative))
+                continue
+            for alias in small.names:
+                name = dotted_name(alias.name) or ""
+                local = dotted_name(alias.asname.name) if alias.asname is not None else name
+                yield Import(local or name, module or "", name, len(small.relative))
+
+
+def _aliases(imports: Sequence[Import]) -> dict[str, str]:
+    """local name -> dotted name it stands for (absolute imports only; enough for unittest/pytest)."""
+    aliases = {}
+    for item in imports:
+        if item.level == 0 and item.name != STAR:
+            aliases[item.local] = item.module if item.name is None else f"{item.module}.{item.name}"
+    return aliases
+
+
+def _assigned_attributes(body: Sequence[cst.BaseStatement]) -> list[tuple[str, object]]:
+    attributes = []
+    for statement in _flatten(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                value = literal_value(small.value)
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        attributes.append((target.target.value, value))
+            elif (
+                isinstance(small, cst.AnnAssign)
+                and small.value is not None
+                and isinstance(small.target, cst.Name)
+            ):
+                attributes.append((small.target.value, literal_value(small.value)))
+    return attributes
+
+
+def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpression]]:
+    for statement in _flatten(function.body.body) if isinstance(function.body, cst.IndentedBlock) else ():
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    name = dotted_name(target.target)
+                    if name and name.startswith("self.") and name.count(".") == 1:
+                        yield name[5:], small.value
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                yield "", small.value
+
+
+def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
+    """What ``__init__`` leaves on ``self`` when called with no arguments but the required ones."""
+    defaults = {
+        param.name.value: literal_value(param.default)
+        for param in (*function.params.params, *function.params.kwonly_params)
+        if param.default is not None
+    }
+    found: dict[str, object] = {}
+    for name, value in _self_assignments(function):
+        if name:
+            if isinstance(value, cst.Name) and value.value in defaults:
+                found[name] = defaults[value.value]
+            else:
+                found[name] = literal_value(value)
+            continue
+        func = value.func
+        callee = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or ""
+        if callee == "setdefault" and len(value.args) == 2:
+            key = literal_value(value.args[0].value)
+            if isinstance(key, str):
+                found.setdefault(key, literal_value(value.args[1].value))
+        elif callee == "__init__":  # super().__init__(parent, is_training=False, x=x)
+            for arg in value.args:
+                if arg.keyword is None:
+                    continue
+                if isinstance(arg.value, cst.Name) and arg.value.value in defaults:
+                    found.setdefault(arg.keyword.value, defaults[arg.value.value])
+                else:
+                    found.setdefault(arg.keyword.value, literal_value(arg.value))
+    return list(found.items())
+
+
+def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
+    for name, value in _self_assignments(function):
+        if name == "model_tester" and isinstance(value, cst.Call):
+            callee = dotted_name(value.func)
+            if callee is None:
+                return None
+            keywords = tuple(
+                (arg.keyword.value, literal_value(arg.value)) for arg in value.args if arg.keyword
+            )
+            return TesterCall(callee, keywords)
+    return None
+
+
+def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
+    name = function.name.value
+    context = Context(aliases, line)
+    calls = DelegatedCalls.check(function, context)
+    guards = FlagGuard.check(function, context)
+    guard_conditions = RuntimeGuard.check(function, context)
+    if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
+        skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
+        name_skips = TestNameSkip.check(function, context)
+        return Method(name, line, skip, guards, guard_conditions, calls, name_skips)
+    expansion, case = read_expansion(function, context)  # each case runs under the decorators below expand
+    skip = (
+        SkipDecorator.check(case, context)
+        or BodySkip.check(case, context)
+        or NoopOverride.check(case, context)
+    )
+    conditions = ConditionDecorator.check(case, context)
+    return Method(name, line, skip, guards, conditions + guard_conditions, calls, expansion=expansion)
+
+
+def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
+    bases = tuple(dotted_name(arg.value) or code(arg.value) for arg in node.bases)
+    context = Context(aliases, line)
+    found = SkipDecorator.check(node, context)
+    skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
+    conditions = ConditionDecorator.check(node, context)
+    statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
+    marked, mark_conditions = collection.pytestmark(statements, context)
+    skip, conditions = skip or marked, conditions + mark_conditions
+    shadowing, deleted = collection.class_bindings(statements)
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    methods, tester_call, init_defaults = [], None, ()
+    for statement in _flatten(body):
+        if isinstance(statement, cst.FunctionDef):
+            method_line = lines.find(statement.name.value, after=line, min_indent=1)
+            methods.append(_method(statement, aliases, method_line))
+            if statement.name.value == "setUp":
+                tester_call = _tester_call(statement)
+            elif statement.name.value == "__init__":
+                init_defaults = tuple(_init_defaults(statement))
+    return ClassInfo(
+        name=node.name.value,
+        line=line,
+        bases=bases,
+        attributes=tuple(_assigned_attributes(body)),
+        methods=tuple(methods),
+        skip=skip,
+        conditions=tuple(conditions),
+        tester_call=tester_call,
+        init_defaults=init_defaults,
+        shadowing=shadowing,
+        deleted=deleted,
+    )
+
+
+def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> ParseError:
+    """Python's own message and line when it agrees the file is invalid (libcst points past the error)."""
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as python_error:
+        return ParseError(path, python_error.lineno or 1, f"syntax error: {python_error.msg}")
+    return ParseError(path, error.editor_line, f"syntax error: {error.message}")
+
+
+def _python_tree(source: str, path: str) -> tuple[ast.Module | None, ParseError | None]:
+    """Python's own parse first: its tree serves ``elide``, and it rejects what would crash libcst.
+
+    A few thousand nested brackets or unary operators make libcst's native parser overflow its
+    stack (a segfault that takes the whole scan down); Python's parser rejects them long before.
+    Other syntax errors are left to libcst, which reports them.
+    """
+    try:
+        return ast.parse(source, path), None
+    except (RecursionError, MemoryError) as error:
+        return None, ParseError(path, 1, f"too deeply nested to parse ({type(error).__name__})")
+    except SyntaxError as error:
+        if error.msg.startswith("too many"):  # nested parentheses, levels of indentation, ...
+            return None, ParseError(path, error.lineno or 1, f"syntax error: {error.msg}")
+    except ValueError:  # e.g. a NUL byte; libcst reports it
+        pass
+    return None, None
+
+
+def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
+    """Parse ``source`` (the text of ``path``, relative to the repository) into records.
+
+    With ``elide``, code the scanner never reads is not parsed (see ``elide.py``).
+    """
+    tree, too_deep = _python_tree(source, path)
+    if too_deep is not None:
+        return ParsedFile(path, error=too_deep)
+    parsed_source, elided = elide_unread_code(source, tree) if elide and tree else (source, frozenset())
+    try:
+        module = cst.parse_module(parsed_source)
+    except cst.ParserSyntaxError as error:
+        if parsed_source is not source:  # never let the shortcut cost a file: parse it whole
+            return parse_source(source, path, elide=False)
+        return ParsedFile(path, error=_syntax_error(source, path, error))
+    lines = _Lines(source)
+    imports: list[Import] = []
+    statements = list(_flatten(module.body))
+    for statement in statements:
+        imports.extend(_imports(statement))
+    aliases = _aliases(imports)
+    classes, functions = [], []
+    for statement in statements:
+        if isinstance(statement, cst.ClassDef):
+            line = lines.find(statement.name.value, max_indent=8)
+            info = _class(statement, aliases, lines, line)
+            classes.append(replace(info, elided=True) if info.name in elided else info)
+        elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
+            functions.append(statement.name.value)
+    context = Context(aliases, 1)
+    classes = collection.module_level_classes(statements, classes, context)
+    module_skip, module_conditions = collection.pytestmark(statements, context)
+    return ParsedFile(
+        path, tuple(imports), tuple(classes), tuple(functions), None, module_skip, module_conditions
+    )
+
+
+def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
+    """Decode (as Python does) and parse; a huge or undecodable file becomes a :class:`ParseError` record."""
+    if len(data) > MAX_FILE_BYTES:
+        return ParsedFile(
+            path, error=ParseError(path, 1, f"file too large (more than {MAX_FILE_BYTES} bytes)")
+        )
+    source, refusal = decode_source(data, path)
+    if refusal is not None:
+        line, message = refusal
+        return ParsedFile(path, error=ParseError(path, line, f"cannot decode: {message}"))
+    return parse_source(source, path, elide=elide)
+
+
+__all__ = ["NonLiteral", "parse_bytes", "parse_source"]

@@ -1,0 +1,1 @@
+"""Reports on scan results: the weekly trend, the pull-request check, tables and plots."""

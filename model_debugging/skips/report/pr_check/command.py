@@ -1,0 +1,91 @@
+"""``model-debugging check-skips`` / ``utils/check_new_skips.py``: the skips a change introduces.
+
+The base revision is exported with ``git archive`` (the working tree and index are left alone)
+and both sides are scanned in this process (see ``scans.py``); the parse cache makes every scan
+after the first warm for the files the change did not touch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+    write_error,
+)
+from model_debugging.config import ConfigError
+from model_debugging.reporting import atomic_write_text
+from model_debugging.reporting.report import render_markdown, render_text
+from model_debugging.skips.report.pr_check.git_snapshot import GitError, resolve_commit
+from model_debugging.skips.report.pr_check.introduced import find_introduced_skips
+from model_debugging.skips.report.pr_check.report import build_pr_report
+from model_debugging.skips.report.pr_check.scans import scan_sides
+from model_debugging.skips.report.settings import load_settings
+from model_debugging.skips.scan import CheckoutError
+from model_debugging.skips.work.progress import ScanProgress
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog=prog,
+        description="Scan the base revision and the working tree of a transformers checkout and list every "
+        "(model, test class, test) skip the change introduces, with why it is new. Exit codes: 0 nothing to "
+        "flag, 1 a flagged skip (a test fewer than pr_check.min_skipped_share of models skipped before, or "
+        "a skip only a library change explains while pr_check.flag_library_skips is on), 2 the check "
+        "could not run.",
+    )
+    parser.add_argument(
+        "--repo", required=True, help="the transformers git checkout; its working tree is the head"
+    )
+    parser.add_argument(
+        "--base", required=True, help="the base revision (branch, tag or commit) to compare with"
+    )
+    parser.add_argument(
+        "--config", help="thresholds and row count (default: built-in, the same as configs/skip_report.yaml)"
+    )
+    parser.add_argument(
+        "--markdown",
+        action="append",
+        default=[],
+        help="also write the result as GitHub markdown to this file (repeat for several files)",
+    )
+    parser.add_argument(
+        "--fetch_base_from",
+        "--fetch-base-from",
+        metavar="REMOTE",
+        help="fetch the base from this remote when the checkout lacks it (that commit alone, no history)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips") -> int:
+    args = build_parser(prog).parse_args(argv)
+    inputs = [InputFile(Path(args.config), "the --config file")] if args.config else []
+    problem = outputs_problem([("--markdown", target) for target in args.markdown], inputs)
+    if problem is not None:  # before the scans, not after them
+        return fail(prog, problem)
+    repo = Path(args.repo)
+    try:
+        _, settings = load_settings(args.config)
+        commit = resolve_commit(repo, args.base, fetch_from=args.fetch_base_from)
+        with tempfile.TemporaryDirectory(prefix="check_new_skips.") as scratch:
+            scans = scan_sides(repo, commit, Path(scratch), progress=ScanProgress())
+    except (ConfigError, GitError, CheckoutError) as error:
+        return fail(prog, str(error))
+    introduced = find_introduced_skips(scans, settings)
+    report = build_pr_report(introduced, scans, settings, args.base)
+    print(render_text(report), end="")
+    markdown = render_markdown(report)
+    try:
+        for target in args.markdown:
+            print(f"markdown written to {atomic_write_text(target, markdown)}")
+    except OSError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, write_error(error))
+    return EXIT_FINDING if introduced["flagged"].any() else EXIT_OK

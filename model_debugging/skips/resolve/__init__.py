@@ -1,0 +1,1 @@
+"""Resolve classes across files: imports, the MRO, the library index, which test classes pytest collects."""

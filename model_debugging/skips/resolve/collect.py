@@ -1,0 +1,186 @@
+"""Which test classes pytest collects from a model's files, and what each test name resolves to.
+
+A class is collected when it is a ``unittest.TestCase`` defined in one of the files and ``__test__``
+is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). In the
+class, a test resolves to the first definition in the MRO; a name bound last by something other
+than a ``def`` (``test_x = None``) shadows the test, which pytest then does not collect; ``del``
+in a class body unbinds that class's own definition. A class is skipped as a whole by a skip
+decorator or ``pytestmark`` on a class of its MRO, by its module's ``pytestmark``, or by a skip
+its ``setUpClass`` / ``setUp`` always raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+
+from model_debugging.skips.records.outcome import Outcome, Status
+from model_debugging.skips.records.test_files import (
+    STAR,
+    ClassInfo,
+    Method,
+    NameSkip,
+    NonLiteral,
+    ParsedFile,
+    Skip,
+    SkipKind,
+)
+from model_debugging.skips.resolve.calls import method_skip, name_skips
+from model_debugging.skips.resolve.classes import ClassRef, Resolver, module_name
+
+# Every model test class needs torch; listing it for every test of every model would drown the rest.
+BASELINE_CONDITIONS = frozenset({"require_torch"})
+# unittest runs setUpClass once before the class's tests and setUp before each: a skip there skips them
+SETUP_METHODS = ("setUpClass", "setUp")
+
+
+@dataclass(frozen=True)
+class CollectedClass:
+    """A collected test class of a model, with what it resolves every test name to."""
+
+    ref: ClassRef
+    file: str
+    line: int
+    linearization: tuple[ClassRef, ...]
+    class_skip: tuple[ClassRef, Skip] | None  # skip decorator / pytestmark on the class, its MRO or module
+    definitions: Mapping[str, tuple[ClassRef, Method]]
+    applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
+    ran: Outcome  # shared by every test this class runs without conditions
+    setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
+    undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
+    setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
+    # name -> the nearest definition of that name under ``parameterized.expand`` (whose cases stay
+    # in the class even when a later definition rebinds the name)
+    expanded: Mapping[str, tuple[ClassRef, Method]] = field(default_factory=dict)
+
+
+Definitions = dict[str, tuple[ClassRef, Method]]
+
+
+def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[Definitions, Definitions]:
+    """Name -> (defining class, method) as attribute lookup on the class finds them (shadowed names
+    are absent), and as found among the definitions written under ``parameterized.expand``."""
+    definitions: Definitions = {}
+    expanded: Definitions = {}
+    for base in reversed(mro):
+        info = resolver.info(base)
+        if info is None:
+            continue
+        unbound = set(info.shadowing) | set(info.deleted)
+        for method in info.methods:
+            if method.expansion is not None:
+                expanded[method.name] = (base, method)
+            if method.name not in unbound:
+                definitions[method.name] = (base, method)
+        for name in info.shadowing:
+            definitions.pop(name, None)
+    return definitions, expanded
+
+
+def _class_skip(
+    resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], parsed: ParsedFile
+) -> tuple[ClassRef, Skip] | None:
+    for base in mro:
+        info = resolver.info(base)
+        if info is not None and info.skip is not None:
+            return base, info.skip
+    return (ref, parsed.module_skip) if parsed.module_skip is not None else None
+
+
+def _not_collected(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[bool, str | None]:
+    """``(True, None)`` when ``__test__`` is false in the MRO; ``(False, code)`` when it is not a literal."""
+    value, owner = resolver.class_attribute(mro, "__test__")
+    if owner is None:
+        return False, None
+    if isinstance(value, NonLiteral):
+        return False, f"__test__ = {value.code}"
+    return not value, None
+
+
+def _conditions(resolver: Resolver, mro: tuple[ClassRef, ...], parsed: ParsedFile) -> tuple[str, ...]:
+    infos: list[ClassInfo] = [info for info in map(resolver.info, mro) if info is not None]
+    texts = [condition.text for info in infos for condition in info.conditions]
+    texts += [condition.text for condition in parsed.module_conditions]
+    return tuple(dict.fromkeys(text for text in texts if text not in BASELINE_CONDITIONS))
+
+
+def _setup_skip(
+    resolver: Resolver, collected: CollectedClass, conditions: list[str]
+) -> tuple[ClassRef, Skip] | None:
+    for name in SETUP_METHODS:
+        if name not in collected.definitions:
+            continue
+        owner, method = collected.definitions[name]
+        found = method_skip(resolver, collected, owner, method, conditions, set())
+        if found is not None and found[1].kind is not SkipKind.NOOP_OVERRIDE:
+            where, skip = found
+            return where, Skip(SkipKind.SETUP, skip.reason, method.line)
+    return None
+
+
+def _setup_name_skips(resolver: Resolver, collected: CollectedClass) -> tuple[tuple[ClassRef, NameSkip], ...]:
+    """The skips ``setUp`` takes for some test names only (unittest sets the name before ``setUp``)."""
+    if "setUp" not in collected.definitions:
+        return ()
+    owner, method = collected.definitions["setUp"]
+    return tuple(name_skips(resolver, collected, owner, method, set()))
+
+
+def _module_classes(
+    resolver: Resolver, parsed: ParsedFile, module: str
+) -> Iterator[tuple[ClassRef, ClassInfo]]:
+    """The classes bound at the module's top level: those it defines, then those it imports from
+    another file of the checkout (``from ..cohere.test_modeling_cohere import CohereModelTest``):
+    pytest collects an imported ``TestCase`` in the importing module too, and runs its tests there."""
+    for info in parsed.classes:
+        yield ClassRef(module, info.name), info
+    seen = set()
+    for item in parsed.imports:
+        if item.name in (None, STAR) or parsed.class_named(item.local) is not None:
+            continue
+        ref = resolver.resolve(module, item.local)
+        info = resolver.info(ref) if not ref.external and ref.module != module else None
+        if info is not None and ref not in seen:
+            seen.add(ref)
+            yield ref, info
+
+
+def collect_test_classes(
+    resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
+) -> list[CollectedClass]:
+    """The test classes pytest collects from ``files``.
+
+    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``.
+    """
+    found = []
+    for path in files:
+        parsed = resolver.modules.get(module_name(path))
+        if parsed is None:
+            continue
+        for ref, info in _module_classes(resolver, parsed, module_name(path)):
+            mro = resolver.mro(ref)
+            if not resolver.is_test_case(mro):
+                continue
+            not_collected, undecided = _not_collected(resolver, mro)
+            if not_collected:
+                continue
+            definitions, expanded = _definitions(resolver, mro)
+            bases = set(mro)
+            applicable = frozenset(
+                name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
+            )
+            conditions = list(_conditions(resolver, mro, parsed))
+            class_skip = _class_skip(resolver, ref, mro, parsed)
+            ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
+            collected = CollectedClass(
+                ref, path, info.line, mro, class_skip, definitions, applicable, ran,
+                undecided=undecided, expanded=expanded,
+            )  # fmt: skip
+            setup_skip = _setup_skip(resolver, collected, conditions)
+            by_name = _setup_name_skips(resolver, collected)
+            conditions = list(dict.fromkeys(conditions))
+            if setup_skip is not None or by_name or tuple(conditions) != ran.conditions:
+                ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
+                collected = replace(collected, ran=ran, setup_skip=setup_skip, setup_name_skips=by_name)
+            found.append(collected)
+    return found

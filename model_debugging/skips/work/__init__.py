@@ -1,0 +1,1 @@
+"""How the work runs: worker processes, the garbage collector paused, the progress shown."""
