@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.outcome import Outcome
-from model_debugging.skips.records.test_files import NonLiteral
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
 
 MARK = "<unevaluated: "

@@ -24,7 +24,7 @@ from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.work.collector import collector_paused
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-17"
+CACHE_FORMAT = "skips-18"
 # Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
 # syntax trees) that does not pickle.
 _UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)

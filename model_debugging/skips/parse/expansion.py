@@ -18,7 +18,8 @@ import libcst as cst
 from model_debugging.skips.parse.rules.base import Context
 from model_debugging.skips.parse.rules.nodes import decorator_call, literal_value
 from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
-from model_debugging.skips.records.test_files import Expansion, NonLiteral
+from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.records.test_files import Expansion
 
 _EXPAND = "parameterized.expand"
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_]+")

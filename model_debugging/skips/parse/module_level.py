@@ -21,7 +21,8 @@ from model_debugging.skips.parse.rules import Context
 from model_debugging.skips.parse.rules.condition_decorator import decorator_condition
 from model_debugging.skips.parse.rules.nodes import literal_value
 from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
-from model_debugging.skips.records.test_files import ClassInfo, Condition, NonLiteral, Skip, SkipKind
+from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.records.test_files import ClassInfo, Condition, Skip, SkipKind
 
 
 def _small_statements(statements: Iterable[cst.BaseStatement]) -> Iterator[cst.BaseSmallStatement]:

@@ -34,7 +34,6 @@ from model_debugging.skips.records.test_files import (
     ClassInfo,
     Import,
     Method,
-    NonLiteral,
     ParsedFile,
     ParseError,
     Skip,
@@ -315,4 +314,4 @@ def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
     return parse_source(source, path, elide=elide)
 
 
-__all__ = ["NonLiteral", "parse_bytes", "parse_source"]
+__all__ = ["parse_bytes", "parse_source"]

@@ -9,13 +9,6 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Opaque:
-    """A value that is not a literal (a call, an expression); ``code`` is its source text."""
-
-    code: str
-
-
-@dataclass(frozen=True)
 class ClassName:
     """A bare or dotted name used as a value (``config_class = LlamaConfig``): the last component."""
 
@@ -79,7 +72,7 @@ class LibraryClass:
     """One class of the library.
 
     ``attributes`` are class-level assignments (annotated dataclass fields included, a field with no
-    default maps to an :class:`Opaque`); ``signatures`` the parameter names of the methods the common
+    default maps to an :class:`~model_debugging.skips.records.literals.NonLiteral`); ``signatures`` the parameter names of the methods the common
     tests inspect; ``assigned_in_init`` the names ``__init__`` / ``__post_init__`` assign on ``self``
     (their value is then decided at run time); ``init_defaults`` the defaults of ``__init__``'s
     parameters (configuration classes written before dataclass fields).

@@ -9,16 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal, Union
 
-
-@dataclass(frozen=True)
-class NonLiteral:
-    """A value that is not a literal (a call, a name, ...); its truth cannot be known statically."""
-
-    code: str
-
-
-# What a literal in the source evaluates to; anything else is a NonLiteral.
-LiteralValue = Union[str, bytes, int, float, bool, None, tuple, list, dict, NonLiteral]  # noqa: UP007
+from model_debugging.skips.records.literals import LiteralValue
 
 
 class SkipKind(str, Enum):

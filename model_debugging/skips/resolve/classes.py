@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from model_debugging.skips.records.literals import LiteralValue, NonLiteral
 from model_debugging.skips.records.test_files import (
     STAR,
     BoolOp,
@@ -16,11 +17,10 @@ from model_debugging.skips.records.test_files import (
     Equals,
     Flag,
     FlagExpression,
-    LiteralValue,
-    NonLiteral,
     Not,
     ParsedFile,
 )
+from model_debugging.skips.resolve.mro import c3_linearization
 
 TEST_CASE_BASES = {"unittest.TestCase", "unittest.case.TestCase"}
 
@@ -138,7 +138,7 @@ class Resolver:
 
     # -- MRO -------------------------------------------------------------------------------------
     def mro(self, ref: ClassRef) -> tuple[ClassRef, ...]:
-        """C3 linearization; falls back to depth-first order when C3 has no solution."""
+        """Its MRO (see :func:`~model_debugging.skips.resolve.mro.c3_linearization`)."""
         if ref in self._mro:
             return self._mro[ref]
         self._mro[ref] = (ref,)  # guards against cycles while computing
@@ -146,22 +146,7 @@ class Resolver:
         if info is None:
             return (ref,)
         bases = [self.resolve(ref.module, base) for base in info.bases]
-        lists = [list(self.mro(base)) for base in bases] + [bases]
-        result = [ref]
-        while any(lists):
-            for candidates in lists:
-                if not candidates:
-                    continue
-                head = candidates[0]
-                if not any(head in other[1:] for other in lists):
-                    break
-            else:  # inconsistent hierarchy: keep the first occurrence of each class, depth first
-                for candidates in lists:
-                    result += [item for item in candidates if item not in result]
-                break
-            result.append(head)
-            lists = [[item for item in candidates if item != head] for candidates in lists]
-        self._mro[ref] = tuple(result)
+        self._mro[ref] = c3_linearization(ref, [self.mro(base) for base in bases], bases)
         return self._mro[ref]
 
     def is_test_case(self, mro: tuple[ClassRef, ...]) -> bool:

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.outcome import Outcome, Status
 from model_debugging.skips.records.test_files import (
     STAR,
     ClassInfo,
     Method,
     NameSkip,
-    NonLiteral,
     ParsedFile,
     Skip,
     SkipKind,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model_debugging.skips.records.library import InitCall, LibraryClass, LibraryFile, MethodValue, Value
+from model_debugging.skips.resolve.mro import c3_linearization
 
 MISSING = object()
 _UNSEEN = object()
@@ -297,7 +298,7 @@ class Library:
         return None
 
     def mro(self, info: LibraryClass) -> tuple[LibraryClass, ...]:
-        """C3 linearization over the classes found in the library (unknown bases are left out)."""
+        """Its MRO over the classes found in the library (unknown bases are left out)."""
         found = self._mro_of.get(id(info))
         if found is not None and found[0] is info:  # the evaluation asks hundreds of thousands of times
             if self._recordings:
@@ -326,20 +327,7 @@ class Library:
             for base in (self._base(name, path) for name in info.bases)
             if base is not None and base is not info
         ]
-        lists = [list(self.mro(base)) for base in bases] + [bases]
-        result = [info]
-        while any(lists):
-            head = next(
-                (items[0] for items in lists if items and not any(items[0] in other[1:] for other in lists)),
-                None,
-            )
-            if head is None:  # inconsistent: depth first, first occurrence wins
-                for items in lists:
-                    result += [item for item in items if item not in result]
-                break
-            result.append(head)
-            lists = [[item for item in items if item is not head] for items in lists]
-        return tuple(result)
+        return c3_linearization(info, [self.mro(base) for base in bases], bases)
 
     def _base(self, name: str, near: str) -> LibraryClass | None:
         """A base class named in the file ``near``; a module-level alias in the file it is imported

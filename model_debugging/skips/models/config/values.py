@@ -12,8 +12,8 @@ from model_debugging.skips.records.library import (
     ClassName,
     EnvironmentValue,
     MethodValue,
-    Opaque,
 )
+from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.resolve.library import MISSING, Library
 
 
@@ -101,7 +101,7 @@ def library_value(library: Library, value: object, unknown: Unknown) -> object:
         return unknown
     if isinstance(value, EnvironmentValue):
         return True
-    if isinstance(value, Opaque):
+    if isinstance(value, NonLiteral):
         return unknown.existing()
     if isinstance(value, ClassName):
         found = library.find(value.name)

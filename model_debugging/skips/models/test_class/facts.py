@@ -25,7 +25,7 @@ from model_debugging.skips.models.tester.inputs import (
 from model_debugging.skips.models.tester.parent_config import followed_keywords, passes_tester_attributes
 from model_debugging.skips.models.tester.parts import built_parts
 from model_debugging.skips.records.library import ClassName, LibraryClass
-from model_debugging.skips.records.test_files import NonLiteral
+from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.resolve.classes import _MISSING, ClassRef, Resolver
 from model_debugging.skips.resolve.library import Library
 

@@ -18,9 +18,9 @@ from model_debugging.skips.records.library import (
     InitCall,
     LibraryClass,
     LibraryFile,
-    Opaque,
     Value,
 )
+from model_debugging.skips.records.literals import NonLiteral
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
 RETURNING_METHODS = ("get_input_embeddings",)
@@ -171,9 +171,9 @@ def _top_level(body: list[ast.stmt]):
 
 
 def value_of(node: ast.expr | None) -> Value:
-    """A literal's value, a :class:`ClassName` for a name, else :class:`Opaque` with the code."""
+    """A literal's value, a :class:`ClassName` for a name, else :class:`NonLiteral` with the code."""
     if node is None:
-        return Opaque("")
+        return NonLiteral("")
     if isinstance(node, ast.Name):
         return ClassName(node.id) if node.id not in ("True", "False", "None") else ast.literal_eval(node)
     if isinstance(node, ast.Attribute):
@@ -185,7 +185,7 @@ def value_of(node: ast.expr | None) -> Value:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return Opaque(ast.unparse(node))
+        return NonLiteral(ast.unparse(node))
 
 
 def _is_availability_check(node: ast.expr) -> bool:
@@ -226,7 +226,7 @@ def _read_class(
             if item.value is not None:
                 attributes.append((item.target.id, value_of(item.value)))
             else:
-                attributes.append((item.target.id, Opaque("")))
+                attributes.append((item.target.id, NonLiteral("")))
                 annotation = value_of(item.annotation)
                 if isinstance(annotation, ClassName):
                     annotations.append((item.target.id, annotation.name))
@@ -347,9 +347,9 @@ def _init_assignments(
         passed = _passed_to_base(statement, defaults, rebound)
         if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
             decided.extend(
-                (key, value) for key, value in passed if not isinstance(value, (Opaque, ClassName))
+                (key, value) for key, value in passed if not isinstance(value, (NonLiteral, ClassName))
             )
-            assigned.update(key for key, value in passed if isinstance(value, (Opaque, ClassName)))
+            assigned.update(key for key, value in passed if isinstance(value, (NonLiteral, ClassName)))
             continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             name = _self_attribute(statement.targets[0])
@@ -364,7 +364,7 @@ def _init_assignments(
                 value = value_of(defaults[source.id])
             else:
                 value = value_of(source)
-            if not isinstance(value, (Opaque, ClassName)):
+            if not isinstance(value, (NonLiteral, ClassName)):
                 decided.append((name, value))
                 top_level.add(id(statement))
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
@@ -407,7 +407,7 @@ def _passed_to_base(
         source = keyword.value
         if isinstance(source, ast.Name):
             plain = source.id in defaults and source.id not in rebound
-            value = value_of(defaults[source.id]) if plain else Opaque("")
+            value = value_of(defaults[source.id]) if plain else NonLiteral("")
         else:
             value = value_of(source)
         passed.append((keyword.arg, value))

@@ -6,7 +6,8 @@ import libcst as cst
 
 from model_debugging.skips.parse.rules import nodes
 from model_debugging.skips.parse.rules.base import Context, Rule, register
-from model_debugging.skips.records.test_files import Condition, NonLiteral
+from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.records.test_files import Condition
 
 _CONDITIONAL = nodes.SKIP_IF_DECORATORS | nodes.SKIP_UNLESS_DECORATORS
 

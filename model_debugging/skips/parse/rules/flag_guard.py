@@ -9,13 +9,13 @@ import libcst as cst
 from model_debugging.skips.parse.rules.base import Context, Rule, body_of, register
 from model_debugging.skips.parse.rules.body_skip import skip_statement
 from model_debugging.skips.parse.rules.nodes import code, dotted_name, is_return, literal_value
+from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.test_files import (
     BoolOp,
     Equals,
     Flag,
     FlagExpression,
     Guard,
-    NonLiteral,
     Not,
 )
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from model_debugging.skips.records.test_files import LiteralValue, NonLiteral
+from model_debugging.skips.records.literals import LiteralValue, NonLiteral
 
 UNCONDITIONAL_REASON = "unconditional skip"
 NOOP_REASON = "no-op override"

@@ -16,7 +16,8 @@ from model_debugging.skips.parse.rules.nodes import (
     literal_value,
     reason_of,
 )
-from model_debugging.skips.records.test_files import NonLiteral, Skip, SkipKind
+from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.records.test_files import Skip, SkipKind
 
 
 def decorator_skip(decorator: cst.Decorator, context: Context) -> Skip | None:
