@@ -17,13 +17,13 @@ from model_debugging.skips.interp.values import (
     ModelInstance,
     ModuleName,
     Parameters,
-    Signal,
     Skipped,
     SourceText,
     Tensor,
     TestSelf,
     Unknown,
     compared_number,
+    python_result,
 )
 from model_debugging.skips.models import attributes, environment
 from model_debugging.skips.models import torch_nn as module_types
@@ -58,14 +58,6 @@ class Evaluator:
         self.facts, self.call_helper = facts, call_helper
 
     def value(self, node: ast.expr, variables: dict[str, object]) -> object:
-        try:
-            return self._value(node, variables)
-        except Signal:
-            raise
-        except Exception:  # an operation on values of the wrong kind: only the run knows
-            return Unknown(node=node)
-
-    def _value(self, node: ast.expr, variables: dict[str, object]) -> object:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -82,7 +74,9 @@ class Evaluator:
             items = [self.value(item, variables) for item in node.elts]
             kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
             return (
-                unknown if any(isinstance(item, Unknown) for item in items) and kind is set else kind(items)
+                unknown
+                if any(isinstance(item, Unknown) for item in items) and kind is set
+                else python_result(unknown, kind, items)
             )
         if isinstance(node, ast.JoinedStr):
             parts = [
@@ -111,7 +105,7 @@ class Evaluator:
                 and isinstance(left, (int, str, tuple, list))
                 and isinstance(right, (int, str, tuple, list))
             ):
-                return operation(left, right)
+                return python_result(unknown, operation, left, right)
             return unknown
         if isinstance(node, ast.IfExp):
             test = self.value(node.test, variables)
@@ -123,7 +117,7 @@ class Evaluator:
         if isinstance(node, ast.Subscript):
             container, key = self.value(node.value, variables), self.value(node.slice, variables)
             if isinstance(container, (list, tuple, dict, str)) and attributes.known(key):
-                return container[key]
+                return python_result(unknown, operator.getitem, container, key)
         return unknown
 
     def _name(self, node: ast.Name, variables: dict[str, object]) -> object:
@@ -191,7 +185,9 @@ class Evaluator:
                     )
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 else:
-                    outcome = _COMPARE[type(op)](left, right)
+                    outcome = python_result(unknown, _COMPARE[type(op)], left, right)
+                    if outcome is unknown:
+                        return unknown
             elif isinstance(op, (ast.Is, ast.IsNot)) and {type(left), type(right)} == {Tensor, type(None)}:
                 outcome = isinstance(op, ast.IsNot)  # a tensor the tester built is never None
             elif (
@@ -258,8 +254,12 @@ class Evaluator:
             return unknown
         if isinstance(node, ast.DictComp):
             keys = [key for key, _ in results]
-            return dict(results) if all(isinstance(key, (str, int)) for key in keys) else unknown
-        return set(results) if isinstance(node, ast.SetComp) else results
+            return (
+                python_result(unknown, dict, results)
+                if all(isinstance(key, (str, int)) for key in keys)
+                else unknown
+            )
+        return python_result(unknown, set, results) if isinstance(node, ast.SetComp) else results
 
     def _call(self, node: ast.Call, variables: dict[str, object], unknown: Unknown) -> object:
         func = node.func
@@ -345,13 +345,7 @@ class Evaluator:
 
     def _attribute(self, owner: object, node: ast.Attribute) -> object:
         """``owner.<attribute>`` as :meth:`value` gives it when ``owner`` is the value of ``node.value``."""
-        unknown = Unknown(node=node)
-        try:
-            return attributes.attribute(self.facts, owner, node.attr, unknown)
-        except Signal:
-            raise
-        except Exception:
-            return unknown
+        return attributes.attribute(self.facts, owner, node.attr, Unknown(node=node))
 
     def _arguments(self, nodes: list[ast.expr], variables: dict[str, object]) -> list[object] | None:
         """Positional arguments, ``*items`` unpacked; None when an unpacked value is not a known sequence."""
@@ -430,7 +424,7 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         if len(arguments) >= 2 and isinstance(arguments[1], SourceText):
             return attributes.search_text(facts, arguments, unknown)
         if len(arguments) >= 2 and all(isinstance(item, (str, int)) for item in arguments[:3]):
-            return re.search(*arguments[:3])
+            return python_result(unknown, re.search, *arguments[:3])
         return unknown
     if arguments and isinstance(arguments[0], Parameters) and name in ("set", "list", "tuple"):
         return {"set": set, "list": list, "tuple": tuple}[name](arguments[0].names)
@@ -459,6 +453,5 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
             return decisive
         return unknown if any(not attributes.known(item) for item in items) else not decisive
     if name in plain and all(isinstance(argument, _PLAIN) for argument in arguments):
-        return plain[name](*arguments)
-    return unknown if any(not attributes.known(item) for item in items) else not decisive
+        return python_result(unknown, plain[name], *arguments)
     return unknown

@@ -26,30 +26,17 @@ def merge_branches(variables: dict[str, object], scopes: list[dict[str, object]]
             continue
         values = [scope[name] if name in scope else Unknown(name) for scope in scopes]
         first = values[0]
-        try:
-            same = all(value == first for value in values[1:])
-        except Exception:
-            same = False
-        if same:
+        if all(value == first for value in values[1:]):
             variables[name] = first
         elif all(isinstance(value, Config) and value.info is first.info for value in values):
             variables[name] = _merged_config(values)
         elif all(isinstance(value, dict) and value.keys() == first.keys() for value in values):
             variables[name] = {  # the same keys: a value the branches set differently is unknown
-                key: first[key]
-                if all(_same(value[key], first[key]) for value in values)
-                else Unknown(str(key))
+                key: first[key] if all(value[key] == first[key] for value in values) else Unknown(str(key))
                 for key in first
             }
         else:
             variables[name] = Unknown(name)
-
-
-def _same(one: object, other: object) -> bool:
-    try:
-        return bool(one == other)
-    except Exception:
-        return False
 
 
 def _merged_config(configs: list[Config]) -> Config:

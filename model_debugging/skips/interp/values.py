@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -168,6 +170,21 @@ class Builtin:
     """A function the evaluator knows (``len``, ``getattr``, ``get_values``, ``inspect.signature``, ...)."""
 
     name: str
+
+
+# What Python's own operations raise on known values of the wrong kind or content (a key a dict
+# lacks, a string added to a number): the test fails there, through handlers the interpreter does not
+# follow, so the value is one only the run knows.
+RAISED_BY_PYTHON = (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, re.error)
+
+
+def python_result(unknown: Unknown, operation: Callable[..., object], *operands: object) -> object:
+    """``operation(*operands)``, Python's own operation on known values, or ``unknown`` when it raises
+    one of :data:`RAISED_BY_PYTHON` (any other error is a bug of the interpreter, and propagates)."""
+    try:
+        return operation(*operands)
+    except RAISED_BY_PYTHON:
+        return unknown
 
 
 class Signal(Exception):  # noqa: N818 - control flow, not an error

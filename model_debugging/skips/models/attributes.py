@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 
@@ -21,6 +22,7 @@ from model_debugging.skips.interp.values import (
     Tester,
     TestSelf,
     Unknown,
+    python_result,
 )
 from model_debugging.skips.models import environment
 from model_debugging.skips.models import torch_nn as module_types
@@ -92,7 +94,8 @@ def contains(facts: TestClassFacts, container: object, item: object) -> bool | N
             return None
         if isinstance(item, (ModelClass, ConfigClass)):
             return any(isinstance(entry, type(item)) and entry.info is item.info for entry in container)
-        return item in container
+        found = python_result(None, operator.contains, container, item)  # an unhashable key: unknown
+        return found if isinstance(found, bool) else None
     return None
 
 
@@ -296,7 +299,7 @@ def call_method(
         and name in _STRING_METHODS
         and all(isinstance(item, str) for item in arguments)
     ):
-        return getattr(owner, name)(*arguments)
+        return python_result(unknown, getattr(owner, name), *arguments)
     if isinstance(owner, dict) and name in ("keys", "values", "items") and not arguments:
         return list(getattr(owner, name)())
     if isinstance(owner, dict) and name == "get" and arguments and isinstance(arguments[0], (str, int)):
@@ -320,14 +323,12 @@ def call_method(
     if isinstance(owner, ModelInstance) and name in _TEXT_DECIDED:
         owner = ModelClass(owner.info)  # a class method: the instance answers as its class does
     if isinstance(owner, set) and name == "union":
-        items = [
-            item for argument in arguments if isinstance(argument, (list, tuple, set)) for item in argument
-        ]
-        if len(items) < sum(len(argument) for argument in arguments) or not all(
-            known(item) for item in items
-        ):
+        if not all(isinstance(argument, (list, tuple, set)) for argument in arguments):
             return unknown
-        return owner.union(items)
+        items = [item for argument in arguments for item in argument]
+        if not all(known(item) for item in items):
+            return unknown
+        return python_result(unknown, owner.union, items)
     if isinstance(owner, ModelClass):
         if name == "can_generate" or name in _TEXT_DECIDED:
             decide = can_generate if name == "can_generate" else _TEXT_DECIDED[name]

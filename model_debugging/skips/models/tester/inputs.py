@@ -363,7 +363,4 @@ def _replace_everywhere(frame: Frame, old: Tensor, new: Tensor) -> None:
 
 
 def _same(one: object, other: object) -> bool:
-    try:
-        return bool(one == other)
-    except Exception:
-        return False
+    return bool(one == other)

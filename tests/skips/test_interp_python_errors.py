@@ -1,0 +1,56 @@
+"""Python's own operations that raise on known values leave the pair undecided, named by the
+condition; they never crash the scan nor decide a skip."""
+
+import pytest
+
+from tests.skips.conftest import verdicts, write_tree
+from tests.skips.test_runtime_skips import LIBRARY, MODEL_TEST
+
+COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_missing_key(self):
+        if {"a": 1}["b"]:
+            self.skipTest("never: the lookup raises")
+
+    def test_mixed_order(self):
+        if "a" < 1:
+            self.skipTest("never: the comparison raises")
+
+    def test_builtin_on_a_class(self):
+        for model_class in self.all_model_classes:
+            if len(model_class) == 0:
+                self.skipTest("never: a class has no length")
+
+    def test_known_lookup(self):
+        if {"a": 1}["a"]:
+            self.skipTest("a known key")
+"""
+
+
+@pytest.fixture
+def results(make_repo, scan):
+    files = {
+        "tests/test_modeling_common.py": COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+    }
+    return scan(write_tree(make_repo(files), LIBRARY))
+
+
+@pytest.mark.parametrize(
+    ("test", "condition"),
+    [
+        ("test_missing_key", "if {'a': 1}['b']: skip"),
+        ("test_mixed_order", "if 'a' < 1: skip"),
+        ("test_builtin_on_a_class", "if len(model_class) == 0: skip"),
+    ],
+)
+def test_an_operation_python_refuses_is_undecided(results, test, condition):
+    assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}
+    assert any(condition in line for line in results[test]["conditions"])
+
+
+def test_the_same_operation_on_values_it_accepts_decides(results):
+    assert verdicts(results, "test_known_lookup") == {"ran": [], "skipped": ["alpha"], "undecided": []}
