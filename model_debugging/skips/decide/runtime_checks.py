@@ -15,6 +15,7 @@ from model_debugging.skips.decide.common_definitions import (
 )
 from model_debugging.skips.incremental.cache import ParseCache, analyzer_version, cache_key
 from model_debugging.skips.interp.statements import RuntimeVerdict, evaluate_test
+from model_debugging.skips.models.table import model_handlers
 from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.models.test_class.facts import class_facts, mapping_names
 from model_debugging.skips.parse.library.load import load_library
@@ -126,7 +127,9 @@ class RuntimeChecks:
                 self._names,
                 self._test_file,
             )
-            facts = replace(facts, module_function=self.definitions.module_functions.get)
+            facts = replace(
+                facts, module_function=self.definitions.module_functions.get, handlers=model_handlers()
+            )
             self._facts[test_class.ref] = facts
         return facts
 

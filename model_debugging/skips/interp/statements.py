@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Literal
 
 from model_debugging.skips.interp.effects import effects, mutated_name, mutated_names, relevant_names
-from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.expressions import Evaluator, TestCode
 from model_debugging.skips.interp.join import merge_branches
-from model_debugging.skips.interp.unknowns import explain
-from model_debugging.skips.interp.values import Config, Signal, Skipped, Unknown
-from model_debugging.skips.models import attributes
-from model_debugging.skips.models.pretrained_model.embeddings import Raised
-from model_debugging.skips.models.test_class.context import TestClassFacts
+from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
+from model_debugging.skips.interp.truth import Truth, text, truth_of
+from model_debugging.skips.interp.values import Config, Raised, Skipped, Unknown
 
 _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
@@ -28,68 +25,17 @@ _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
 
 
-@dataclass(frozen=True)
-class RuntimeVerdict:
-    """What the test does for one test class: ``condition`` says where it is undecided, ``unknown``
-    which value only the run knows there (empty when the doubt is no value: a call not followed)."""
-
-    status: Literal["ran", "skipped", "undecided"]
-    reason: str = ""
-    line: int = 0
-    condition: str = ""
-    unknown: str = ""
-
-
-@dataclass(frozen=True)
-class _Doubt:
-    """A condition only the run decides, with the variables the test had when it met it."""
-
-    condition: ast.AST | str
-    variables: dict[str, object] | None = None
-
-
-class _Undecided(Signal):
-    def __init__(self, doubt: _Doubt):
-        super().__init__("undecided")
-        self.doubt = doubt
-
-    def text(self) -> str:
-        condition = self.doubt.condition
-        return condition if isinstance(condition, str) else _describe(condition)
-
-    def unknown(self, evaluate) -> str:
-        """Which value of the condition only the run knows (see ``unknowns.explain``)."""
-        condition, variables = self.doubt.condition, self.doubt.variables
-        if isinstance(condition, str) or variables is None:
-            return ""
-        return explain(evaluate, condition, variables)
-
-
-class _SkipSignal(Signal):
-    def __init__(self, skipped: Skipped):
-        super().__init__(skipped.reason)
-        self.skipped = skipped
-
-
-class _Exit(Signal):
-    """``return`` / ``raise`` (the test ends, as run) or ``break`` / ``continue`` (``kind``)."""
-
-    def __init__(self, kind: str, value: object = None):
-        super().__init__(kind)
-        self.kind, self.value = kind, value
-
-
 @dataclass
 class _Frame:
     """One function being run: conditions under which some of its paths already ended."""
 
-    pending: list[_Doubt] = field(default_factory=list)
+    pending: list[Doubt] = field(default_factory=list)
     relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
     forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
 
 
 def evaluate_test(
-    facts: TestClassFacts,
+    facts: TestCode,
     function: ast.FunctionDef,
     skipping_helpers: frozenset[str],
     arguments: tuple[object, ...] = (),
@@ -102,11 +48,13 @@ def evaluate_test(
     runner = _Runner(facts, skipping_helpers)
     try:
         runner.call(function, list(arguments), {}, depth=0)
-    except _SkipSignal as signal:
+    except SkipSignal as signal:
         return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
-    except _Undecided as undecided:
+    except Undecided as undecided:
         return RuntimeVerdict(
-            "undecided", condition=undecided.text(), unknown=undecided.unknown(runner.evaluator.value)
+            "undecided",
+            condition=undecided.text(),
+            unknown=undecided.unknown(runner.evaluator.value, runner.evaluator.handlers),
         )
     except Raised:
         pass  # an exception no handler catches: the test fails, it ran
@@ -114,7 +62,7 @@ def evaluate_test(
 
 
 class _Runner:
-    def __init__(self, facts: TestClassFacts, skipping_helpers: frozenset[str]):
+    def __init__(self, facts: TestCode, skipping_helpers: frozenset[str]):
         self.facts, self.skipping_helpers = facts, skipping_helpers
         self.depth = 0
         self.evaluator = Evaluator(facts, self._call_helper)
@@ -128,7 +76,7 @@ class _Runner:
         caller, self.frame = self.frame, _Frame(relevant=relevant_names(function, self.skipping_helpers))
         try:
             self.block(function.body, variables)
-        except _Exit as exit_:
+        except Exit as exit_:
             return exit_.value if exit_.kind == "return" else None
         except Skipped as skipped:
             raise self._skip(skipped) from None
@@ -139,8 +87,8 @@ class _Runner:
     def _skip(self, skipped: Skipped) -> Exception:
         """A skip reached on a path the frame is unsure the test takes is undecided."""
         if self.frame.pending:
-            return _Undecided(self.frame.pending[0])
-        return _SkipSignal(skipped)
+            return Undecided(self.frame.pending[0])
+        return SkipSignal(skipped)
 
     def _call_helper(
         self,
@@ -161,7 +109,7 @@ class _Runner:
         definition = find(name) if find is not None else None
         if definition is None or arguments is None or self.depth >= _MAX_DEPTH:
             if name in self.skipping_helpers:  # a call that may skip and cannot be followed
-                raise _Undecided(_Doubt(f"{written} may skip"))
+                raise Undecided(Doubt(f"{written} may skip"))
             return Unknown(written)
         self.depth += 1
         try:
@@ -230,14 +178,14 @@ class _Runner:
             elif isinstance(node, (ast.With, ast.Try)):
                 self._guarded(node, variables)
             elif isinstance(node, ast.Return):
-                raise _Exit("return", value(node.value, variables) if node.value is not None else None)
+                raise Exit("return", value(node.value, variables) if node.value is not None else None)
             elif isinstance(node, ast.Raise):
                 self._raise(node, variables)
             elif isinstance(node, ast.Delete):
                 for target in node.targets:
                     self._bind(target, _DELETED, variables)
             elif isinstance(node, (ast.Break, ast.Continue)):
-                raise _Exit("break" if isinstance(node, ast.Break) else "continue")
+                raise Exit("break" if isinstance(node, ast.Break) else "continue")
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 variables[node.name] = Unknown(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -257,7 +205,7 @@ class _Runner:
                 self.block(node.body, variables)
             except Raised as raised:
                 if raised.in_subtest(node):
-                    raise _Undecided(_Doubt(f"{raised.name} raised inside a subTest")) from None
+                    raise Undecided(Doubt(f"{raised.name} raised inside a subTest")) from None
                 handler = raised.handler(node)
                 if handler is None:
                     raise
@@ -288,8 +236,8 @@ class _Runner:
         if exception is not None and ast.unparse(exception) in _SKIP_EXCEPTIONS:
             arguments = node.exc.args if isinstance(node.exc, ast.Call) else []
             reason = self.evaluator.value(arguments[0], variables) if arguments else ""
-            raise Skipped(attributes.text(reason), node.lineno)
-        raise _Exit("raise")  # the test fails: it ran
+            raise Skipped(text(reason), node.lineno)
+        raise Exit("raise")  # the test fails: it ran
 
     def _bind(self, target: ast.expr, result: object, variables: dict[str, object]) -> None:
         if isinstance(target, ast.Name):
@@ -320,20 +268,20 @@ class _Runner:
         """Run a branch on a copy of the variables: ``(how it ended, detail)``."""
         try:
             self.block(statements, variables)
-        except _SkipSignal as signal:
+        except SkipSignal as signal:
             return "skip", signal
-        except _Undecided as undecided:
+        except Undecided as undecided:
             return "undecided", undecided
-        except _Exit as exit_:
+        except Exit as exit_:
             return "exit", exit_
         except Raised:  # the test fails there: that path ends, as run
-            return "exit", _Exit("raise")
+            return "exit", Exit("raise")
         return "next", None
 
     def _if(self, node: ast.If, variables: dict[str, object]) -> None:
-        test = self.evaluator.value(node.test, variables)
-        if attributes.known(test):
-            self.block(node.body if attributes.truth(test) else node.orelse, variables)
+        found = truth_of(self.evaluator.value(node.test, variables))
+        if found is not Truth.TRUTH_VALUE_UNKNOWN:
+            self.block(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
             return
         if self._inert(node):
             self._apply_effects([node], variables, condition=node.test)
@@ -355,7 +303,7 @@ class _Runner:
     ) -> None:
         """Statements that cannot skip are not run: what they assign becomes unknown, and a path
         they may end makes later skips undecided."""
-        doubt = _Doubt(condition, dict(variables)) if condition is not None else None
+        doubt = Doubt(condition, dict(variables)) if condition is not None else None
         for statement in statements:
             found = effects(statement, self.skipping_helpers)
             for name in found.names:
@@ -365,7 +313,7 @@ class _Runner:
                 if isinstance(owner, Config):
                     variables[name] = owner.with_value(attribute, Unknown(f"{name}.{attribute}"))
             if found.ends is not None:
-                self.frame.pending.append(doubt or _Doubt(found.ends))
+                self.frame.pending.append(doubt or Doubt(found.ends))
                 self.frame.forks_ended += 1  # a loop around it may skip what follows in its body
 
     def _fork(
@@ -385,11 +333,11 @@ class _Runner:
         if "undecided" in kinds:
             raise next(detail for kind, detail in outcomes if kind == "undecided")
         if "skip" in kinds:
-            raise _Undecided(_Doubt(condition, dict(variables)))
+            raise Undecided(Doubt(condition, dict(variables)))
         if kinds == {"exit"}:
             raise outcomes[0][1]
         if "exit" in kinds:
-            self.frame.pending.append(_Doubt(condition, dict(variables)))
+            self.frame.pending.append(Doubt(condition, dict(variables)))
             self.frame.forks_ended += 1
         going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
         merge_branches(variables, going_on)
@@ -419,18 +367,9 @@ class _Runner:
             self._bind(node.target, item, variables)
             try:
                 self.block(node.body, variables)
-            except _Exit as exit_:
+            except Exit as exit_:
                 if exit_.kind == "break":
                     return
                 if exit_.kind != "continue":
                     raise
         self.block(node.orelse, variables)
-
-
-def _describe(node: ast.AST) -> str:
-    """The condition a verdict names: an ``if``'s test, a loop's header, a statement's first line."""
-    if isinstance(node, ast.For):
-        return f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
-    if isinstance(node, ast.While):
-        return f"while {ast.unparse(node.test)}"
-    return ast.unparse(node).splitlines()[0]

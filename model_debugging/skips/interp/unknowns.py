@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.interp.handlers import Handlers
 from model_debugging.skips.interp.values import Signal, Tensor, Unknown
-from model_debugging.skips.models.generation_cache.model_calls import ModelOutputs
 
 # Comprehensions bind their own names: only their first iterable is evaluated in the test's scope.
 _COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
-def explain(evaluate, condition: ast.AST, variables: dict[str, object]) -> str:
+def explain(evaluate, condition: ast.AST, variables: dict[str, object], handlers: Handlers) -> str:
     """Which value keeps ``condition`` (an ``if``'s test or a loop) from being known, and why.
 
-    ``evaluate(node, variables)`` is the evaluator of the test (``Evaluator.value``). Returns "" when
-    every part of the condition is known (the doubt then comes from elsewhere)."""
+    ``evaluate(node, variables)`` is the evaluator of the test (``Evaluator.value``); ``handlers``
+    explain a compared value of an API's kind (a model's outputs). Returns "" when every part of the
+    condition is known (the doubt then comes from elsewhere)."""
     node = condition.iter if isinstance(condition, ast.For) else getattr(condition, "test", condition)
     if not isinstance(node, ast.expr):
         return ""
@@ -33,13 +34,11 @@ def explain(evaluate, condition: ast.AST, variables: dict[str, object]) -> str:
     origin = value.node if isinstance(value, Unknown) and value.node is not None else None
     if isinstance(part, ast.Name) and origin is not None and ast.unparse(origin) != part.id:
         return f"`{part.id}` (= `{ast.unparse(origin)}`) {_why(origin, value)}"
-    outputs = [
-        item
-        for item in getattr(part, "comparators", ())
-        if isinstance(_value(evaluate, item, scope), ModelOutputs)
-    ]
-    if isinstance(part, ast.Compare) and outputs:
-        return f"which outputs `{ast.unparse(outputs[0])}` holds is only known by running the model"
+    if isinstance(part, ast.Compare):
+        for item in part.comparators:
+            explained = handlers.explained(_value(evaluate, item, scope), ast.unparse(item))
+            if explained is not None:
+                return explained
     return f"`{ast.unparse(part)}` {_why(part, value)}"
 
 

@@ -172,6 +172,37 @@ class Builtin:
     name: str
 
 
+class _Absent:
+    """The type of :data:`ABSENT`."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+# An attribute or name that surely does not exist (``hasattr`` is False): distinct from None, a value.
+ABSENT = _Absent()
+
+
+@dataclass(frozen=True)
+class Returns:
+    """What calling a method whose body is one ``return <expression>`` gives: the interpreter runs
+    ``expression`` with ``bindings`` (``cls`` bound to the class, for a library class method)."""
+
+    expression: ast.expr
+    bindings: tuple[tuple[str, object], ...]
+
+
+class _Unhandled:
+    """The type of :data:`UNHANDLED`."""
+
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+# What a handler gives for a question that is not its own: the interpreter asks on (or decides itself).
+UNHANDLED = _Unhandled()
+
+
 # What Python's own operations raise on known values of the wrong kind or content (a key a dict
 # lacks, a string added to a number): the test fails there, through handlers the interpreter does not
 # follow, so the value is one only the run knows.
@@ -191,41 +222,33 @@ class Signal(Exception):  # noqa: N818 - control flow, not an error
     """The run of a test changes course (it skips, ends, or cannot be followed): never swallowed."""
 
 
+class Raised(Signal):  # noqa: N818 - control flow: the library raises, the evaluator follows it
+    """A call the library's source shows raising ``name`` (``NotImplementedError``): a ``try`` whose
+    handler names it runs that handler; inside ``self.subTest`` it is undecided; anywhere else the
+    test ends there, as run."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+    def handler(self, node: ast.With | ast.Try) -> ast.ExceptHandler | None:
+        """The first ``except X`` / ``except (X, Y)`` / bare ``except`` of ``node`` that catches it."""
+        names = (self.name, "Exception", "BaseException")
+        for handler in getattr(node, "handlers", ()):
+            types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if handler.type is None or any(ast.unparse(item).rsplit(".", 1)[-1] in names for item in types):
+                return handler
+        return None
+
+    @staticmethod
+    def in_subtest(node: ast.With | ast.Try) -> bool:
+        """``with self.subTest(...)``: unittest records the exception there and the test goes on."""
+        return any("subTest" in ast.unparse(item.context_expr) for item in getattr(node, "items", ()))
+
+
 class Skipped(Signal):  # noqa: N818 - it is a skip, not an error
     """Raised through the evaluator when the test reaches ``self.skipTest`` (``reason``, ``line``)."""
 
     def __init__(self, reason: str, line: int):
         super().__init__(reason)
         self.reason, self.line = reason, line
-
-
-@dataclass
-class Pending:
-    """Paths of the test that already ended as run under a condition the evaluator could not decide."""
-
-    conditions: list[str] = field(default_factory=list)
-
-
-def compared_number(value: object, left: object, right: object) -> bool:
-    """``value`` is compared with None and is an unknown written as arithmetic on numbers and names
-    (a tester's ``vocab_size - 1``): a number, never None."""
-    if (left is not None and right is not None) or not isinstance(value, Unknown) or value.node is not None:
-        return False
-    node = source_expression(value)
-    return isinstance(node, ast.BinOp) and all(
-        isinstance(
-            part,
-            (
-                ast.BinOp,
-                ast.Name,
-                ast.Constant,
-                ast.Attribute,
-                ast.UnaryOp,
-                ast.operator,
-                ast.unaryop,
-                ast.expr_context,
-            ),
-        )
-        and not (isinstance(part, ast.Constant) and not isinstance(part.value, (int, float)))
-        for part in ast.walk(node)
-    )

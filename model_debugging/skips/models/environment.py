@@ -14,6 +14,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+from model_debugging.skips.interp.values import UNHANDLED, Unknown
+from model_debugging.skips.models.registry import HANDLERS
+from model_debugging.skips.models.torch_nn import torch_package_attribute
+
 # `torch_device` and `get_device_properties()` as on a recent CUDA GPU (compute capability 9.0).
 DEVICE = "cuda"
 DEVICE_PROPERTIES = ("cuda", 9, 0)
@@ -159,3 +163,41 @@ def installed_branch(node: ast.expr) -> ast.expr:
     ):
         node = node.body
     return node
+
+
+@HANDLERS.name
+def _environment_name(facts: object, name: str, unknown: Unknown) -> object:
+    found = name_value(name)
+    return UNHANDLED if found is None else found
+
+
+@HANDLERS.attribute(Namespace, Release)
+def _environment_attribute(
+    facts: object, owner: object, name: str, unknown: Unknown, missing: object
+) -> object:
+    found = attribute(owner, name)
+    if found is None and owner == TORCH:
+        found = torch_package_attribute(name)
+    return unknown if found is None else found
+
+
+@HANDLERS.call(Function)
+def _environment_call(
+    facts: object,
+    function: Function,
+    arguments: list[object],
+    keywords: dict[str, object],
+    unpacked: object,
+    unknown: Unknown,
+) -> object:
+    found = call(function, arguments)
+    return unknown if found is None else found
+
+
+@HANDLERS.comparison
+def _versions(facts: object, operator: ast.cmpop, left: object, right: object) -> object:
+    """A version guard: the machine's installed versions are newer than any a test names."""
+    if not isinstance(left, Release) and not isinstance(right, Release):
+        return UNHANDLED
+    found = compare(operator, left, right)
+    return UNHANDLED if found is None else found

@@ -1,12 +1,17 @@
 """Module values that are not models of the library (torch modules and the rest of an instance's
-modules together), and ``isinstance`` questions on module values."""
+modules together), ``nn`` in a common file, and ``isinstance`` questions on module values.
+
+Registered in :data:`~model_debugging.skips.models.registry.HANDLERS`.
+"""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
-from model_debugging.skips.interp.values import Builtin, ModelClass, ModelInstance, Unknown
+from model_debugging.skips.interp.values import UNHANDLED, Builtin, ModelClass, ModelInstance, Unknown
 from model_debugging.skips.models.pretrained_model.model_configs import is_model
+from model_debugging.skips.models.registry import HANDLERS
 from model_debugging.skips.models.test_class.context import TestClassFacts
 
 
@@ -143,3 +148,33 @@ def torch_attribute(owner: object, name: str, unknown: Unknown) -> object:
     if isinstance(owner, TorchClass) and name == "__name__":
         return owner.name
     return unknown
+
+
+@HANDLERS.name
+def _nn(facts: TestClassFacts, name: str, unknown: Unknown) -> object:
+    """The common files' ``from torch import nn``."""
+    return TORCH_NN if name == "nn" and facts.library is not None else UNHANDLED
+
+
+@HANDLERS.attribute(TorchNamespace, TorchModule, TorchClass)
+def _torch_attribute(
+    facts: TestClassFacts, owner: object, name: str, unknown: Unknown, missing: object
+) -> object:
+    return torch_attribute(owner, name, unknown)
+
+
+@HANDLERS.builtin("isinstance")
+def _isinstance(facts: TestClassFacts, name: str, arguments: list[object], unknown: Unknown) -> object:
+    verdict = is_instance(facts, *arguments[:2]) if len(arguments) == 2 else None
+    return unknown if verdict is None else verdict
+
+
+@HANDLERS.comparison
+def _module_against_none(facts: TestClassFacts, operator: ast.cmpop, left: object, right: object) -> object:
+    """A module a constructor built (or the model itself, or a model class) is never None."""
+    if not isinstance(operator, (ast.Is, ast.IsNot)) or None not in (left, right):
+        return UNHANDLED
+    other = right if left is None else left
+    if is_module(other) or isinstance(other, ModelClass):
+        return isinstance(operator, ast.IsNot)
+    return UNHANDLED

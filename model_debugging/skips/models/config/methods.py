@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.interp.values import Config, Unknown
-from model_debugging.skips.models.attributes import config_value
+from model_debugging.skips.interp.values import ABSENT, Config, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS, is_configuration
+from model_debugging.skips.models.config.values import config_value
 from model_debugging.skips.models.generation_cache.model_outputs import method_definition
-from model_debugging.skips.models.test_class.context import ABSENT, TestClassFacts
+from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.records.library import LibraryClass
 
 CONFIG_METHODS = frozenset({"get_text_config", "to_dict"})

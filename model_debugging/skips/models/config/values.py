@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from model_debugging.skips.interp.values import Config, ConfigClass, Method, ModelClass, Unknown
+from model_debugging.skips.interp.values import ABSENT, Config, ConfigClass, Method, ModelClass, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS, is_configuration
 from model_debugging.skips.models.config.kwargs import keeps_keyword
 from model_debugging.skips.models.config.post_init_values import NOT_READ, post_init_value
 from model_debugging.skips.models.config.sub_configs import sub_config, sub_config_value
-from model_debugging.skips.models.test_class.context import ABSENT, KeywordsRest, TestClassFacts
+from model_debugging.skips.models.test_class.context import KeywordsRest, TestClassFacts
 from model_debugging.skips.records.library import (
     ClassName,
     EnvironmentValue,

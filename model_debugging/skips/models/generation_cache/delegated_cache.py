@@ -23,12 +23,12 @@ configuration decides). A switch that turns the cache off only matters when the 
 
 from __future__ import annotations
 
-from model_debugging.skips.interp.values import Config, ModelInstance, Unknown
+from model_debugging.skips.interp.values import ABSENT, Config, ModelInstance, Unknown
 from model_debugging.skips.models.config.values import config_value
 from model_debugging.skips.models.generation_cache import cache_building, model_outputs
 from model_debugging.skips.models.generation_cache.cache_switches import switched_off
 from model_debugging.skips.models.pretrained_model import modules
-from model_debugging.skips.models.test_class.context import ABSENT, TestClassFacts
+from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.records.library import ClassName, LibraryClass
 from model_debugging.skips.resolve.library import Library
 

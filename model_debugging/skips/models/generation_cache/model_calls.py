@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_debugging.skips.interp.values import Config, ModelInstance, Unknown
+from model_debugging.skips.interp.values import ABSENT, Config, ModelInstance, Unknown
 from model_debugging.skips.models.config.methods import text_config
 from model_debugging.skips.models.config.values import config_value
 from model_debugging.skips.models.generation_cache import cache_building, model_outputs
 from model_debugging.skips.models.generation_cache.cache_switches import switched_off
 from model_debugging.skips.models.generation_cache.delegated_cache import delegated_cache, held_cache
 from model_debugging.skips.models.pretrained_model import modules
-from model_debugging.skips.models.test_class.context import ABSENT, TestClassFacts
+from model_debugging.skips.models.test_class.context import TestClassFacts
 
 _CACHE = "past_key_values"
 

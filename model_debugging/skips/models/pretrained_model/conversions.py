@@ -13,11 +13,11 @@ depth, of a known class); a model that builds what cannot be followed leaves the
 
 from __future__ import annotations
 
-from model_debugging.skips.interp.values import Config, ModelInstance, Unknown
+from model_debugging.skips.interp.values import ABSENT, Config, ModelInstance, Unknown
 from model_debugging.skips.models.config.values import config_value
 from model_debugging.skips.models.pretrained_model import modules
 from model_debugging.skips.models.pretrained_model.model_configs import config_class
-from model_debugging.skips.models.test_class.context import ABSENT, TestClassFacts
+from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.parse.library.read import CONVERSION_MAPPING
 from model_debugging.skips.resolve.library import MISSING
 

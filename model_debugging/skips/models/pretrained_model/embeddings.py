@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.interp.values import ModelInstance, Signal, Unknown
+from model_debugging.skips.interp.values import ModelInstance, Raised, Unknown
 from model_debugging.skips.models.base_classes import BASE_MODEL
 from model_debugging.skips.models.test_class.context import TestClassFacts
 
@@ -92,11 +92,9 @@ def _searched(facts: TestClassFacts, model: ModelInstance, unknown: Unknown, dep
 def _get(facts: TestClassFacts, owner: object, name: str, unknown: Unknown) -> object:
     """``getattr(owner, name)`` on an instance of a library class: the value or :data:`_ABSENT`;
     raises :class:`_Undecidable` when only the run knows."""
-    from model_debugging.skips.models.attributes import attribute  # attributes imports this module
-
     if not isinstance(owner, ModelInstance):
         raise _Undecidable
-    value = attribute(facts, owner, name, unknown, missing=_ABSENT)
+    value = facts.handlers.attribute_of(facts, owner, name, unknown, missing=_ABSENT)
     if isinstance(value, Unknown):
         raise _Undecidable
     return value
@@ -104,27 +102,3 @@ def _get(facts: TestClassFacts, owner: object, name: str, unknown: Unknown) -> o
 
 class _Undecidable(Exception):  # noqa: N818 - control flow inside this module
     """A step of the search only the run can take."""
-
-
-class Raised(Signal):  # noqa: N818 - control flow: the library raises, the evaluator follows it
-    """A call the library's source shows raising ``name`` (``NotImplementedError``): a ``try`` whose
-    handler names it runs that handler; inside ``self.subTest`` it is undecided; anywhere else the
-    test ends there, as run."""
-
-    def __init__(self, name: str):
-        super().__init__(name)
-        self.name = name
-
-    def handler(self, node: ast.With | ast.Try) -> ast.ExceptHandler | None:
-        """The first ``except X`` / ``except (X, Y)`` / bare ``except`` of ``node`` that catches it."""
-        names = (self.name, "Exception", "BaseException")
-        for handler in getattr(node, "handlers", ()):
-            types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            if handler.type is None or any(ast.unparse(item).rsplit(".", 1)[-1] in names for item in types):
-                return handler
-        return None
-
-    @staticmethod
-    def in_subtest(node: ast.With | ast.Try) -> bool:
-        """``with self.subTest(...)``: unittest records the exception there and the test goes on."""
-        return any("subTest" in ast.unparse(item.context_expr) for item in getattr(node, "items", ()))

@@ -15,6 +15,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.truth import known, truth
+from model_debugging.skips.interp.values import ABSENT as NOT_SET
 from model_debugging.skips.interp.values import Config, ModelClass, ModelInstance, ModuleName, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS, BASE_MODEL, is_configuration
 from model_debugging.skips.models.config.sub_configs import sub_config
@@ -34,7 +37,6 @@ from model_debugging.skips.models.pretrained_model.module_tree import (
     following,
     possible_models,
 )
-from model_debugging.skips.models.test_class.context import ABSENT as NOT_SET
 from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.models.torch_nn import OtherModules, TorchModule, is_torch_instance
 from model_debugging.skips.records.library import ClassName, LibraryClass
@@ -142,12 +144,10 @@ def _read_auto_parts(facts: TestClassFacts, model: ModelInstance) -> dict[str, L
     """The classes the run's configuration has for the sub-configurations declared ``AutoConfig``
     (or the base configuration class, which equally leaves the class to the dict passed); the parts
     of a part whose dict was read come under dotted keys (``vlm_config.vision_config``)."""
-    from model_debugging.skips.models.attributes import attribute  # attributes imports this module
-
     parts: dict[str, LibraryClass] = {}
     config = model.config
     for key in _open_parts(facts, config):
-        part = attribute(facts, config, key, Unknown(key))
+        part = facts.handlers.attribute_of(facts, config, key, Unknown(key))
         if not isinstance(part, Config) or part.info is None:
             continue
         parts[key] = part.info
@@ -274,9 +274,6 @@ def _chosen(facts: TestClassFacts, model: ModelInstance, value: object) -> Assig
 
 def _holds(facts: TestClassFacts, model: ModelInstance, condition: str) -> bool | None:
     """Whether a condition on the configuration alone (``config.num_labels > 0``) holds for ``model``."""
-    from model_debugging.skips.interp.expressions import Evaluator
-    from model_debugging.skips.models.attributes import known, truth  # attributes imports this module
-
     copies = configuration_copies(facts.library, model.info)
     tree = _SelfCopies(copies).visit(ast.parse(condition, mode="eval").body)
     if any(isinstance(node, ast.Name) and node.id != "config" for node in ast.walk(tree)):

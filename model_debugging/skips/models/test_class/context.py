@@ -6,16 +6,29 @@ import ast
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
+from model_debugging.skips.interp.handlers import Handlers
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
-if TYPE_CHECKING:
-    from model_debugging.skips.models.tester.inputs import TesterCommon
 
-# Returned by the lookups below when the name is not there at all.
-ABSENT = object()
+@dataclass(frozen=True)
+class TesterCommon:
+    """What ``prepare_config_and_inputs_for_common`` returns, as far as its source tells.
+
+    ``config``: what the tester sets on the configuration after ``get_config()`` (``()`` when
+    nothing), None when it cannot be followed (handed to a function not read, changed in a loop,
+    built otherwise). ``inputs``: the dict, None when it is not read as a dict with string keys.
+    ``passed``: the names a configuration built in the method itself (``XConfig(key=...)``) was
+    given or set, None when it comes from ``get_config()`` or is unknown.
+    """
+
+    config: tuple[tuple[str, object], ...] | None
+    inputs: dict[str, object] | None
+    passed: frozenset[str] | None = None
+
+
+UNREAD = TesterCommon((), None)  # the method could not be followed: the configuration is taken as built
 
 
 class KeywordsRest(Enum):
@@ -61,6 +74,8 @@ class TestClassFacts:
     config_rest: KeywordsRest = KeywordsRest.DEFAULT  # what a name config_keywords leaves out holds
     # a module-level function of the common files that a test calls with itself, by name
     module_function: Callable[[str], ast.FunctionDef | None] | None = None
+    # what the APIs the test reaches do (the models' table); set by the decision floor
+    handlers: Handlers | None = field(default=None, compare=False, repr=False)
     # answers kept for this test class (its facts live within one model's library recording, so a
     # kept answer's reads are already in the recording that asks again)
     kept: dict[Hashable, object] = field(default_factory=dict, compare=False, repr=False)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from model_debugging.skips.interp.values import AutoMapping, Helper, Unknown
+from model_debugging.skips.interp.values import ABSENT, AutoMapping, Helper, Unknown
 from model_debugging.skips.models import environment
-from model_debugging.skips.models.test_class.context import ABSENT, KeywordsRest, TestClassFacts
+from model_debugging.skips.models.test_class.context import KeywordsRest, TestClassFacts
 from model_debugging.skips.models.test_class.imported_names import imported_models
 from model_debugging.skips.models.test_class.overrides import MODEL_FILES, HelperOverrides
 from model_debugging.skips.models.tester.config import config_keywords, mutated_attributes

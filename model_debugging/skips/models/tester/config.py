@@ -14,8 +14,7 @@ import ast
 import copy
 from collections.abc import Callable
 
-from model_debugging.skips.interp.values import Unknown, source_expression
-from model_debugging.skips.models.test_class.context import ABSENT
+from model_debugging.skips.interp.values import ABSENT, Unknown, source_expression
 
 
 def config_keywords(

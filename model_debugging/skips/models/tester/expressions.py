@@ -13,8 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from model_debugging.skips.interp.values import VALUE_COMPARISONS, Tensor, Unknown
-from model_debugging.skips.models.test_class.context import ABSENT
+from model_debugging.skips.interp.values import ABSENT, VALUE_COMPARISONS, Tensor, Unknown
 from model_debugging.skips.models.tester import tensors as tester_tensors
 from model_debugging.skips.models.tester.parameters import (
     GiveUp,

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from model_debugging.skips.interp.values import Tensor, Unknown
-from model_debugging.skips.models.test_class.context import ABSENT
+from model_debugging.skips.interp.values import ABSENT, Tensor, Unknown
+from model_debugging.skips.models.test_class.context import UNREAD, TesterCommon
 from model_debugging.skips.models.tester import tensors as tester_tensors
 from model_debugging.skips.models.tester.expressions import (
     MAX_DEPTH,
@@ -33,25 +33,6 @@ from model_debugging.skips.models.tester.expressions import (
 from model_debugging.skips.models.tester.parameters import GiveUp, bind_parameters
 
 _COMMON = "prepare_config_and_inputs_for_common"
-
-
-@dataclass(frozen=True)
-class TesterCommon:
-    """What ``prepare_config_and_inputs_for_common`` returns, as far as its source tells.
-
-    ``config``: what the tester sets on the configuration after ``get_config()`` (``()`` when
-    nothing), None when it cannot be followed (handed to a function not read, changed in a loop,
-    built otherwise). ``inputs``: the dict, None when it is not read as a dict with string keys.
-    ``passed``: the names a configuration built in the method itself (``XConfig(key=...)``) was
-    given or set, None when it comes from ``get_config()`` or is unknown.
-    """
-
-    config: tuple[tuple[str, object], ...] | None
-    inputs: dict[str, object] | None
-    passed: frozenset[str] | None = None
-
-
-UNREAD = TesterCommon((), None)  # the method could not be followed: the configuration is taken as built
 
 
 def common_inputs(
