@@ -12,10 +12,12 @@ The trend report (``trend``, ``report_command``) and the pull-request check (``p
 beside the analyzer.
 """
 
+from model_debugging.skips.decide.scope import UnknownTestError
 from model_debugging.skips.records.outcome import Status
 from model_debugging.skips.records.test_files import SkipKind
 from model_debugging.skips.results.scan_result import ClassVerdict, ScanResult, SkippedPair, TestResult
-from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
+from model_debugging.skips.scan import scan_repository
+from model_debugging.skips.source.checkout import CheckoutError
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS, ScanSettings, load_settings
 
 __all__ = [

@@ -16,9 +16,11 @@ from model_debugging.command_line import (
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.skips.decide.scope import UnknownTestError
 from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
-from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
+from model_debugging.skips.scan import scan_repository
+from model_debugging.skips.source.checkout import CheckoutError
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS, load_settings
 from model_debugging.skips.work.progress import ScanProgress
 

@@ -2,8 +2,8 @@
 
 import pickle
 
-from model_debugging.skips.incremental.cache import ParseCache
 from model_debugging.skips.parse import test_file as parse
+from model_debugging.skips.work.entries import ParseCache
 
 MODEL = """
 import unittest
@@ -81,7 +81,7 @@ def test_parallel_parsing_gives_the_same_result(make_repo, scan):
 
 
 def test_default_cache_dir_honours_xdg_cache_home(monkeypatch, tmp_path):
-    from model_debugging.skips.incremental.cache import default_cache_dir
+    from model_debugging.skips.work.entries import default_cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_dir() == tmp_path / "model-debugging" / "scan"

@@ -1,8 +1,8 @@
 """The record store keeps in memory only the records it is told to pin; the others come back on demand."""
 
-from model_debugging.skips.incremental.cache import ParseCache
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.test_files import ParsedFile
+from model_debugging.skips.work.entries import ParseCache
 
 BERT = "tests/models/bert/test_modeling_bert.py"
 ROBERTA = "tests/models/roberta/test_modeling_roberta.py"

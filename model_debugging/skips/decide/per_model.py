@@ -19,11 +19,12 @@ from typing import Any
 
 from model_debugging.skips.decide.runtime_checks import RuntimeChecks
 from model_debugging.skips.decide.verdicts import collect_test_classes, model_outcome
-from model_debugging.skips.incremental.memory import Reads
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.records.test_files import ParseError
-from model_debugging.skips.resolve.classes import ClassRef, Resolver, module_name
+from model_debugging.skips.resolve.classes import ClassRef, Resolver
+from model_debugging.skips.resolve.library_reads import Reads
+from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.work.collector import collector_paused
 from model_debugging.skips.work.pool import worker_pool
 

@@ -13,16 +13,18 @@ from model_debugging.skips.decide.common_definitions import (
     override_to_evaluate,
     read_common_definitions,
 )
-from model_debugging.skips.incremental.cache import ParseCache, analyzer_version, cache_key
-from model_debugging.skips.interp.statements import RuntimeVerdict, evaluate_test
+from model_debugging.skips.interp.outcome import RuntimeVerdict
+from model_debugging.skips.interp.statements import evaluate_test
 from model_debugging.skips.models.table import model_handlers
 from model_debugging.skips.models.test_class.context import TestClassFacts
 from model_debugging.skips.models.test_class.facts import class_facts, mapping_names
-from model_debugging.skips.parse.library.load import load_library
+from model_debugging.skips.parse.library.load import read_library
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
 from model_debugging.skips.resolve.collect import CollectedClass
 from model_debugging.skips.resolve.library import Library
 from model_debugging.skips.source.files import read_source
+from model_debugging.skips.work.collector import collector_paused
+from model_debugging.skips.work.entries import ParseCache, analyzer_version, cache_key
 from model_debugging.skips.work.progress import Phase
 
 # Decorator factories: written without a call (`@is_flaky`), they replace the test by the factory's
@@ -158,11 +160,12 @@ def load_runtime_checks(
     phase: Phase | None = None,
 ) -> RuntimeChecks:
     """Read the library (cached per file) and the common files; says once on stderr when there is no
-    library. ``keys``, ``record_keys`` and ``phase`` go to :func:`load_library`."""
-    library, errors = load_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase)
-    if library is None:
+    library. ``keys``, ``record_keys`` and ``phase`` go to :func:`read_library`."""
+    records, errors = read_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase)
+    if records is None:
         print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
-        library = Library(())
+    with collector_paused():  # the index built from the records lives on
+        library = Library(records or (), repo if records is not None else None)
     for error in errors:
         print(error, file=sys.stderr)
     return runtime_checks(repo, library, common_paths, cache)

@@ -1,6 +1,6 @@
 """What a full scan keeps for the next one, so that a library change re-evaluates only what read it.
 
-A full scan leaves a :class:`~model_debugging.skips.incremental.cache.ScanSnapshot` in the parse cache, found
+A full scan leaves a :class:`~model_debugging.skips.work.entries.ScanSnapshot` in the parse cache, found
 again by the content of the test files it scanned (an exported copy of the same tests, such as the
 PR check's base side, finds it too), and beside it a :class:`ScanMemory`: each model's outcomes
 with what their evaluation read in the library (recorded by
@@ -26,13 +26,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from model_debugging.skips.incremental.cache import ParseCache, ScanSnapshot, analyzer_version, cache_key
+from model_debugging.skips.incremental.snapshot import ScanSnapshot
 from model_debugging.skips.parse.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.records.library import LibraryFile
 from model_debugging.skips.records.outcome import Outcome
-from model_debugging.skips.resolve.library import FactKey, LibraryReads
+from model_debugging.skips.resolve.library_reads import FactKey, Reads
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.settings import ScanSettings
+from model_debugging.skips.work.entries import ParseCache, analyzer_version, cache_key
 
 
 @dataclass
@@ -49,59 +50,6 @@ class ScanStats:
     models_evaluated: int = 0
     library_files_loaded: int = 0
     library_causes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Reads:
-    """What one evaluation read in the library (frozen :class:`LibraryReads`): the files whose
-    imports, functions or mappings it read, the classes (file, name), the files whose texts it read,
-    the names it looked up, and the facts it asked for with their values. ``fact_reads``, what
-    computing each fact read, travels with a model's reads until the memory keeps it once per fact."""
-
-    files: frozenset[str] = frozenset()
-    classes: frozenset[tuple[str, str]] = frozenset()
-    names: frozenset[str] = frozenset()
-    texts: frozenset[str] = frozenset()
-    facts: tuple[tuple[FactKey, Hashable], ...] = ()
-    fact_reads: tuple[tuple[FactKey, Reads], ...] = ()
-
-    @classmethod
-    def of(cls, reads: LibraryReads) -> Reads:
-        return cls(
-            frozenset(reads.files),
-            frozenset(reads.classes),
-            frozenset(reads.names),
-            frozenset(reads.texts),
-            tuple(reads.facts.items()),
-            tuple((key, cls.of(fact)) for key, fact in reads.fact_reads.items()),
-        )
-
-    def touches(self, changes: LibraryChanges) -> bool:
-        """Whether it read one of the parts of records, texts, names or facts that ``changes`` lists."""
-        return (
-            not self.classes.isdisjoint(changes.classes)
-            or not self.files.isdisjoint(changes.files)
-            or not self.texts.isdisjoint(changes.texts)
-            or not self.names.isdisjoint(changes.names)
-            or any(key in changes.facts for key, _ in self.facts)
-        )
-
-    def record_paths(self) -> set[str]:
-        """The files whose records it read."""
-        return set(self.files) | {path for path, _ in self.classes}
-
-    def within(
-        self, loaded: set[str], records: Mapping[str, str], defined_in: Mapping[str, tuple[str, ...]]
-    ) -> bool:
-        """Whether every library file read, and every file defining a name looked up, is in ``loaded``
-        (``records``: every library file; other files, read as text, need no loading)."""
-        return all(path in loaded for path in self.record_paths() if path in records) and all(
-            loaded.issuperset(defined_in.get(name, ())) for name in self.names
-        )
-
-    def kept(self) -> Reads:
-        """Without ``fact_reads`` (what the memory keeps per model)."""
-        return dataclasses.replace(self, fact_reads=()) if self.fact_reads else self
 
 
 @dataclass(frozen=True)

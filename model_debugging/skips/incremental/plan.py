@@ -14,18 +14,18 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from model_debugging.skips.incremental.cache import ParseCache
 from model_debugging.skips.incremental.memory import (
     LibraryChanges,
     ModelEntry,
-    Reads,
     ScanMemory,
     library_records,
 )
 from model_debugging.skips.records.library import LibraryClass, LibraryFile
-from model_debugging.skips.resolve.library import FactKey, Library
+from model_debugging.skips.resolve.library import Library
+from model_debugging.skips.resolve.library_reads import FactKey, Reads
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.results.summary import TestSummary
+from model_debugging.skips.work.entries import ParseCache
 
 
 def library_changes(
@@ -146,7 +146,7 @@ def recomputed_facts(
     and reads). A fact is computed again when what it read changed, on a library of the files it
     read plus the changed ones; on the whole library (``whole``, built when needed) when that is
     not enough."""
-    stale = [key for key, (_, reads) in memory.facts.items() if reads.touches(changes)]
+    stale = [key for key, (_, reads) in memory.facts.items() if touches(reads, changes)]
     if not stale:
         return changes, {}
     paths = needed_files((memory.facts[key][1] for key in stale), index) | set(changes.texts)
@@ -167,9 +167,9 @@ def recomputed_facts(
 
 def models_to_evaluate(memory: ScanMemory, changes: LibraryChanges) -> frozenset[str]:
     """The models that read a change (all of them when what every model reads changed)."""
-    if memory.shared.touches(changes):
+    if touches(memory.shared, changes):
         return frozenset(model for model, _ in memory.models)
-    return frozenset(model for model, entry in memory.models if entry.reads.touches(changes))
+    return frozenset(model for model, entry in memory.models if touches(entry.reads, changes))
 
 
 def causes_of(
@@ -236,3 +236,14 @@ def refolded(previous: ScanResult, memory: ScanMemory, entries: Mapping[str, Mod
             summary.add(model, entry.outcomes[index])
         tests[name] = summary.result()
     return ScanResult(tests, previous.errors)
+
+
+def touches(reads: Reads, changes: LibraryChanges) -> bool:
+    """Whether ``reads`` read one of the parts of records, texts, names or facts that ``changes`` lists."""
+    return (
+        not reads.classes.isdisjoint(changes.classes)
+        or not reads.files.isdisjoint(changes.files)
+        or not reads.texts.isdisjoint(changes.texts)
+        or not reads.names.isdisjoint(changes.names)
+        or any(key in changes.facts for key, _ in reads.facts)
+    )

@@ -6,10 +6,10 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from model_debugging.skips.incremental.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.records.test_files import ParsedFile, ParseError
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.work.collector import collector_paused
+from model_debugging.skips.work.entries import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.work.pool import worker_pool
 from model_debugging.skips.work.progress import Phase
 

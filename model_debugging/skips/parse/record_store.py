@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from model_debugging.skips.incremental.cache import ParseCache
 from model_debugging.skips.parse.batch import iter_parsed
 from model_debugging.skips.records.test_files import ParsedFile, ParseError
-from model_debugging.skips.resolve.classes import imported_modules, module_name
+from model_debugging.skips.source.modules import imported_modules, module_name
+from model_debugging.skips.work.entries import ParseCache
 
 
 class RecordStore:

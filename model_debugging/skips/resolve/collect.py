@@ -26,7 +26,8 @@ from model_debugging.skips.records.test_files import (
     SkipKind,
 )
 from model_debugging.skips.resolve.calls import method_skip, name_skips
-from model_debugging.skips.resolve.classes import ClassRef, Resolver, module_name
+from model_debugging.skips.resolve.classes import ClassRef, Resolver
+from model_debugging.skips.source.modules import module_name
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
 BASELINE_CONDITIONS = frozenset({"require_torch"})

@@ -14,7 +14,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_debugging.skips.incremental import cache
+from model_debugging.skips.incremental.snapshot import ScanSnapshot
+from model_debugging.skips.work import entries as cache
 from tests.support import synthetic
 from tests.support.scanning import scan_json
 
@@ -54,7 +55,7 @@ def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, singl
         assert scan_json(repo, cache_dir=cache_dir, jobs=1) == (EXPECTED, [])
         entries = sorted(cache_dir.rglob("*.pickle"))
         snapshot = next(
-            entry for entry in entries if isinstance(pickle.loads(entry.read_bytes())[1], cache.ScanSnapshot)
+            entry for entry in entries if isinstance(pickle.loads(entry.read_bytes())[1], ScanSnapshot)
         )
         damaged = set()
         for index, (damage, cut, noise) in enumerate(damages):

@@ -7,11 +7,10 @@ import os
 import re
 from pathlib import Path
 
-from model_debugging.skips.incremental.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.records.library import LibraryFile
-from model_debugging.skips.resolve.library import Library
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER
 from model_debugging.skips.work.collector import collector_paused
+from model_debugging.skips.work.entries import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.work.pool import worker_pool
 from model_debugging.skips.work.progress import Phase
 
@@ -114,7 +113,7 @@ def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
     return records
 
 
-def load_library(
+def read_library(
     repo: Path,
     cache: ParseCache | None,
     *,
@@ -122,8 +121,9 @@ def load_library(
     keys: dict[str, str] | None = None,
     record_keys: dict[str, str] | None = None,
     phase: Phase | None = None,
-) -> tuple[Library | None, list[str]]:
-    """The checkout's :class:`Library` (None without ``src/``) and the files that could not be read.
+) -> tuple[list[LibraryFile] | None, list[str]]:
+    """The records of the checkout's library files (None without ``src/``) and the files that could
+    not be read.
 
     The content key of every file read goes to ``keys`` (the scan snapshot checks them next time),
     the cache key of its record to ``record_keys`` (a rescan compares the old record with the new).
@@ -144,7 +144,7 @@ def _load(
     keys: dict[str, str] | None,
     record_keys: dict[str, str] | None,
     phase: Phase | None,
-) -> tuple[Library, list[str]]:
+) -> tuple[list[LibraryFile], list[str]]:
     records: list[LibraryFile] = []
     cold: list[tuple[str, str]] = []
     for path in library_paths(repo, root):
@@ -181,4 +181,4 @@ def _load(
                 if phase is not None:
                     phase.advance()
     errors = [record.error for record in records if record.error is not None]
-    return Library(records, repo), errors
+    return records, errors

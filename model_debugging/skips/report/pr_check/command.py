@@ -28,7 +28,7 @@ from model_debugging.skips.report.pr_check.introduced import find_introduced_ski
 from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
 from model_debugging.skips.report.settings import load_settings
-from model_debugging.skips.scan import CheckoutError
+from model_debugging.skips.source.checkout import CheckoutError
 from model_debugging.skips.work.progress import ScanProgress
 
 

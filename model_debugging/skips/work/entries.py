@@ -1,10 +1,12 @@
-"""Per-file cache of parse results, keyed by a hash of the tool version, the path and the content.
+"""Entries kept on disk between runs and between processes, keyed by a hash of the format, a name
+and a content: the records of each parsed file (test files and library files), the common files'
+definitions, and what ``skips/incremental/`` keeps of a whole scan.
 
-One pickle per file under the cache directory, and one snapshot per content of the scanned test
-files: a full scan whose files all still have the same content keys is answered from its snapshot
-(``skips/rescan.py`` re-evaluates only what a library change concerns). A missing, damaged or stale entry (other version,
-other key) is ignored and rebuilt; an entry is written to a temporary file renamed over its name, so
-a concurrent or interrupted run never leaves a half-written entry behind.
+One pickle per entry under the cache directory. A missing, damaged or stale entry (other format,
+other key) is a miss, rebuilt by whoever asked; an entry is written to a temporary file renamed
+over its name, so a concurrent or interrupted run never leaves a half-written entry behind. A scan
+run without cache keeps its entries in a scratch folder (:class:`ScratchCache`): they are how the
+records of files a model no longer needs leave memory.
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ import functools
 import hashlib
 import os
 import pickle
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from model_debugging.reporting.atomic import atomic_write_with
 from model_debugging.skips.records.test_files import ParsedFile
-from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.work.collector import collector_paused
 
 # Bump when the records or the parser change meaning: old entries then stop matching.
@@ -75,21 +75,10 @@ def analyzer_version() -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class ScanSnapshot:
-    """A whole scan's answer, the content keys of every file it read, and where its
-    :class:`~model_debugging.skips.incremental.memory.ScanMemory` is kept (``memory_key``)."""
-
-    test_keys: tuple[tuple[str, str], ...]
-    library_keys: tuple[tuple[str, str], ...] | None  # None: the checkout had no library sources
-    result: ScanResult
-    memory_key: str
-
-
 class ParseCache:
-    """Per-file :class:`ParsedFile` entries, plus :class:`ScanSnapshot` entries of whole scans.
+    """Per-file :class:`ParsedFile` entries, and entries of any other kind (:meth:`get_entry`).
 
-    ``get``/``get_snapshot`` return None for a missing, damaged or mismatching entry.
+    The getters return None for a missing, damaged or mismatching entry.
     """
 
     def __init__(self, directory: str | os.PathLike):
@@ -129,12 +118,6 @@ class ParseCache:
 
     def put(self, key: str, parsed: ParsedFile) -> None:
         self._store(key, parsed)
-
-    def get_snapshot(self, key: str) -> ScanSnapshot | None:
-        return self._load(key, ScanSnapshot)
-
-    def put_snapshot(self, key: str, snapshot: ScanSnapshot) -> None:
-        self._store(key, snapshot)
 
     def get_entry(self, key: str, kind: type) -> Any:
         """Any other entry of type ``kind`` (None when missing, damaged or of another type)."""

@@ -1,0 +1,125 @@
+"""A scan from the checkout's files alone: parse, read the library, decide every (model, test) pair.
+
+Nothing here knows of earlier scans: ``skips/incremental/`` wraps :func:`scan` to answer from what
+an earlier scan kept, and keeps what this one read. The records of parsed files go to an entry store
+(the cache, or a scratch folder for one scan): only the shared ones stay in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from model_debugging.skips.decide.per_model import evaluate_models
+from model_debugging.skips.decide.runtime_checks import load_runtime_checks
+from model_debugging.skips.decide.scope import FullScan, ScanScope, check_known
+from model_debugging.skips.parse.record_store import RecordStore
+from model_debugging.skips.records.test_files import ParsedFile
+from model_debugging.skips.resolve.classes import ClassRef
+from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.results.summary import TestSummary
+from model_debugging.skips.source.checkout import models_of, module_path
+from model_debugging.skips.source.modules import module_name
+from model_debugging.skips.source.scanned_paths import TESTS_FOLDER
+from model_debugging.skips.source.settings import ScanSettings
+from model_debugging.skips.work.entries import ParseCache
+from model_debugging.skips.work.progress import ScanProgress, phase_of
+
+# Imports are followed into files under these top-level folders only (never into src/).
+FOLLOW_IMPORTS_UNDER = (TESTS_FOLDER,)
+
+
+def scan(
+    scope: ScanScope,
+    entries: ParseCache,
+    *,
+    test_method_name: str | None = None,
+    progress: ScanProgress | None = None,
+    keep_models: bool = False,
+) -> FullScan:
+    """Decide every common test (or only ``test_method_name``) for every model of ``scope``.
+
+    Records are written to and read back from ``entries``; ``keep_models`` keeps each model's
+    outcomes and reads in the answer. Raises :class:`UnknownTestError` for a test name that is no
+    common test, before the library is read."""
+    keys: dict[str, str] = {}
+    record_keys: dict[str, str] = {}
+    paths = sorted(set(scope.common_paths + scope.model_files))
+    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs)
+    with phase_of(progress, "parsing test files", "file") as phase:
+        imported = parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
+    # Records that other files import stay in memory; the others are read again for their model.
+    store.pin(scope.common_paths)
+    store.pin(sorted(filter(None, map(store.path_of_module, imported))))
+    tests = common_tests(
+        {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings
+    )
+    if test_method_name is not None:  # an unknown name fails before the work
+        check_known(tests, test_method_name)
+        tests = {test_method_name: tests[test_method_name]}
+    with phase_of(progress, "reading the library", "file") as phase:
+        runtime = load_runtime_checks(
+            scope.repo,
+            scope.common_paths,
+            entries,
+            jobs=scope.jobs,
+            keys=keys,
+            record_keys=record_keys,
+            phase=phase,
+        )
+    # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
+    summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
+    kept, evaluated = [], 0
+    by_model = models_of(scope.model_files)
+    with phase_of(progress, "evaluating models", "model") as phase:
+        phase.add(len(by_model))
+        for model, outcomes, reads in evaluate_models(store, runtime, by_model, tests, jobs=scope.jobs):
+            for summary, outcome in zip(summaries.values(), outcomes, strict=True):
+                summary.add(model, outcome)
+            phase.advance()
+            evaluated += 1
+            if keep_models:
+                kept.append((model, outcomes, reads))
+    result = ScanResult({name: summaries.pop(name).result() for name in tests}, store.errors())
+    return FullScan(result, runtime, evaluated, kept, keys, record_keys)
+
+
+def parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
+    """Parse ``paths`` and, transitively, the repository files they import from.
+
+    Returns the names of the modules (under the followed folders) that some parsed file imports.
+    """
+    imported = new = store.parse(paths, FOLLOW_IMPORTS_UNDER, **options)
+    looked_up: set[str] = set()
+    while new:
+        wanted = set()
+        for module in new - looked_up:
+            looked_up.add(module)
+            if store.path_of_module(module) is None:
+                path = module_path(repo, module)
+                if path is not None and path not in store:
+                    wanted.add(path)
+        new = store.parse(sorted(wanted), FOLLOW_IMPORTS_UNDER, **options) if wanted else set()
+        imported = imported | new
+    return imported
+
+
+def common_tests(files: Mapping[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
+    """test name -> (origin, classes of the common files that define it), in file order."""
+    tests: dict[str, tuple[str, set[ClassRef]]] = {}
+    for common in settings.common_test_files:
+        parsed = files.get(common.path)
+        if parsed is None or parsed.error is not None:
+            continue
+        for info in parsed.classes:
+            for method in info.methods:
+                if method.name.startswith("test_"):
+                    _, refs = tests.setdefault(method.name, (common.origin, set()))
+                    tests[method.name] = (
+                        common.origin,
+                        refs | {ClassRef(module_name(common.path), info.name)},
+                    )
+        for name in parsed.test_functions:
+            tests.setdefault(name, (common.origin, set()))
+    return {name: (origin, frozenset(refs)) for name, (origin, refs) in tests.items()}

@@ -1,0 +1,59 @@
+"""What a scan covers and answers, apart from the scan itself (``decide/scan.py``), so that a scan
+answered from the cache imports none of the evaluator."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from model_debugging.command_line import shorten
+from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.source.settings import ScanSettings
+
+if TYPE_CHECKING:
+    from model_debugging.skips.decide.per_model import ModelVerdicts
+    from model_debugging.skips.decide.runtime_checks import RuntimeChecks
+
+
+class UnknownTestError(Exception):
+    """``test_method_name`` is not a common test; ``suggestions`` holds the closest names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name, self.suggestions = name, suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown common test {shorten(repr(name))}{hint}")
+
+
+@dataclass(frozen=True)
+class ScanScope:
+    """What one scan covers: the checkout, its settings, its model and common test files."""
+
+    repo: Path
+    settings: ScanSettings
+    model_files: list[str]
+    common_paths: list[str]
+    jobs: int | None = None
+
+
+@dataclass
+class FullScan:
+    """A scan's result, and what an incremental scan keeps of it: each model's outcomes with what
+    their evaluation read (``models``, when asked for), the checks run (the library, what every model
+    read), the content keys of the test files read (``keys``) and the cache keys of the library's
+    records (``record_keys``)."""
+
+    result: ScanResult
+    runtime: RuntimeChecks
+    evaluated: int = 0  # models evaluated
+    models: list[ModelVerdicts] = field(default_factory=list)
+    keys: dict[str, str] = field(default_factory=dict)
+    record_keys: dict[str, str] = field(default_factory=dict)
+
+
+def check_known(tests: Mapping[str, object], name: str) -> None:
+    """Raise :class:`UnknownTestError` (with the closest names) when ``name`` is not in ``tests``."""
+    if name not in tests:
+        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))

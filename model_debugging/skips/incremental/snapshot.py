@@ -1,0 +1,27 @@
+"""A whole scan's answer kept in the cache, found again by the content of the test files it read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.work.entries import ParseCache
+
+
+@dataclass(frozen=True)
+class ScanSnapshot:
+    """A whole scan's answer, the content keys of every file it read, and where its
+    :class:`~model_debugging.skips.incremental.memory.ScanMemory` is kept (``memory_key``)."""
+
+    test_keys: tuple[tuple[str, str], ...]
+    library_keys: tuple[tuple[str, str], ...] | None  # None: the checkout had no library sources
+    result: ScanResult
+    memory_key: str
+
+
+def get_snapshot(cache: ParseCache, key: str) -> ScanSnapshot | None:
+    return cache.get_entry(key, ScanSnapshot)
+
+
+def put_snapshot(cache: ParseCache, key: str, snapshot: ScanSnapshot) -> None:
+    cache.put_entry(key, snapshot)

@@ -1,0 +1,62 @@
+"""The checkout a scan reads: is it one, which model test files it has, where a test module is."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+from model_debugging.command_line import shorten
+from model_debugging.skips.source.settings import ScanSettings
+
+
+class CheckoutError(Exception):
+    """The folder is not a transformers checkout: the message says what is missing and where."""
+
+
+def check_checkout(repo: Path, settings: ScanSettings) -> None:
+    """Raise :class:`CheckoutError` unless ``repo`` holds the settings' first common file and models
+    folder, both inside it (also through symlinks)."""
+    root = repo.resolve()
+    for relative in (settings.models_dir, *(common.path for common in settings.common_test_files)):
+        if not (root / relative).resolve().is_relative_to(root):  # also through symlinks
+            raise CheckoutError(
+                f"{shorten(relative)} leads outside the checkout {root}; settings paths must stay inside it"
+            )
+    first_common = settings.common_test_files[0].path
+    for relative, kind in ((first_common, "file"), (settings.models_dir, "folder")):
+        target = repo / relative
+        if not (target.is_file() if kind == "file" else target.is_dir()):
+            raise CheckoutError(
+                f"not a transformers checkout: {kind} {relative} is missing (looked for {target.resolve()}); "
+                "run from the checkout root or pass --repo PATH"
+            )
+
+
+def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
+    """Relative paths of model test files, sorted (their folder name is the model name)."""
+    models_dir = repo / settings.models_dir
+    found = []
+    for root, dirs, files in os.walk(models_dir):
+        dirs[:] = [name for name in dirs if not name.startswith((".", "__pycache__"))]
+        for name in files:
+            if fnmatch.fnmatch(name, settings.test_file_pattern):
+                found.append(Path(root, name).relative_to(repo).as_posix())
+    return sorted(found)
+
+
+def models_of(model_files: list[str]) -> dict[str, list[str]]:
+    """Model name (the folder) -> its test files."""
+    model_paths: dict[str, list[str]] = {}
+    for path in model_files:
+        model_paths.setdefault(Path(path).parent.name, []).append(path)
+    return model_paths
+
+
+def module_path(repo: Path, module: str) -> str | None:
+    """The file of the dotted ``module`` in ``repo`` (a module or a package), or None."""
+    relative = module.replace(".", "/")
+    for candidate in (f"{relative}.py", f"{relative}/__init__.py"):
+        if (repo / candidate).is_file():
+            return candidate
+    return None
