@@ -1,6 +1,6 @@
 """Finish a skip reason for the class that skips: placeholders known only per test class.
 
-A reason written as an f-string in a common test is read once (``rules/nodes.py`` marks what it
+A reason written as an f-string in a common test is read once (``parse/rules/nodes.py`` marks what it
 cannot evaluate as ``<unevaluated: expression>``); the test class and its ``all_model_classes``
 are known when a model's class is analyzed, so these placeholders are filled in then.
 """

@@ -1,6 +1,6 @@
 """Decide, for every model and common test, whether pytest would run or skip it.
 
-For each collected test class of a model (see ``collect.py``), the test applies when one of the
+For each collected test class of a model (see ``resolve/collect.py``), the test applies when one of the
 classes defining it in the common files is in the class's MRO. It is skipped when the class is
 skipped as a whole, the definition carries a skip decorator, ``setUpClass``/``setUp`` always skip,
 the definition is unconditionally skipped, or one of its flag guards is true for this class —
@@ -35,7 +35,7 @@ def class_outcome(
     """Run or skip for one class; the caller has checked that the test applies to it.
 
     With ``runtime``, a test the source does not skip outright is then run on the library's facts
-    (see ``skips/runtime``): a skip it reaches counts, a condition it cannot evaluate makes it undecided.
+    (see ``skips/interp``): a skip it reaches counts, a condition it cannot evaluate makes it undecided.
     """
     if test_class.class_skip is not None:
         owner, skip = test_class.class_skip

@@ -7,7 +7,7 @@ with what their evaluation read in the library (recorded by
 :class:`~model_debugging.skips.resolve.library.Library` itself: the classes, the other parts of the
 records, the texts and the names it read, and the facts it asked for with their values), and which
 files define each name. The next scan of the same test files then returns the result as it is when
-no library file changed either, and otherwise (``skips/rescan_plan.py``) re-evaluates only the
+no library file changed either, and otherwise (``incremental/plan.py``) re-evaluates only the
 models that read a changed class or other part of a record (an edit of a comment or of a method
 body the reader skips changes none), the text of a changed file, a name a changed record defines
 (or defined), or a fact whose value changed (computed again when what it read changed: a

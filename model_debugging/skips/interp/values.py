@@ -160,7 +160,7 @@ class SourceFile:
 @dataclass(frozen=True)
 class SourceText:
     """What ``.read()`` of a :class:`SourceFile` gives: the file's text, asked only through
-    ``x in text`` and ``re.search(pattern, text)``, each a library fact (``library/texts.py``)."""
+    ``x in text`` and ``re.search(pattern, text)``, each a library fact (``models/source_texts.py``)."""
 
     path: str
 

@@ -59,3 +59,10 @@ def dotted_text(node: ast.AST) -> str:
 def is_class_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether ``function`` is decorated ``@classmethod`` (written as that name)."""
     return any(isinstance(item, ast.Name) and item.id == "classmethod" for item in function.decorator_list)
+
+
+def self_attribute(target: ast.expr) -> str | None:
+    """``x`` of the expression ``self.x``, else None."""
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None

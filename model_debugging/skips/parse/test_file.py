@@ -267,7 +267,7 @@ def _python_tree(source: str, path: str) -> tuple[ast.Module | None, ParseError 
 def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     """Parse ``source`` (the text of ``path``, relative to the repository) into records.
 
-    With ``elide``, code the scanner never reads is not parsed (see ``elide.py``).
+    With ``elide``, code the scanner never reads is not parsed (see ``parse/elide.py``).
     """
     tree, too_deep = _python_tree(source, path)
     if too_deep is not None:

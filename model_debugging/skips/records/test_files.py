@@ -157,7 +157,7 @@ class ClassInfo:
     conditions: tuple[Condition, ...] = ()
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, LiteralValue], ...] = ()
-    elided: bool = False  # a plain TestCase whose body was not parsed (see skips/elide.py)
+    elided: bool = False  # a plain TestCase whose body was not parsed (see skips/parse/elide.py)
     # names bound last by something other than a `def` (they shadow an inherited test), or deleted
     shadowing: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()

@@ -47,7 +47,7 @@ class Resolver:
     """Looks up classes, linearizes them and evaluates flag expressions against their MRO."""
 
     def __init__(self, modules: Mapping[str, ParsedFile]):
-        """``modules`` maps module names to records; it may load them lazily (see ``skips/store.py``)."""
+        """``modules`` maps module names to records; it may load them lazily (see ``skips/parse/record_store.py``)."""
         self.modules = modules
         self._mro: dict[ClassRef, tuple[ClassRef, ...]] = {}
         self._infos: dict[ClassRef, ClassInfo | None] = {}

@@ -5,7 +5,7 @@ it read: inside ``with library.recording() as reads:``, every class it hands out
 ``reads.classes`` (its file and name), every file whose imports, module functions or mappings it
 reads to ``reads.files``, every file whose text it hands out to ``reads.texts``, every name it
 looks up (found or not) to ``reads.names``, and the value of every :meth:`Library.fact` asked for
-to ``reads.facts``. A rescan (``skips/rescan.py``) re-evaluates a model only when one of those
+to ``reads.facts``. A rescan (``skips/incremental/``) re-evaluates a model only when one of those
 changed (a fact: computed again, its value differs), so a new kind of fact is tracked with no
 extra work as long as it is read through a method of this class: a method that hands out a
 :class:`LibraryClass` passes it through ``_hand_out``, a file's mapping records its path, its text

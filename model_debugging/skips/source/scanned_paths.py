@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from model_debugging.skips.source.settings import ScanSettings
 
 TESTS_FOLDER = "tests"  # imports of the test files are followed into this folder only
-LIBRARY_FOLDER = "src"  # src/<package>/ holds the library (see library/load.py)
+LIBRARY_FOLDER = "src"  # src/<package>/ holds the library (see parse/library/load.py)
 
 
 def scanned_folders(settings: ScanSettings) -> tuple[str, ...]:

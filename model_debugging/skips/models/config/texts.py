@@ -3,8 +3,8 @@
 answer, not on the whole file's text): whether the class defines its own constructor, and the
 model type its ``__post_init__`` gives a part passed without one.
 
-Here, not beside their callers in ``runtime/``: a rescan computes a fact again from its function,
-found by module, and loading the library's modules costs less than loading the evaluator.
+A rescan computes a fact again from its function, found by module: this module imports only the
+library index and the forward trees, which cost less to load than the evaluator.
 """
 
 from __future__ import annotations

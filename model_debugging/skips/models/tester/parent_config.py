@@ -12,7 +12,8 @@ import ast
 from collections.abc import Callable, Sequence
 
 from model_debugging.skips.models.test_class.context import KeywordsRest
-from model_debugging.skips.models.tester.config import built_then_set, forwards_keywords
+from model_debugging.skips.models.tester.config import forwards_keywords
+from model_debugging.skips.models.tester.config_locals import built_then_set
 
 
 def followed_keywords(

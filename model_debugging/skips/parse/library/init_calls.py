@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, walk
+from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, self_attribute, walk
+from model_debugging.skips.parse.library.attribute_calls import registered_attribute, set_attribute
 from model_debugging.skips.parse.library.class_choices import (
     bound_to_calls,
     class_aliases,
@@ -18,7 +19,7 @@ from model_debugging.skips.parse.library.class_choices import (
     is_none,
     written_callee,
 )
-from model_debugging.skips.records.library import OPAQUE_VALUE, PLAIN_VALUE, UNNAMED_ATTRIBUTES, InitCall
+from model_debugging.skips.records.library import OPAQUE_VALUE, PLAIN_VALUE, InitCall
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
 # Statements and expressions whose parts run only when a condition holds.
@@ -127,7 +128,7 @@ class _BodyReader:
             name
             for target in written
             for item in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
-            if (name := _self_attribute(item)) is not None
+            if (name := self_attribute(item)) is not None
         ]
         unpacked = len(written) > 1 or not isinstance(written[0], ast.Attribute)
         if condition:  # a statement of one branch of `if <test>: ... else: ...`
@@ -183,10 +184,10 @@ class _BodyReader:
             if node.args
             else next((keyword.value for keyword in node.keywords if keyword.arg == "config"), None)
         )
-        registered = _registered_attribute(callee, node)
+        registered = registered_attribute(callee, node)
         if registered is not None:
             self.calls.append(registered)
-        set_value = _set_attribute(callee, node)
+        set_value = set_attribute(callee, node)
         if set_value is not None:  # setattr(self, name, value): like `self.<name> = value`
             name, value = set_value
             if isinstance(value, ast.Call):
@@ -369,37 +370,3 @@ def _plain(value: ast.expr) -> bool:
         return False
     text = dotted_text(value)
     return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
-
-
-def _registered_attribute(callee: str, node: ast.Call) -> InitCall | None:
-    """``self.register_buffer("x", ...)`` (an attribute ``x`` that is no module) and
-    ``setattr(self, ...)`` / ``self.add_module(...)`` (attributes set under a name)."""
-    first = node.args[0] if node.args else None
-    literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
-    if callee in ("self.register_buffer", "self.register_parameter"):
-        return InitCall(PLAIN_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
-    if callee in ("self.add_module", "self.register_module"):
-        return InitCall(OPAQUE_VALUE, target=literal) if literal else InitCall(UNNAMED_ATTRIBUTES)
-    if callee == "setattr" and isinstance(first, ast.Name) and first.id == "self":
-        return None if _set_attribute(callee, node) is not None else InitCall(UNNAMED_ATTRIBUTES)
-    return None
-
-
-def _set_attribute(callee: str, node: ast.Call) -> tuple[str, ast.expr] | None:
-    """(name, value) of ``setattr(self, "name", value)``; the name is ``self.<x>`` for
-    ``setattr(self, self.<x>, value)`` (the attribute a class attribute names, such as
-    ``base_model_prefix``)."""
-    if callee != "setattr" or len(node.args) != 3 or ast.unparse(node.args[0]) != "self":
-        return None
-    name = node.args[1]
-    if isinstance(name, ast.Constant) and isinstance(name.value, str):
-        return name.value, node.args[2]
-    if _self_attribute(name) is not None:
-        return ast.unparse(name), node.args[2]
-    return None
-
-
-def _self_attribute(target: ast.expr) -> str | None:
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-        return target.attr
-    return None

@@ -10,11 +10,12 @@ import ast
 
 from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
 from model_debugging.skips.parse.library.class_choices import class_tables
+from model_debugging.skips.parse.library.init_assignments import init_assignments
 from model_debugging.skips.parse.library.init_calls import read_function_calls, read_init_calls
 from model_debugging.skips.parse.library.unread_bodies import parse_library_source
+from model_debugging.skips.parse.library.values import value_of
 from model_debugging.skips.records.library import (
     ClassName,
-    EnvironmentValue,
     InitCall,
     LibraryClass,
     LibraryFile,
@@ -170,32 +171,6 @@ def _top_level(body: list[ast.stmt]):
             yield node
 
 
-def value_of(node: ast.expr | None) -> Value:
-    """A literal's value, a :class:`ClassName` for a name, else :class:`NonLiteral` with the code."""
-    if node is None:
-        return NonLiteral("")
-    if isinstance(node, ast.Name):
-        return ClassName(node.id) if node.id not in ("True", "False", "None") else ast.literal_eval(node)
-    if isinstance(node, ast.Attribute):
-        return ClassName(node.attr)
-    if isinstance(node, ast.Dict) and all(isinstance(key, ast.Constant) for key in node.keys):
-        return {key.value: value_of(value) for key, value in zip(node.keys, node.values, strict=True)}
-    if _is_availability_check(node):
-        return EnvironmentValue(ast.unparse(node))
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return NonLiteral(ast.unparse(node))
-
-
-def _is_availability_check(node: ast.expr) -> bool:
-    """``is_grouped_mm_available()``-style calls: they depend on the machine, not on the model."""
-    if not isinstance(node, ast.Call) or node.args or node.keywords:
-        return False
-    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    return name.startswith("is_") and name.endswith("_available")
-
-
 def _read_class(
     node: ast.ClassDef, tables: dict[str, tuple[str, ...]], elided_ends: dict[int, int]
 ) -> LibraryClass:
@@ -249,7 +224,7 @@ def _read_class(
                 if class_return is not None:
                     class_returns.append((item.name, *class_return))
             if item.name in _INIT_METHODS:
-                defaults, others, as_set = _init_assignments(item, nodes)
+                defaults, others, as_set = init_assignments(item, nodes)
                 init_defaults.extend(defaults)
                 assigned |= others
                 init_as_set.extend(as_set)
@@ -314,152 +289,6 @@ def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
     if arguments.kwarg is not None:
         names.append(arguments.kwarg.arg)
     return tuple(name for name in names if name not in ("self", "cls"))
-
-
-def _init_assignments(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]
-) -> tuple[list[tuple[str, Value]], set[str], list[str]]:
-    """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
-    ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time);
-    ``nodes`` are those of ``function`` (``walk``)."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    defaults: dict[str, ast.expr] = dict(
-        zip(
-            [arg.arg for arg in positional[len(positional) - len(arguments.defaults) :]],
-            arguments.defaults,
-            strict=True,
-        )
-    )
-    defaults.update(
-        {
-            arg.arg: default
-            for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-            if default is not None
-        }
-    )
-    decided: list[tuple[str, Value]] = []
-    top_level = set()
-    as_set: list[str] = []
-    assigned = set()
-    rebound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    for statement in function.body:
-        passed = _passed_to_base(statement, defaults, rebound)
-        if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
-            decided.extend(
-                (key, value) for key, value in passed if not isinstance(value, (NonLiteral, ClassName))
-            )
-            assigned.update(key for key, value in passed if isinstance(value, (NonLiteral, ClassName)))
-            continue
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            name = _self_attribute(statement.targets[0])
-            source = statement.value
-            if name is None:
-                continue
-            if _set_of_class_value(source, name):  # the instance keeps the class's value: not run-time
-                top_level.add(id(statement))
-                as_set.append(name)
-                continue
-            if isinstance(source, ast.Name) and source.id in defaults:
-                value = value_of(defaults[source.id])
-            else:
-                value = value_of(source)
-            if not isinstance(value, (NonLiteral, ClassName)):
-                decided.append((name, value))
-                top_level.add(id(statement))
-    keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
-    loops = _literal_loops(nodes)
-    for node in nodes:
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-            else []
-        )
-        if isinstance(node, ast.Assign) and id(node) in top_level:
-            continue
-        for target in targets:
-            name = _self_attribute(target)
-            assigned.update((name,) if name is not None else _keywords_set(target, keywords, loops))
-    return decided, assigned, as_set
-
-
-def _passed_to_base(
-    statement: ast.stmt, defaults: dict[str, ast.expr], rebound: set[str]
-) -> list[tuple[str, Value]] | None:
-    """``super().__init__(key=value, ...)``: the value each keyword hands the base constructor, which
-    sets it on the instance (a parameter never rebound is its default; anything else is opaque)."""
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "__init__"
-        and isinstance(call.func.value, ast.Call)
-        and isinstance(call.func.value.func, ast.Name)
-        and call.func.value.func.id == "super"
-    ):
-        return None
-    passed = []
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            continue  # `**kwargs`: what the caller passes, read from the tester
-        source = keyword.value
-        if isinstance(source, ast.Name):
-            plain = source.id in defaults and source.id not in rebound
-            value = value_of(defaults[source.id]) if plain else NonLiteral("")
-        else:
-            value = value_of(source)
-        passed.append((keyword.arg, value))
-    return passed
-
-
-def _keywords_set(
-    target: ast.expr, keywords: str | None, loops: dict[str, tuple[str, ...]]
-) -> tuple[str, ...]:
-    """``x`` for ``kwargs["x"] = ...``: the keyword the method passes on (``super().__post_init__(**kwargs)``)
-    sets that attribute to a value computed at run time; every name of the loop for
-    ``for key in ["bos_token_id", ...]: kwargs[key] = ...`` (T5Gemma)."""
-    if not (
-        keywords is not None
-        and isinstance(target, ast.Subscript)
-        and isinstance(target.value, ast.Name)
-        and target.value.id == keywords
-    ):
-        return ()
-    key = target.slice
-    if isinstance(key, ast.Constant) and isinstance(key.value, str):
-        return (key.value,)
-    return loops.get(key.id, ()) if isinstance(key, ast.Name) else ()
-
-
-def _literal_loops(nodes: list[ast.AST]) -> dict[str, tuple[str, ...]]:
-    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) among ``nodes``."""
-    loops: dict[str, tuple[str, ...]] = {}
-    for node in nodes:
-        if (
-            isinstance(node, ast.For)
-            and isinstance(node.target, ast.Name)
-            and isinstance(node.iter, (ast.List, ast.Tuple))
-            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts)
-        ):
-            loops[node.target.id] = loops.get(node.target.id, ()) + tuple(
-                item.value for item in node.iter.elts
-            )
-    return loops
-
-
-def _set_of_class_value(source: ast.expr, name: str) -> bool:
-    """``set(self.<name> or [])``: the instance keeps the class attribute (as a set)."""
-    if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "set"):
-        return False  # what follows unparses the value: the cost of reading most constructors
-    return ast.unparse(source) in (f"set(self.{name} or [])", f"set(self.{name} or ())")
-
-
-def _self_attribute(target: ast.expr) -> str | None:
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-        return target.attr
-    return None
 
 
 def _read_mapping(
