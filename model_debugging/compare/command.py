@@ -56,10 +56,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     parser.add_argument("candidate", help="candidate trace, same forms")
     parser.add_argument(
-        "--atol", type=_tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
+        "--atol",
+        type=_tolerance,
+        help="absolute tolerance (default: 1e-05, or derived from the dtype and reduction length for a "
+        "trace recorded sharded over several ranks)",
     )
     parser.add_argument(
-        "--rtol", type=_tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
+        "--rtol", type=_tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"
     )
     parser.add_argument(
         "--rename",
