@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from model_debugging.compare.align import align_calls
 from model_debugging.compare.boundaries import boundary_origin, boundary_rows
@@ -31,13 +33,14 @@ from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
+from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, coerce_rename_rules
 from model_debugging.compare.result import TraceComparison
 from model_debugging.compare.rows import compare_pair
 from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
-from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.debugger.trace_format.records import Trace, TraceError
 
 __all__ = ["compare_traces"]
 
@@ -57,7 +60,8 @@ def compare_traces(
 
     Args:
         reference (`str` or `os.PathLike`): a debugger output directory, or its `_SUMMARY.json` /
-            `_FULL_TENSORS.json` file.
+            `_FULL_TENSORS.json` file, or a directory of per-rank traces (``ranks="all"``, read as
+            one trace of the logical tensors: see `model_debugging.compare.rank_runs`).
         candidate (`str` or `os.PathLike`): the same for the implementation under test.
         atol (`float`, *optional*) and rtol (`float`, *optional*): a value is within tolerance when
             `|candidate - reference| <= atol + rtol * |reference|`. Not given: 1e-5 and 1e-4, or for
@@ -85,7 +89,38 @@ def compare_traces(
     if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
     rules = coerce_rename_rules(rename)
-    reference_trace, candidate_trace = read_trace(reference), read_trace(candidate)
+    with tempfile.TemporaryDirectory(prefix="model_debugging_ranks_") as workdir:
+        return _compare(
+            _read(reference, Path(workdir) / "reference"),
+            _read(candidate, Path(workdir) / "candidate"),
+            atol,
+            rtol,
+            rules,
+            align,
+            boundaries,
+            ignore,
+        )
+
+
+def _read(path: str | os.PathLike, workdir: Path) -> Trace:
+    """The trace at ``path``; a directory of per-rank traces is joined into one, its files in ``workdir``."""
+    directories = rank_directories(path)
+    if directories is None:
+        return read_trace(path)
+    workdir.mkdir()
+    return read_rank_run(directories, workdir)
+
+
+def _compare(
+    reference_trace: Trace,
+    candidate_trace: Trace,
+    atol: float | None,
+    rtol: float | None,
+    rules: tuple[RenameRule, ...],
+    align: bool,
+    boundaries: bool,
+    ignore: Iterable[str | re.Pattern[str]],
+) -> TraceComparison:
     for trace in (reference_trace, candidate_trace):
         if not any(record.is_tensor for node in trace.nodes for record in node.records):
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")

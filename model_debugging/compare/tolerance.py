@@ -14,7 +14,7 @@ difference is derived from the dtype and the reduction length:
 - the layers after it carry the difference on: a margin of ``_MARGIN`` times covers that.
 
 ``K`` is the longest last dimension of a floating input of a leaf call (the longest reduction a
-linear layer makes) and the dtype the least precise floating dtype recorded. Both ``atol`` and
+linear layer makes) in the unsharded trace, and the dtype the least precise floating dtype recorded. Both ``atol`` and
 ``rtol`` are set to the result (activations of normalized layers are of order 1), but never below
 the single-device defaults. Tolerances the user gives are used as given.
 """
@@ -93,7 +93,9 @@ def choose_tolerance(
             "compare's defaults",
         )
     dtype = _least_precise_dtype(candidate) or _least_precise_dtype(reference) or "torch.float32"
-    length = max(_longest_reduction(reference), _longest_reduction(candidate))
+    # the unsharded side's shapes are the logical ones (a per-rank run may join replicas by mistake)
+    unsharded = [trace for trace in (reference, candidate) if not _sharded(trace)] or [reference, candidate]
+    length = max(_longest_reduction(trace) for trace in unsharded)
     accumulation = _FLOAT32 if _UNIT_ROUNDOFF[dtype] >= _FLOAT32 else _UNIT_ROUNDOFF[dtype]
     rounding = 2 * _UNIT_ROUNDOFF[dtype] if _UNIT_ROUNDOFF[dtype] > _FLOAT32 else 0.0
     derived = _MARGIN * (math.sqrt(length) * accumulation + rounding)

@@ -2,8 +2,8 @@
 
 Loads a saved tiny Llama with ``from_pretrained(path, tp_plan="auto")`` (gloo on CPU) and traces it
 with ``ranks="gathered"``: correct, with one rank's shard of a projection scaled, and with the
-reduction of one ``o_proj`` left out; then with ``ranks="all"``. Rank 0 also traces the unsharded
-model as the reference.
+reduction of one ``o_proj`` left out; then with ``ranks="all"``, correct and with the scaled shard.
+Rank 0 also traces the unsharded model as the reference.
 
 Usage: python tensor_parallel_worker.py RANK WORLD_SIZE INIT_FILE MODEL_DIR OUTPUT_ROOT
 """
@@ -97,6 +97,13 @@ def main(rank: int, world_size: int, init_file: str, model_dir: str, output_root
         ):
             model(input_ids)
         with model_addition_debugger_context(model, output / "per_rank", ranks="all", **TRACE_OPTIONS):
+            model(input_ids)
+        with (
+            scaled_shard(model, rank, world_size),
+            model_addition_debugger_context(
+                model, output / "per_rank_scaled_shard", ranks="all", **TRACE_OPTIONS
+            ),
+        ):
             model(input_ids)
         dist.barrier()
     finally:

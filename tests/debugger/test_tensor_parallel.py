@@ -75,6 +75,16 @@ def test_a_missing_reduction_is_named_at_its_module(run):
     assert "partial sums that were never reduced (a missing all-reduce)" in result.rank_note
 
 
+@pytest.mark.parametrize(("traces", "equivalent"), [("per_rank", True), ("per_rank_scaled_shard", False)])
+def test_per_rank_traces_are_compared_as_one_run(run, traces, equivalent):
+    output, world_size = run
+    result = compare_traces(output / "reference", output / traces)
+    assert result.equivalent is equivalent, "\n".join(result.summary_lines())
+    if not equivalent:
+        assert result.divergence_origin.module_path == f"LlamaForCausalLM.{SCALED_SHARD}"
+        assert result.rank_note.startswith(f"outputs: the shard of rank {world_size - 1} differs")
+
+
 def test_every_rank_writes_its_own_trace(run):
     output, world_size = run
     for rank in range(world_size):
