@@ -126,7 +126,7 @@ def _compare(
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
     tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol)
-    comparer = PairComparer(tolerance.atol, tolerance.rtol, mode)
+    comparer = PairComparer(tolerance.atol, tolerance.rtol, mode, atol_per_rms=tolerance.atol_per_rms)
 
     patterns = [re.compile(pattern) for pattern in ignore]
     alignment = align_calls(reference_trace, candidate_trace, rules, comparer, infer=align)
@@ -154,6 +154,7 @@ def _compare(
         atol=tolerance.atol,
         rtol=tolerance.rtol,
         tolerance_basis=tolerance.basis,
+        atol_per_rms=tolerance.atol_per_rms,
         rank_note=ranks,
         modules=tuple(modules),
         divergence_origin=origin,

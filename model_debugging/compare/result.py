@@ -219,6 +219,7 @@ class TraceComparison:
     ignored: int = 0
     boundaries_only: bool = False
     tolerance_basis: str = "as given"  # why these atol/rtol (see tolerance.py)
+    atol_per_rms: float = 0.0  # added to atol per unit of the reference tensor's root mean square
     rank_note: str | None = None  # for a candidate traced sharded: which ranks the origin differs on
 
     @property
@@ -242,7 +243,7 @@ class TraceComparison:
         lines = [
             f"reference: {self.reference}",
             f"candidate: {self.candidate}",
-            f"compared {len(self.modules)} paired calls{scope} with atol={self.atol:g}, rtol={self.rtol:g}",
+            f"compared {len(self.modules)} paired calls{scope} with {self._tolerance()}",
         ]
         if self.tolerance_basis not in ("as given", "compare's defaults"):
             lines.append(f"tolerance: {self.tolerance_basis}")
@@ -274,6 +275,10 @@ class TraceComparison:
                 )
         lines += self._notes()
         return lines
+
+    def _tolerance(self) -> str:
+        scaled = f" + {self.atol_per_rms:g} * rms(reference tensor)" if self.atol_per_rms else ""
+        return f"atol={self.atol:g}{scaled}, rtol={self.rtol:g}"
 
     def _verdict(self) -> str:
         if any(module.status is not ModuleStatus.EQUAL for module in self.modules):
@@ -320,6 +325,7 @@ class TraceComparison:
             "note": self.note,
             "atol": self.atol,
             "rtol": self.rtol,
+            "atol_per_rms": self.atol_per_rms,
             "tolerance_basis": self.tolerance_basis,
             "rank_note": self.rank_note,
             "boundaries_only": self.boundaries_only,

@@ -4,7 +4,9 @@ reduction length for a trace recorded sharded, what the user gives as given."""
 from pathlib import Path
 
 import pytest
+import torch
 
+from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.trace_format.records import DistributedRun, TensorRecord, Trace, TraceNode
 
@@ -31,8 +33,10 @@ def test_one_device_traces_keep_compares_defaults():
 
 def test_a_sharded_bfloat16_trace_gets_a_tolerance_for_its_rounding():
     tolerance = choose_tolerance(_trace("torch.bfloat16", 4096), _trace("torch.bfloat16", 4096, world_size=8))
-    # 8 * (sqrt(4096) * 2**-24 + 2 * 2**-8): the float32 accumulation, then bfloat16's rounding
-    assert tolerance.atol == tolerance.rtol == pytest.approx(8 * (64 * 2**-24 + 2 * 2**-8))
+    # 8 * (sqrt(4096) * 2**-24 + 2 * 2**-8): the float32 accumulation, then bfloat16's rounding,
+    # relative to the size of the terms: as rtol, and per unit of the reference tensor's rms
+    derived = pytest.approx(8 * (64 * 2**-24 + 2 * 2**-8))
+    assert (tolerance.atol, tolerance.rtol, tolerance.atol_per_rms) == (1e-5, derived, derived)
     assert tolerance.basis.startswith("the candidate was recorded over 8 ranks (ranks='gathered')")
     assert "(bfloat16, reductions of up to 4096 terms)" in tolerance.basis
 
@@ -48,3 +52,14 @@ def test_given_tolerances_are_used_as_given():
         _trace("torch.float32", 128), _trace("torch.float32", 128, 2), atol=0.0, rtol=0.0
     )
     assert (tolerance.atol, tolerance.rtol, tolerance.basis) == (0.0, 0.0, "as given")
+
+
+def test_the_scaled_absolute_tolerance_follows_the_size_of_the_tensor():
+    """Rounding of a sum is relative to its terms: an element near zero of a tensor of rms 1 may move
+    by a few ulps of 1."""
+    reference = torch.tensor([1.0, -1.0, 1.0, 0.001])
+    rounded = reference + torch.tensor([0.0, 0.0, 0.0, 0.03])
+    scaled = PairComparer(1e-5, 0.0625, "tensors", atol_per_rms=0.0625)
+    assert scaled.compare_tensors(reference, rounded)[0]
+    assert not scaled.compare_tensors(reference, reference + torch.tensor([0.0, 0.0, 0.0, 0.1]))[0]
+    assert not PairComparer(1e-5, 0.0625, "tensors").compare_tensors(reference, rounded)[0]
