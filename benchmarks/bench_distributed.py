@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,13 +46,10 @@ RATIOS = {
 }
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """The ``fraction`` quantile, interpolated between the sorted values."""
-    ordered = sorted(values)
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+def deciles(values: list[float]) -> tuple[float, float, float]:
+    """The 10th percentile, median and 90th percentile of ``values``."""
+    cuts = statistics.quantiles(values, n=10, method="inclusive")
+    return cuts[0], statistics.median(values), cuts[8]
 
 
 def _timed(run, trace_dir: Path) -> float:
@@ -111,17 +109,14 @@ def rank_main(
         times.append({name: _timed(variants[name], trace_dir) for name in order})
     if rank == 0:
         print(f"{world_size} ranks, {tokens} tokens, {rounds} rounds")
-        print(f"one all-gather of 11 int64 (median of 200): {percentile(latencies, 0.5) * 1e3:.3f} ms")
+        print(f"one all-gather of 11 int64 (median of 200): {statistics.median(latencies) * 1e3:.3f} ms")
         print("seconds per forward (median):")
         for name in ROUND:
-            print(f"  {name:12s} {percentile([t[name] for t in times], 0.5):.4f}")
+            print(f"  {name:12s} {statistics.median(t[name] for t in times):.4f}")
         print(f"{'ratio':20s} {'p10':>6s} {'median':>6s} {'p90':>6s}")
         for label, (numerator, denominator) in RATIOS.items():
-            values = [t[numerator] / t[denominator] for t in times]
-            print(
-                f"{label:20s} {percentile(values, 0.1):6.2f} {percentile(values, 0.5):6.2f} "
-                f"{percentile(values, 0.9):6.2f}"
-            )
+            low, median, high = deciles([t[numerator] / t[denominator] for t in times])
+            print(f"{label:20s} {low:6.2f} {median:6.2f} {high:6.2f}")
     dist.destroy_process_group()
 
 
