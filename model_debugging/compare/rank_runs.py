@@ -24,6 +24,7 @@ from model_debugging.debugger.trace_format.records import (
     TensorRecord,
     Trace,
     TraceError,
+    joined_dimension,
 )
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor, write_tensor_file
 
@@ -75,10 +76,10 @@ def _joined(records: list[TensorRecord]) -> tuple[torch.Tensor | None, Placement
     shapes = tuple(tuple(tensor.shape) for tensor in tensors)
     if all(tensor.dtype == tensors[0].dtype and torch.equal(tensor, tensors[0]) for tensor in tensors[1:]):
         return None, Placement(("Replicate()",), "equal on every rank")
-    if len({len(shape) for shape in shapes}) > 1 or not shapes[0]:
+    joined = joined_dimension(shapes)
+    if joined is None:
         return None, Placement((), "local to each rank", shapes)
-    differing = [dim for dim in range(len(shapes[0])) if len({shape[dim] for shape in shapes}) > 1]
-    dim, source = (differing[0], "shapes differ") if len(differing) == 1 else (len(shapes[0]) - 1, "assumed")
+    dim, source = joined
     return torch.cat(tensors, dim=dim), Placement((f"Shard(dim={dim})",), source, shapes)
 
 

@@ -34,6 +34,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from model_debugging.debugger.trace_format.records import joined_dimension
+
 RANK_VIEWS = ("0", "all", "gathered")
 # values whose gathered tensor is kept for a repeated record (the same hidden state is often the
 # input of several projections in a row): at most this many gathered tensors stay alive
@@ -69,13 +71,13 @@ class RankSetup:
     world_size: int
     records: bool
     writes: bool
-    output_dir: Path | None
+    output_dir: Path
     tensors: TensorSource
 
     @property
     def run(self) -> dict | None:
         """The extra file's ``distributed`` object; None when nothing beyond upstream was asked for."""
-        if self.ranks == "0" or self.world_size == 1 and self.ranks == "gathered":
+        if self.ranks == "0" or (self.ranks == "gathered" and self.world_size == 1):
             return None
         return {"ranks": self.ranks, "rank": self.rank, "world_size": self.world_size}
 
@@ -185,15 +187,15 @@ class GatheredTensors(TensorSource):
         if all(torch.equal(prints[0], other) for other in prints[1:]):
             return tensor, _placement(["Replicate()"], "equal on every rank")
         shapes = [_shape_of(row) for row in prints]
-        pieces = _gather_pieces(tensor, shapes, self._rank)
-        if pieces is None:  # another rank, or pieces no dimension can join
+        joined = joined_dimension(shapes)
+        if joined is None:
             return tensor, _placement([], "local to each rank", shapes)
-        differing = [dim for dim in range(tensor.dim()) if len({shape[dim] for shape in shapes}) > 1]
-        if len(differing) == 1:
-            dim, source = differing[0], "shapes differ"
-        else:
-            dim, source = tensor.dim() - 1, "assumed"
-        return torch.cat(pieces, dim=dim), _placement([f"Shard(dim={dim})"], source, shapes)
+        dim, source = joined
+        placement = _placement([f"Shard(dim={dim})"], source, shapes)
+        pieces = _gather_pieces(tensor, shapes, self._rank)
+        if pieces is None:  # a rank other than 0: it only sends its piece
+            return tensor, placement
+        return torch.cat(pieces, dim=dim), placement
 
 
 def _version(tensor: torch.Tensor) -> int | None:
@@ -237,13 +239,11 @@ def _gather_fingerprints(tensor: torch.Tensor, world_size: int) -> list[torch.Te
 def _gather_pieces(
     tensor: torch.Tensor, shapes: list[tuple[int, ...]], rank: int
 ) -> list[torch.Tensor] | None:
-    """Every rank's ``tensor`` on rank 0, in rank order (None elsewhere, and when the pieces have
-    different numbers of dimensions: each rank then records its own).
+    """Every rank's ``tensor`` (of ``shapes[rank]``, all with as many dimensions) on rank 0, in rank
+    order; None on the other ranks.
 
     The pieces are padded to the largest size in each dimension, since a gather moves equal sizes.
     """
-    if len({len(shape) for shape in shapes}) > 1 or 0 in {len(shape) for shape in shapes}:
-        return None
     largest = [max(sizes) for sizes in zip(*shapes, strict=True)]
     padded = tensor.new_zeros(largest)
     padded[tuple(slice(0, size) for size in tensor.shape)] = tensor

@@ -67,6 +67,19 @@ class Placement:
         return None
 
 
+def joined_dimension(shapes: list[tuple[int, ...]] | tuple[tuple[int, ...], ...]) -> tuple[int, str] | None:
+    """Along which dimension the ranks' differing pieces of one value (of ``shapes``) are joined, and the
+    placement's ``source``: the one dimension the shapes differ in, else the last one (where
+    tensor-parallel layers split their outputs), as an assumption. None when no dimension can join
+    them (pieces with different numbers of dimensions, or scalars)."""
+    if len({len(shape) for shape in shapes}) > 1 or not shapes[0]:
+        return None
+    differing = [dim for dim in range(len(shapes[0])) if len({shape[dim] for shape in shapes}) > 1]
+    if len(differing) == 1:
+        return differing[0], "shapes differ"
+    return len(shapes[0]) - 1, "assumed"
+
+
 @dataclass(frozen=True)
 class DistributedRun:
     """The torch.distributed run a trace was recorded in: ``ranks`` is the debugger's ``ranks`` option."""
