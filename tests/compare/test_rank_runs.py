@@ -89,3 +89,11 @@ def test_ranks_of_another_run_are_refused(run):
     _trace(nn.Sequential(Block()), run / "run" / "rank1", use_repr=False)
     with pytest.raises(TraceError, match="records other calls than .*rank0.*: not a rank of the same run"):
         compare_traces(run / "reference", run / "run")
+
+
+def test_an_output_onto_a_ranks_trace_file_is_refused(run, capsys):
+    target = run / "run" / "rank1" / "Stack_debug_tree_SUMMARY.json"
+    before = target.read_bytes()
+    assert main([str(run / "reference"), str(run / "run"), "--json", str(target)]) == 2
+    assert "a file of the candidate trace" in capsys.readouterr().err
+    assert target.read_bytes() == before
