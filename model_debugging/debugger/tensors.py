@@ -3,8 +3,9 @@
 Tensors become a :class:`TensorEntry` (``shape``, ``dtype``, ``value``, and ``mean``/``std``/
 ``min``/``max`` for float16/bfloat16/float32 tensors, each exactly the repr upstream prints).
 Lists and tuples become lists, dicts (``ModelOutput`` included) become dicts, anything else
-becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``; DTensors are recorded
-from their local shard.
+becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``. Which tensor is recorded for
+a value is the :class:`.distributed.TensorSource`'s choice: by default the value itself, or a
+DTensor's local shard.
 
 A value may be captured *deferred* (see :class:`Capture`), for a record that will most likely
 be dropped by layer pruning: the tensor is kept by reference instead of formatted, and
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 
+from model_debugging.debugger.distributed import LocalTensors, TensorSource
 from model_debugging.debugger.file_queue import TensorFileQueue
 from model_debugging.debugger.reuse import RecentTensors
 from model_debugging.debugger.statistics import tensor_statistics
@@ -66,19 +68,6 @@ class _DeferredTensor:
         self.version = version  # the tensor's version counter when held by reference
         self.stem = stem
         self.file_name = file_name
-
-
-def local_tensor(value: Any) -> torch.Tensor | None:
-    """The tensor to record for ``value``: itself, the local shard of a DTensor, or None."""
-    if type(value) is torch.Tensor:
-        return value
-    if isinstance(value, torch.Tensor) and not hasattr(value, "_local_tensor"):
-        return value
-    try:
-        local = getattr(value, "_local_tensor", None)  # DTensor: the shard this rank holds
-    except Exception:  # an object whose __getattr__ raises something else is simply not a tensor
-        return None
-    return local if isinstance(local, torch.Tensor) else None
 
 
 def _version(tensor: torch.Tensor) -> int | None:
@@ -141,9 +130,14 @@ class ValueSerializer:
         use_repr (`bool`): record tensors as repr lines (True) or as `.safetensors` files (False).
         output_dir (`Path`): where `.safetensors` files go.
         names (`FileNameRegistry`): hands out unique, safe file names.
+        tensors (`TensorSource`, *optional*): the tensor recorded for a value, and its placement
+            over the ranks of a torch.distributed run; by default the value, or a DTensor's local shard.
     """
 
-    def __init__(self, use_repr: bool, output_dir: Path, names: FileNameRegistry):
+    def __init__(
+        self, use_repr: bool, output_dir: Path, names: FileNameRegistry, tensors: TensorSource | None = None
+    ):
+        self._tensors = LocalTensors(with_placements=False) if tensors is None else tensors
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
@@ -184,14 +178,20 @@ class ValueSerializer:
         """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
         if isinstance(value, (list, tuple, dict)):
             return self._serialize_container(value, stem, capture, depth)
-        tensor = local_tensor(value)
-        if tensor is None:
-            return _safe_repr(value)
         try:
+            tensor, placement = self._tensors.tensor(value)
+            if tensor is None:
+                return _safe_repr(value)
             file_name = None if self._use_repr else self._names.claim(stem)
-            # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
-            if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
-                return self._entry(tensor, stem, file_name)
+            # A clone would lose requires_grad / grad_fn, which the repr shows: format those now;
+            # so are tensors of a distributed run (a gathered one is freed once recorded).
+            if (
+                capture is Capture.NOW
+                or placement is not None
+                or tensor.requires_grad
+                or tensor.grad_fn is not None
+            ):
+                return self._entry(tensor, stem, file_name, placement)
             version = _version(tensor)
             if version is None:  # without a version, changes would go unnoticed: keep a copy
                 return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
@@ -240,8 +240,17 @@ class ValueSerializer:
             return [self.resolve(item) for item in value]
         return {key: self.resolve(item) for key, item in value.items()}
 
-    def _entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
+    def _entry(
+        self, tensor: torch.Tensor, stem: str, file_name: str | None, placement: dict | None = None
+    ) -> TensorEntry:
         """The entry of ``tensor``; with ``file_name``, its file (upstream names it after ``stem``)."""
+        if not self._tensors.keeps_records:  # a rank that only takes part in a gathered view's gathers
+            return TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
+        entry = self._formatted_entry(tensor, stem, file_name)
+        entry.placement = placement
+        return entry
+
+    def _formatted_entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
         recorded = self._recent.entry_of(tensor)
         if recorded is not None:  # the same tensor, byte for byte: its file gets a second name
             entry = recorded.copy()
