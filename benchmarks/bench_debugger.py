@@ -121,7 +121,10 @@ def build(size: str):
 
 def _left_out(stage: str) -> list:
     """The patches that leave out of ours what ``stage`` does not include."""
-    no_statistics = mock.patch.object(tensor_records, "tensor_statistics", lambda tensor, options: ({}, None))
+    no_statistics = [
+        mock.patch.object(tensor_records, "tensor_statistics", lambda tensor, options: ({}, None)),
+        mock.patch.object(tensor_records, "threads_off_thread", lambda tensor: None),
+    ]
     no_repr = mock.patch.object(tensor_records, "tensor_repr", lambda tensor, options: "")
     no_tensor_files = [
         mock.patch.object(tensor_records.ValueSerializer, "_write", lambda self, name, tensor: None),
@@ -134,7 +137,7 @@ def _left_out(stage: str) -> list:
     ]
     writes = [*no_tensor_files, no_trace_files]
     return {
-        "hooks": [no_statistics, no_repr, *no_json_text, *writes],
+        "hooks": [*no_statistics, no_repr, *no_json_text, *writes],
         "statistics": [no_repr, *no_json_text, *writes],
         "formatting": writes,
     }[stage]

@@ -58,22 +58,35 @@ _FLOAT32 = struct.Struct("f")
 FusedResult = tuple[tuple[float, float, float, float] | None, dict[str, float | int | None]]
 
 
-def fused_statistics(data: torch.Tensor) -> FusedResult | None:
-    """The statistics of ``data`` (detached, non-empty, strided), or None where the general path must run."""
-    if (
-        type(data) is not torch.Tensor
-        or data.dtype not in _FUSED_DTYPES
-        or data.device.type not in ("cpu", "cuda")
-        or data.is_quantized
-        or data._is_zerotensor()
-    ):
+def takes_fused_path(data: torch.Tensor) -> bool:
+    """Whether :func:`fused_statistics` computes ``data``'s statistics (unless it holds NaN or infinities)."""
+    return (
+        type(data) is torch.Tensor
+        and data.dtype in _FUSED_DTYPES
+        and data.device.type in ("cpu", "cuda")
+        and not data.is_quantized
+        and not data._is_zerotensor()
+    )
+
+
+def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedResult | None:
+    """The statistics of ``data`` (detached, non-empty, strided), or None where the general path must run.
+
+    ``threads``: the thread count the traced code reduces ``data`` on, when this runs on another
+    thread (see :func:`.single_thread.mean_without_switching`); this thread's count is then left alone.
+    """
+    if not takes_fused_path(data):
         return None
-    # one parallel region each on a large tensor; the chunked pass below stays on one thread,
-    # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
-    with callers_threads_for(data):
+    if threads is None:
+        # one parallel region each on a large tensor; the chunked pass below stays on one thread,
+        # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
+        with callers_threads_for(data):
+            low, high = torch.aminmax(data)
+            # upstream's text: torch's order of additions on the user's threads
+            mean = mean_in_callers_order(data)
+    else:
         low, high = torch.aminmax(data)
-        # upstream's text: torch's order of additions on the user's threads
-        mean = mean_in_callers_order(data)
+        mean = mean_in_callers_order(data, threads)
     if data.device.type != "cpu":
         return _on_device(data, low, high, mean)
     return _in_one_pass(data, low, high, mean)

@@ -23,9 +23,9 @@ from typing import Any
 
 import torch
 
-from model_debugging.debugger.file_queue import TensorFileQueue
+from model_debugging.debugger.background import BackgroundWork, PendingStatistics
 from model_debugging.debugger.reuse import RecentTensors
-from model_debugging.debugger.statistics import tensor_statistics
+from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
 from model_debugging.debugger.trace_format.names import FileNameRegistry
@@ -149,34 +149,42 @@ class ValueSerializer:
         self._names = names
         self._options: PrintOptions | None = None
         self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
-        self._files: TensorFileQueue | None = None  # the tensor files of the current (or last) trace
+        # the statistics and tensor files of the current (or last) trace, done off the forward's thread
+        self._background: BackgroundWork | None = None
+        # the entries whose statistics are being computed there, by id (each entry is kept alive here)
+        self._pending: dict[int, tuple[TensorEntry, PendingStatistics]] = {}
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
 
     @property
     def written_files(self) -> list[Path]:
         """The tensor files of the current (or last) trace, once the queued ones are written."""
-        if self._files is None:
+        if self._background is None:
             return []
-        self._files.wait()
-        return self._files.written
+        self._background.wait()
+        return self._background.written
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
-        self._files = None if self._use_repr else TensorFileQueue()
+        self._background = BackgroundWork()
         self._recent.clear()
 
     def finish_trace(self) -> None:
-        """Wait for the trace's tensor files and raise the first write error, now that the forward has run."""
-        if self._files is not None:
-            self._files.close()
-            if self._files.error is not None:
-                raise self._files.error
+        """Wait for the trace's background work, raise the first write error, and complete the entries."""
+        if self._background is not None:
+            self._background.close()
+            if self._background.error is not None:
+                raise self._background.error
+        for entry, pending in self._pending.values():
+            reprs, entry.statistics = pending.result(self._options)
+            entry.update(reprs)  # after "value", where upstream writes them
+        self._pending.clear()
 
     def end_trace(self) -> None:
         """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
-        if self._files is not None:
-            self._files.close()
+        if self._background is not None:
+            self._background.close()
+        self._pending.clear()
         self._open_containers.clear()
         self._recent.clear()
 
@@ -248,10 +256,17 @@ class ValueSerializer:
             if file_name is not None and recorded.file_stem is not None:
                 self._link(recorded["value"][2:], file_name)
                 entry["value"], entry.file_stem = f"./{file_name}", stem
+            if id(recorded) in self._pending:  # its statistics are still being computed
+                self._pending[id(entry)] = (entry, self._pending[id(recorded)][1])
             return entry
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
-        reprs, entry.statistics = tensor_statistics(tensor, self._options)
+        threads = threads_off_thread(tensor)
+        if threads is None:
+            reprs, entry.statistics = tensor_statistics(tensor, self._options)
+        else:  # completed by finish_trace
+            reprs = {}
+            self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads))
         if file_name is not None and _fits_safetensors(tensor):
             self._write(file_name, tensor)
             entry["value"], entry.file_stem = f"./{file_name}", stem
@@ -265,8 +280,8 @@ class ValueSerializer:
         # Written on the queue's thread. A failed write must not break the model's forward: the
         # first error is raised once the forward is over (unless the model raised first), and no
         # further file is attempted.
-        self._files.write(self._output_dir / file_name, tensor)
+        self._background.write(self._output_dir / file_name, tensor)
 
     def _link(self, existing_name: str, file_name: str) -> None:
         """Give the file of ``existing_name`` a second name; its tensor is not written again."""
-        self._files.link(self._output_dir / existing_name, self._output_dir / file_name)
+        self._background.link(self._output_dir / existing_name, self._output_dir / file_name)
