@@ -123,7 +123,8 @@ def _left_out(stage: str) -> list:
     """The patches that leave out of ours what ``stage`` does not include."""
     no_statistics = [
         mock.patch.object(tensor_records, "tensor_statistics", lambda tensor, options: ({}, None)),
-        mock.patch.object(tensor_records, "threads_off_thread", lambda tensor: None),
+        # create: an older debugger, measured by this same script, computes every statistic in place
+        mock.patch.object(tensor_records, "threads_off_thread", lambda tensor: None, create=True),
     ]
     no_repr = mock.patch.object(tensor_records, "tensor_repr", lambda tensor, options: "")
     no_tensor_files = [
