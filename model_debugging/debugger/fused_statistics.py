@@ -77,6 +77,8 @@ def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedRes
     """
     if not takes_fused_path(data):
         return None
+    if data.device.type != "cpu":  # one copy to the host; stack promotes to float64, exactly
+        return device_numbers(torch.stack(device_scalars(data)).tolist(), data)
     if threads is None:
         # one parallel region each on a large tensor; the chunked pass below stays on one thread,
         # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
@@ -87,8 +89,6 @@ def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedRes
     else:
         low, high = torch.aminmax(data)
         mean = mean_in_callers_order(data, threads)
-    if data.device.type != "cpu":
-        return _on_device(data, low, high, mean)
     return _in_one_pass(data, low, high, mean)
 
 
@@ -109,21 +109,23 @@ def _statistics(mean: float, std: float | None, low: float, high: float) -> dict
     }
 
 
-def _on_device(
-    data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
-) -> FusedResult | None:
-    count = data.numel()
+def device_scalars(data: torch.Tensor) -> list[torch.Tensor]:
+    """The 0-dim device tensors :func:`device_numbers` reads ``data``'s statistics from (no host copy)."""
+    low, high = torch.aminmax(data)
     with warnings.catch_warnings():  # one element: nan, as upstream records it, without torch's warning
         warnings.simplefilter("ignore", UserWarning)
         std = data.std()
     as_double = data.to(torch.float64)
-    scalars = [low, high, mean, std, as_double.mean()] + ([as_double.std()] if count > 1 else [])
-    numbers = torch.stack(scalars).tolist()  # stack promotes to float64, exactly
+    return [low, high, data.mean(), std, as_double.mean()] + ([as_double.std()] if data.numel() > 1 else [])
+
+
+def device_numbers(numbers: list[float], data: torch.Tensor) -> FusedResult | None:
+    """The statistics of ``data`` from the host copy of its :func:`device_scalars`; None with NaN or inf."""
     low_value, high_value = numbers[0], numbers[1]
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None
     upstream = (numbers[2], numbers[3], low_value, high_value) if data.dtype == torch.float32 else None
-    double_std = numbers[5] if count > 1 else None
+    double_std = numbers[5] if data.numel() > 1 else None
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
 

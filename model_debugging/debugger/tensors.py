@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from model_debugging.debugger.background import BackgroundWork, PendingStatistics
+from model_debugging.debugger.device_statistics import DeviceBatch, DevicePending, stays_on_device
 from model_debugging.debugger.reuse import RecentTensors
 from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
@@ -151,8 +152,11 @@ class ValueSerializer:
         self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
         # the statistics and tensor files of the current (or last) trace, done off the forward's thread
         self._background: BackgroundWork | None = None
-        # the entries whose statistics are being computed there, by id (each entry is kept alive here)
-        self._pending: dict[int, tuple[TensorEntry, PendingStatistics]] = {}
+        # the statistics of device tensors of the call being recorded, read by the host together
+        self._device_batch = DeviceBatch()
+        # the entries whose statistics are completed once the forward is over, by id (each entry is
+        # kept alive here): computed off the forward's thread, or read with their call's
+        self._pending: dict[int, tuple[TensorEntry, PendingStatistics | DevicePending]] = {}
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
 
     @property
@@ -188,8 +192,14 @@ class ValueSerializer:
         self._open_containers.clear()
         self._recent.clear()
 
-    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW, depth: int = 0) -> Any:
-        """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
+    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
+        """Return the JSON-ready form of ``value`` (a call's inputs or outputs); ``stem`` names its files."""
+        try:
+            return self._serialize(value, stem, capture, 0)
+        finally:
+            self._device_batch.flush(self._options)
+
+    def _serialize(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
         if isinstance(value, (list, tuple, dict)):
             return self._serialize_container(value, stem, capture, depth)
         tensor = local_tensor(value)
@@ -219,11 +229,11 @@ class ValueSerializer:
                 items = list(value.items())
                 keys = _json_keys([key for key, _ in items])
                 return {
-                    json_key: self.serialize(item, f"{stem}_{key}", capture, depth + 1)
+                    json_key: self._serialize(item, f"{stem}_{key}", capture, depth + 1)
                     for json_key, (key, item) in zip(keys, items, strict=True)
                 }
             return [
-                self.serialize(item, f"{stem}_{index}", capture, depth + 1)
+                self._serialize(item, f"{stem}_{index}", capture, depth + 1)
                 for index, item in enumerate(value)
             ]
         finally:
@@ -231,6 +241,12 @@ class ValueSerializer:
 
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
+        try:
+            return self._resolve(value)
+        finally:
+            self._device_batch.flush(self._options)
+
+    def _resolve(self, value: Any) -> Any:
         if type(value) is _DeferredTensor:
             if value.version is not None and value.tensor._version != value.version:
                 warnings.warn(
@@ -245,8 +261,8 @@ class ValueSerializer:
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
             return value
         if isinstance(value, list):
-            return [self.resolve(item) for item in value]
-        return {key: self.resolve(item) for key, item in value.items()}
+            return [self._resolve(item) for item in value]
+        return {key: self._resolve(item) for key, item in value.items()}
 
     def _entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
         """The entry of ``tensor``; with ``file_name``, its file (upstream names it after ``stem``)."""
@@ -262,11 +278,13 @@ class ValueSerializer:
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
         threads = threads_off_thread(tensor)
-        if threads is None:
-            reprs, entry.statistics = tensor_statistics(tensor, self._options)
-        else:  # completed by finish_trace
-            reprs = {}
+        reprs = {}  # completed by finish_trace when pending
+        if threads is not None:
             self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads))
+        elif stays_on_device(tensor):
+            self._pending[id(entry)] = (entry, self._device_batch.add(tensor))
+        else:
+            reprs, entry.statistics = tensor_statistics(tensor, self._options)
         if file_name is not None and _fits_safetensors(tensor):
             self._write(file_name, tensor)
             entry["value"], entry.file_stem = f"./{file_name}", stem
