@@ -3,7 +3,8 @@
 Most of what a trace costs beyond the forward is per recorded tensor: its statistics (a few passes
 over its values) and, with ``use_repr=False``, its ``.safetensors`` file (a copy into the page
 cache). Neither is needed before the trace's JSON is written once the forward is over, so one
-worker thread per trace does them in the order they were asked for, while the forward goes on:
+worker thread (one per process, shared by the traces of all threads) does them in the order they
+were asked for, while the forward goes on:
 the statistics of a contiguous floating CPU tensor (the numbers, see
 :func:`.statistics.threads_off_thread`; their text is made on the forward's thread afterwards),
 and every file and the hard links of reused entries (a link always follows the file it names).
@@ -30,6 +31,8 @@ What stays as it was:
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -50,6 +53,23 @@ def _one_torch_thread() -> None:
     # thread-local for the forward's thread, which set its own count when it first ran an op
     if torch.get_num_threads() > 1:
         torch.set_num_threads(1)
+
+
+_worker_lock = threading.Lock()
+_worker: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, the executor)
+
+
+def _shared_worker() -> ThreadPoolExecutor:
+    """The process's one worker thread, made on first use and kept (a new thread per trace, and its
+    torch and allocator state, cost time and grew the forward's peak); remade in a forked child."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or _worker[0] != os.getpid():
+            executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="model-debugger", initializer=_one_torch_thread
+            )
+            _worker = (os.getpid(), executor)
+        return _worker[1]
 
 
 class PendingStatistics:
@@ -81,9 +101,7 @@ class BackgroundWork:
     """Computes statistics and writes and links the tensor files of one trace, in order, on one worker thread."""
 
     def __init__(self) -> None:
-        self._worker = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="model-debugger", initializer=_one_torch_thread
-        )
+        self._worker = _shared_worker()
         self._pending: deque[tuple[Future, int]] = deque()
         self._pending_bytes = 0
         self.error: OSError | None = None  # the first failure; set by the worker only
@@ -112,11 +130,6 @@ class BackgroundWork:
         """Return once every queued job is done (or given up after an error)."""
         while self._pending:
             self._finish_oldest()
-
-    def close(self) -> None:
-        """Wait for the queued jobs and end the worker thread."""
-        self.wait()
-        self._worker.shutdown(wait=True)
 
     def _submit(self, job: Callable[[], None], path: Path | None, size: int) -> None:
         while self._pending and self._pending_bytes + size > QUEUE_BYTES:

@@ -176,7 +176,7 @@ class ValueSerializer:
     def finish_trace(self) -> None:
         """Wait for the trace's background work, raise the first write error, and complete the entries."""
         if self._background is not None:
-            self._background.close()
+            self._background.wait()
             if self._background.error is not None:
                 raise self._background.error
         for entry, pending in self._pending.values():
@@ -187,7 +187,7 @@ class ValueSerializer:
     def end_trace(self) -> None:
         """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
         if self._background is not None:
-            self._background.close()
+            self._background.wait()
         self._pending.clear()
         self._open_containers.clear()
         self._recent.clear()

@@ -46,7 +46,7 @@ def test_a_tensor_changed_after_it_was_queued_is_written_as_it_was(tmp_path, vie
     queue.write(tmp_path / "a.safetensors", tensor)
     tensor.add_(100)  # the model goes on and changes it in place
     queue.link(tmp_path / "a.safetensors", tmp_path / "b.safetensors")
-    queue.close()
+    queue.wait()
     assert queue.error is None and queue.written == [tmp_path / "a.safetensors", tmp_path / "b.safetensors"]
     for name in ("a", "b"):
         assert torch.equal(load_file(tmp_path / f"{name}.safetensors")["data"], expected)
@@ -60,7 +60,7 @@ def test_after_a_failed_write_no_further_file_is_attempted(tmp_path, monkeypatch
     queue = BackgroundWork()
     for name in ("a", "b", "c"):
         queue.write(tmp_path / f"{name}.safetensors", torch.ones(3))
-    queue.close()
+    queue.wait()
     assert "a.safetensors" in str(queue.error) and "No space left" in str(queue.error)
     assert queue.written == [] and list(tmp_path.iterdir()) == []
 
