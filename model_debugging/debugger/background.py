@@ -4,10 +4,10 @@ Most of what a trace costs beyond the forward is per recorded tensor: its statis
 over its values) and, with ``use_repr=False``, its ``.safetensors`` file (a copy into the page
 cache). Neither is needed before the trace's JSON is written once the forward is over, so one
 worker thread (one per process, shared by the traces of all threads) does them in the order they
-were asked for, while the forward goes on:
-the statistics of a contiguous floating CPU tensor (the numbers, see
-:func:`.statistics.threads_off_thread`; their text is made on the forward's thread afterwards),
-and every file and the hard links of reused entries (a link always follows the file it names).
+were asked for, while the forward goes on: the statistics of a contiguous floating CPU tensor
+(the numbers, see :func:`.statistics.threads_off_thread`; their text is made on the forward's
+thread afterwards), and every file and the hard links of reused entries (a link always follows
+the file it names).
 The write itself and torch's ops release the GIL. The worker's torch ops run on one thread, so it
 never starts a second team of torch threads beside the forward's.
 
