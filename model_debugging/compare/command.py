@@ -21,6 +21,7 @@ from model_debugging.command_line import (
     outputs_problem,
 )
 from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.rank_runs import rank_directories
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
 from model_debugging.config import ConfigError
@@ -56,10 +57,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     parser.add_argument("candidate", help="candidate trace, same forms")
     parser.add_argument(
-        "--atol", type=_tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
+        "--atol",
+        type=_tolerance,
+        help="absolute tolerance (default: 1e-05, or derived from the dtype and reduction length for a "
+        "trace recorded sharded over several ranks)",
     )
     parser.add_argument(
-        "--rtol", type=_tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
+        "--rtol", type=_tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"
     )
     parser.add_argument(
         "--rename",
@@ -105,11 +109,19 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
+def _input_files(path: Path) -> list[Path]:
+    """The files of the trace at ``path``, or of every rank's trace of a per-rank run."""
+    directories = rank_directories(path)
+    if directories is None:
+        return trace_files(path)
+    return [file for directory in directories for file in trace_files(directory)]
+
+
 def _check_outputs(args: argparse.Namespace) -> str | None:
     """Why an output option cannot be written, before any trace is read; None when all can."""
     outputs = ("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)
-    inputs = [InputFile(path, "a file of the reference trace") for path in trace_files(args.reference)]
-    inputs += [InputFile(path, "a file of the candidate trace") for path in trace_files(args.candidate)]
+    inputs = [InputFile(path, "a file of the reference trace") for path in _input_files(args.reference)]
+    inputs += [InputFile(path, "a file of the candidate trace") for path in _input_files(args.candidate)]
     if args.config is not None:
         inputs.append(InputFile(args.config, "the --config file"))
     problem = outputs_problem(
