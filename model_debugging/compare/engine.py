@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from model_debugging.compare.align import align_calls
 from model_debugging.compare.boundaries import boundary_origin, boundary_rows
@@ -31,7 +31,7 @@ from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import TraceComparison
 from model_debugging.compare.rows import compare_pair
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -46,7 +46,7 @@ def compare_traces(
     *,
     atol: float = 1e-5,
     rtol: float = 1e-4,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     align: bool = True,
     boundaries: bool = False,
     ignore: Iterable[str | re.Pattern[str]] = (),
@@ -60,8 +60,9 @@ def compare_traces(
         atol (`float`, *optional*, defaults to `1e-5`) and rtol (`float`, *optional*, defaults to `1e-4`):
             a value is within tolerance when `|candidate - reference| <= atol + rtol * |reference|`.
         rename (*optional*): rules applied to both sides' module paths before matching: a
-            `'REGEX=REPLACEMENT'` string, an iterable of them, a `{regex: replacement}` mapping, or a
-            YAML file given as an `os.PathLike` (see `model_debugging.compare.renames`).
+            `'REGEX=REPLACEMENT'` string, a `{regex: replacement}` mapping, a rules file (a `str`
+            or `os.PathLike` ending in `.yaml`/`.yml`), or an iterable of rules, rule strings and
+            files (see `model_debugging.compare.renames`).
         align (`bool`, *optional*, defaults to `True`): align the calls that paths and rename rules
             leave unpaired automatically; False pairs by path only.
         boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (numbered
