@@ -2,8 +2,8 @@
 
 Every public name is imported from here (``from model_debugging import compare_traces``); the
 modules ``model_debugging.model_debugging_utils``, ``output_capturing`` and ``monkey_patching``
-repeat some of them under the module paths transformers uses, so upstream code runs with only
-the package prefix changed.
+repeat some of them under the module names transformers uses, so upstream code runs with only its
+import lines changed.
 
 Names are imported on first use. Importing any part of the package runs this file first, and the
 base install (the skipped-test analyzer and its reports) has no torch: the debugger, compare,
@@ -13,7 +13,7 @@ when used.
 
 from importlib import import_module
 
-from model_debugging.command_line import missing_extra
+from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, missing_extra
 
 __version__ = "0.1.0"
 
@@ -85,7 +85,7 @@ def __getattr__(name: str):
     try:
         module = import_module(module_name)
     except ModuleNotFoundError as error:
-        if error.name not in {"torch", "safetensors"}:
+        if error.name not in DEBUGGER_EXTRA_MODULES:  # not what the extra adds: a real error
             raise
         raise ModuleNotFoundError(
             f"model_debugging.{name}: {missing_extra(error.name)}", name=error.name

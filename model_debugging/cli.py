@@ -12,11 +12,9 @@ import os
 import sys
 from importlib import import_module
 
-from model_debugging.command_line import EXIT_OK, EXIT_USAGE, fail, missing_extra
+from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, EXIT_OK, EXIT_USAGE, fail, missing_extra
 
 PROG = "model-debugging"
-# what the `debugger` extra adds; a command whose import misses one of them says how to install it
-NEEDS_DEBUGGER_EXTRA = {"torch", "safetensors"}
 # subcommand -> ("module:function", one-line help); the function takes (argv, prog) and returns an exit code
 SUBCOMMANDS = {
     "scan": ("model_debugging.skips.command:main", "report which models skip each common test"),
@@ -65,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = import_module(module_name)
     except ModuleNotFoundError as error:
-        if error.name not in NEEDS_DEBUGGER_EXTRA:
+        if error.name not in DEBUGGER_EXTRA_MODULES:  # not what the extra adds: a real error
             raise
         return fail(f"{PROG} {command}", missing_extra(error.name))
     function = getattr(module, function_name)

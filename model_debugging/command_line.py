@@ -72,6 +72,10 @@ def fail(prog: str, message: str) -> int:
     return EXIT_USAGE
 
 
+# what the `debugger` extra adds to the base install
+DEBUGGER_EXTRA_MODULES = frozenset({"torch", "safetensors"})
+
+
 def missing_extra(module: str) -> str:
     """Why a name or command is unavailable: ``module`` (torch or safetensors) is not installed."""
     return (
