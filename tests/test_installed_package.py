@@ -171,6 +171,20 @@ def test_scan_report_and_check_skips_run_in_the_base_install(base, tmp_path):
         "model-debugging", "report", "--current", "out/all_tests_scan_result.json", cwd=tmp_path
     )
     assert report.returncode == 0 and "Most skipped tests" in report.stdout, report.stderr
+    plot = base.run(
+        "model-debugging",
+        "report",
+        "--current",
+        "out/all_tests_scan_result.json",
+        "--plot",
+        "p.png",
+        cwd=tmp_path,
+    )
+    assert (plot.returncode, plot.stdout) == (2, "")  # refused before any work: no plot extra here
+    assert plot.stderr == (
+        "model-debugging report: error: --plot needs matplotlib: install the 'plot' extra, "
+        "e.g. pip install 'model-debugging[plot]'\n"
+    )
 
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q", "-b", "main"], check=True)

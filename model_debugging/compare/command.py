@@ -8,7 +8,6 @@ output paths are checked before any trace is read, and nothing is written then).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.reporting.figures import plot_option_problem
 
 PROG = "model-debugging compare"
 
@@ -117,11 +117,7 @@ def _check_outputs(args: argparse.Namespace) -> str | None:
     problem = outputs_problem(
         [*outputs, ("--save_renames", args.save_renames)], inputs, directory_must_exist=True
     )
-    if problem:
-        return problem
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
-    return None
+    return problem or plot_option_problem("--plot", args.plot)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

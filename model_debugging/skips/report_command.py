@@ -17,6 +17,7 @@ from model_debugging.command_line import (
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.csv_output import write_csv
+from model_debugging.reporting.figures import plot_option_problem
 from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.reporting.scan_results import ScanResultsError, load_scan_results
 from model_debugging.reporting.skip_plot import plot_skipped_proportion
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         if path
     ]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
-    problem = outputs_problem(outputs, inputs)
+    problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)
     if problem is not None:
         return fail(prog, problem)
     try:
