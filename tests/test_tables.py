@@ -1,4 +1,4 @@
-from model_debugging.reporting import render_markdown_table, render_terminal_table
+from model_debugging.reporting.tables import render_markdown_table, render_terminal_table
 
 
 def test_markdown_escapes_pipes():

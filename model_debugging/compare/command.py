@@ -8,7 +8,6 @@ output paths are checked before any trace is read, and nothing is written then).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 from pathlib import Path
 
@@ -27,7 +26,8 @@ from model_debugging.compare.rendering import render_markdown, render_terminal, 
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
-from model_debugging.reporting import atomic_write_json, atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.reporting.figures import plot_option_problem
 
 PROG = "model-debugging compare"
 
@@ -53,9 +53,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         epilog="exit status: 0 equivalent within tolerance, 1 diverged or not confirmed, 2 unusable input",
     )
     parser.add_argument(
-        "reference", help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
+        "reference",
+        metavar="REF_TRACE",
+        help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json",
     )
-    parser.add_argument("candidate", help="candidate trace, same forms")
+    parser.add_argument("candidate", metavar="CAND_TRACE", help="candidate trace, same forms")
     parser.add_argument(
         "--atol",
         type=_tolerance,
@@ -76,7 +78,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--config", type=Path, metavar="FILE", help="YAML file with a 'renames' list (applied first)"
     )
     parser.add_argument(
-        "--no-align",
+        "--no_align",
         dest="align",
         action="store_false",
         help="pair calls by path and rename rules only (no automatic alignment)",
@@ -96,7 +98,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="do not list calls on one side only whose path matches REGEX (they are counted); repeatable",
     )
     parser.add_argument(
-        "--save-renames",
+        "--save_renames",
         type=Path,
         metavar="OUT.yaml",
         help="write the given and inferred rename rules as a --config file to edit and pass back",
@@ -125,13 +127,9 @@ def _check_outputs(args: argparse.Namespace) -> str | None:
     if args.config is not None:
         inputs.append(InputFile(args.config, "the --config file"))
     problem = outputs_problem(
-        [*outputs, ("--save-renames", args.save_renames)], inputs, directory_must_exist=True
+        [*outputs, ("--save_renames", args.save_renames)], inputs, directory_must_exist=True
     )
-    if problem:
-        return problem
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
-    return None
+    return problem or plot_option_problem("--plot", args.plot)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

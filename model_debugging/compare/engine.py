@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from model_debugging.compare.align import align_calls
@@ -35,7 +35,7 @@ from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
 from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import TraceComparison
 from model_debugging.compare.rows import compare_pair
 from model_debugging.compare.tolerance import choose_tolerance
@@ -51,7 +51,7 @@ def compare_traces(
     *,
     atol: float | None = None,
     rtol: float | None = None,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     align: bool = True,
     boundaries: bool = False,
     ignore: Iterable[str | re.Pattern[str]] = (),
@@ -68,8 +68,9 @@ def compare_traces(
             a trace recorded sharded over several ranks a tolerance derived from its dtype and
             reduction length (see `model_debugging.compare.tolerance`); the result says which.
         rename (*optional*): rules applied to both sides' module paths before matching: a
-            `'REGEX=REPLACEMENT'` string, an iterable of them, a `{regex: replacement}` mapping, or a
-            YAML file given as an `os.PathLike` (see `model_debugging.compare.renames`).
+            `'REGEX=REPLACEMENT'` string, a `{regex: replacement}` mapping, a rules file (a `str`
+            or `os.PathLike` ending in `.yaml`/`.yml`), or an iterable of rules, rule strings and
+            files (see `model_debugging.compare.renames`).
         align (`bool`, *optional*, defaults to `True`): align the calls that paths and rename rules
             leave unpaired automatically; False pairs by path only.
         boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (numbered

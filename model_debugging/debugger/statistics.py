@@ -148,13 +148,18 @@ def _upstream_reprs(data: torch.Tensor, options: PrintOptions) -> dict[str, str]
     return dict(zip(STAT_NAMES, reprs, strict=True))
 
 
+_REDUCIBLE_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def _numeric_statistics(data: torch.Tensor) -> dict | None:
     if data.is_complex():
         parts = torch.view_as_real(data.resolve_conj().to(torch.complex128))
         return {"real": _floating_statistics(parts[..., 0]), "imag": _floating_statistics(parts[..., 1])}
     if data.is_floating_point():
         # float16/bfloat16 on CPU: no float64 copy (8 bytes per element, the logits' peak grew by it)
-        finite = finite_double_statistics(data) if data.device.type == "cpu" else None
+        # (float8 kinds have no CPU reductions: they take the float64 copy, a byte per element anyway)
+        in_place = data.device.type == "cpu" and data.dtype in _REDUCIBLE_FLOAT_DTYPES
+        finite = finite_double_statistics(data) if in_place else None
         return finite if finite is not None else _floating_statistics(data.to(torch.float64))
     if data.dtype in _INTEGER_DTYPES:
         values = data.to(torch.int64).reshape(-1)

@@ -8,8 +8,7 @@ Never imports torch, nor anything of the scanned checkout::
     print(result.tests["test_training"].reasons_skipped)
     result.to_json()  # the mapping of all_tests_scan_result.json
 
-The trend report (``trend``, ``report_command``) and the pull-request check (``pr_check``) live
-beside the analyzer.
+The trend report and the pull-request check live beside the analyzer, in ``report/``.
 """
 
 from model_debugging.skips.decide.scope import UnknownTestError

@@ -8,8 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import model_addition_debugger_context
-from model_debugging.compare import compare_traces
+from model_debugging import compare_traces, model_addition_debugger_context
 from model_debugging.compare.command import main
 from model_debugging.debugger.trace_format.records import TraceError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch.distributed as dist
 
-from model_debugging.compare import compare_traces
+from model_debugging import compare_traces
 from tests.debugger.ranks import run_ranks
 
 pytestmark = [

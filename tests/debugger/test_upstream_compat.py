@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from model_debugging.reporting import render_csv, write_csv
+from model_debugging.reporting.csv_output import render_csv, write_csv
 from model_debugging.skips.report.scan_results import ScanResultsError, load_scan_results
 
 RESULT = {
