@@ -134,11 +134,3 @@ def test_every_analyzer_folder_has_a_floor():
     floored = {name for names in SKIPS_FLOORS for name in names}
     assert folders - {"defaults"} <= floored
 
-
-def test_no_analyzer_module_is_longer_than_400_lines():
-    long = {
-        path.relative_to(PACKAGE_ROOT).as_posix(): count
-        for path in (PACKAGE_ROOT / "skips").rglob("*.py")
-        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400
-    }
-    assert long == {}
