@@ -1,35 +1,36 @@
 """Time the skipped-test scanner on a transformers checkout, beside the checkout's own regex scanner.
 
-    python benchmarks/bench_scanner.py --repo /path/to/transformers [--repeat 3] [--jobs N]
+    python benchmarks/bench_scanner.py --repo /path/to/transformers [--repeat 3] [--jobs N] [--rescans]
 
 Each figure is the wall time of a whole command run as a subprocess (interpreter start included),
-the median of ``--repeat`` runs, with the CPU time used (a busy machine inflates the wall time
-much more than the CPU time): a cold full scan (empty cache), a warm full scan, a warm
-single-test scan, and the checkout's own ``utils/scan_skipped_tests.py`` run from its root when
-present. With a ``src/`` folder (the library the run-time skips are decided from), also a cold
-scan of the tests alone (a tree without ``src/``; the ratio of the cold full scan to it is printed
-for the wall and for the CPU time, the steadier one on a loaded machine) and warm rescans after one
-modeling file changed: a comment appended (no record and no fact read from its text changes) and a
-class appended (a new class: only a model that looked its name up would be evaluated again).
-Targets (437 model test files, 2 cores): cold <= 8 s, cold full / cold tests-only <= 1.5, warm full
-< baseline, warm single <= 0.5 s, warm rescan after a modeling change <= 1 s.
-Without ``--repo`` it runs on the small example tree (a smoke run for ``make bench``).
+the median of ``--repeat`` rounds, with the CPU time used (a busy machine inflates the wall time
+much more than the CPU time) and where our scanner spent it: parsing the test files, reading the
+library under ``src/``, evaluating the models (the phase lines the scanner prints; the rest is
+starting the interpreter, finding the files and writing the result). Four runs of ours, each set
+against the checkout's own ``utils/scan_skipped_tests.py`` doing the same job:
 
-The runs a ratio compares alternate round by round (cold full, cold tests-only, cold full, ...;
-warm ours, regex, warm ours, ...) and a ratio is the median of the rounds' ratios, so a load that
-changes during the bench reaches both sides alike. The scanners run with bytecode caching on, as
-after ``pip install`` (the bench first compiles the package; an exported PYTHONDONTWRITEBYTECODE
-is not passed on).
+- cold full scan (empty cache) and cold single test (``--test_method_name``, empty cache), against
+  the regex scanner's full and single-test runs: targets <= 20x and <= 10x;
+- warm full scan (the cache of the cold full scan) and warm single test (the cache of the cold
+  single-test scan only: no full scan before it), against the same: targets <= 1x.
 
-The snapshot a warm run answers from is keyed on a digest of the analyzer's own sources: in a tree
-other people edit while it runs, run it from a copy of the project (``git archive HEAD``), or the
-warm rows measure full scans.
+Every round runs each of the eight commands once, ours and the regex scanner alternating, and a
+ratio is the median of the rounds' ratios, so a load that changes during the bench reaches both
+sides alike. ``--rescans`` adds the earlier rows: a cold scan of the tests alone (no ``src/``) and
+warm rescans after one modeling file changed. Without ``--repo`` it runs on the small example tree
+(a smoke run for ``make bench``; it has no regex scanner, so no ratio).
+
+The scanners run with bytecode caching on, as after ``pip install`` (the bench first compiles the
+package; an exported PYTHONDONTWRITEBYTECODE is not passed on). The snapshot a warm run answers
+from is keyed on a digest of the analyzer's own sources: in a tree other people edit while it
+runs, run it from a copy of the project (``git archive HEAD``), or the warm rows measure full scans.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -45,6 +47,16 @@ sys.path.insert(0, str(PROJECT))
 from model_debugging.reporting.tables import render_terminal_table  # noqa: E402
 
 SCANNER = PROJECT / "utils" / "scan_skipped_tests.py"
+# The phase lines of the scanner's progress (a line per phase when stderr is not a terminal).
+PHASES = {"parsing test files": "parse", "reading the library": "library", "evaluating models": "evaluation"}
+_PHASE_LINE = re.compile(r"^(?P<name>[a-z ]+): .* in (?P<seconds>[0-9.]+) s$", re.MULTILINE)
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _environment() -> dict[str, str]:
@@ -53,89 +65,121 @@ def _environment() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _timed(command: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the command and its worker processes)."""
+def _timed(command: list[str], cwd: Path) -> Run:
+    """The wall and CPU seconds of ``command`` (with its worker processes) and its phase times."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        command, cwd=cwd, check=True, env=_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        check=True,
+        env=_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def _row(name: str, runs: list[tuple[float, float]], target: str) -> dict:
-    return {
-        "run": name,
-        "seconds": statistics.median(wall for wall, _ in runs),
-        "cpu seconds": statistics.median(cpu for _, cpu in runs),
-        "target": target,
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    phases = {
+        PHASES[match["name"]]: float(match["seconds"])
+        for match in _PHASE_LINE.finditer(done.stderr)
+        if match["name"] in PHASES
     }
+    return Run(wall, cpu, phases)
 
 
-def _ratio_text(runs: list[tuple[float, float]], baselines: list[tuple[float, float]], target: str) -> str:
+def _row(name: str, runs: list[Run], target: str, baselines: list[Run] | None = None) -> dict:
+    row = {
+        "run": name,
+        "seconds": f"{statistics.median(run.wall for run in runs):.2f}",
+        "cpu seconds": f"{statistics.median(run.cpu for run in runs):.2f}",
+    }
+    for phase in PHASES.values():
+        row[phase] = f"{statistics.median(run.phases.get(phase, 0.0) for run in runs):.1f}"
+    row["vs regex (wall, CPU)"] = _ratio_text(runs, baselines) if baselines else ""
+    row["target"] = target
+    return row
+
+
+def _ratio_text(runs: list[Run], baselines: list[Run]) -> str:
     """The median over rounds of each round's ratio, for the wall and the CPU time."""
-    wall = statistics.median(run[0] / base[0] for run, base in zip(runs, baselines, strict=True))
-    cpu = statistics.median(run[1] / base[1] for run, base in zip(runs, baselines, strict=True))
-    return f"{wall:.2f} wall, {cpu:.2f} CPU ({target})"
+    wall = statistics.median(run.wall / base.wall for run, base in zip(runs, baselines, strict=True))
+    cpu = statistics.median(run.cpu / base.cpu for run, base in zip(runs, baselines, strict=True))
+    return f"{wall:.2f}x, {cpu:.2f}x"
 
 
-def measure(repo: Path, repeat: int, jobs: int | None, test_name: str) -> list[dict]:
-    """The rows of the table. Runs compared with each other alternate, round by round (ABAB), so a
-    change of the machine's load during the bench reaches both sides of a ratio alike."""
+def measure(repo: Path, repeat: int, jobs: int | None, test_name: str, rescans: bool) -> list[dict]:
+    """The rows of the table; within a round, ours and the regex scanner alternate (ABAB)."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PROJECT / "model_debugging")], check=True)
-    rows = []
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         jobs_option = ["--jobs", str(jobs)] if jobs else []
         scan = [sys.executable, str(SCANNER), "--output_dir", str(scratch / "out"), *jobs_option]
         full = [*scan, "--repo", str(repo)]
-        tests_only = None
-        if (repo / "src").is_dir():  # the same tests without the library sources
-            tests_only = scratch / "tests_only"
-            tests_only.mkdir()
-            shutil.copytree(repo / "tests", tests_only / "tests")  # the scanner refuses paths leading outside
-
-        cold, cold_tests = [], []
-        for index in range(repeat):
-            cold.append(_timed([*full, "--cache_dir", str(scratch / f"cold{index}")], repo))
-            if tests_only is not None:
-                command = [
-                    *scan,
-                    "--repo",
-                    str(tests_only),
-                    "--cache_dir",
-                    str(scratch / f"tests_only{index}"),
-                ]
-                cold_tests.append(_timed(command, tests_only))
-        rows.append(_row("cold full scan", cold, "<= 8 s"))
-        if tests_only is not None:
-            ratio = _ratio_text(cold, cold_tests, "<= 1.5")
-            rows.append(
-                _row("cold full scan, tests only (no src/)", cold_tests, f"full/tests-only = {ratio}")
-            )
-
-        warm_command = [*full, "--cache_dir", str(scratch / "cold0")]  # the first cold run filled it
+        single = ["--test_method_name", test_name]
         baseline = repo / "utils" / "scan_skipped_tests.py"
-        regex_command = [sys.executable, str(baseline), "--output_dir", str(scratch / "baseline")]
-        warm, regex = [], []
-        for _ in range(repeat):
-            warm.append(_timed(warm_command, repo))
-            if baseline.is_file():
-                regex.append(_timed(regex_command, repo))
-        warm_row = _row("warm full scan", warm, "< baseline")
-        if regex:
-            warm_row["target"] = f"ours/baseline = {_ratio_text(warm, regex, '< 1')}"
-        rows.append(warm_row)
-        single = [_timed([*warm_command, "--test_method_name", test_name], repo) for _ in range(repeat)]
-        rows.append(_row(f"warm single test ({test_name})", single, "<= 0.5 s"))
+        regex = [sys.executable, str(baseline), "--output_dir", str(scratch / "baseline")]
+        has_regex = baseline.is_file()
+        (scratch / "baseline").mkdir()
 
-        if (repo / "src").is_dir():
+        runs: dict[str, list[Run]] = {name: [] for name in ("cold", "cold single", "warm", "warm single")}
+        regex_runs: dict[str, list[Run]] = {"full": [], "single": []}
+        for index in range(repeat):
+            full_cache = ["--cache_dir", str(scratch / f"full{index}")]
+            single_cache = ["--cache_dir", str(scratch / f"single{index}")]
+            steps = [
+                ("cold", [*full, *full_cache], "full"),
+                ("cold single", [*full, *single_cache, *single], "single"),
+                ("warm", [*full, *full_cache], "full"),
+                ("warm single", [*full, *single_cache, *single], "single"),
+            ]
+            for name, command, regex_kind in steps:
+                if has_regex:
+                    regex_runs[regex_kind].append(
+                        _timed([*regex, *(single if regex_kind == "single" else [])], repo)
+                    )
+                runs[name].append(_timed(command, repo))
+        regex_full, regex_single = regex_runs["full"], regex_runs["single"]
+        # each of our runs against the regex run of the same kind just before it
+        paired = {
+            "cold": regex_full[0::2],
+            "warm": regex_full[1::2],
+            "cold single": regex_single[0::2],
+            "warm single": regex_single[1::2],
+        }
+        rows = [
+            _row("cold full scan", runs["cold"], "<= 20x", paired["cold"]),
+            _row(f"cold single test ({test_name})", runs["cold single"], "<= 10x", paired["cold single"]),
+            _row("warm full scan", runs["warm"], "<= 1x", paired["warm"]),
+            _row(
+                f"warm single test, no full scan before ({test_name})",
+                runs["warm single"],
+                "<= 1x",
+                paired["warm single"],
+            ),
+        ]
+        if has_regex:
+            rows.append(_row("regex scanner, full", regex_full, ""))
+            rows.append(_row(f"regex scanner, {test_name}", regex_single, ""))
+        if rescans and (repo / "src").is_dir():
+            rows += _tests_only_rows(repo, scratch, scan, repeat)
             rows += _rescan_rows(repo, scratch, scan, repeat)
-        if regex:
-            rows.append(_row("baseline: checkout's regex scanner", regex, ""))
     return rows
+
+
+def _tests_only_rows(repo: Path, scratch: Path, scan: list[str], repeat: int) -> list[dict]:
+    """A cold scan of the same tests without the library sources."""
+    tests_only = scratch / "tests_only"
+    tests_only.mkdir()
+    shutil.copytree(repo / "tests", tests_only / "tests")  # the scanner refuses paths leading outside
+    runs = [
+        _timed(
+            [*scan, "--repo", str(tests_only), "--cache_dir", str(scratch / f"tests_only{index}")], tests_only
+        )
+        for index in range(repeat)
+    ]
+    return [_row("cold full scan, tests only (no src/)", runs, "")]
 
 
 def _rescan_rows(repo: Path, scratch: Path, scan: list[str], repeat: int) -> list[dict]:
@@ -148,8 +192,8 @@ def _rescan_rows(repo: Path, scratch: Path, scan: list[str], repeat: int) -> lis
     modeling = sorted((copy / "src").glob("*/models/llama/modeling_llama.py")) or sorted(
         (copy / "src").glob("*/models/*/modeling_*.py")
     )
-    # The cache of the first cold run: its snapshot is found by the content of the test files
-    command = [*scan, "--repo", str(copy), "--cache_dir", str(scratch / "cold0")]
+    # The cache of the first cold full scan: its snapshot is found by the content of the test files
+    command = [*scan, "--repo", str(copy), "--cache_dir", str(scratch / "full0")]
     _timed(command, copy)
     edits = {
         "a comment appended": "\n# benchmark edit {index}\n",
@@ -168,20 +212,18 @@ def _rescan_rows(repo: Path, scratch: Path, scan: list[str], repeat: int) -> lis
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default=str(PROJECT / "examples" / "mini_transformers"))
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is shown")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the median is shown")
     parser.add_argument("--jobs", type=int, help="parsing processes (default: CPU count)")
-    parser.add_argument("--test_method_name", default="test_training")
+    parser.add_argument("--test_method_name", default="test_inputs_embeds")
+    parser.add_argument(
+        "--rescans", action="store_true", help="also a tests-only scan and rescans after an edit"
+    )
     args = parser.parse_args(argv)
     repo = Path(args.repo).resolve()
-    rows = measure(repo, args.repeat, args.jobs, args.test_method_name)
-    baseline = next((row["seconds"] for row in rows if row["run"].startswith("baseline")), None)
-    for row in rows:
-        row["vs baseline"] = f"{row['seconds'] / baseline:.2f}x" if baseline else ""
-        row["seconds"] = f"{row['seconds']:.2f}"
-        row["cpu seconds"] = f"{row['cpu seconds']:.2f}"
+    rows = measure(repo, args.repeat, args.jobs, args.test_method_name, args.rescans)
     print(
-        f"repo: {repo}  (median of {args.repeat} runs, compared runs alternating; "
-        "CPU seconds include the parsing processes)"
+        f"repo: {repo}  (median of {args.repeat} rounds, ours and the regex scanner alternating; "
+        "CPU seconds include the parsing processes; parse / library / evaluation: our phases, seconds)"
     )
     print(render_terminal_table(rows))
     return 0
