@@ -17,6 +17,7 @@ from model_debugging.command_line import (
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.skips.environment_needs import needs_accelerator, needs_text, shared_requirements
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.progress import ScanProgress
 from model_debugging.skips.results import ScanResult, TestResult
@@ -108,8 +109,12 @@ def _print_summary(result: ScanResult) -> None:
 
     from model_debugging.reporting.report import Report, Section, render_text
 
-    rows = [
-        {
+    rows, accelerator_rows = [], []
+    for name, test in result.tests.items():
+        if not (test.models_ran or test.skips or test.models_undecided):
+            continue
+        needs = shared_requirements(test.conditions, test.models_ran)
+        row = {
             "test": name,
             "origin": test.origin,
             "ran": len(test.models_ran),
@@ -117,14 +122,23 @@ def _print_summary(result: ScanResult) -> None:
             "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
             "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
+            "needs": needs_text(needs),
         }
-        for name, test in result.tests.items()
-        if test.models_ran or test.skips or test.models_undecided
+        (accelerator_rows if needs_accelerator(needs) else rows).append(row)
+    sections = [
+        Section(
+            title,
+            pd.DataFrame(sorted(found, key=lambda row: (-row["skipped"], row["test"]))),
+            limit=SUMMARY_ROWS,
+        )
+        for title, found in (
+            ("Most skipped common tests", rows),
+            ("Most skipped common tests that need an accelerator", accelerator_rows),
+        )
+        if found
     ]
-    rows.sort(key=lambda row: (-row["skipped"], row["test"]))
-    if rows:
-        table = Section("Most skipped common tests", pd.DataFrame(rows), limit=SUMMARY_ROWS)
-        print("\n" + render_text(Report("Scan summary", [], [table])), end="")
+    if sections:
+        print("\n" + render_text(Report("Scan summary", [], sections)), end="")
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:
