@@ -10,9 +10,11 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    InputFolder,
     add_default_config_option,
     fail,
     output_dir_problem,
+    outputs_problem,
     positive_int,
 )
 from model_debugging.config import ConfigError
@@ -22,7 +24,8 @@ from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_t
 from model_debugging.skips.progress import ScanProgress
 from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
-from model_debugging.skips.settings import BUILT_IN_CONFIG, DEFAULT_SETTINGS, load_settings
+from model_debugging.skips.scanned_paths import scanned_folders
+from model_debugging.skips.settings import BUILT_IN_CONFIG, DEFAULT_SETTINGS, ScanSettings, load_settings
 
 SUMMARY_ROWS = 10
 REASONS_SHOWN = 10
@@ -141,15 +144,27 @@ def _print_summary(result: ScanResult) -> None:
         print("\n" + render_text(Report("Scan summary", [], sections)), end="")
 
 
+def _outputs_problem(args: argparse.Namespace, settings: ScanSettings) -> str | None:
+    """Why the files the scan writes into --output_dir would replace a file it reads, or None."""
+    output_dir = Path(args.output_dir).expanduser()
+    name = args.test_method_name
+    files = [f"scan_{name}.json", f"scan_{name}_errors.json"] if name else [RESULT_FILE, ERRORS_FILE]
+    scanned = [
+        InputFolder(Path(args.repo) / folder, f"the checkout's {folder}/ folder")
+        for folder in scanned_folders(settings)
+    ]
+    return outputs_problem([("--output_dir", output_dir / file) for file in files], input_folders=scanned)
+
+
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:
     args = build_parser(prog).parse_args(argv)
-    problem = output_dir_problem(args.output_dir)
-    if problem is not None:  # before the scan, not after it
-        return fail(prog, problem)
     try:
         settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:
         return fail(prog, str(error))
+    problem = output_dir_problem(args.output_dir) or _outputs_problem(args, settings)
+    if problem is not None:  # before the scan, not after it
+        return fail(prog, problem)
 
     def announce(count: int) -> None:
         print(f"Scanning {count} model test files...", flush=True)
