@@ -166,6 +166,20 @@ class InputFile:
     description: str  # what it is to the user, e.g. "a file of the reference trace"
 
 
+@dataclass(frozen=True)
+class InputFolder:
+    """A folder whose files of some kinds a command reads (a checkout's Python files under ``tests/``):
+    no output option may replace one of them."""
+
+    path: Path
+    description: str  # e.g. "the checkout's tests/ folder"
+    suffixes: tuple[str, ...] = (".py",)
+
+    def holds(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return real.suffix in self.suffixes and real.is_relative_to(os.path.realpath(self.path))
+
+
 def _identity(path: Path) -> tuple[int, int] | str:
     """The same value for two paths of one file: its device and inode, or for a missing file its real path."""
     try:
@@ -180,6 +194,7 @@ def outputs_problem(
     inputs: Sequence[InputFile] = (),
     *,
     directory_must_exist: bool = False,
+    input_folders: Sequence[InputFolder] = (),
 ) -> str | None:
     """Why the ``(option, file)`` outputs of a command cannot be written, checked before any work; None when all can.
 
@@ -208,6 +223,13 @@ def outputs_problem(
                 f"{option} {path} is {clash.description} ({clash.path}), "
                 "which this command reads; choose another output file"
             )
+        if status is not None:
+            folder = next((folder for folder in input_folders if folder.holds(path)), None)
+            if folder is not None:
+                return (
+                    f"{option} {path} is a {'/'.join(folder.suffixes)} file of {folder.description} ({folder.path}), "
+                    "which this command reads; choose another output file"
+                )
         if identity in written:
             return f"{written[identity]} and {option} name the same file {path}"
         written[identity] = option

@@ -1,8 +1,8 @@
 """No command destroys a file it was not asked to write, and every output lands where its path leads.
 
-Each output option of compare, view, replay, report and check-skips is pointed at the command's
-own inputs (a trace's JSON files, its extra file, a tensor file; through a symlink or a hard
-link; a scan result; a config): one line, exit 2, nothing changed. Outputs pointed at a symlink,
+Each output option of compare, view, replay, report, scan and check-skips is pointed at the
+command's own inputs (a trace's JSON files, its extra file, a tensor file; through a symlink or a
+hard link; a scan result; a config; a source file of the checkout): one line, exit 2, nothing changed. Outputs pointed at a symlink,
 a FIFO, a character device or /dev/stdout are written through, and the link, FIFO or device is
 still what it was.
 """
@@ -22,6 +22,7 @@ from model_debugging import model_addition_debugger_context
 from model_debugging.cli import main
 from model_debugging.reporting.atomic import atomic_write_text
 from tests.replay import toys
+from tests.skips.conftest import COMMON, write_tree
 
 TOY = "tests.replay.toys:build_model"
 
@@ -190,6 +191,39 @@ def test_check_skips_refuses_markdown_onto_its_config_before_scanning(tmp_path, 
     assert main([*args, "--markdown", str(config)]) == 2
     one_line_error(capsys, "check-skips", f"--markdown {config} is the --config file")
     assert config.read_text() == "pr_check:\n  min_skipped_share: 0.5\n"
+
+
+def test_check_skips_refuses_markdown_onto_a_test_file_of_the_checkout(tmp_path, capsys):
+    test_file = tmp_path / "repo" / "tests" / "test_modeling_common.py"
+    test_file.parent.mkdir(parents=True)
+    test_file.write_text("class ModelTesterMixin:\n    pass\n")
+    args = ["check-skips", "--repo", str(tmp_path / "repo"), "--base", "main"]
+    assert main([*args, "--markdown", str(test_file)]) == 2
+    one_line_error(
+        capsys, "check-skips", f"--markdown {test_file} is a .py file of the checkout's tests/ folder"
+    )
+    assert test_file.read_text() == "class ModelTesterMixin:\n    pass\n"
+
+
+def test_scan_refuses_an_output_file_that_links_to_a_file_it_reads(tmp_path, capsys):
+    source = tmp_path / "repo" / "src" / "transformers" / "modeling_utils.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("class PreTrainedModel:\n    pass\n")
+    output_dir = tmp_path / "out"
+    output_dir.mkdir()
+    (output_dir / "all_tests_scan_result.json").symlink_to(source)
+    assert main(["scan", "--repo", str(tmp_path / "repo"), "--output_dir", str(output_dir)]) == 2
+    one_line_error(capsys, "scan", "all_tests_scan_result.json is a .py file of the checkout's src/ folder")
+    assert source.read_text() == "class PreTrainedModel:\n    pass\n"
+
+
+def test_scan_writes_its_results_into_the_checkout_again_and_again(tmp_path):
+    model = "from ...test_modeling_common import ModelTesterMixin\n\nclass BertModelTest(ModelTesterMixin):\n    pass\n"
+    files = {"tests/test_modeling_common.py": COMMON, "tests/models/bert/test_modeling_bert.py": model}
+    repo = write_tree(tmp_path / "repo", files)
+    for _ in range(2):  # the second run replaces its own results, which the scan does not read
+        assert main(["scan", "--repo", str(repo), "--output_dir", str(repo / "tests"), "--no_cache"]) == 0
+    assert json.loads((repo / "tests" / "all_tests_scan_result.json").read_text())
 
 
 def test_a_symlink_to_a_regular_file_writes_that_file_and_stays_a_link(traces, tmp_path, capsys):

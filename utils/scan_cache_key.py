@@ -1,7 +1,7 @@
 """The key of the analyzer's parse cache for a checkout: a digest of every file a scan reads.
 
 Used by action.yml and the weekly workflow: the folders hashed are those the analyzer reads
-(model_debugging.skips.scanned_paths names them once), so the cache key changes exactly when a
+(model_debugging.skips.source.scanned_paths names them once), so the cache key changes exactly when a
 scan's inputs do. Writes `version=<installed model-debugging version>` (a cache of another version
 is never restored) and `key=<digest>` to $GITHUB_OUTPUT, and prints them.
 

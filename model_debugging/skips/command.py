@@ -10,19 +10,28 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    InputFolder,
     add_default_config_option,
     fail,
     output_dir_problem,
+    outputs_problem,
     positive_int,
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 from model_debugging.skips.decide.scope import UnknownTestError
+from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
 from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 from model_debugging.skips.scan import scan_repository
 from model_debugging.skips.source.checkout import CheckoutError
-from model_debugging.skips.source.settings import BUILT_IN_CONFIG, DEFAULT_SETTINGS, load_settings
+from model_debugging.skips.source.scanned_paths import scanned_folders
+from model_debugging.skips.source.settings import (
+    BUILT_IN_CONFIG,
+    DEFAULT_SETTINGS,
+    ScanSettings,
+    load_settings,
+)
 from model_debugging.skips.work.progress import ScanProgress
 
 SUMMARY_ROWS = 10
@@ -110,8 +119,12 @@ def _print_summary(result: ScanResult) -> None:
 
     from model_debugging.reporting.report import Report, Section, render_text
 
-    rows = [
-        {
+    rows, accelerator_rows = [], []
+    for name, test in result.tests.items():
+        if not (test.models_ran or test.skips or test.models_undecided):
+            continue
+        needs = shared_requirements(test.conditions, test.models_ran)
+        row = {
             "test": name,
             "origin": test.origin,
             "ran": len(test.models_ran),
@@ -119,25 +132,46 @@ def _print_summary(result: ScanResult) -> None:
             "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
             "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
+            "needs": needs_text(needs),
         }
-        for name, test in result.tests.items()
-        if test.models_ran or test.skips or test.models_undecided
+        (accelerator_rows if needs_accelerator(needs) else rows).append(row)
+    sections = [
+        Section(
+            title,
+            pd.DataFrame(sorted(found, key=lambda row: (-row["skipped"], row["test"]))),
+            limit=SUMMARY_ROWS,
+        )
+        for title, found in (
+            ("Most skipped common tests", rows),
+            ("Most skipped common tests that need an accelerator", accelerator_rows),
+        )
+        if found
     ]
-    rows.sort(key=lambda row: (-row["skipped"], row["test"]))
-    if rows:
-        table = Section("Most skipped common tests", pd.DataFrame(rows), limit=SUMMARY_ROWS)
-        print("\n" + render_text(Report("Scan summary", [], [table])), end="")
+    if sections:
+        print("\n" + render_text(Report("Scan summary", [], sections)), end="")
+
+
+def _outputs_problem(args: argparse.Namespace, settings: ScanSettings) -> str | None:
+    """Why the files the scan writes into --output_dir would replace a file it reads, or None."""
+    output_dir = Path(args.output_dir).expanduser()
+    name = args.test_method_name
+    files = [f"scan_{name}.json", f"scan_{name}_errors.json"] if name else [RESULT_FILE, ERRORS_FILE]
+    scanned = [
+        InputFolder(Path(args.repo) / folder, f"the checkout's {folder}/ folder")
+        for folder in scanned_folders(settings)
+    ]
+    return outputs_problem([("--output_dir", output_dir / file) for file in files], input_folders=scanned)
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:
     args = build_parser(prog).parse_args(argv)
-    problem = output_dir_problem(args.output_dir)
-    if problem is not None:  # before the scan, not after it
-        return fail(prog, problem)
     try:
         settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:
         return fail(prog, str(error))
+    problem = output_dir_problem(args.output_dir) or _outputs_problem(args, settings)
+    if problem is not None:  # before the scan, not after it
+        return fail(prog, problem)
 
     def announce(count: int) -> None:
         print(f"Scanning {count} model test files...", flush=True)

@@ -53,7 +53,17 @@ def test_summary_table_lists_the_most_skipped_tests(repo, tmp_path, capsys):
     assert "Most skipped common tests" not in capsys.readouterr().out  # not a terminal: no table
     assert main(["--repo", str(repo), "--output_dir", str(tmp_path), "--no_cache", "--summary"]) == 0
     table = capsys.readouterr().out.split("Most skipped common tests")[1].splitlines()
-    assert table[2].split() == ["test", "origin", "ran", "skipped", "undecided", "n/a", "skipped", "%"]
+    assert table[2].split() == [
+        "test",
+        "origin",
+        "ran",
+        "skipped",
+        "undecided",
+        "n/a",
+        "skipped",
+        "%",
+        "needs",
+    ]
     assert table[4].split()[:5] == ["test_attention_outputs", "common", "0", "1", "0"]
 
 

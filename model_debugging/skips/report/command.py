@@ -85,9 +85,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         if args.csv:
             print(f"CSV written to {write_csv(current, args.csv, index=True)}")
         if args.plot:
-            shown = current.loc[
-                trend.most_skipped["test"]
-            ]  # the headline's tests: those that apply to a model
+            # the first headline's tests: those that apply to a model and run on any machine
+            shown = current.loc[trend.most_skipped["test"]]
             plot = plot_skipped_proportion(shown, args.plot, top=report_settings.headline_rows)
             print(f"plot written to {plot}")
     except OSError as error:  # e.g. a FIFO nobody reads

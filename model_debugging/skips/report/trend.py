@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
+
 # differences below this are rounding noise of the 4-digit proportions
 _TOLERANCE = 1e-9
 RAN, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "skipped", "undecided", "not applicable"
@@ -22,7 +24,7 @@ _STATE_COLUMNS = {
     "models_undecided": UNDECIDED,
     "models_not_applicable": NOT_APPLICABLE,
 }
-TEST_COLUMNS = ["test", "origin", "skipped", "undecided", "skipped_proportion"]
+TEST_COLUMNS = ["test", "origin", "skipped", "undecided", "skipped_proportion", "needs"]
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,11 @@ class SkipTrend:
     - ``no_longer_skipped``: test, model, previous reason, now ("runs", "not applicable", "model removed");
     - ``now_decided``: test, model, now (ran or skipped), reason, undecided before because;
     - ``now_undecided``: test, model, before (ran or skipped), because;
-    - ``new_tests`` / ``removed_tests`` / ``most_skipped``: test, origin, skipped (count/decided),
-      undecided, skipped_proportion (NaN without a decided model), for the tests that apply to a model.
+    - ``new_tests`` / ``removed_tests`` / ``most_skipped`` / ``most_skipped_on_accelerators``: test,
+      origin, skipped (count/decided), undecided, skipped_proportion (NaN without a decided model),
+      needs (the environment every model running it needs), for the tests that apply to a model;
+      ``most_skipped`` holds the tests that run on any machine, ``most_skipped_on_accelerators``
+      those that need a GPU or another accelerator.
     ``previous_tests`` is ``None`` when there was no previous result.
     """
 
@@ -48,6 +53,7 @@ class SkipTrend:
     new_tests: pd.DataFrame
     removed_tests: pd.DataFrame
     most_skipped: pd.DataFrame
+    most_skipped_on_accelerators: pd.DataFrame
     previous_tests: int | None
     current_tests: int
     current_models: int
@@ -107,10 +113,22 @@ def applies_to_a_model(results: pd.DataFrame, test: str) -> bool:
     return decided + undecided > 0
 
 
-def _test_table(results: pd.DataFrame, tests) -> pd.DataFrame:
+def requirements(results: pd.DataFrame, test: str) -> tuple[str, ...]:
+    """What every model running ``test`` needs of the machine (none for a result without conditions)."""
+    conditions = results.at[test, "conditions"] if "conditions" in results.columns else None
+    if not isinstance(conditions, list):
+        return ()
+    return shared_requirements(conditions, _names(results, test, "models_ran"))
+
+
+def _test_table(results: pd.DataFrame, tests, on_accelerators: bool | None = None) -> pd.DataFrame:
+    """The tests that apply to a model; with ``on_accelerators``, only those that do (or do not) need one."""
     rows = []
     for test in tests:
         if not applies_to_a_model(results, test):
+            continue
+        needs = requirements(results, test)
+        if on_accelerators is not None and needs_accelerator(needs) != on_accelerators:
             continue
         skipped, decided, undecided = counts(results, test)
         rows.append(
@@ -120,6 +138,7 @@ def _test_table(results: pd.DataFrame, tests) -> pd.DataFrame:
                 "skipped": f"{skipped}/{decided}",
                 "undecided": undecided,
                 "skipped_proportion": share(results, test),
+                "needs": needs_text(needs),
             }
         )
     frame = _frame(rows, TEST_COLUMNS)
@@ -237,7 +256,8 @@ def compute_trend(
         now_undecided=_frame(changes.undecided, ["test", "model", "before", "because"]),
         new_tests=_test_table(current, sorted(set(current.index) - set(baseline.index))),
         removed_tests=_test_table(baseline, sorted(set(baseline.index) - set(current.index))),
-        most_skipped=_test_table(current, current.index),
+        most_skipped=_test_table(current, current.index, on_accelerators=False),
+        most_skipped_on_accelerators=_test_table(current, current.index, on_accelerators=True),
         previous_tests=None if previous is None else len(previous),
         current_tests=len(current),
         current_models=len(all_models(current)),

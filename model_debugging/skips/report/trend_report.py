@@ -29,16 +29,23 @@ def _test_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
     """The trend report: summary, the changes, then the headline table of the most skipped tests."""
-    applying = len(trend.most_skipped)
+    applying = len(trend.most_skipped) + len(trend.most_skipped_on_accelerators)
     summary = [
         f"{trend.current_tests} common tests ({applying} apply to some model), "
         f"{trend.current_models} models in the current scan. Shares are over the models a test is "
         "decided for (ran or skipped); undecided models are counted apart."
     ]
-    headline = Section("Most skipped tests", _test_rows(trend.most_skipped), settings.headline_rows)
+    headline = [
+        Section("Most skipped tests", _test_rows(trend.most_skipped), settings.headline_rows),
+        Section(
+            "Most skipped tests that need an accelerator",
+            _test_rows(trend.most_skipped_on_accelerators),
+            settings.headline_rows,
+        ),
+    ]
     if trend.previous_tests is None:
         summary.append("No previous result to compare with: showing the current scan only.")
-        return Report("Skipped tests report", summary, [headline])
+        return Report("Skipped tests report", summary, headline)
     by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
     summary.append(
         f"Previous scan: {trend.previous_tests} common tests. New skips: {len(trend.newly_skipped)} "
@@ -56,6 +63,6 @@ def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
         Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),
         Section("New common tests", _test_rows(trend.new_tests), settings.test_change_rows),
         Section("Removed common tests", _test_rows(trend.removed_tests), settings.test_change_rows),
-        headline,
+        *headline,
     ]
     return Report("Skipped tests trend", summary, sections)

@@ -65,6 +65,7 @@ def test_new_and_removed_tests(write_scan):
             "skipped": "1/2",
             "undecided": 0,
             "skipped_proportion": 0.5,
+            "needs": "",
         }
     ]
     assert trend.removed_tests["test"].tolist() == ["test_old_api"]
@@ -139,6 +140,6 @@ def test_a_test_without_a_decided_model_has_no_share_and_tests_of_no_model_are_l
     ]
     assert trend.new_tests.empty  # test_integration_new applies to no model
     assert trend.most_skipped.astype(object).fillna("n/a").values.tolist() == [
-        ["test_compile", "common", "2/3", 0, 0.6667],
-        ["test_sdpa", "common", "0/0", 3, "n/a"],
+        ["test_compile", "common", "2/3", 0, 0.6667, ""],
+        ["test_sdpa", "common", "0/0", 3, "n/a", ""],
     ]

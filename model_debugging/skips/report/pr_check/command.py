@@ -16,6 +16,7 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    InputFolder,
     add_default_config_option,
     fail,
     outputs_problem,
@@ -30,6 +31,8 @@ from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.source.checkout import CheckoutError
+from model_debugging.skips.source.scanned_paths import scanned_folders
+from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
 
 
@@ -78,10 +81,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips") -> int:
     args = build_parser(prog).parse_args(argv)
     inputs = [InputFile(Path(args.config), "the --config file")] if args.config else []
-    problem = outputs_problem([("--markdown", target) for target in args.markdown], inputs)
+    repo = Path(args.repo)
+    scanned = [
+        InputFolder(repo / folder, f"the checkout's {folder}/ folder")
+        for folder in scanned_folders(DEFAULT_SETTINGS)
+    ]
+    problem = outputs_problem(
+        [("--markdown", target) for target in args.markdown], inputs, input_folders=scanned
+    )
     if problem is not None:  # before the scans, not after them
         return fail(prog, problem)
-    repo = Path(args.repo)
     try:
         _, settings = load_settings(args.config)
         commit = resolve_commit(repo, args.base, fetch_from=args.fetch_base_from)
