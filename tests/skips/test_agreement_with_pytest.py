@@ -73,6 +73,30 @@ MODELS = {
     )
     .replace("\n", "\r")
     .encode(),
+    # a skip in a `with` block or a `try` is reached unless the block catches it
+    "with_block": (
+        f"{HEADER}import tempfile\n\n\nclass WithBlockModelTest{BASES}:\n    def test_forward(self):\n"
+        '        with tempfile.TemporaryDirectory() as tmp:\n            self.skipTest("inside a with block")\n'
+    ),
+    "try_finally": (
+        f"{HEADER}\n\nclass TryFinallyModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
+        '            self.skipTest("inside try/finally")\n        finally:\n            self.assertTrue(True)\n'
+    ),
+    "try_caught": (
+        f"{HEADER}\n\nclass TryCaughtModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
+        '            self.skipTest("caught")\n        except Exception:\n            self.assertTrue(True)\n'
+    ),
+    # the skip after an early return is reached only when the condition is false
+    "early_return": (
+        f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"
+        "        if self.supports_it:\n            found = super().test_forward()\n            return found\n"
+        '        self.skipTest("not supported")\n'
+    ),
+    "early_return_not_taken": (
+        f"{HEADER}\n\nclass EarlyReturnNotTakenModelTest{BASES}:\n    supports_it = False\n\n"
+        "    def test_forward(self):\n        if self.supports_it:\n            return super().test_forward()\n"
+        '        self.skipTest("not supported")\n'
+    ),
 }
 
 

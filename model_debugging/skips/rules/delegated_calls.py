@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from model_debugging.skips.rules.base import Context, Rule, body_of, register
-from model_debugging.skips.rules.nodes import dotted_name, is_return
+from model_debugging.skips.rules.nodes import dotted_name
+from model_debugging.skips.rules.reach import reached
 
 
 def _delegation(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
@@ -24,25 +25,25 @@ def _delegation(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
 
 @register
 class DelegatedCalls(Rule):
-    """Calls before any ``return``: their skips and guards are the caller's (a helper that calls
-    ``self.skipTest`` skips the test), so the resolver follows them."""
+    """Calls the body always reaches (see ``reach.py``): their skips and guards are the caller's
+    (a helper that calls ``self.skipTest`` skips the test), so the resolver follows them."""
 
     INVALID = (
         "def test_x(self):\n    self.check_model()",
         "def test_x(self):\n    super().test_x()",
+        "def test_x(self):\n    with torch.no_grad():\n        self.check_model()",
     )
     VALID = (
         "def test_x(self):\n    return\n    self.check_model()",
         "def test_x(self):\n    helper(self)",
         "def test_x(self):\n    super(Other, self).test_x()",
+        "def test_x(self):\n    if self.supports_it:\n        return\n    self.check_model()",
     )
 
     @staticmethod
     def check(node: cst.FunctionDef, context: Context) -> tuple[tuple[str, str], ...]:
         calls = []
-        for statement in body_of(node):
-            if is_return(statement):
-                break
+        for statement in reached(body_of(node), context.aliases):
             if isinstance(statement, cst.SimpleStatementLine):
                 calls += filter(None, map(_delegation, statement.body))
         return tuple(calls)
