@@ -17,6 +17,7 @@ import libcst as cst
 from model_debugging.skips import collection
 from model_debugging.skips.elide import elide_unread_code
 from model_debugging.skips.expansion import read_expansion
+from model_debugging.skips.module_names import names_bound_once
 from model_debugging.skips.records import (
     STAR,
     ClassInfo,
@@ -182,9 +183,9 @@ def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
     return None
 
 
-def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
+def _method(function: cst.FunctionDef, module: Context, line: int) -> Method:
     name = function.name.value
-    context = Context(aliases, line)
+    context = replace(module, line=line)
     calls = DelegatedCalls.check(function, context)
     guards = FlagGuard.check(function, context)
     guard_conditions = RuntimeGuard.check(function, context)
@@ -202,9 +203,9 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
     return Method(name, line, skip, guards, conditions + guard_conditions, calls, expansion=expansion)
 
 
-def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
+def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> ClassInfo:
     bases = tuple(dotted_name(arg.value) or code(arg.value) for arg in node.bases)
-    context = Context(aliases, line)
+    context = replace(module, line=line)
     found = SkipDecorator.check(node, context)
     skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
     conditions = ConditionDecorator.check(node, context)
@@ -217,7 +218,7 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
     for statement in _flatten(body):
         if isinstance(statement, cst.FunctionDef):
             method_line = lines.find(statement.name.value, after=line, min_indent=1)
-            methods.append(_method(statement, aliases, method_line))
+            methods.append(_method(statement, module, method_line))
             if statement.name.value == "setUp":
                 tester_call = _tester_call(statement)
             elif statement.name.value == "__init__":
@@ -285,16 +286,15 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     statements = list(_flatten(module.body))
     for statement in statements:
         imports.extend(_imports(statement))
-    aliases = _aliases(imports)
+    context = Context(_aliases(imports), 1, names_bound_once(module, source))
     classes, functions = [], []
     for statement in statements:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
-            info = _class(statement, aliases, lines, line)
+            info = _class(statement, context, lines, line)
             classes.append(replace(info, elided=True) if info.name in elided else info)
         elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
             functions.append(statement.name.value)
-    context = Context(aliases, 1)
     classes = collection.module_level_classes(statements, classes, context)
     module_skip, module_conditions = collection.pytestmark(statements, context)
     return ParsedFile(

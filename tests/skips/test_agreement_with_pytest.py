@@ -86,6 +86,29 @@ MODELS = {
         f"{HEADER}\n\nclass TryCaughtModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
         '            self.skipTest("caught")\n        except Exception:\n            self.assertTrue(True)\n'
     ),
+    # a name the module binds once stands for its expression
+    "skip_bound": (
+        f'{HEADER}\nskip_me = unittest.skip("bound to a name")\n\n\nclass SkipBoundModelTest{BASES}:\n'
+        "    @skip_me\n    def test_forward(self):\n        self.assertTrue(True)\n"
+    ),
+    "mark_bound": (
+        f'{HEADER}\nskip_mark = pytest.mark.skip(reason="a mark bound to a name")\n\n\n'
+        f"@skip_mark\nclass MarkBoundModelTest{BASES}:\n    pass\n"
+    ),
+    "constant": (
+        f"{HEADER}\nFLAG = True\n\n\nclass ConstantModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag is set")\n    def test_forward(self):\n        self.assertTrue(True)\n\n'
+        '    @unittest.skipUnless(not FLAG, "the flag is not unset")\n    def test_training(self):\n'
+        "        self.assertTrue(True)\n"
+    ),
+    "constant_false": (
+        f"{HEADER}\nFLAG = False\n\n\nclass ConstantFalseModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag is set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
+    ),
+    "constant_rebound": (
+        f"{HEADER}\nFLAG = True\nFLAG = False\n\n\nclass ConstantReboundModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag was set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
+    ),
     # the skip after an early return is reached only when the condition is false
     "early_return": (
         f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"
