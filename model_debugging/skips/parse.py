@@ -183,13 +183,14 @@ def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
     return None
 
 
-def _method(function: cst.FunctionDef, module: Context, line: int) -> Method:
+def _method(function: cst.FunctionDef, module: Context, line: int, helper: bool = False) -> Method:
+    """A method's record (``helper``: a function of the module, read as a helper whatever its name)."""
     name = function.name.value
     context = replace(module, line=line)
     calls = DelegatedCalls.check(function, context)
     guards = FlagGuard.check(function, context)
     guard_conditions = RuntimeGuard.check(function, context)
-    if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
+    if helper or not name.startswith("test"):  # only what skips whoever calls it (a no-op does not)
         skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
         name_skips = TestNameSkip.check(function, context)
         return Method(name, line, skip, guards, guard_conditions, calls, name_skips)
@@ -287,18 +288,28 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     for statement in statements:
         imports.extend(_imports(statement))
     context = Context(_aliases(imports), 1, names_bound_once(module, source))
-    classes, functions = [], []
+    classes, functions, helpers = [], [], []
     for statement in statements:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
             info = _class(statement, context, lines, line)
             classes.append(replace(info, elided=True) if info.name in elided else info)
-        elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
-            functions.append(statement.name.value)
+        elif isinstance(statement, cst.FunctionDef):
+            if statement.name.value.startswith("test_"):
+                functions.append(statement.name.value)
+            line = lines.find(statement.name.value, max_indent=8)
+            helpers.append(_method(statement, context, line, helper=True))
     classes = collection.module_level_classes(statements, classes, context)
     module_skip, module_conditions = collection.pytestmark(statements, context)
     return ParsedFile(
-        path, tuple(imports), tuple(classes), tuple(functions), None, module_skip, module_conditions
+        path,
+        tuple(imports),
+        tuple(classes),
+        tuple(functions),
+        None,
+        module_skip,
+        module_conditions,
+        tuple(helpers),
     )
 
 

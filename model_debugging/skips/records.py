@@ -135,7 +135,8 @@ class Method:
     skip: Skip | None = None  # for an expanded test: of the decorators below ``expand`` (the cases')
     guards: tuple[Guard, ...] = ()
     conditions: tuple[Condition, ...] = ()
-    # ("self" | "super", name) for `self.name(...)` / `super().name(...)` statements at the top level
+    # ("self" | "super" | "module", name) for `self.name(...)` / `super().name(...)` / `name(...)`
+    # statements the body always reaches
     calls: tuple[tuple[str, str], ...] = ()
     name_skips: tuple[NameSkip, ...] = ()  # in setUp and the helpers it calls
     expansion: Expansion | None = None
@@ -223,9 +224,16 @@ class ParsedFile:
     # module-level `pytestmark`: applies to the tests of the classes this module defines
     module_skip: Skip | None = None
     module_conditions: tuple[Condition, ...] = ()
+    functions: tuple[Method, ...] = ()  # the module's functions, read as helpers a test may call
 
     def class_named(self, name: str) -> ClassInfo | None:
         for info in self.classes:
             if info.name == name:
                 return info
+        return None
+
+    def function_named(self, name: str) -> Method | None:
+        for function in self.functions:
+            if function.name == name:
+                return function
         return None

@@ -109,6 +109,12 @@ MODELS = {
         f"{HEADER}\nFLAG = True\nFLAG = False\n\n\nclass ConstantReboundModelTest{BASES}:\n"
         '    @unittest.skipIf(FLAG, "the flag was set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
     ),
+    # a function of the module the test calls, which skips
+    "helper_function": (
+        f'{HEADER}\n\ndef skip_here():\n    raise unittest.SkipTest("the helper says no")\n\n\n'
+        f"class HelperFunctionModelTest{BASES}:\n    def test_forward(self):\n        skip_here()\n\n"
+        "    def test_training(self):\n        check(self)\n\n\ndef check(test):\n    test.assertTrue(True)\n"
+    ),
     # the skip after an early return is reached only when the condition is false
     "early_return": (
         f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"

@@ -1,4 +1,4 @@
-"""``self.helper(...)`` and ``super().test_x(...)`` statements a test always runs."""
+"""``self.helper(...)``, ``super().test_x(...)`` and ``helper(...)`` statements a test always runs."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ def _delegation(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
     if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
         return None
     func = small.value.func
+    if isinstance(func, cst.Name):  # a function of the module, or one it imports
+        return "module", func.value
     if not isinstance(func, cst.Attribute):
         return None
     owner = func.value
@@ -32,10 +34,11 @@ class DelegatedCalls(Rule):
         "def test_x(self):\n    self.check_model()",
         "def test_x(self):\n    super().test_x()",
         "def test_x(self):\n    with torch.no_grad():\n        self.check_model()",
+        "def test_x(self):\n    skip_unless_supported(self)",
     )
     VALID = (
         "def test_x(self):\n    return\n    self.check_model()",
-        "def test_x(self):\n    helper(self)",
+        "def test_x(self):\n    self.model.helper()",
         "def test_x(self):\n    super(Other, self).test_x()",
         "def test_x(self):\n    if self.supports_it:\n        return\n    self.check_model()",
     )
