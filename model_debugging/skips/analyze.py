@@ -61,6 +61,9 @@ def _definition_outcome(
     set_up = _setup_outcome(resolver, test_class, test_name)
     if set_up is not None:
         return set_up
+    if method.unread is not None:
+        where = resolver.path_of(owner)
+        return Outcome(Status.UNDECIDED, None, test_class.ref.name, where, undecided_because=method.unread)
     if method.skip is None and not method.guards and not method.conditions and not method.calls:
         decided = _runtime_outcome(
             resolver, test_class, test_name, runtime, test_class.ran.conditions, overridden

@@ -27,6 +27,7 @@ from model_debugging.skips.records import (
     SkipKind,
 )
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+from model_debugging.skips.rules.nodes import UNCONDITIONAL_REASON
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
 BASELINE_CONDITIONS = frozenset({"require_torch"})
@@ -47,7 +48,8 @@ class CollectedClass:
     applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
     ran: Outcome  # shared by every test this class runs without conditions
     setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
-    undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
+    # why every test of the class is undecided (a non-literal __test__ or __unittest_skip__)
+    undecided: str | None = None
     setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
     # name -> the nearest definition of that name under ``parameterized.expand`` (whose cases stay
     # in the class even when a later definition rebinds the name)
@@ -79,11 +81,19 @@ def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[Definit
 
 def _class_skip(
     resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], parsed: ParsedFile
-) -> tuple[ClassRef, Skip] | None:
+) -> tuple[ClassRef, Skip] | str | None:
+    """The skip of the whole class, or why it is undecided (``__unittest_skip__`` not a literal)."""
     for base in mro:
         info = resolver.info(base)
         if info is not None and info.skip is not None:
             return base, info.skip
+        found, value = info.attribute("__unittest_skip__") if info is not None else (False, None)
+        if found and isinstance(value, NonLiteral):
+            return f"__unittest_skip__ = {value.code}"
+        if found and value:  # what @unittest.skip sets on a class, written by hand
+            why = resolver.class_attribute(mro, "__unittest_skip_why__")[0]
+            reason = why if isinstance(why, str) and why else UNCONDITIONAL_REASON
+            return base, Skip(SkipKind.CLASS_DECORATOR, reason, info.line)
     return (ref, parsed.module_skip) if parsed.module_skip is not None else None
 
 
@@ -164,13 +174,15 @@ def collect_test_classes(
             not_collected, undecided = _not_collected(resolver, mro)
             if not_collected:
                 continue
+            class_skip = _class_skip(resolver, ref, mro, parsed)
+            if isinstance(class_skip, str):
+                class_skip, undecided = None, undecided or class_skip
             definitions, expanded = _definitions(resolver, mro)
             bases = set(mro)
             applicable = frozenset(
                 name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
             )
             conditions = list(_conditions(resolver, mro, parsed))
-            class_skip = _class_skip(resolver, ref, mro, parsed)
             ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
             collected = CollectedClass(
                 ref, path, info.line, mro, class_skip, definitions, applicable, ran,

@@ -51,10 +51,26 @@ class _Lines:
     """Where each ``class``/``def`` name is defined: name -> [(line, indent)] in source order."""
 
     def __init__(self, source: str):
+        self.source = source
         self.by_name: dict[str, list[tuple[int, int]]] = {}
         for match in _DEFINITION_LINE.finditer(source):
             line = source.count("\n", 0, match.start()) + 1
             self.by_name.setdefault(match.group(3), []).append((line, len(match.group(1))))
+
+    def search(self, pattern: str, after: int = 0) -> int:
+        """The line of the first match of ``pattern`` (a multi-line regex) below line ``after``, or 0."""
+        start = 0
+        for _ in range(after):
+            start = self.source.find("\n", start) + 1
+            if start == 0:
+                return 0
+        match = re.compile(pattern, re.MULTILINE).search(self.source, start)
+        return 0 if match is None else self.source.count("\n", 0, match.start()) + 1
+
+    def rebinding(self, owner: str, attribute: str) -> int:
+        """The line of ``owner.attribute = ...`` or ``setattr(owner, "attribute", ...)`` at module level."""
+        owner, attribute = re.escape(owner), re.escape(attribute)
+        return self.search(rf"^(?:{owner}\.{attribute}\s*=|setattr\(\s*{owner}\s*,\s*[\"']{attribute}[\"'])")
 
     def find(self, name: str, after: int = 0, max_indent: int | None = None, min_indent: int = 0) -> int:
         for line, indent in self.by_name.get(name, ()):
@@ -213,9 +229,13 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
     statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
     marked, mark_conditions = collection.pytestmark(statements, context)
     skip, conditions = skip or marked, conditions + mark_conditions
-    shadowing, deleted = collection.class_bindings(statements)
+    shadowing, deleted = collection.class_bindings(statements, context)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
+    for function in collection.class_lambdas(statements):
+        name = re.escape(function.name.value)
+        method_line = lines.search(rf"^[ \t]+{name}[ \t]*(?::[^=\n]*)?=[ \t]*lambda\b", after=line) or line
+        methods.append(_method(function, module, method_line))
     for statement in _flatten(body):
         if isinstance(statement, cst.FunctionDef):
             method_line = lines.find(statement.name.value, after=line, min_indent=1)
@@ -299,7 +319,13 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
                 functions.append(statement.name.value)
             line = lines.find(statement.name.value, max_indent=8)
             helpers.append(_method(statement, context, line, helper=True))
-    classes = collection.module_level_classes(statements, classes, context)
+    classes = collection.module_level_classes(
+        statements,
+        classes,
+        context,
+        lambda function, line: _method(function, context, line),
+        lines.rebinding,
+    )
     module_skip, module_conditions = collection.pytestmark(statements, context)
     return ParsedFile(
         path,

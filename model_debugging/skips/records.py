@@ -140,6 +140,7 @@ class Method:
     calls: tuple[tuple[str, str], ...] = ()
     name_skips: tuple[NameSkip, ...] = ()  # in setUp and the helpers it calls
     expansion: Expansion | None = None
+    unread: str | None = None  # why the test's body cannot be read (it is bound to something unknown)
 
 
 @dataclass(frozen=True)

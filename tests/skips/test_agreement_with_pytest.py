@@ -78,6 +78,11 @@ MODELS = {
         f"{HEADER}import tempfile\n\n\nclass WithBlockModelTest{BASES}:\n    def test_forward(self):\n"
         '        with tempfile.TemporaryDirectory() as tmp:\n            self.skipTest("inside a with block")\n'
     ),
+    "with_call": (
+        f"{HEADER}import tempfile\n\n\nclass WithCallModelTest{BASES}:\n    def test_forward(self):\n"
+        "        with tempfile.TemporaryDirectory() as tmp:\n            self.test_training()\n\n"
+        '    @unittest.skip("called in a with block")\n    def test_training(self):\n        self.assertTrue(True)\n'
+    ),
     "try_finally": (
         f"{HEADER}\n\nclass TryFinallyModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
         '            self.skipTest("inside try/finally")\n        finally:\n            self.assertTrue(True)\n'
@@ -108,6 +113,30 @@ MODELS = {
     "constant_rebound": (
         f"{HEADER}\nFLAG = True\nFLAG = False\n\n\nclass ConstantReboundModelTest{BASES}:\n"
         '    @unittest.skipIf(FLAG, "the flag was set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
+    ),
+    # what unittest's loader collects from a class, and attributes set after the class body
+    "dunder_skip": (
+        f"{HEADER}\n\nclass DunderSkipModelTest{BASES}:\n    __unittest_skip__ = True\n"
+        '    __unittest_skip_why__ = "set by hand"\n'
+    ),
+    "property_test": (
+        f"{HEADER}\n\nclass PropertyTestModelTest{BASES}:\n    @property\n    def test_forward(self):\n"
+        "        return 1\n"
+    ),
+    "lambda_test": (
+        f"{HEADER}\n\nclass LambdaTestModelTest{BASES}:\n    test_forward = lambda self: self.assertTrue(True)  # noqa: E731\n"
+        '    test_training = lambda self: self.skipTest("a lambda that skips")  # noqa: E731\n'
+    ),
+    "bound_after": (
+        f"{HEADER}\n\nclass BoundAfterModelTest{BASES}:\n    pass\n\n\n"
+        'BoundAfterModelTest.test_forward = unittest.skip("set after the class")(BoundAfterModelTest.test_forward)\n'
+        'setattr(BoundAfterModelTest, "test_training", None)\n'
+    ),
+    "setattr_after": (
+        f"{HEADER}\n\nclass SetattrAfterModelTest{BASES}:\n    def test_forward(self):\n"
+        '        self.skipTest("replaced below")\n\n\n'
+        'setattr(SetattrAfterModelTest, "test_training", unittest.skip("setattr after")(lambda self: None))\n'
+        "SetattrAfterModelTest.test_forward = lambda self: self.assertTrue(True)\n"
     ),
     # a function of the module the test calls, which skips
     "helper_function": (

@@ -1,0 +1,46 @@
+"""What a class body and the statements after it make of a test, where the answer is not a plain
+run or skip that pytest could confirm (those are in ``test_agreement_with_pytest.py``): a value the
+scanner cannot read is undecided, and a lambda that does nothing is a no-op like ``pass``."""
+
+from tests.skips.conftest import verdicts
+
+HEADER = "import functools\nimport unittest\n\nfrom ...test_modeling_common import ModelTesterMixin\n\n\n"
+BASES = "(ModelTesterMixin, unittest.TestCase)"
+
+
+def test_what_a_class_binds_to_a_test_name(make_repo, scan):
+    files = {
+        "tests/models/unread_after/test_modeling_unread_after.py": (
+            f"{HEADER}def helper(self):\n    run()\n\n\nclass UnreadModelTest{BASES}:\n    pass\n\n\n"
+            "UnreadModelTest.test_forward = helper\n"
+        ),
+        "tests/models/noop_lambda/test_modeling_noop_lambda.py": (
+            f"{HEADER}class NoopModelTest{BASES}:\n    test_forward = lambda self: None  # noqa: E731\n"
+        ),
+        "tests/models/cached/test_modeling_cached.py": (
+            f"{HEADER}class CachedModelTest{BASES}:\n    @functools.cached_property\n    def test_forward(self):\n"
+            "        return 1\n\n    @staticmethod\n    def test_training():\n        run()\n"
+        ),
+        "tests/models/no_why/test_modeling_no_why.py": (
+            f"{HEADER}class NoWhyModelTest{BASES}:\n    __unittest_skip__ = True\n"
+        ),
+        "tests/models/unknown_skip/test_modeling_unknown_skip.py": (
+            f"{HEADER}class UnknownSkipModelTest{BASES}:\n    __unittest_skip__ = not has_gpu()\n"
+        ),
+    }
+    results = scan(make_repo(files))
+    assert verdicts(results, "test_forward") == {
+        "ran": [],
+        "skipped": ["no_why", "noop_lambda"],
+        "undecided": ["unknown_skip", "unread_after"],
+    }
+    assert results["test_forward"]["models_not_applicable"] == ["cached"]
+    assert results["test_forward"]["reasons_skipped"] == [
+        "no_why: unconditional skip",
+        "noop_lambda: no-op override",
+    ]
+    assert results["test_training"]["models_ran"] == ["cached"]  # a staticmethod is collected
+    assert sorted(results["test_forward"]["conditions"]) == [
+        "unknown_skip: undecided: __unittest_skip__ = not has_gpu()",
+        "unread_after: undecided: test_forward is bound after the class to `helper`, which is not read",
+    ]
