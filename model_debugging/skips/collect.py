@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from model_debugging.skips.calls import method_skip, name_skips
+from model_debugging.skips.module_import import RELATIVE_IMPORT
 from model_debugging.skips.outcome import Outcome, Status
 from model_debugging.skips.records import (
     STAR,
@@ -23,10 +24,11 @@ from model_debugging.skips.records import (
     NameSkip,
     NonLiteral,
     ParsedFile,
+    ParseError,
     Skip,
     SkipKind,
 )
-from model_debugging.skips.resolve import ClassRef, Resolver, module_name
+from model_debugging.skips.resolve import ClassRef, Resolver, absolute_module, module_name
 from model_debugging.skips.rules.nodes import UNCONDITIONAL_REASON
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
@@ -155,6 +157,37 @@ def _module_classes(
             yield ref, info
 
 
+def _import_failure(
+    resolver: Resolver, module: str, seen: set[str]
+) -> ParseError | tuple[ClassRef, Skip] | None:
+    """What importing ``module`` meets first: an error (pytest collects nothing from it), a skip of
+    the whole module (with the module that skips), or None. Its imports of the checkout's modules
+    run first and pass their failure on."""
+    seen.add(module)
+    parsed = resolver.modules.get(module)
+    if parsed is None:
+        return None
+    if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
+        return parsed.import_error  # met at the import statement, before anything else
+    for imported in _imported_in_order(parsed):
+        if imported not in seen and imported in resolver.modules:
+            failure = _import_failure(resolver, imported, seen)
+            if failure is not None:
+                return failure
+    if parsed.import_error is not None:
+        return parsed.import_error
+    return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
+
+
+def _imported_in_order(parsed: ParsedFile) -> Iterator[str]:
+    current, package = module_name(parsed.path), parsed.path.endswith("__init__.py")
+    for item in parsed.imports:
+        target = absolute_module(current, package, item.module, item.level)
+        if item.name not in (None, STAR):
+            yield f"{target}.{item.name}"  # a submodule imported by name
+        yield target
+
+
 def collect_test_classes(
     resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
 ) -> list[CollectedClass]:
@@ -165,7 +198,8 @@ def collect_test_classes(
     found = []
     for path in files:
         parsed = resolver.modules.get(module_name(path))
-        if parsed is None:
+        failure = _import_failure(resolver, module_name(path), set()) if parsed is not None else None
+        if parsed is None or isinstance(failure, ParseError):  # pytest collects nothing from the file
             continue
         for ref, info in _module_classes(resolver, parsed, module_name(path)):
             mro = resolver.mro(ref)
@@ -174,7 +208,7 @@ def collect_test_classes(
             not_collected, undecided = _not_collected(resolver, mro)
             if not_collected:
                 continue
-            class_skip = _class_skip(resolver, ref, mro, parsed)
+            class_skip = failure or _class_skip(resolver, ref, mro, parsed)  # the module skips first
             if isinstance(class_skip, str):
                 class_skip, undecided = None, undecided or class_skip
             definitions, expanded = _definitions(resolver, mro)

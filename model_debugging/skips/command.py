@@ -29,7 +29,7 @@ _EPILOG = f"""\
 output files (in --output_dir):
   {RESULT_FILE}   full scan: one entry per common test (upstream keys + extras)
   scan_<test>.json              --test_method_name: the entry of that test
-  {ERRORS_FILE}   files that could not be parsed: [{{"path", "line", "message"}}]
+  {ERRORS_FILE}   files that could not be parsed, or that pytest cannot import: [{{"path", "line", "message"}}]
   scan_<test>_errors.json       the same for a single-test scan
 
 exit codes:
@@ -169,5 +169,5 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
         errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"
-        print(f"{len(result.errors)} file(s) could not be parsed; see {errors_name}")
+        print(f"{len(result.errors)} file(s) could not be parsed or imported; see {errors_name}")
     return EXIT_OK

@@ -17,6 +17,7 @@ import libcst as cst
 from model_debugging.skips import collection
 from model_debugging.skips.elide import elide_unread_code
 from model_debugging.skips.expansion import read_expansion
+from model_debugging.skips.module_import import first_line, import_outcome
 from model_debugging.skips.module_names import names_bound_once
 from model_debugging.skips.records import (
     STAR,
@@ -327,6 +328,9 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
         lines.rebinding,
     )
     module_skip, module_conditions = collection.pytestmark(statements, context)
+    import_skip, import_error, import_conditions = import_outcome(
+        module.body, context, path, lambda node: _line_of(lines, node)
+    )
     return ParsedFile(
         path,
         tuple(imports),
@@ -334,9 +338,18 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
         tuple(functions),
         None,
         module_skip,
-        module_conditions,
+        module_conditions + import_conditions,
         tuple(helpers),
+        import_skip,
+        import_error,
     )
+
+
+def _line_of(lines: _Lines, node: cst.CSTNode) -> int:
+    """The line of a module-level statement, found by its first line of text (1 if not found)."""
+    if isinstance(node, cst.ClassDef):
+        return lines.find(node.name.value, max_indent=8) or 1
+    return lines.search(rf"^[ \t]*{re.escape(first_line(node))}") or 1
 
 
 def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:

@@ -32,6 +32,7 @@ class SkipKind(str, Enum):
     PYTESTMARK = "pytestmark"  # `pytestmark = pytest.mark.skip(...)` in the module or a class of the MRO
     SETUP = "setup"  # setUp / setUpClass skips before the test runs
     RUNTIME = "runtime"  # a skip the common test reaches at run time, decided from the library's sources
+    MODULE = "module"  # the test file (or one it imports) skips itself when pytest imports it
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,10 @@ class ParsedFile:
     module_skip: Skip | None = None
     module_conditions: tuple[Condition, ...] = ()
     functions: tuple[Method, ...] = ()  # the module's functions, read as helpers a test may call
+    # what running the module does before pytest collects it: skip (`pytest.skip(...,
+    # allow_module_level=True)`, `raise SkipTest`), or fail (`class X(A, A)`: pytest collects nothing)
+    import_skip: Skip | None = None
+    import_error: ParseError | None = None
 
     def class_named(self, name: str) -> ClassInfo | None:
         for info in self.classes:

@@ -172,7 +172,7 @@ def scan_repository(
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
         :class:`~model_debugging.skips.results.TestResult` (every model ran, skipped, undecided or not
-        applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
+        applicable), ``errors`` lists the files that could not be parsed or imported. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
     repo = Path(repo)

@@ -5,6 +5,7 @@ every class (skipped, with a message), or never collects it (not applicable). Th
 answer, read without importing anything, must be the same, and a skip's reason must be pytest's.
 """
 
+import ast
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -144,6 +145,33 @@ MODELS = {
         f"class HelperFunctionModelTest{BASES}:\n    def test_forward(self):\n        skip_here()\n\n"
         "    def test_training(self):\n        check(self)\n\n\ndef check(test):\n    test.assertTrue(True)\n"
     ),
+    # what running the module does before pytest collects it
+    "module_skip": (
+        f'{HEADER}\npytest.skip("the whole module", allow_module_level=True)\n\n\n'
+        f"class ModuleSkipModelTest{BASES}:\n    pass\n"
+    ),
+    "module_raise": (
+        f'{HEADER}\nraise unittest.SkipTest("raised at module level")\n\n\nclass ModuleRaiseModelTest{BASES}:\n    pass\n'
+    ),
+    "module_skip_unallowed": (
+        f'{HEADER}\npytest.skip("an error")\n\n\nclass ModuleSkipUnallowedModelTest{BASES}:\n    pass\n'
+    ),
+    "mixin_twice": (
+        f"{HEADER}\n\nclass MixinTwiceModelTest(ModelTesterMixin, ModelTesterMixin, unittest.TestCase):\n    pass\n"
+    ),
+    "imports_skipping": (
+        f"{HEADER}from ..module_skip import test_modeling_module_skip\n\n\nclass ImportsSkippingModelTest{BASES}:\n"
+        "    pass\n"
+    ),
+    "imports_failing": (
+        f"{HEADER}from ..mixin_twice.test_modeling_mixin_twice import ModelTesterMixin as Mixin\n\n\n"
+        "class ImportsFailingModelTest(Mixin, unittest.TestCase):\n    pass\n"
+    ),
+    "no_package": f"{HEADER}\n\nclass NoPackageModelTest{BASES}:\n    pass\n",  # no __init__.py: see below
+    "no_package_absolute": (
+        "import unittest\n\nfrom tests.test_modeling_common import ModelTesterMixin\n\n\n"
+        f"class NoPackageAbsoluteModelTest{BASES}:\n    pass\n"
+    ),
     # the skip after an early return is reached only when the condition is false
     "early_return": (
         f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"
@@ -158,12 +186,17 @@ MODELS = {
 }
 
 
+# model folders without an __init__.py: a relative import there fails, an absolute one works
+NOT_PACKAGES = {"no_package", "no_package_absolute"}
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     root = tmp_path_factory.mktemp("agreement")
     files = {"tests/__init__.py": "", "tests/models/__init__.py": "", "tests/test_modeling_common.py": COMMON}
     for model, text in MODELS.items():
-        files[f"tests/models/{model}/__init__.py"] = ""
+        if model not in NOT_PACKAGES:
+            files[f"tests/models/{model}/__init__.py"] = ""
         files[f"tests/models/{model}/test_modeling_{model}.py"] = text
     for relative, content in files.items():
         path = root / relative
@@ -173,7 +206,11 @@ def tree(tmp_path_factory):
 
 
 def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
-    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run."""
+    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run.
+
+    A module that skips itself when imported is one skipped case named after the module: each
+    test of the model is skipped with its message. A module that cannot be imported is one error
+    case: none of its tests is collected."""
     report = root / "junit.xml"
     settings = root / "pytest.ini"  # an empty one of its own, so no project settings leak in
     settings.write_text("[pytest]\n")
@@ -187,12 +224,20 @@ def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
         "no:cacheprovider",
         "-c",
         str(settings),
+        "--continue-on-collection-errors",
     ]
     subprocess.run([*command, "--rootdir", str(root), f"--junitxml={report}"], cwd=root, capture_output=True)
     outcomes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for case in ElementTree.parse(report).iter("testcase"):
-        model = case.get("classname").split(".")[2]
         skipped = case.find("skipped")
+        if not case.get("classname"):  # the module, at collection
+            if skipped is not None:
+                _, _, message = ast.literal_eval(skipped.text)
+                message = message.removeprefix("unittest.case.SkipTest: ")
+                for test in ("test_forward", "test_training"):
+                    outcomes[case.get("name").split(".")[2], test].append(("skipped", message))
+            continue
+        model = case.get("classname").split(".")[2]
         outcome = ("skipped", skipped.get("message", "")) if skipped is not None else ("ran", "")
         outcomes[model, case.get("name")].append(outcome)
     verdicts = {}
@@ -206,7 +251,11 @@ def test_the_scanner_agrees_with_pytest_on_every_pair(tree, tmp_path):
     from tests.support.scanning import scan_json
 
     results, errors = scan_json(tree, cache_dir=tmp_path / "cache", jobs=1)
-    assert errors == []
+    assert {error["path"].split("/")[2]: error["line"] for error in errors} == {
+        "mixin_twice": 8,
+        "module_skip_unallowed": 7,
+        "no_package": 5,
+    }
     truth = pytest_verdicts(tree)
     assert len(truth) > 10  # pytest did run
     for model in MODELS:

@@ -44,3 +44,42 @@ def test_what_a_class_binds_to_a_test_name(make_repo, scan):
         "unknown_skip: undecided: __unittest_skip__ = not has_gpu()",
         "unread_after: undecided: test_forward is bound after the class to `helper`, which is not read",
     ]
+
+
+def test_a_module_skip_under_a_condition_is_a_condition(make_repo, scan):
+    files = {
+        "tests/models/maybe/test_modeling_maybe.py": (
+            "import os\nimport unittest\n\nimport pytest\n\nfrom ...test_modeling_common import ModelTesterMixin\n\n"
+            'if not os.environ.get("HAS_X"):\n    pytest.skip("needs X", allow_module_level=True)\n\n\n'
+            f"class MaybeModelTest{BASES}:\n    pass\n"
+        )
+    }
+    results = scan(make_repo(files))
+    assert results["test_forward"]["models_ran"] == ["maybe"]
+    assert results["test_forward"]["conditions"] == [
+        'maybe: if not os.environ.get("HAS_X"): the module may skip itself'
+    ]
+
+
+def test_a_folder_made_a_package_is_seen_by_a_warm_scan(make_repo, scan, tmp_path):
+    """Whether a relative import works depends on the folders, not on the file: the snapshot of an
+    earlier scan must not answer once an __init__.py is added."""
+    files = {
+        "tests/__init__.py": "",
+        "tests/models/__init__.py": "",
+        "tests/models/loose/test_modeling_loose.py": f"{HEADER}class LooseModelTest{BASES}:\n    pass\n",
+    }
+    repo = make_repo(files, packages=False)
+    cache = tmp_path / "warm"
+    results = scan(repo, cache_dir=cache)
+    assert results["test_forward"]["models_not_applicable"] == ["loose"]
+    assert scan.errors == [
+        {
+            "path": "tests/models/loose/test_modeling_loose.py",
+            "line": 4,
+            "message": "pytest cannot import this file: attempted relative import with no known parent package",
+        }
+    ]
+    (repo / "tests/models/loose/__init__.py").write_text("")
+    results = scan(repo, cache_dir=cache)
+    assert (results["test_forward"]["models_ran"], scan.errors) == (["loose"], [])
