@@ -1,7 +1,10 @@
 """Which test classes pytest collects from a model's files, and what each test name resolves to.
 
 A class is collected when it is a ``unittest.TestCase`` defined in one of the files and ``__test__``
-is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). In the
+is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). A class
+that is not a ``TestCase`` is collected as a plain pytest class when its name matches pytest's
+``python_classes`` (``Test...`` by default) and no class of its MRO defines ``__init__`` or
+``__new__``. In the
 class, a test resolves to the first definition in the MRO; a name bound last by something other
 than a ``def`` (``test_x = None``) shadows the test, which pytest then does not collect; ``del``
 in a class body unbinds that class's own definition. A class is skipped as a whole by a skip
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from model_debugging.skips.calls import method_skip, name_skips
 from model_debugging.skips.module_import import RELATIVE_IMPORT
 from model_debugging.skips.outcome import Outcome, Status
+from model_debugging.skips.pytest_settings import DEFAULT_PYTEST, PytestSettings
 from model_debugging.skips.records import (
     STAR,
     ClassInfo,
@@ -52,6 +56,7 @@ class CollectedClass:
     setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
     # why every test of the class is undecided (a non-literal __test__ or __unittest_skip__)
     undecided: str | None = None
+    plain: bool = False  # a plain pytest class: setUp does not run, self.skipTest does not exist
     setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
     # name -> the nearest definition of that name under ``parameterized.expand`` (whose cases stay
     # in the class even when a later definition rebinds the name)
@@ -188,12 +193,35 @@ def _imported_in_order(parsed: ParsedFile) -> Iterator[str]:
         yield target
 
 
+def _plain_collected(
+    resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], pytest: PytestSettings
+) -> tuple[bool, str | None]:
+    """``(collected, why undecided)`` for a class that is not a ``TestCase``: pytest collects it when
+    its name matches ``python_classes`` and nothing in its MRO defines ``__init__`` / ``__new__``."""
+    if not pytest.collects_class(ref.name):
+        return False, None
+    for base in mro:
+        info = resolver.info(base)
+        if info is None and base.name not in ("object", "builtins.object"):
+            return True, (
+                f"{ref.name} is a plain pytest class whose base {base.name} is not read "
+                "(pytest does not collect it when that base defines __init__)"
+            )
+        if info is not None and (info.method("__init__") or info.method("__new__")):
+            return False, None
+    return True, None
+
+
 def collect_test_classes(
-    resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
+    resolver: Resolver,
+    files: Iterable[str],
+    tests: Mapping[str, tuple[str, frozenset[ClassRef]]],
+    pytest: PytestSettings = DEFAULT_PYTEST,
 ) -> list[CollectedClass]:
     """The test classes pytest collects from ``files``.
 
-    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``.
+    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``;
+    ``pytest`` holds the checkout's collection settings.
     """
     found = []
     for path in files:
@@ -203,9 +231,14 @@ def collect_test_classes(
             continue
         for ref, info in _module_classes(resolver, parsed, module_name(path)):
             mro = resolver.mro(ref)
-            if not resolver.is_test_case(mro):
-                continue
+            plain = not resolver.is_test_case(mro)
+            plain_undecided = None
+            if plain:
+                collected, plain_undecided = _plain_collected(resolver, ref, mro, pytest)
+                if not collected:
+                    continue
             not_collected, undecided = _not_collected(resolver, mro)
+            undecided = undecided or plain_undecided
             if not_collected:
                 continue
             class_skip = failure or _class_skip(resolver, ref, mro, parsed)  # the module skips first
@@ -220,10 +253,11 @@ def collect_test_classes(
             ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
             collected = CollectedClass(
                 ref, path, info.line, mro, class_skip, definitions, applicable, ran,
-                undecided=undecided, expanded=expanded,
+                undecided=undecided, expanded=expanded, plain=plain,
             )  # fmt: skip
-            setup_skip = _setup_skip(resolver, collected, conditions)
-            by_name = _setup_name_skips(resolver, collected)
+            # unittest runs setUp / setUpClass; pytest does not for a plain class
+            setup_skip = None if plain else _setup_skip(resolver, collected, conditions)
+            by_name = () if plain else _setup_name_skips(resolver, collected)
             conditions = list(dict.fromkeys(conditions))
             if setup_skip is not None or by_name or tuple(conditions) != ran.conditions:
                 ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))

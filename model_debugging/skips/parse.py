@@ -42,7 +42,8 @@ from model_debugging.skips.rules import (
     SkipDecorator,
     TestNameSkip,
 )
-from model_debugging.skips.rules.nodes import code, dotted_name, literal_value
+from model_debugging.skips.rules.nodes import code, decorator_call, dotted_name, literal_value
+from model_debugging.skips.rules.skip_decorator import decorator_skip
 from model_debugging.skips.source_files import MAX_FILE_BYTES, decode_source
 
 _DEFINITION_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -226,6 +227,11 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
     context = replace(module, line=line)
     found = SkipDecorator.check(node, context)
     skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
+    skipping = [item for item in node.decorators if decorator_skip(item, context) is not None][:1]
+    by_unittest = any(
+        not (decorator_call(item, context.aliases, context.names)[0] or "").startswith("pytest.")
+        for item in skipping
+    )
     conditions = ConditionDecorator.check(node, context)
     statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
     marked, mark_conditions = collection.pytestmark(statements, context)
@@ -257,6 +263,7 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
         init_defaults=init_defaults,
         shadowing=shadowing,
         deleted=deleted,
+        skip_by_unittest=by_unittest,
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from model_debugging.skips.cache import ParseCache
 from model_debugging.skips.files import iter_parsed
 from model_debugging.skips.module_import import RELATIVE_IMPORT
+from model_debugging.skips.pytest_settings import DEFAULT_PYTEST, PytestSettings
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.resolve import imported_modules, module_name
 from model_debugging.skips.scanned_paths import package_depth
@@ -29,9 +30,17 @@ class RecordStore:
     """The records of one scan, by path; :meth:`view` gives a resolver its module -> record mapping."""
 
     def __init__(
-        self, repo: Path, cache: ParseCache, *, elide: Collection[str] = (), jobs: int | None = None
+        self,
+        repo: Path,
+        cache: ParseCache,
+        *,
+        elide: Collection[str] = (),
+        jobs: int | None = None,
+        pytest: PytestSettings = DEFAULT_PYTEST,
     ):
+        """``pytest``: the checkout's pytest settings (what it collects, how it names modules)."""
         self._repo, self._cache, self._elide, self._jobs = repo, cache, set(elide), jobs
+        self.pytest = pytest
         self._keys: dict[str, str | None] = {}  # path -> cache key of its record
         self._paths: dict[str, str] = {}  # module name -> path
         self._pinned: dict[str, ParsedFile] = {}
@@ -79,7 +88,7 @@ class RecordStore:
         (a folder without ``__init__.py`` on the way): Python raises at the import, pytest collects
         nothing from the file. Its folders are the store's to know, not the content-keyed record's."""
         deepest = max((item.level for item in parsed.imports), default=0)
-        if deepest == 0 or parsed.error is not None:
+        if deepest == 0 or parsed.error is not None or not self.pytest.relative_imports_need_packages:
             return parsed
         if path not in self._depths:
             self._depths[path] = package_depth(self._repo, path)

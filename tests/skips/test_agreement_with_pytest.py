@@ -172,6 +172,25 @@ MODELS = {
         "import unittest\n\nfrom tests.test_modeling_common import ModelTesterMixin\n\n\n"
         f"class NoPackageAbsoluteModelTest{BASES}:\n    pass\n"
     ),
+    # a class that is not a TestCase: pytest collects it by its name; a file by pytest's patterns
+    "plain_class": (
+        f"{HEADER}\n\nclass TestPlain(ModelTesterMixin):\n    pass\n\n\n"
+        'class TestPlainSkips(ModelTesterMixin):\n    @unittest.skip("a skip decorator on a plain test")\n'
+        "    def test_forward(self):\n        pass\n\n\n"
+        f'@pytest.mark.skip(reason="a mark on a plain class")\nclass TestPlainMarked(ModelTesterMixin):\n    pass\n\n\n'
+        "class PlainNotCollected(ModelTesterMixin):\n    pass\n\n\n"
+        "class TestPlainWithInit(ModelTesterMixin):\n    def __init__(self):\n        pass\n"
+    ),
+    "plain_marked": (
+        f'{HEADER}\n\n@pytest.mark.skip(reason="a mark on a plain class")\nclass TestPlainMarked(ModelTesterMixin):\n'
+        "    pass\n"
+    ),
+    "plain_skips": (
+        f'{HEADER}\n\n@unittest.skip("ignored on a plain class")\nclass TestPlainSkips(ModelTesterMixin):\n'
+        '    @unittest.skip("a skip decorator on a plain test")\n    def test_forward(self):\n        pass\n'
+    ),
+    "plain_not_collected": f"{HEADER}\n\nclass PlainModelTest(ModelTesterMixin):\n    pass\n",
+    "suffix_file": f"{HEADER}\n\nclass SuffixFileModelTest{BASES}:\n    pass\n",  # modeling_suffix_file_test.py
     # the skip after an early return is reached only when the condition is false
     "early_return": (
         f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"
@@ -188,6 +207,8 @@ MODELS = {
 
 # model folders without an __init__.py: a relative import there fails, an absolute one works
 NOT_PACKAGES = {"no_package", "no_package_absolute"}
+# test files named otherwise than test_modeling_<model>.py
+FILE_NAMES = {"suffix_file": "modeling_suffix_file_test.py"}
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +218,7 @@ def tree(tmp_path_factory):
     for model, text in MODELS.items():
         if model not in NOT_PACKAGES:
             files[f"tests/models/{model}/__init__.py"] = ""
-        files[f"tests/models/{model}/test_modeling_{model}.py"] = text
+        files[f"tests/models/{model}/{FILE_NAMES.get(model, f'test_modeling_{model}.py')}"] = text
     for relative, content in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -83,3 +83,27 @@ def test_a_folder_made_a_package_is_seen_by_a_warm_scan(make_repo, scan, tmp_pat
     (repo / "tests/models/loose/__init__.py").write_text("")
     results = scan(repo, cache_dir=cache)
     assert (results["test_forward"]["models_ran"], scan.errors) == (["loose"], [])
+
+
+def test_what_pytest_collects_follows_the_checkouts_pytest_settings(make_repo, scan):
+    """python_files and python_classes narrow what pytest collects; --import-mode=importlib imports
+    a module with relative imports outside any package."""
+    files = {
+        "tests/models/suffix/modeling_suffix_test.py": f"{HEADER}class SuffixModelTest{BASES}:\n    pass\n",
+        "tests/models/plain/test_modeling_plain.py": f"{HEADER}class CheckPlain(ModelTesterMixin):\n    pass\n",
+        "tests/models/loose/test_modeling_loose.py": f"{HEADER}class LooseModelTest{BASES}:\n    pass\n",
+    }
+    repo = make_repo(files)
+    (repo / "tests/models/loose/__init__.py").unlink()
+    default = scan(repo)
+    assert (default["test_forward"]["models_ran"], len(scan.errors)) == (["suffix"], 1)
+    assert default["test_forward"]["models_not_applicable"] == ["loose", "plain"]
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npython_files = "test_*.py"\npython_classes = ["Check", "Test"]\n'
+        'addopts = "-ra --import-mode=importlib"\n'
+    )
+    configured = scan(repo)
+    assert (configured["test_forward"]["models_ran"], scan.errors) == (["loose", "plain"], [])
+    (repo / "pyproject.toml").unlink()
+    (repo / "setup.cfg").write_text("[tool:pytest]\npython_files = *_test.py\n")
+    assert scan(repo)["test_forward"]["models_ran"] == ["suffix"]
