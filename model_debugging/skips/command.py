@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         return fail(prog, str(error))
     for error in result.errors:
         print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+    for note in result.notes:
+        print(note, file=sys.stderr)
 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name

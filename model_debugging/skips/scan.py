@@ -16,6 +16,7 @@ from typing import Any
 from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
+from model_debugging.skips.conftest_notes import conftest_notes
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.progress import ScanProgress, phase_of
 from model_debugging.skips.pytest_settings import PytestSettings, PytestSettingsError, read_pytest_settings
@@ -186,6 +187,7 @@ def scan_repository(
     except PytestSettingsError as error:
         raise CheckoutError(str(error)) from None
     model_files = find_model_test_files(repo, settings, pytest)
+    notes = conftest_notes(repo, model_files)
     if on_start is not None:
         on_start(len(model_files))
     cache = ParseCache(cache_dir or default_cache_dir()) if use_cache else None
@@ -200,11 +202,11 @@ def scan_repository(
                 stats.answer = "snapshot"
                 if progress is not None:
                     progress.line("no scanned file changed since a scan of the same files: its result stands")
-                return _selected(snapshot.result, test_method_name)
+                return _selected(snapshot.result, test_method_name, notes)
             scope = _Scope(repo, settings, model_files, common_paths, jobs, pytest)
             result = _rescan(scope, cache, snapshot, checkout, changed, stats, progress)
             if result is not None:
-                return _selected(result, test_method_name)
+                return _selected(result, test_method_name, notes)
 
     # The evaluator is most of the analyzer's code: a scan answered from its snapshot never imports it.
     from model_debugging.skips.evaluation import evaluate_models
@@ -258,7 +260,7 @@ def scan_repository(
         _remember(cache, repo, checkout, ScanSnapshot(test_keys, None, result, ""), memory)
         if runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
             cache.put_entry(runtime.definitions_key, runtime.definitions)
-    return result
+    return dataclasses.replace(result, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -399,9 +401,9 @@ def _check_known(tests: Mapping[str, object], name: str) -> None:
         raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))
 
 
-def _selected(result: ScanResult, name: str | None) -> ScanResult:
-    """``result`` whole, or with only the test ``name``."""
+def _selected(result: ScanResult, name: str | None, notes: tuple[str, ...]) -> ScanResult:
+    """``result`` whole, or with only the test ``name``; with this scan's ``notes``."""
     if name is None:
-        return result
+        return dataclasses.replace(result, notes=notes)
     _check_known(result.tests, name)
-    return ScanResult({name: result.tests[name]}, result.errors)
+    return ScanResult({name: result.tests[name]}, result.errors, notes)

@@ -107,3 +107,30 @@ def test_what_pytest_collects_follows_the_checkouts_pytest_settings(make_repo, s
     (repo / "pyproject.toml").unlink()
     (repo / "setup.cfg").write_text("[tool:pytest]\npython_files = *_test.py\n")
     assert scan(repo)["test_forward"]["models_ran"] == ["suffix"]
+
+
+def test_a_conftest_that_skips_or_drops_tests_is_named_in_a_note(make_repo, capsys):
+    from model_debugging.skips.command import main as scan_main
+
+    files = {
+        "tests/models/plain/test_modeling_plain.py": f"{HEADER}class PlainModelTest{BASES}:\n    pass\n",
+        "tests/conftest.py": (
+            "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n"
+            "        item.add_marker(pytest.mark.not_device_test)\n"
+        ),
+        "tests/models/conftest.py": 'collect_ignore = ["plain"]\n',
+        "tests/models/plain/conftest.py": (
+            "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+            '    items[:] = [item for item in items if "forward" not in item.name]\n'
+        ),
+        "tests/cli/conftest.py": 'import pytest\n\npytest.skip("not a folder of a model test", allow_module_level=True)\n',
+    }
+    repo = make_repo(files)
+    assert scan_main(["--repo", str(repo), "--no_cache", "--output_dir", str(repo)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: tests/")]
+    assert notes == [
+        "note: tests/models/conftest.py:1 sets collect_ignore: conftest.py files are not modelled, the tests "
+        "it skips or drops are read as if it did not",
+        "note: tests/models/plain/conftest.py:4 drops collected tests in pytest_collection_modifyitems: "
+        "conftest.py files are not modelled, the tests it skips or drops are read as if it did not",
+    ]
