@@ -91,7 +91,8 @@ def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(pickle.dumps((key, value)))
     assert old == EXPECTED
-    shutil.rmtree((repo / synthetic.model_file(SPEC.models[0].name)).parent)  # the model's folder, as git rm -r
+    # the model's folder, as git rm -r
+    shutil.rmtree((repo / synthetic.model_file(SPEC.models[0].name)).parent)
     assert scan_json(repo, cache_dir=tmp_path / "cache", jobs=1) == (
         synthetic.expected_results(edited),
         [],
