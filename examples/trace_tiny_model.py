@@ -17,8 +17,7 @@ import json
 import torch
 from torch import nn
 
-from model_debugging import model_addition_debugger_context
-from model_debugging.debugger import trace_paths
+from model_debugging import model_addition_debugger_context, trace_paths
 
 
 class SelfAttention(nn.Module):

@@ -1,10 +1,16 @@
-"""The conventions every ``model-debugging`` subcommand and ``utils/`` script follows.
+"""The conventions every ``model-debugging`` subcommand and ``utils/`` script follows, as shared helpers.
+
+The console script itself (which subcommand runs) is :mod:`model_debugging.cli`; this module holds
+what the subcommands' own parsers share:
 
 - Exit codes: :data:`EXIT_OK` (0) the work was done and found nothing to flag, :data:`EXIT_FINDING`
   (1) it found something to flag (new skips, a divergence), :data:`EXIT_USAGE` (2) the input was
   unusable (bad arguments, config, checkout or file); nothing was written then.
 - Errors are one line on stderr, ``<prog>: error: <what was wrong>``, never a traceback.
 - Program names: ``model-debugging <command>``, or the script's path for a ``utils/`` wrapper.
+- Flags have one spelling each, in snake_case like upstream's ``--test_method_name`` and
+  ``--output_dir``; a command with a built-in config prints it with ``--print_default_config``
+  (:func:`add_default_config_option`), a copy to edit and pass back with ``--config``.
 - Output paths are checked before any work (:func:`outputs_problem`): no output option may name
   a file the command reads, whatever the symlinks or hard links in between.
 """
@@ -40,10 +46,42 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {shorten(message, 300)}\n")
 
 
+class _PrintFile(argparse.Action):
+    def __init__(self, option_strings, dest, path: Path, help: str):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.path = path
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+        sys.stdout.write(self.path.read_text(encoding="utf-8"))
+        parser.exit(EXIT_OK)
+
+
+def add_default_config_option(parser: argparse.ArgumentParser, path: Path) -> None:
+    """Add ``--print_default_config``: print the built-in config file ``path`` and exit 0."""
+    parser.add_argument(
+        "--print_default_config",
+        action=_PrintFile,
+        path=path,
+        help="print the built-in config (YAML with comments) and exit: a copy to edit and pass to --config",
+    )
+
+
 def fail(prog: str, message: str) -> int:
     """Print ``message`` as the one-line error of ``prog`` and return :data:`EXIT_USAGE`."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+# what the `debugger` extra adds to the base install
+DEBUGGER_EXTRA_MODULES = frozenset({"torch", "safetensors"})
+
+
+def missing_extra(module: str) -> str:
+    """Why a name or command is unavailable: ``module`` (torch or safetensors) is not installed."""
+    return (
+        f"this needs {module}, which the base install leaves out: install the debugger extra "
+        "(pip install 'model-debugging[debugger]')"
+    )
 
 
 def write_error(error: OSError) -> str:

@@ -20,7 +20,7 @@ import pytest
 
 from model_debugging import model_addition_debugger_context
 from model_debugging.cli import main
-from model_debugging.reporting import atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_text
 from tests.replay import toys
 
 TOY = "tests.replay.toys:build_model"
@@ -79,7 +79,7 @@ TRACE_FILES = [
 ]
 
 
-@pytest.mark.parametrize("option", ["--json", "--markdown", "--plot", "--save-renames"])
+@pytest.mark.parametrize("option", ["--json", "--markdown", "--plot", "--save_renames"])
 @pytest.mark.parametrize("name", TRACE_FILES)
 @pytest.mark.parametrize("side", [0, 1])
 def test_compare_refuses_every_output_onto_a_file_of_either_trace(traces, capsys, option, name, side):
@@ -115,7 +115,7 @@ def test_a_link_to_a_trace_file_is_refused(traces, tmp_path, capsys, link):
 def test_compare_refuses_its_config_and_two_options_naming_one_file(traces, tmp_path, capsys):
     config = tmp_path / "renames.yaml"
     config.write_text("renames: []\n")
-    assert main(["compare", *map(str, traces), "--config", str(config), "--save-renames", str(config)]) == 2
+    assert main(["compare", *map(str, traces), "--config", str(config), "--save_renames", str(config)]) == 2
     one_line_error(capsys, "compare", "is the --config file")
     assert config.read_text() == "renames: []\n"
     out = tmp_path / "out.json"
@@ -151,7 +151,7 @@ def test_replay_refuses_json_onto_its_traces_and_its_model_script(traces, tmp_pa
     for args, target in (
         ([str(traces[0])], traces[0] / name),
         ([str(traces[0]), "--compare", str(traces[1])], traces[1] / name),
-        ([str(traces[0]), "--noise-from", str(traces[1])], traces[1] / name),
+        ([str(traces[0]), "--noise_from", str(traces[1])], traces[1] / name),
     ):
         assert main(["replay", *args, "--model", TOY, "--json", str(target)]) == 2
         one_line_error(capsys, "replay", f"--json {target} is a file of the")

@@ -1,8 +1,9 @@
 """The key of the analyzer's parse cache for a checkout: a digest of every file a scan reads.
 
-Used by action.yml: the folders hashed are those the analyzer reads (model_debugging.skips.
-scanned_paths names them once), so the cache key changes exactly when a scan's inputs do. Writes
-`key=<digest>` to $GITHUB_OUTPUT and prints it.
+Used by action.yml and the weekly workflow: the folders hashed are those the analyzer reads
+(model_debugging.skips.scanned_paths names them once), so the cache key changes exactly when a
+scan's inputs do. Writes `version=<installed model-debugging version>` (a cache of another version
+is never restored) and `key=<digest>` to $GITHUB_OUTPUT, and prints them.
 
     python utils/scan_cache_key.py --repo PATH [--github_output FILE]
 """
@@ -11,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from model_debugging import __version__
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
 from model_debugging.skips.scanned_paths import scanned_files_digest
 from model_debugging.skips.settings import DEFAULT_SETTINGS
@@ -27,11 +29,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not Path(args.repo).is_dir():
         return fail(PROG, f"--repo {args.repo} is not a directory")
-    key = scanned_files_digest(args.repo, DEFAULT_SETTINGS)
-    print(f"key={key}")
+    lines = f"version={__version__}\nkey={scanned_files_digest(args.repo, DEFAULT_SETTINGS)}\n"
+    print(lines, end="")
     if args.github_output:
         with open(args.github_output, "a", encoding="utf-8") as output:  # the runner's key=value protocol
-            output.write(f"key={key}\n")
+            output.write(lines)
     return EXIT_OK
 
 

@@ -16,15 +16,3 @@
 
 Traces are read only through :mod:`model_debugging.debugger.trace_format`.
 """
-
-from model_debugging._lazy import lazy_exports
-
-_EXPORTS_BY_MODULE = {
-    ".engine": ("compare_traces",),
-    ".align": ("CallPair", "TraceAlignment", "align_traces"),
-    ".result": ("AlignmentKind", "AlignmentSummary", "ModuleComparison", "ModuleStatus", "TraceComparison"),
-    ".renames": ("RenameRule", "RenameRuleError"),
-}
-_EXPORTS = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

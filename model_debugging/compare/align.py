@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from model_debugging.compare.call_tree import CallTree
@@ -33,7 +33,7 @@ from model_debugging.compare.fused import first_tensor, single_output
 from model_debugging.compare.leftovers import leftover_pairs
 from model_debugging.compare.matching import describe_call, match_keys
 from model_debugging.compare.numeric import PairComparer
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import AlignmentKind
 from model_debugging.compare.siblings import Item, compatible, group_projections, item_of, pair_items
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -69,7 +69,7 @@ class TraceAlignment:
     identity_candidate: tuple[int, ...]
     unaligned_reference: tuple[int, ...]
     unaligned_candidate: tuple[int, ...]
-    inferred: bool  # False with --no-align: paths and rename rules only
+    inferred: bool  # False with --no_align: paths and rename rules only
 
     @property
     def from_shapes_only(self) -> bool:
@@ -102,7 +102,7 @@ class TraceAlignment:
                 for call in (pair.reference if side == "reference" else pair.candidate)
             }
             why = (
-                "paths and rename rules only (--no-align)"
+                "paths and rename rules only (--no_align)"
                 if not self.inferred
                 else _why(tree, top[0], other, paired)
             )
@@ -129,7 +129,7 @@ def align_traces(
     reference: str | os.PathLike | Trace,
     candidate: str | os.PathLike | Trace,
     *,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     atol: float = 1e-5,
     rtol: float = 1e-4,
     infer: bool = True,

@@ -24,7 +24,9 @@ class Evidence:
         self.trees = trees
         self.comparer = comparer
         # statistics from the JSON rule most non-identities out before any tensor file is read
-        self.statistics_comparer = PairComparer(comparer.atol, comparer.rtol, "stats")
+        self.statistics_comparer = PairComparer(
+            comparer.atol, comparer.rtol, "stats", atol_per_rms=comparer.atol_per_rms
+        )
         self._agreements: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[bool, bool]] = {}
         self._values: dict[tuple[int, int], bool] = {}  # the alignment asks again for each option it weighs
 

@@ -53,6 +53,9 @@ class PairComparer:
     rtol: float
     mode: TraceMode
     bytes_compared: int = 0
+    # for sharded traces: the absolute tolerance grows by this much per unit of the reference
+    # tensor's root mean square (rounding scales with the size of the terms; see tolerance.py)
+    atol_per_rms: float = 0.0
 
     def compare(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         if self.mode == "tensors":
@@ -91,6 +94,7 @@ class PairComparer:
         expected_stats = reference.statistics if use_exact else reference.stats
         candidate_stats = dict(candidate.statistics if use_exact else candidate.stats)
         exact_dtype = is_exact_dtype(reference.dtype) and is_exact_dtype(candidate.dtype)
+        atol = self._atol_from_statistics(dict(expected_stats))
         for name, expected in expected_stats:
             actual = candidate_stats.get(name)
             if expected is None or actual is None:
@@ -105,8 +109,22 @@ class PairComparer:
             if exact_dtype or name in EXACT_STATISTICS:
                 within = same
             else:
-                within = error <= self.atol + self.rtol * magnitude
+                within = error <= atol + self.rtol * magnitude
             diff.add(within, error, relative, error, 1)
+
+    def _atol_from_statistics(self, statistics: dict) -> float:
+        if not self.atol_per_rms:
+            return self.atol
+        mean, std = statistics.get("mean"), statistics.get("std")
+        if mean is None or std is None or not math.isfinite(mean) or not math.isfinite(std):
+            return self.atol
+        return self.atol + self.atol_per_rms * math.hypot(mean, std)
+
+    def _atol_for(self, expected: torch.Tensor) -> float:
+        if not self.atol_per_rms or not expected.dtype.is_floating_point or not expected.numel():
+            return self.atol
+        rms = float(expected.double().square().mean().sqrt())
+        return self.atol + self.atol_per_rms * rms if math.isfinite(rms) else self.atol
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord
@@ -125,20 +143,23 @@ class PairComparer:
         exact = not (expected.dtype.is_floating_point or actual.dtype.is_floating_point)
         wide = exact or torch.float64 in (expected.dtype, actual.dtype)
         work_dtype = torch.float64 if wide else torch.float32
+        atol = self._atol_for(expected)
         within, max_abs, max_rel, abs_sum = True, 0.0, 0.0, 0.0
         for start in range(0, expected.numel(), _CHUNK_ELEMENTS):
             ref = expected[start : start + _CHUNK_ELEMENTS]
             cand = actual[start : start + _CHUNK_ELEMENTS]
             if same_dtype and torch.equal(ref, cand):
                 continue  # bit-identical slice (the common case before a divergence): all differences 0
-            chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype))
+            chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype), atol)
             # integers and bools (this slice is not bit-identical) differ: no tolerance, and no
             # float rounding of a large int64 can hide the difference
             within = within and not exact and chunk[0]
             max_abs, max_rel, abs_sum = max(max_abs, chunk[1]), max(max_rel, chunk[2]), abs_sum + chunk[3]
         return within, max_abs, max_rel, abs_sum, expected.numel()
 
-    def _compare_chunk(self, ref: torch.Tensor, cand: torch.Tensor) -> tuple[bool, float, float, float]:
+    def _compare_chunk(
+        self, ref: torch.Tensor, cand: torch.Tensor, atol: float
+    ) -> tuple[bool, float, float, float]:
         """(within tolerance, max abs, max rel, sum of abs differences) of one slice."""
         error = torch.sub(cand, ref).abs_()
         max_abs = float(error.max())
@@ -150,9 +171,7 @@ class PairComparer:
             ref = ref.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
             max_abs = float(error.max())
         magnitude = ref.abs()
-        within = (
-            max_abs <= self.atol or float(torch.sub(error, magnitude, alpha=self.rtol).max()) <= self.atol
-        )
+        within = max_abs <= atol or float(torch.sub(error, magnitude, alpha=self.rtol).max()) <= atol
         abs_sum = float(error.sum(dtype=torch.float64))
         if math.isinf(max_abs):
             return within, max_abs, math.inf, abs_sum

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from model_debugging.compare.divergence_plot import plot_divergence
 from model_debugging.compare.result import TraceComparison
 from model_debugging.reporting.report import ItemsSection, Report, Section, render_text
 from model_debugging.reporting.report import render_markdown as reporting_markdown
@@ -77,7 +78,7 @@ def build_report(
         [
             calls,
             ItemsSection(
-                "Inferred rename rules (--save-renames FILE writes them; edit, pass back with --config)",
+                "Inferred rename rules (--save_renames FILE writes them; edit, pass back with --config)",
                 tuple(rules.splitlines()) if rules else (),
                 style="code",
                 language="yaml",
@@ -154,8 +155,6 @@ def _inferred_rules(result: TraceComparison) -> str | None:
 
 
 def write_plot(result: TraceComparison, path: Path) -> None:
-    from model_debugging.reporting.divergence_plot import plot_divergence
-
     if result.divergence_origin is not None:
         marked, label = result.divergence_origin, "divergence origin"
     else:

@@ -218,6 +218,9 @@ class TraceComparison:
     warnings: tuple[str, ...] = ()
     ignored: int = 0
     boundaries_only: bool = False
+    tolerance_basis: str = "as given"  # why these atol/rtol (see tolerance.py)
+    atol_per_rms: float = 0.0  # added to atol per unit of the reference tensor's root mean square
+    rank_note: str | None = None  # for a candidate traced sharded: which ranks the origin differs on
 
     @property
     def equivalent(self) -> bool:
@@ -240,8 +243,10 @@ class TraceComparison:
         lines = [
             f"reference: {self.reference}",
             f"candidate: {self.candidate}",
-            f"compared {len(self.modules)} paired calls{scope} with atol={self.atol:g}, rtol={self.rtol:g}",
+            f"compared {len(self.modules)} paired calls{scope} with {self._tolerance()}",
         ]
+        if self.tolerance_basis not in ("as given", "compare's defaults"):
+            lines.append(f"tolerance: {self.tolerance_basis}")
         if self.note:
             lines.append(f"NOTE: {self.note}")
         lines += [f"warning: {warning}" for warning in self.warnings]
@@ -257,6 +262,8 @@ class TraceComparison:
                 lines[-1] += f"; candidate {origin.candidate_path}, aligned as {origin.alignment.value}"
             if self.origin_note:
                 lines.append(f"  {self.origin_note}")
+            if self.rank_note:
+                lines.append(f"  by rank: {self.rank_note}")
         if first_input is not None and first_input is not origin:
             lines.append(
                 f"first module whose inputs differ: {first_input.module_path} ({describe_difference(first_input)})"
@@ -268,6 +275,10 @@ class TraceComparison:
                 )
         lines += self._notes()
         return lines
+
+    def _tolerance(self) -> str:
+        scaled = f" + {self.atol_per_rms:g} * rms(reference tensor)" if self.atol_per_rms else ""
+        return f"atol={self.atol:g}{scaled}, rtol={self.rtol:g}"
 
     def _verdict(self) -> str:
         if any(module.status is not ModuleStatus.EQUAL for module in self.modules):
@@ -314,6 +325,9 @@ class TraceComparison:
             "note": self.note,
             "atol": self.atol,
             "rtol": self.rtol,
+            "atol_per_rms": self.atol_per_rms,
+            "tolerance_basis": self.tolerance_basis,
+            "rank_note": self.rank_note,
             "boundaries_only": self.boundaries_only,
             "rename_rules": list(self.rename_rules),
             "alignment": None if self.alignment is None else asdict(self.alignment),

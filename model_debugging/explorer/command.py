@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, InputFile, fail, outputs_problem
-from model_debugging.compare import RenameRuleError
-from model_debugging.compare.renames import command_line_rules
+from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
-from model_debugging.debugger.trace_format import TraceError, trace_files
+from model_debugging.debugger.trace_format.reading import trace_files
+from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.explorer.view import DEFAULT_PAGE_NAME, default_page_path, write_view
 
 PROG = "model-debugging view"
@@ -26,12 +26,15 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         epilog="exit status: 0 page written, 2 unusable input",
     )
     parser.add_argument(
-        "trace", type=Path, help="a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
+        "trace",
+        type=Path,
+        metavar="TRACE",
+        help="a debugger output directory or its _SUMMARY/_FULL_TENSORS.json",
     )
     parser.add_argument(
         "--compare",
         type=Path,
-        metavar="CAND_DIR",
+        metavar="CAND_TRACE",
         help="a candidate trace: colour the calls that diverge from it",
     )
     parser.add_argument(
@@ -48,15 +51,15 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         help="with --compare: a YAML file with a 'renames' list, as for compare (applied first)",
     )
     parser.add_argument(
-        "--no-align",
+        "--no_align",
         dest="align",
         action="store_false",
-        help="with --compare: pair calls by path and rename rules only, as compare --no-align",
+        help="with --compare: pair calls by path and rename rules only, as compare --no_align",
     )
     parser.add_argument(
         "--output",
         type=Path,
-        metavar="FILE",
+        metavar="OUT.html",
         help=f"the page to write (default: TRACE_DIR/{DEFAULT_PAGE_NAME})",
     )
     return parser
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
     if (args.rename or args.config or not args.align) and args.compare is None:
-        return fail(prog, "--rename, --config and --no-align need --compare")
+        return fail(prog, "--rename, --config and --no_align need --compare")
     problem = _output_problem(args)
     if problem:
         return fail(prog, problem)

@@ -6,13 +6,15 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from model_debugging.compare import RenameRule, TraceComparison, compare_traces
+from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.renames import RenameRule
+from model_debugging.compare.result import TraceComparison
 from model_debugging.explorer.calls import CallView, trace_calls
 from model_debugging.explorer.overlay import overlay_comparison
 from model_debugging.explorer.page import render_page
 from model_debugging.explorer.source import read_view_trace
 from model_debugging.explorer.tensor_view import TextTable
-from model_debugging.reporting import atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_text
 
 DEFAULT_PAGE_NAME = "trace.html"
 

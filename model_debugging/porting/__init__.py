@@ -3,9 +3,3 @@
 - :mod:`.api`: :func:`debug_port` traces both models, compares them, writes the page, prints the verdict;
 - :mod:`.command`: the command line form, which builds both models and the inputs from a script.
 """
-
-from model_debugging._lazy import lazy_exports
-
-_EXPORTS = {"debug_port": ".api", "PortCheck": ".api", "DebugPortError": ".api"}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

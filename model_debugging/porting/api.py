@@ -32,11 +32,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from model_debugging.compare import TraceComparison, compare_traces
+from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.rendering import render_terminal
-from model_debugging.debugger import model_addition_debugger_context
+from model_debugging.compare.result import TraceComparison
+from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
-from model_debugging.reporting import atomic_write_json, atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 
 RESULT_NAME = "comparison.json"
 PAGE_NAME = "comparison.html"

@@ -60,13 +60,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "write the comparison page and print the verdict.",
         epilog="exit status: 0 equivalent, 1 not equivalent, 2 unusable input",
     )
-    parser.add_argument("script", help="a .py file or an importable module defining build_reference, "
+    parser.add_argument("script", metavar="SCRIPT", help="a .py file or an importable module defining build_reference, "
                         "build_port and build_inputs")  # fmt: skip
     parser.add_argument("--reference", default="build_reference", metavar="NAME", help="default: %(default)s")
     parser.add_argument("--port", default="build_port", metavar="NAME", help="default: %(default)s")
     parser.add_argument("--inputs", default="build_inputs", metavar="NAME", help="default: %(default)s")
     parser.add_argument(
-        "--output-dir", type=Path, default=Path("debug_port"), metavar="DIR", help="default: %(default)s"
+        "--output_dir", type=Path, default=Path("debug_port"), metavar="DIR", help="default: %(default)s"
     )
     parser.add_argument(
         "--atol", type=_tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
@@ -77,7 +77,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--boundaries", action="store_true", help="compare block boundaries only")
     parser.add_argument("--ignore", action="append", default=[], type=_pattern, metavar="REGEX",
                         help="do not list calls on one side only whose path matches REGEX; repeatable")  # fmt: skip
-    parser.add_argument("--record-function", action="append", default=[], dest="functions", metavar="NAME",
+    parser.add_argument("--record_function", action="append", default=[], dest="functions", metavar="NAME",
                         help="record calls of this function in both models, e.g. torch.nn.functional.gelu")  # fmt: skip
     return parser
 

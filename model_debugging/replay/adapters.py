@@ -18,7 +18,7 @@ Keys are candidate module classes (their subclasses too) or glob patterns over t
 module paths relative to the model (``fnmatch``: ``*`` matches dots as well); a pattern wins over
 a class. An adapter that needs other parts of the model (an embedding, a position bias computed
 once per stack) can be built from it: give a function that takes the candidate model and returns
-the mapping instead of the mapping. Pass either as ``replay(..., adapters=...)``, or define
+the mapping instead of the mapping. Pass either as ``replay_trace(..., adapters=...)``, or define
 ``REPLAY_ADAPTERS`` in the file or module ``--model`` names. Tensors arrive already on the
 candidate's device and in its dtype. Only the module replay calls directly is adapted: the
 modules it runs inside are called by the port's own code.

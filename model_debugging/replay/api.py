@@ -1,14 +1,14 @@
-"""``model_debugging.replay``: run the candidate's modules on the reference's recorded inputs.
+"""``replay_trace``: run the candidate's modules on the reference's recorded inputs.
 
 Example::
 
-    from model_debugging import compare_traces, replay
+    from model_debugging import compare_traces, replay_trace
 
-    result = replay("reference_trace/", port_model, modules=["model.layers.3"])
+    result = replay_trace("reference_trace/", port_model, modules=["model.layers.3"])
     print(result.modules[0].verdict)          # ReplayVerdict.WRONG: a real bug in layer 3
 
-    found = replay("reference_trace/", port_model, bisect=True,
-                   comparison=compare_traces("reference_trace/", "port_trace/"))
+    found = replay_trace("reference_trace/", port_model, bisect=True,
+                         comparison=compare_traces("reference_trace/", "port_trace/"))
     print(found.smallest_wrong.module_path)   # the smallest module wrong on identical inputs
 """
 
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 from torch import nn
 
 from model_debugging.compare.align import align_traces
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import ModuleStatus, TraceComparison
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace, TraceError, TraceNode
@@ -33,15 +33,15 @@ from model_debugging.replay.result import ModuleReplay, ReplayResult, ReplayVerd
 from model_debugging.replay.runner import Replayer
 from model_debugging.replay.targets import CandidateIndex
 
-__all__ = ["replay"]
+__all__ = ["replay_trace"]
 
 
-def replay(
+def replay_trace(
     ref_trace: str | os.PathLike,
     model: nn.Module,
     modules: Sequence[str] | None = None,
     *,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     atol: float | None = None,
     rtol: float | None = None,
     noise_from: str | os.PathLike | None = None,

@@ -22,10 +22,10 @@ from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
-from model_debugging.replay.api import replay
+from model_debugging.replay.api import replay_trace
 from model_debugging.replay.model_loading import ModelLoadError, loaded_candidate
 from model_debugging.replay.rendering import render_terminal
-from model_debugging.reporting import atomic_write_json
+from model_debugging.reporting.atomic import atomic_write_json
 
 PROG = "model-debugging replay"
 
@@ -45,7 +45,12 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         epilog="exit status: 0 all correct on identical inputs, 1 a call is wrong on identical inputs, "
         "2 unusable input or nothing could be replayed",
     )
-    parser.add_argument("reference", type=Path, help="reference trace directory or its _FULL_TENSORS.json")
+    parser.add_argument(
+        "reference",
+        type=Path,
+        metavar="REF_TRACE",
+        help="reference trace directory or its _FULL_TENSORS.json",
+    )
     parser.add_argument(
         "--model",
         required=True,
@@ -74,7 +79,7 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         "and --bisect replays only calls compare finds different",
     )
     parser.add_argument(
-        "--noise-from",
+        "--noise_from",
         type=Path,
         metavar="REF_TRACE_2",
         help="a second trace of the reference run another way (bf16 vs fp32, eager vs SDPA): judge "
@@ -98,7 +103,7 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
 
 def _inputs(args) -> list[InputFile]:
     """The files replay reads: the traces, the rename config and the candidate's script."""
-    traces = (("reference", args.reference), ("--compare", args.compare), ("--noise-from", args.noise_from))
+    traces = (("reference", args.reference), ("--compare", args.compare), ("--noise_from", args.noise_from))
     inputs = [
         InputFile(path, f"a file of the {role} trace")
         for role, trace in traces
@@ -127,7 +132,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         rules = command_line_rules(args.config, args.rename)
         comparison = compare_traces(args.reference, args.compare, rename=rules) if args.compare else None
         with loaded_candidate(args.model) as candidate:
-            result = replay(
+            result = replay_trace(
                 args.reference,
                 candidate.model,
                 args.module,

@@ -7,7 +7,7 @@ import textwrap
 
 from model_debugging.compare.result import TraceComparison
 from model_debugging.replay.result import ModuleReplay, ReplayResult, ReplayVerdict
-from model_debugging.reporting import ItemsSection, Report, Section, render_text
+from model_debugging.reporting.report import ItemsSection, Report, Section, render_text
 
 # rows shown per section; the JSON output holds every replayed call
 TERMINAL_ROWS = 30

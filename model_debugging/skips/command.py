@@ -10,6 +10,7 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    add_default_config_option,
     fail,
     output_dir_problem,
     positive_int,
@@ -20,7 +21,7 @@ from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_t
 from model_debugging.skips.progress import ScanProgress
 from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
-from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
+from model_debugging.skips.settings import BUILT_IN_CONFIG, DEFAULT_SETTINGS, load_settings
 
 SUMMARY_ROWS = 10
 REASONS_SHOWN = 10
@@ -44,39 +45,39 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=prog,
         description="Report, for each common test, which models run it and which skip it (and why), "
-        "by reading the test sources with libcst; nothing in the checkout is imported or run.",
+        "by reading the test files and the library sources under src/; nothing in the checkout is imported or run.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--repo", default=".", help="root of the transformers checkout (default: %(default)s)"
+        "--repo", default=".", metavar="DIR", help="root of the transformers checkout (default: %(default)s)"
     )
     parser.add_argument(
-        "--output_dir", "--output-dir", default=".", help="directory for JSON output (default: %(default)s)"
+        "--output_dir", default=".", metavar="DIR", help="directory for JSON output (default: %(default)s)"
     )
     parser.add_argument(
-        "--test_method_name", "--test-method-name", help="scan only this test method (single-test mode)"
+        "--test_method_name", metavar="NAME", help="scan only this test method (single-test mode)"
     )
     parser.add_argument(
         "--config",
-        help="settings YAML (default: the built-in settings, the same as configs/scan_skipped_tests.yaml)",
+        metavar="FILE",
+        help="settings YAML (default: the built-in settings, printed by --print_default_config)",
     )
     parser.add_argument(
-        "--jobs", type=positive_int, help="parallel parsing processes, >= 1 (default: CPU count)"
+        "--jobs", type=positive_int, metavar="N", help="parallel parsing processes, >= 1 (default: CPU count)"
     )
     parser.add_argument(
         "--cache_dir",
-        "--cache-dir",
+        metavar="DIR",
         help="parse cache (default: $XDG_CACHE_HOME/model-debugging/scan or ~/.cache/model-debugging/scan)",
     )
-    parser.add_argument(
-        "--no_cache", "--no-cache", action="store_true", help="neither read nor write the cache"
-    )
+    parser.add_argument("--no_cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument(
         "--summary",
         action="store_true",
         help="after a full scan, print a table of the most skipped tests (default: only when stdout is a terminal)",
     )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
 

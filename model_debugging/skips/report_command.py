@@ -9,20 +9,19 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    add_default_config_option,
     fail,
     outputs_problem,
     write_error,
 )
 from model_debugging.config import ConfigError
-from model_debugging.reporting import (
-    ScanResultsError,
-    atomic_write_text,
-    load_scan_results,
-    plot_skipped_proportion,
-    write_csv,
-)
+from model_debugging.reporting.atomic import atomic_write_text
+from model_debugging.reporting.csv_output import write_csv
+from model_debugging.reporting.figures import plot_option_problem
 from model_debugging.reporting.report import render_markdown, render_text
-from model_debugging.skips.report_settings import load_settings
+from model_debugging.reporting.scan_results import ScanResultsError, load_scan_results
+from model_debugging.reporting.skip_plot import plot_skipped_proportion
+from model_debugging.skips.report_settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.trend import compute_trend
 from model_debugging.skips.trend_report import build_trend_report
 
@@ -33,16 +32,29 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
         description="Compare two all_tests_scan_result.json files: skipped proportions that changed, "
         "models that newly skip or stopped skipping a test, new and removed common tests, most skipped tests.",
     )
-    parser.add_argument("--previous", help="the older scan result; without it only the current scan is shown")
-    parser.add_argument("--current", required=True, help="the newer scan result")
-    parser.add_argument("--markdown", help="also write the report as GitHub markdown to this file")
-    parser.add_argument("--csv", help="also write the current scan, one row per test, as CSV to this file")
     parser.add_argument(
-        "--plot", help="also draw the most skipped tests as a bar chart (needs the plot extra)"
+        "--previous",
+        metavar="SCAN.json",
+        help="the older scan result; without it only the current scan is shown",
+    )
+    parser.add_argument("--current", required=True, metavar="SCAN.json", help="the newer scan result")
+    parser.add_argument(
+        "--markdown", metavar="OUT.md", help="also write the report as GitHub markdown to this file"
     )
     parser.add_argument(
-        "--config", help="thresholds and row counts (default: built-in, the same as configs/skip_report.yaml)"
+        "--csv", metavar="OUT.csv", help="also write the current scan, one row per test, as CSV to this file"
     )
+    parser.add_argument(
+        "--plot",
+        metavar="OUT.png",
+        help="also draw the most skipped tests as a bar chart (needs the plot extra)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="thresholds and row counts (default: built-in, printed by --print_default_config)",
+    )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
 
@@ -55,7 +67,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         if path
     ]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
-    problem = outputs_problem(outputs, inputs)
+    problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)
     if problem is not None:
         return fail(prog, problem)
     try:

@@ -1,8 +1,8 @@
 """Thresholds and row counts of the trend report and the PR check (``skip_report.yaml``).
 
 Every key is optional; a missing section or key takes the default below. Without a file, the
-built-in ``defaults/skip_report.yaml`` (package data; ``configs/skip_report.yaml`` of the repository
-is an editable copy) is read. Values are validated and errors name the file and the dotted key.
+built-in ``defaults/skip_report.yaml`` (package data; ``model-debugging report --print_default_config``
+prints it) is read. Values are validated and errors name the file and the dotted key.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 import pytest
 
+from tests.support.traces import toy_trace, toy_traces, trace_emitting, trace_writer
+
+__all__ = ["toy_trace", "toy_traces", "trace_emitting", "trace_writer"]  # fixtures
+
 
 @pytest.fixture(autouse=True)
 def wide_terminal(monkeypatch):

@@ -40,7 +40,7 @@ def check_rules_round_trip(reference: Path, candidate: Path, directory: Path) ->
     """The inferred alignment saved as rename rules and passed back gives the same verdict."""
     rules = directory / "renames.yaml"
     code, inferred, _ = run_compare(
-        reference, candidate, directory / "inferred.json", "--save-renames", str(rules)
+        reference, candidate, directory / "inferred.json", "--save_renames", str(rules)
     )
     again, by_rules, printed = run_compare(
         reference, candidate, directory / "rules.json", "--config", str(rules)

@@ -47,29 +47,29 @@ def test_rename_flag_and_config_file(tmp_path, toy_trace, capsys):
     toy_trace(tmp_path / "a")
     toy_trace(tmp_path / "b", class_name="Port", block="stage")
     # calls on one side only are notes: the paired calls, the final output included, agree
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align"]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no_align"]) == 0
     printed = capsys.readouterr().out
     assert "result: EQUIVALENT within tolerance" in printed
     assert "2 call(s) only in the candidate (Port.stage, Port.stage.linear)" in printed
     assert (
-        "could not align 1 reference call(s), first Toy.block: paths and rename rules only (--no-align); "
-        "1 candidate call(s), first Port.stage: paths and rename rules only (--no-align)"
+        "could not align 1 reference call(s), first Toy.block: paths and rename rules only (--no_align); "
+        "1 candidate call(s), first Port.stage: paths and rename rules only (--no_align)"
     ) in printed
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align", "--rename", "^stage=block"]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no_align", "--rename", "^stage=block"]) == 0
     config = tmp_path / "renames.yaml"
     config.write_text("renames:\n  - pattern: '^stage'\n    replacement: block\n")
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align", "--config", str(config)]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no_align", "--config", str(config)]) == 0
 
 
 def test_inferred_rename_rules_saved_and_passed_back_pair_by_path(tmp_path, toy_trace, capsys):
     toy_trace(tmp_path / "a")
     toy_trace(tmp_path / "b", class_name="Port", block="stage")
     saved = tmp_path / "inferred.yaml"
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--save-renames", str(saved)]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--save_renames", str(saved)]) == 0
     assert "2 calls paired" in capsys.readouterr().out
     assert "  - pattern: '^stage$'\n    replacement: 'block'\n" in saved.read_text()
     assert "  - pattern: '^stage\\.linear$'\n    replacement: 'block.linear'\n" in saved.read_text()
-    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no-align", "--config", str(saved)]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "--no_align", "--config", str(saved)]) == 0
 
 
 def test_repr_traces_say_only_statistics_were_compared(tmp_path, toy_trace, capsys):
@@ -109,7 +109,7 @@ def test_ignore_silences_calls_on_one_side_only(tmp_path, toy_trace, capsys):
             [
                 str(tmp_path / "a"),
                 str(tmp_path / "b"),
-                "--no-align",
+                "--no_align",
                 "--ignore",
                 r"\.stage",
                 "--ignore",

@@ -4,9 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import compare_traces, model_addition_debugger_context
+from model_debugging import TraceError, compare_traces, model_addition_debugger_context
 from model_debugging.compare.command import main
-from model_debugging.debugger.trace_format import TraceError
 
 
 def trace(model, directory, *inputs, use_repr=False):

@@ -6,9 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import compare_traces, model_addition_debugger_context
+from model_debugging import TraceError, compare_traces, model_addition_debugger_context
 from model_debugging.compare.command import main
-from model_debugging.debugger.trace_format import TraceError
 
 
 class Scaled(nn.Module):
@@ -168,7 +167,7 @@ class Returning(nn.Module):
 
 @pytest.mark.parametrize("use_repr", [False, True], ids=["tensors", "stats"])
 @pytest.mark.parametrize(
-    "options", [[], ["--no-align"], ["--boundaries"]], ids=["default", "no-align", "boundaries"]
+    "options", [[], ["--no_align"], ["--boundaries"]], ids=["default", "no-align", "boundaries"]
 )
 @pytest.mark.parametrize(
     ("reference", "candidate", "detail"),

@@ -9,7 +9,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger import trace_format
+from model_debugging.debugger.trace_format import reading
 
 
 class Block(nn.Module):
@@ -86,7 +86,7 @@ def test_tree_keeps_first_and_last_layer_by_default(model, input_ids, tmp_path):
     assert leaf["outputs"]["shape"] == "torch.Size([1, 5, 8])"
     assert leaf["outputs"]["mean"].startswith("tensor(") and "e" in leaf["outputs"]["mean"]
     # what upstream does not record is read from the extra file
-    nodes = {node.module_path: node for node in trace_format.read_trace(tmp_path).nodes}
+    nodes = {node.module_path: node for node in reading.read_trace(tmp_path).nodes}
     assert nodes["ToyModel"].module_class == f"{ToyModel.__module__}.ToyModel"
     assert nodes["ToyModel.layers.0"].module_class == f"{Block.__module__}.Block"
     norm = nodes["ToyModel.layers.0.norm"]
@@ -182,7 +182,7 @@ def test_exception_leaves_model_clean_and_writes_partial_trace(model, input_ids,
     raised = failing_layer["children"][-1]
     assert raised["module_path"] == "ToyModel.layers.2.proj"
     assert list(raised) == ["module_path", "inputs"]  # the exception is in the extra file
-    exceptions = {node.module_path: node.exception for node in trace_format.read_trace(tmp_path).nodes}
+    exceptions = {node.module_path: node.exception for node in reading.read_trace(tmp_path).nodes}
     # only the module that raised carries it
     assert [path for path, exception in exceptions.items() if exception] == ["ToyModel.layers.2.proj"]
     assert exceptions["ToyModel.layers.2.proj"] == (
@@ -229,7 +229,7 @@ def test_module_called_twice_keeps_both_records_and_files(tmp_path):
     second_input = model.shared(torch.ones(1, 2)) * 10
     assert torch.equal(load_file(tmp_path / shared)["data"], second_input)
     # the first call's tensor is kept too, and our readers find it
-    first_call, second_call = trace_format.read_trace(tmp_path).nodes[1:]
+    first_call, second_call = reading.read_trace(tmp_path).nodes[1:]
     assert first_call.inputs[0].file.name == "SharedTwice.shared_inputs_args_0__2.safetensors"
     assert load_file(first_call.inputs[0].file)["data"].tolist() == [[1.0, 1.0]]
     assert second_call.inputs[0].file == (tmp_path / shared).resolve()
@@ -290,7 +290,7 @@ def test_odd_values_do_not_crash(tmp_path):
         "value": ["tensor([], size=(0, 4))"],
     }
     assert boolean == {"shape": "torch.Size([2])", "dtype": "torch.bool", "value": ["tensor([ True, False])"]}
-    boolean_record = trace_format.read_trace(tmp_path).nodes[2].outputs[0]
+    boolean_record = reading.read_trace(tmp_path).nodes[2].outputs[0]
     assert boolean_record.statistics == (("min", 0), ("max", 1), ("sum", 1), ("weighted_sum", 1))
     assert special["mean"] == "tensor(nan)" and special["max"] == "tensor(nan)"
     assert special["value"] == ["tensor([       nan,        inf, 1.0000e+00])"]
@@ -302,7 +302,7 @@ def test_leaf_model_records_its_outputs(tmp_path):
     root = read_trace(tmp_path, name="Linear_debug_tree", kind="FULL_TENSORS")
     assert list(root) == ["module_path", "inputs", "outputs"]
     assert root["outputs"]["value"] == "./Linear_outputs.safetensors"
-    assert trace_format.read_trace(tmp_path).nodes[0].module_class == "torch.nn.modules.linear.Linear"
+    assert reading.read_trace(tmp_path).nodes[0].module_class == "torch.nn.modules.linear.Linear"
 
 
 def test_unusable_debug_path_fails_before_the_forward(model, tmp_path):
@@ -346,7 +346,7 @@ def test_an_input_named_value_leaves_the_summary_as_upstream_strips_it_and_is_re
     assert list(attend["inputs"]["kwargs"]) == ["query"]  # upstream drops every "value" key
     (full,) = read_trace(tmp_path, name="TakesValue_debug_tree", kind="FULL_TENSORS")["children"]
     assert list(full["inputs"]["kwargs"]) == ["query", "value"]
-    node = trace_format.read_trace(tmp_path / "TakesValue_debug_tree_SUMMARY.json").nodes[1]
+    node = reading.read_trace(tmp_path / "TakesValue_debug_tree_SUMMARY.json").nodes[1]
     assert [(record.sub_path, record.shape) for record in node.inputs] == [
         ("kwargs.query", (2,)),
         ("kwargs.value", (2,)),

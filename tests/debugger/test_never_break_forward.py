@@ -12,8 +12,8 @@ import torch
 from safetensors.torch import load_file
 from torch import nn
 
-from model_debugging import compare_traces, model_addition_debugger_context
-from model_debugging.debugger.trace_format import TraceError, read_trace
+from model_debugging import TraceError, compare_traces, model_addition_debugger_context
+from model_debugging.debugger.trace_format.reading import read_trace
 
 
 class Pass(nn.Module):

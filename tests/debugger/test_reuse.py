@@ -8,7 +8,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 
 
 class Fanout(nn.Module):

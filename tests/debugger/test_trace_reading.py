@@ -6,8 +6,10 @@ import sys
 import pytest
 import torch
 
-from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import TraceError, load_trace, parse_shape, parse_stat, read_trace
+from model_debugging import TraceError, model_addition_debugger_context
+from model_debugging.debugger.trace_format.entries import parse_shape, parse_stat
+from model_debugging.debugger.trace_format.frame import load_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 from tests.replay import toys
 
 
@@ -149,7 +151,7 @@ def test_load_trace_has_one_row_per_module_call(tmp_path, toy_trace):
 def test_reading_traces_does_not_import_torch(tmp_path, toy_trace):
     toy_trace(tmp_path)
     code = (
-        "import sys; from model_debugging.debugger.trace_format import load_trace; "
+        "import sys; from model_debugging.debugger.trace_format.frame import load_trace; "
         f"load_trace({str(tmp_path)!r}); assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

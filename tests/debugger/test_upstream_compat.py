@@ -7,6 +7,7 @@ write them), and upstream leaves torch's print options changed (we restore them,
 starts from the defaults). What we record beyond upstream is in our extra file.
 """
 
+import copy
 import functools
 import json
 import re
@@ -16,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration
@@ -108,6 +109,17 @@ def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
     assert {path.name for path in ours_dir.glob("*.safetensors")} == referenced
     assert {path.name for path in upstream_dir.glob("*.safetensors")} >= referenced
     assert_our_records_are_read(ours_dir, tiny_llama)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_bfloat16_traces_match_upstream(tiny_llama, tmp_path, use_repr):
+    # its statistics are computed off the forward's thread, by torch's own ops as upstream's are
+    dtype = torch.bfloat16
+    model = copy.deepcopy(tiny_llama).to(dtype)
+    upstream_dir, ours_dir = run_both(model, tmp_path, do_prune_layers=False, use_repr=use_repr)
+    assert_same_files(upstream_dir, ours_dir, "LlamaForCausalLM")
+    assert f'"dtype": "{dtype}"' in (ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json").read_text()
+    assert_our_records_are_read(ours_dir, model)
 
 
 @pytest.mark.parametrize("use_repr", [True, False])

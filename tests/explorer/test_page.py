@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from model_debugging.explorer import write_view
+from model_debugging import write_view
 from tests.explorer.traces import ToySpec, write_llama_trace, write_toy_trace, write_upstream_llama_trace
 
 

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from model_debugging.explorer import render_page, view_document
+from model_debugging import view_document
+from model_debugging.explorer.page import render_page
 from tests.explorer.traces import ToySpec, write_toy_trace, write_upstream_llama_trace
 
 

@@ -86,7 +86,7 @@ def script(tmp_path):
 def test_a_correct_port_is_equivalent_in_one_command(script, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     output = tmp_path / "out"
-    assert main([script(False), "--output-dir", str(output)]) == 0
+    assert main([script(False), "--output_dir", str(output)]) == 0
     printed = capsys.readouterr().out
     assert "result: EQUIVALENT within tolerance" in printed
     assert "returned outputs: equal within tolerance (max abs diff 0)" in printed
@@ -101,8 +101,8 @@ def test_a_correct_port_is_equivalent_in_one_command(script, tmp_path, capsys, m
 
 def test_a_bug_is_named_and_a_second_run_replaces_the_first(script, tmp_path, capsys):
     output = tmp_path / "out"
-    assert main([script(False), "--output-dir", str(output)]) == 0
-    assert main([script(True), "--output-dir", str(output)]) == 1
+    assert main([script(False), "--output_dir", str(output)]) == 0
+    assert main([script(True), "--output_dir", str(output)]) == 1
     printed = capsys.readouterr().out
     assert "divergence origin: Reference (inside it, the inputs of Reference.head differ" in printed
     assert "returned outputs: DIFFER" in printed
@@ -113,7 +113,7 @@ def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, cap
     output = tmp_path / "mine"
     output.mkdir()
     (output / "notes.txt").write_text("keep me")
-    assert main([script(False), "--output-dir", str(output)]) == 2
+    assert main([script(False), "--output_dir", str(output)]) == 2
     error = capsys.readouterr().err
     assert error.strip() == (
         f"model-debugging debug-port: error: {output} holds files debug_port did not write (notes.txt): "
@@ -128,7 +128,7 @@ def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, cap
         (["nowhere.py"], "nowhere.py: no such file"),
         (["--port", "build_it"], "check_port defines no 'build_it'"),
         (
-            ["--record-function", "no_such_function"],
+            ["--record_function", "no_such_function"],
             "record_functions: no Python function 'no_such_function'",
         ),
     ],
@@ -136,7 +136,7 @@ def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, cap
 def test_unusable_input_exits_2_with_one_line(script, tmp_path, capsys, arguments, message):
     path = script(False)
     argv = arguments if arguments[0].endswith(".py") else [path, *arguments]
-    assert main([*argv, "--output-dir", str(tmp_path / "out")]) == 2
+    assert main([*argv, "--output_dir", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and message in error
 

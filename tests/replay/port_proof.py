@@ -14,8 +14,7 @@ from pathlib import Path
 
 import torch
 
-from model_debugging import compare_traces, replay
-from model_debugging.replay import ReplayResult
+from model_debugging import ReplayResult, compare_traces, replay_trace
 from tests.ports import Style
 from tests.ports.catalog import trace
 from tests.replay.port_adapters import ADAPTERS
@@ -94,7 +93,9 @@ class PortSession:
             port = port.to(dtype)
             options["noise_from"] = self.reference_trace_in(dtype)
         name = self.architecture.__name__.rpartition(".")[2]
-        return replay(self.trace, port, comparison=comparison, adapters=ADAPTERS[(name, style)], **options)
+        return replay_trace(
+            self.trace, port, comparison=comparison, adapters=ADAPTERS[(name, style)], **options
+        )
 
 
 def verdict_counts(result: ReplayResult) -> collections.Counter:

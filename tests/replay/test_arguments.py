@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from model_debugging.debugger.trace_format import TensorRecord
+from model_debugging.debugger.trace_format.records import TensorRecord
 from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
 from model_debugging.replay.arguments import Sources, UnrebuildableValue, rebuild_call, rebuild_outputs
 

@@ -5,8 +5,7 @@ import collections
 import pytest
 import torch
 
-from model_debugging import model_addition_debugger_context, replay
-from model_debugging.replay import ReplayVerdict
+from model_debugging import ReplayVerdict, model_addition_debugger_context, replay_trace
 from tests.ports import t5
 from tests.ports.catalog import trace
 
@@ -20,7 +19,7 @@ def test_every_layer_and_attention_call_of_a_llama_traced_with_its_default_cache
     with model_addition_debugger_context(model, debug_path=tmp_path, do_prune_layers=False, use_repr=False):
         model(input_ids)  # use_cache defaults to True: the model makes a DynamicCache and passes it down
 
-    result = replay(tmp_path, model)
+    result = replay_trace(tmp_path, model)
     verdicts = collections.Counter(call.verdict for call in result.modules)
     assert verdicts == {ReplayVerdict.CORRECT: len(result.modules)}
     cached = [
@@ -34,7 +33,7 @@ def test_a_forward_given_a_filled_cache_is_not_replayed_and_says_why(tiny_llama,
     with model_addition_debugger_context(model, debug_path=tmp_path, do_prune_layers=False, use_repr=False):
         model.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=2, do_sample=False)
 
-    second_step = replay(
+    second_step = replay_trace(
         tmp_path / "LlamaForCausalLM_debug_tree_2_FULL_TENSORS.json", model, ["model.layers.0"]
     )
     (layer,) = second_step.modules
@@ -46,5 +45,7 @@ def test_a_forward_given_a_filled_cache_is_not_replayed_and_says_why(tiny_llama,
 def test_the_decoder_of_an_encoder_decoder_traced_with_its_default_cache_is_replayed(tmp_path):
     model = t5.reference()
     reference_trace = trace(model, tmp_path, t5.inputs())  # the decoder makes an EncoderDecoderCache
-    result = replay(reference_trace, model, ["decoder.block.0", "decoder.block.1.layer.1.EncDecAttention"])
+    result = replay_trace(
+        reference_trace, model, ["decoder.block.0", "decoder.block.1.layer.1.EncDecAttention"]
+    )
     assert [call.verdict for call in result.modules] == [ReplayVerdict.CORRECT] * 2

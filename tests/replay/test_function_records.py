@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 from tests.replay import toys
 
 

@@ -4,7 +4,7 @@ and each planted bug placed where it is (see ``port_proof``)."""
 import pytest
 import torch
 
-from model_debugging.replay import ReplayVerdict
+from model_debugging import ReplayVerdict
 from tests.ports import Style, gemma
 from tests.replay.port_proof import PortSession, bug_cases, bug_place, full_path, verdict_counts
 

@@ -2,8 +2,7 @@
 
 import pytest
 
-from model_debugging import compare_traces, model_addition_debugger_context, replay
-from model_debugging.replay import ReplayVerdict
+from model_debugging import ReplayVerdict, compare_traces, model_addition_debugger_context, replay_trace
 from tests.replay import small_ports
 
 
@@ -34,12 +33,12 @@ def mlp_traces(tmp_path):
 def test_a_module_is_replayed_by_the_function_the_port_calls_instead(mlp_traces, approximate, verdict):
     reference, reference_trace, port_comparison = mlp_traces
     port = small_ports.functional_port(reference, approximate)
-    result = replay(reference_trace, port, comparison=port_comparison(port, approximate))
+    result = replay_trace(reference_trace, port, comparison=port_comparison(port, approximate))
     activation = next(call for call in result.modules if call.module_path == "MLP.act")
     # F.gelu runs with the port's own arguments (approximate=...) on the reference's input
     assert (activation.candidate_path, activation.kind, activation.verdict) == ("gelu", "module", verdict)
     if verdict is ReplayVerdict.WRONG:
-        found = replay(reference_trace, port, bisect=True, comparison=port_comparison(port, "again"))
+        found = replay_trace(reference_trace, port, bisect=True, comparison=port_comparison(port, "again"))
         assert found.bug_in == "MLP.act"
 
 
@@ -47,7 +46,7 @@ def test_an_input_changed_in_place_is_a_difference_in_replay_and_in_bisection(tm
     reference, port = small_ports.shift_models()
     reference_trace = trace_model(reference, tmp_path)
 
-    verdicts = {call.module_path: call for call in replay(reference_trace, port).modules}
+    verdicts = {call.module_path: call for call in replay_trace(reference_trace, port).modules}
     shift = verdicts["ShiftModel.blocks.1.shift"]
     assert shift.verdict is ReplayVerdict.WRONG and shift.max_abs_diff == 0  # its outputs are right
     assert "modifies its inputs in place (args.0 (max change 100))" in shift.reason
@@ -55,7 +54,7 @@ def test_an_input_changed_in_place_is_a_difference_in_replay_and_in_bisection(tm
     assert verdicts["ShiftModel.blocks.1"].first_wrong == "blocks.1.out inputs.args.0"
     assert verdicts["ShiftModel.blocks.0.shift"].verdict is ReplayVerdict.CORRECT
 
-    found = replay(reference_trace, port, bisect=True)
+    found = replay_trace(reference_trace, port, bisect=True)
     assert found.bug_in == found.smallest_wrong.module_path == "ShiftModel.blocks.1.shift"
     assert "the reference's later calls do not see that change" in found.smallest_wrong.reason
 
@@ -65,7 +64,7 @@ def test_a_module_paired_with_one_that_computes_only_part_of_it_is_not_replayed(
     reference_trace = trace_model(reference, tmp_path / "reference")
     comparison = compare_traces(reference_trace, trace_model(port, tmp_path / "port"))
     verdicts = {
-        call.module_path: call for call in replay(reference_trace, port, comparison=comparison).modules
+        call.module_path: call for call in replay_trace(reference_trace, port, comparison=comparison).modules
     }
     inner = verdicts["NormOutside.inner"]
     assert (

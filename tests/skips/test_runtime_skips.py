@@ -1,4 +1,4 @@
-"""Skips decided at run time from the library's own sources (issue 10), on a tiny fake checkout.
+"""Skips decided at run time from the library's own sources, on a tiny fake checkout.
 
 Each mechanism has a model that must skip and one that must run: ``alpha`` supports everything,
 ``beta`` lacks it. The fake ``src/transformers`` is read statically, never imported.

@@ -1,6 +1,5 @@
-"""The scripts the workflows call that are not tested elsewhere: utils/install_scanner_deps.py,
-utils/scan_cache_key.py, and utils/fetch_previous_scan.py and utils/post_pr_comment.py (against a
-fake `gh` on PATH)."""
+"""The scripts the workflows call that are not tested elsewhere: utils/scan_cache_key.py, and
+utils/fetch_previous_scan.py and utils/post_pr_comment.py (against a fake `gh` on PATH)."""
 
 import json
 import os
@@ -76,26 +75,6 @@ def test_fetch_reports_a_failing_gh(tmp_path):
     result, output, _ = fetch(tmp_path, FAKE_RUNS="[]", FAKE_LIST_FAILS="1")
     assert result.returncode == 2 and output == ""
     assert "HTTP 403" in result.stderr
-
-
-def test_install_scanner_deps_gives_the_version_for_the_cache_key(tmp_path):
-    output = tmp_path / "github_output"
-    script = ROOT / "utils" / "install_scanner_deps.py"
-    command = [sys.executable, str(script), "--dry_run", "--github_output", str(output)]
-    subprocess.run(command, capture_output=True, text=True, check=True)
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    assert output.read_text() == f"version={version}\n"
-
-
-def test_install_scanner_deps_leaves_torch_out():
-    script = ROOT / "utils" / "install_scanner_deps.py"
-    result = subprocess.run(
-        [sys.executable, str(script), "--dry_run", "--with_plot"], capture_output=True, text=True, check=True
-    )
-    install_deps, install_project = result.stdout.splitlines()
-    assert "libcst" in install_deps and "pandas" in install_deps and "matplotlib" in install_deps
-    assert "torch" not in install_deps and "safetensors" not in install_deps
-    assert install_project.endswith(f"--no-deps {ROOT}")  # a regular install: nothing read from the checkout
 
 
 # a stand-in for `gh api`: lists the ids in $FAKE_COMMENT_IDS, logs what each edit would send
@@ -176,3 +155,14 @@ def test_the_cache_key_follows_every_file_a_scan_reads_and_nothing_else(tmp_path
     (repo / "src/transformers/modeling_utils.py").write_text("x = 2\n")
     changed = key()
     assert changed != first and changed.startswith("key=")
+
+
+def test_the_cache_key_step_gives_the_installed_version_for_the_key_prefix(tmp_path):
+    (tmp_path / "tests").mkdir()
+    output = tmp_path / "github_output"
+    command = [sys.executable, str(ROOT / "utils" / "scan_cache_key.py"), "--repo", str(tmp_path)]
+    result = subprocess.run([*command, "--github_output", str(output)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert output.read_text().splitlines()[0] == f"version={version}"
+    assert result.stdout == output.read_text()

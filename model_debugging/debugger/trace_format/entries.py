@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from model_debugging.debugger.trace_format.records import TensorEntry
+
 # "tensor(-8.9514e-01, device='cuda:0')", "tensor(nan)", "tensor(0.)", "tensor(1.2500e-01, dtype=torch.bfloat16)"
 _STAT_RE = re.compile(r"^tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?))\s*[,)]", re.IGNORECASE)
 _SHAPE_RE = re.compile(r"^torch\.Size\(\[([\d,\s]*)\]\)$")
@@ -33,6 +35,8 @@ def parse_shape(text: Any) -> tuple[int, ...] | None:
 
 def is_tensor_entry(value: Any) -> bool:
     """Whether ``value`` is a tensor's record (``shape``, ``dtype``, ...) rather than a container to walk into."""
+    if type(value) is TensorEntry:  # as the debugger makes them: always a tensor's shape and dtype
+        return True
     return (
         isinstance(value, dict)
         and isinstance(value.get("dtype"), str)

@@ -13,12 +13,17 @@ writes. Everything else goes here, beside them, as one JSON object::
 - ``module_class`` (a module call's class), ``exception`` (``{"type", "message"}`` of the call
   that raised);
 - ``tensors``: one object per tensor entry of the node's ``inputs`` then ``outputs``, in the
-  order :func:`.entries.value_leaves` finds them, with the tensor's ``statistics`` and, when
+  order :func:`.entries.value_leaves` finds them, with the tensor's ``statistics``, when
   its data is not in the file the trace JSON names, the ``file`` that holds it (a module called
-  twice: upstream names both calls' files alike);
+  twice: upstream names both calls' files alike), and under torch.distributed its ``placement``
+  (``{"placements": ["Shard(dim=2)"], "source": ..., "local_shapes": [...]}``, see
+  :class:`.records.Placement`);
 - function records (``record_functions``) as nodes of their own among the children, with
   ``function`` (the qualified name) and their ``inputs`` and ``outputs`` in full: upstream's files
   do not have them.
+
+A trace recorded under torch.distributed with ``ranks="all"`` or ``"gathered"`` also has
+``"distributed": {"ranks": "gathered", "rank": 0, "world_size": 2}`` at the top.
 
 The checksums tie the file to the trace files it was written with: readers refuse a trace whose
 JSON was replaced since (e.g. by upstream's debugger writing into the same directory).
@@ -33,10 +38,12 @@ from pathlib import Path
 from model_debugging.debugger.trace_format.entries import tensor_entries
 from model_debugging.debugger.trace_format.json_input import load_json, shown
 from model_debugging.debugger.trace_format.names import (
+    DISTRIBUTED_KEY,
     EXCEPTION_KEY,
     FULL_TENSORS_SUFFIX,
     FUNCTION_KEY,
     MODULE_CLASS_KEY,
+    PLACEMENT_KEY,
     STATISTICS_KEY,
     SUMMARY_SUFFIX,
 )
@@ -90,10 +97,12 @@ def _tensor_item(entry: dict, real_files: dict[int, str]) -> dict:
         item[STATISTICS_KEY] = entry.statistics
     if id(entry) in real_files:
         item[FILE_KEY] = real_files[id(entry)]
+    if isinstance(entry, TensorEntry) and entry.placement is not None:
+        item[PLACEMENT_KEY] = entry.placement
     return item
 
 
-def extra_text(tree: dict, full_tensors: bytes, summary: bytes) -> str:
+def extra_text(tree: dict, full_tensors: bytes, summary: bytes, distributed: dict | None = None) -> str:
     """The extra file of a trace whose JSON files are ``full_tensors`` and ``summary``."""
     document = {
         "format": EXTRA_FORMAT,
@@ -101,11 +110,14 @@ def extra_text(tree: dict, full_tensors: bytes, summary: bytes) -> str:
         "trace_files": {"FULL_TENSORS": checksum(full_tensors), "SUMMARY": checksum(summary)},
         "tree": tree,
     }
+    if distributed is not None:
+        document[DISTRIBUTED_KEY] = distributed
     return json.dumps(document, separators=(",", ":"))
 
 
 def read_extra(path: Path, trace_file: Path, trace_data: bytes) -> dict | None:
-    """The ``tree`` of the extra file ``path`` (None when there is none), checked against ``trace_file``.
+    """The extra file ``path`` (None when there is none), checked against ``trace_file``; its
+    ``tree`` is an object (its ``distributed`` is checked by the reader).
 
     Raises:
         TraceError: the file is unreadable, not an extra file, of a newer version, or was written
@@ -133,4 +145,4 @@ def read_extra(path: Path, trace_file: Path, trace_data: bytes) -> dict | None:
     tree = document.get("tree")
     if not isinstance(tree, dict):
         raise TraceError(path, f"'tree' is a {type(tree).__name__}, expected an object")
-    return tree
+    return document

@@ -46,6 +46,10 @@ STAT_NAMES = ("mean", "std", "min", "max")
 # (over the finite elements, with the counts of NaN and infinities), exactly (min, max, sum) for
 # integers and bools, and for each part of a complex tensor.
 STATISTICS_KEY = "statistics"
+# How a tensor of a torch.distributed run is laid out over the ranks (see distributed.py), and, at
+# the top of the extra file, the run itself: {"ranks": ..., "rank": ..., "world_size": ...}
+PLACEMENT_KEY = "placement"
+DISTRIBUTED_KEY = "distributed"
 COMPLEX_PARTS = ("real", "imag")
 # statistics compared for equality, never with a tolerance
 EXACT_STATISTICS = frozenset({"nan", "posinf", "neginf", "real.nan", "real.posinf", "real.neginf"})

@@ -22,11 +22,12 @@ from model_debugging.debugger.trace_format.names import (
     EXCEPTION_KEY,
     FUNCTION_KEY,
     MODULE_CLASS_KEY,
+    PLACEMENT_KEY,
     SAFETENSORS_SUFFIX,
     STAT_NAMES,
     STATISTICS_KEY,
 )
-from model_debugging.debugger.trace_format.records import TensorRecord
+from model_debugging.debugger.trace_format.records import Placement, TensorRecord
 
 
 class Malformed(Exception):
@@ -91,6 +92,30 @@ def _tensor_file(value: Any, where: str, directory: Path) -> Path:
     return file
 
 
+def _shape(value: Any, where: str) -> tuple[int, ...]:
+    expect(value, list, where, "a list of sizes")
+    return tuple(expect(size, int, f"{where}[{index}]", "an integer") for index, size in enumerate(value))
+
+
+def _placement(value: Any, where: str) -> Placement | None:
+    """A tensor's ``placement`` (see :class:`.records.Placement`)."""
+    if value is None:
+        return None
+    expect(value, dict, where, "an object")
+    placements = expect(value.get("placements"), list, f"{where}.placements", "a list of strings")
+    local_shapes = expect(value.get("local_shapes", []), list, f"{where}.local_shapes", "a list of shapes")
+    return Placement(
+        placements=tuple(
+            expect(item, str, f"{where}.placements[{index}]", "a string")
+            for index, item in enumerate(placements)
+        ),
+        source=expect(value.get("source"), str, f"{where}.source", "a string"),
+        local_shapes=tuple(
+            _shape(shape, f"{where}.local_shapes[{index}]") for index, shape in enumerate(local_shapes)
+        ),
+    )
+
+
 def _tensor_record(sub_path: str, entry: dict, extra: dict, directory: Path) -> TensorRecord:
     where = sub_path or "the value"
     stats = tuple(
@@ -117,6 +142,7 @@ def _tensor_record(sub_path: str, entry: dict, extra: dict, directory: Path) -> 
         statistics=_statistics(statistics, f"{where}.{STATISTICS_KEY}"),
         file=file,
         value_lines=lines,
+        placement=_placement(extra.get(PLACEMENT_KEY), f"{where}.{PLACEMENT_KEY}"),
     )
 
 
@@ -165,6 +191,7 @@ def check_extra_node(extra: dict, directory: Path) -> list[dict]:
             _statistics(item.get(STATISTICS_KEY), f"tensors[{index}].{STATISTICS_KEY}")
             if FILE_KEY in item:
                 _tensor_file(item[FILE_KEY], f"tensors[{index}].{FILE_KEY}", directory)
+            _placement(item.get(PLACEMENT_KEY), f"tensors[{index}].{PLACEMENT_KEY}")
         if FUNCTION_KEY in extra and extra.get("inputs") is not None:
             expect(extra["inputs"], dict, "inputs", "an object")
     except Malformed as error:

@@ -22,6 +22,7 @@ from pathlib import Path
 from model_debugging.debugger.trace_format.extra import read_extra
 from model_debugging.debugger.trace_format.json_input import load_json, shown
 from model_debugging.debugger.trace_format.names import (
+    DISTRIBUTED_KEY,
     EXCEPTION_KEY,
     EXTRA_SUFFIX,
     FULL_TENSORS_SUFFIX,
@@ -41,7 +42,7 @@ from model_debugging.debugger.trace_format.nodes import (
     optional_text,
     records,
 )
-from model_debugging.debugger.trace_format.records import Trace, TraceError, TraceNode
+from model_debugging.debugger.trace_format.records import DistributedRun, Trace, TraceError, TraceNode
 
 
 def find_traces(directory: str | os.PathLike) -> list[Path]:
@@ -224,6 +225,22 @@ def _nodes(tree: object, extra_tree: dict | None, trace_file: Path, extra_file: 
     return nodes
 
 
+def _distributed_run(document: dict | None, extra_file: Path) -> DistributedRun | None:
+    """The extra file's ``distributed`` (None for a trace recorded in one process, or by rank 0 alone)."""
+    value = None if document is None else document.get(DISTRIBUTED_KEY)
+    if value is None:
+        return None
+    try:
+        expect(value, dict, DISTRIBUTED_KEY, "an object")
+        return DistributedRun(
+            ranks=expect(value.get("ranks"), str, f"{DISTRIBUTED_KEY}.ranks", "a string"),
+            rank=expect(value.get("rank"), int, f"{DISTRIBUTED_KEY}.rank", "an integer"),
+            world_size=expect(value.get("world_size"), int, f"{DISTRIBUTED_KEY}.world_size", "an integer"),
+        )
+    except Malformed as error:
+        raise TraceError(extra_file, str(error)) from None
+
+
 def read_trace(path: str | os.PathLike) -> Trace:
     """Parse a trace given as a directory or as a ``_SUMMARY.json`` / ``_FULL_TENSORS.json`` path.
 
@@ -239,8 +256,8 @@ def read_trace(path: str | os.PathLike) -> Trace:
     _refuse_incomplete(trace_file)
     tree, data = load_json(trace_file)
     extra_file = trace_file.with_name(trace_base(trace_file.name) + EXTRA_SUFFIX)
-    extra_tree = read_extra(extra_file, trace_file, data)
-    nodes = tuple(_nodes(tree, extra_tree, trace_file, extra_file))
+    extra = read_extra(extra_file, trace_file, data)
+    nodes = tuple(_nodes(tree, None if extra is None else extra["tree"], trace_file, extra_file))
     tensors = [record for node in nodes for record in node.records if record.is_tensor]
     mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
-    return Trace(path=trace_file, mode=mode, nodes=nodes)
+    return Trace(path=trace_file, mode=mode, nodes=nodes, distributed=_distributed_run(extra, extra_file))

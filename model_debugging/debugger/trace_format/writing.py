@@ -37,9 +37,10 @@ class TraceWriter:
     to use from several threads: each trace gets its own number.
     """
 
-    def __init__(self, output_dir: Path, class_name: str):
+    def __init__(self, output_dir: Path, class_name: str, distributed: dict | None = None):
         self._output_dir = output_dir
         self._class_name = class_name
+        self._distributed = distributed  # the extra file's "distributed" (see extra.py)
         self._numbers_taken = 0
         self._lock = threading.Lock()
 
@@ -70,7 +71,9 @@ class TraceWriter:
         # the text upstream's json.dump(tree, f, indent=2) writes, built faster; written atomically
         full_text, summary_text = dumps_trace_texts(upstream_tree)
         full_data, summary_data = full_text.encode("ascii"), summary_text.encode("ascii")
-        _write_trace_file(paths.extra, extra_text(extra_tree, full_data, summary_data).encode("ascii"))
+        _write_trace_file(
+            paths.extra, extra_text(extra_tree, full_data, summary_data, self._distributed).encode("ascii")
+        )
         _write_trace_file(paths.full_tensors, full_data)
         _write_trace_file(paths.summary, summary_data)
         paths.incomplete_marker.unlink(missing_ok=True)

@@ -16,19 +16,20 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    add_default_config_option,
     fail,
     outputs_problem,
     write_error,
 )
 from model_debugging.config import ConfigError
-from model_debugging.reporting import atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.skips.pr_check.git_snapshot import GitError, resolve_commit
 from model_debugging.skips.pr_check.introduced import find_introduced_skips
 from model_debugging.skips.pr_check.report import build_pr_report
 from model_debugging.skips.pr_check.scans import scan_sides
 from model_debugging.skips.progress import ScanProgress
-from model_debugging.skips.report_settings import load_settings
+from model_debugging.skips.report_settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.scan import CheckoutError
 
 
@@ -42,26 +43,35 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "could not run.",
     )
     parser.add_argument(
-        "--repo", required=True, help="the transformers git checkout; its working tree is the head"
+        "--repo",
+        required=True,
+        metavar="DIR",
+        help="the transformers git checkout; its working tree is the head",
     )
     parser.add_argument(
-        "--base", required=True, help="the base revision (branch, tag or commit) to compare with"
+        "--base",
+        required=True,
+        metavar="REV",
+        help="the base revision (branch, tag or commit) to compare with",
     )
     parser.add_argument(
-        "--config", help="thresholds and row count (default: built-in, the same as configs/skip_report.yaml)"
+        "--config",
+        metavar="FILE",
+        help="thresholds and row count (default: built-in, printed by --print_default_config)",
     )
     parser.add_argument(
         "--markdown",
         action="append",
         default=[],
+        metavar="OUT.md",
         help="also write the result as GitHub markdown to this file (repeat for several files)",
     )
     parser.add_argument(
         "--fetch_base_from",
-        "--fetch-base-from",
         metavar="REMOTE",
         help="fetch the base from this remote when the checkout lacks it (that commit alone, no history)",
     )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
 

@@ -12,7 +12,7 @@ from torch import nn
 from torch.nn.modules import module as torch_module
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 
 
 class InjectedError(Exception):

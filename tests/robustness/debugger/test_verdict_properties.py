@@ -1,4 +1,4 @@
-"""Generated cases for issue 18: compare's verdicts across dtypes and NaN/Inf, records after in-place
+"""Generated cases: compare's verdicts across dtypes and NaN/Inf, records after in-place
 ``.data`` changes, contexts exited in any order, and threads interleaving calls in one context."""
 
 import json
@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import compare_traces, model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 
 DTYPES = [
     torch.float64,

@@ -1,4 +1,4 @@
-from model_debugging.reporting import load_scan_results
+from model_debugging.reporting.scan_results import load_scan_results
 from model_debugging.skips.trend import compute_trend
 
 PREVIOUS = {

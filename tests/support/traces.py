@@ -1,4 +1,8 @@
-"""Builders for small hand-written debugger traces (the format of docs/debugger.md), shared by the debugger and compare tests."""
+"""Builders for small hand-written debugger traces (the format of docs/debugger.md), and their fixtures.
+
+The debugger, compare and robustness tests import the fixtures into their ``conftest.py``; the
+root conftest stays free of torch, so the analyzer's tests run in the base install.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import save_file
+
+from model_debugging import model_addition_debugger_context
 
 
 class TraceWriter:
@@ -148,8 +154,6 @@ class Wrapper(torch.nn.Module):
 
 def trace_emitting_value(directory: Path, value, use_repr: bool) -> Path:
     """Trace ``Wrapper(value)`` (module paths ``Wrapper``, ``Wrapper.emit``) into ``directory``."""
-    from model_debugging import model_addition_debugger_context
-
     model = Wrapper(value)
     with model_addition_debugger_context(model, debug_path=directory, use_repr=use_repr):
         model(torch.zeros(1))

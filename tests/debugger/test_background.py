@@ -8,7 +8,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.file_queue import TensorFileQueue
+from model_debugging.debugger.background import BackgroundWork
 from model_debugging.debugger.trace_format import tensor_files
 from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
 
@@ -42,11 +42,11 @@ def test_a_tensor_changed_after_it_was_queued_is_written_as_it_was(tmp_path, vie
     storage = torch.arange(12, dtype=torch.float32)
     tensor = storage[2:8] if view else storage
     expected = tensor.clone()
-    queue = TensorFileQueue()
+    queue = BackgroundWork()
     queue.write(tmp_path / "a.safetensors", tensor)
     tensor.add_(100)  # the model goes on and changes it in place
     queue.link(tmp_path / "a.safetensors", tmp_path / "b.safetensors")
-    queue.close()
+    queue.wait()
     assert queue.error is None and queue.written == [tmp_path / "a.safetensors", tmp_path / "b.safetensors"]
     for name in ("a", "b"):
         assert torch.equal(load_file(tmp_path / f"{name}.safetensors")["data"], expected)
@@ -57,10 +57,10 @@ def test_after_a_failed_write_no_further_file_is_attempted(tmp_path, monkeypatch
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(tensor_files, "_write_safetensors", disk_full)
-    queue = TensorFileQueue()
+    queue = BackgroundWork()
     for name in ("a", "b", "c"):
         queue.write(tmp_path / f"{name}.safetensors", torch.ones(3))
-    queue.close()
+    queue.wait()
     assert "a.safetensors" in str(queue.error) and "No space left" in str(queue.error)
     assert queue.written == [] and list(tmp_path.iterdir()) == []
 
