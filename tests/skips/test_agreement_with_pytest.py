@@ -197,6 +197,11 @@ MODELS = {
         "        if self.supports_it:\n            found = super().test_forward()\n            return found\n"
         '        self.skipTest("not supported")\n'
     ),
+    "early_return_direct": (
+        f"{HEADER}\n\nclass EarlyReturnDirectModelTest{BASES}:\n    supports_it = True\n\n"
+        "    def test_forward(self):\n        if self.supports_it:\n            return super().test_forward()\n"
+        '        self.skipTest("not supported")\n'
+    ),
     "early_return_not_taken": (
         f"{HEADER}\n\nclass EarlyReturnNotTakenModelTest{BASES}:\n    supports_it = False\n\n"
         "    def test_forward(self):\n        if self.supports_it:\n            return super().test_forward()\n"
