@@ -43,6 +43,7 @@ from model_debugging.skips.runtime.constructor_state import (
 from model_debugging.skips.runtime.context import ABSENT
 from model_debugging.skips.runtime.values import Unknown
 
+_READERS = frozenset({"getattr", "hasattr", "isinstance", "len", "repr", "str", "type", "print", "id"})
 NOT_RUN = object()  # the constructors could not be run: the caller keeps its answer
 _MAX_DEPTH = 8
 
@@ -79,15 +80,18 @@ class ConstructedConfig:
     # -- what the expressions ask --------------------------------------------------------------------
     def attribute(self, name: str, state: State, own: bool = False) -> object:
         """``self.<name>``: a property's getter, the attribute set, a keyword the base kept; then
-        (unless ``own``: only what the constructors set) the class's value. :data:`ABSENT` when none."""
+        (unless ``own``: only what the constructors are seen to set) the class's value.
+        :data:`ABSENT` when none. With ``own``, a name they are not seen to set is :data:`ABSENT`
+        even after a call that may set anything: the caller's reading of it stands."""
         name = self.aliases.get(name, name)
         getter = method_of(self.library, self.mro, 0, name, "getter")
         if getter is not None:
             index, path, function, _ = getter
             return self._call(index, path, function, [], Keywords(lambda _: ABSENT), state)[1]
-        if name in state.attributes:
-            return state.attributes[name]
-        if state.wild:
+        if name in state.attributes:  # set: it exists, whatever its value
+            value = state.attributes[name]
+            return value.existing() if isinstance(value, Unknown) else value
+        if state.wild and not own:  # anything may have been set: not even whether it exists is known
             return Unknown(f"config.{name}")
         kept = state.rest.look(name) if state.rest is not None else ABSENT
         if kept is not ABSENT or own:
@@ -247,6 +251,10 @@ class ConstructedConfig:
             return first[0] + second[0], first[1] + second[1]
         elif isinstance(node, ast.For):
             return self._loop(node, state, index, path, evaluate)
+        elif isinstance(node, ast.Delete) and all(
+            self._takes_keyword(target, evaluate) for target in node.targets
+        ):
+            pass  # ``del kwargs["decoder"]``: taken out, as by ``kwargs.pop``
         elif isinstance(node, ast.With):
             return self._block(node.body, state, index, path)
         elif isinstance(node, ast.Try) and not node.handlers:  # try/finally
@@ -265,6 +273,8 @@ class ConstructedConfig:
 
     def _loop(self, node: ast.For, state: State, index: int, path: str, evaluate) -> Flow:
         iterable = evaluate(node.iter)
+        if isinstance(iterable, dict):  # a loop over a dict goes over its keys
+            iterable = list(iterable)
         if isinstance(iterable, Items) and self._keeps_keywords(node):
             state.rest = iterable.keywords.copy()
             for name in list(state.attributes):  # a keyword of that name is set over it
@@ -311,10 +321,7 @@ class ConstructedConfig:
             elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, (ast.Store, ast.Del)):
                 if state.variables.get(ast.unparse(inner.value)) is SELF:
                     state.attributes[self.aliases.get(inner.attr, inner.attr)] = Unknown(inner.attr)
-            elif isinstance(inner, ast.Call) and any(
-                isinstance(name, ast.Name) and (name.id == "super" or state.variables.get(name.id) is SELF)
-                for name in ast.walk(inner)
-            ):
+            elif isinstance(inner, ast.Call) and self._may_write_self(inner, state):
                 state.forget()
             elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
                 owner = self._held(inner.func.value, state)
@@ -329,6 +336,34 @@ class ConstructedConfig:
             elif isinstance(inner, (ast.Global, ast.Nonlocal)):
                 state.forget()
         return [state], returned
+
+    def _may_write_self(self, call: ast.Call, state: State) -> bool:
+        """``self.<method>(...)``, ``super().<method>(...)``, or ``self`` handed to anything but a
+        builtin that only reads it (``getattr(self, name)``)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+                return True
+            if self._held(owner, state) is SELF:
+                return True
+        if isinstance(func, ast.Name) and func.id in _READERS:
+            return False
+        return any(
+            self._held(value, state) is SELF
+            for value in [*call.args, *(item.value for item in call.keywords)]
+        )
+
+    @staticmethod
+    def _takes_keyword(target: ast.expr, evaluate) -> bool:
+        """``del kwargs[<a known name>]``: takes the keyword out (True), or is not such a ``del``."""
+        if not isinstance(target, ast.Subscript):
+            return False
+        owner, key = evaluate(target.value), evaluate(target.slice)
+        if not isinstance(owner, Keywords) or not isinstance(key, str):
+            return False
+        owner.look(key, take=True)
+        return True
 
     def _held(self, node: ast.expr, state: State) -> object:
         """What a variable or ``self.<attribute>`` holds, read without running anything."""

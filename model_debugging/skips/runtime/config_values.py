@@ -116,7 +116,9 @@ def _constructed(facts: TestClassFacts, config: Config, name: str, unknown: Unkn
     value = run.value(name)
     if value is NOT_RUN or value is ABSENT:
         return ABSENT
-    return unknown.existing() if isinstance(value, Unknown) else value
+    if isinstance(value, Unknown):
+        return unknown.existing() if value.exists else unknown
+    return value
 
 
 def _passed(facts: TestClassFacts, name: str) -> object:

@@ -100,6 +100,8 @@ class Expressions:
             left, right = of(node.left), of(node.comparators[0])
             if isinstance(node.ops[0], (ast.Is, ast.IsNot)):
                 return self._identity(node, left, right)
+            if isinstance(node.ops[0], (ast.In, ast.NotIn)) and isinstance(right, Keywords):
+                return self._holds_keyword(node, left, right)
             return self._applied(_COMPARE[type(node.ops[0])], [left, right], node)
         if isinstance(node, ast.IfExp):
             test = of(node.test)
@@ -181,6 +183,14 @@ class Expressions:
             return Unknown(node=node)
         same = left is right
         return same if isinstance(node.ops[0], ast.Is) else not same
+
+    @staticmethod
+    def _holds_keyword(node: ast.Compare, name: object, keywords: Keywords) -> object:
+        """``"decoder" in kwargs``: known when the keyword is known to be there or not."""
+        found = keywords.look(name) if isinstance(name, str) else Unknown(node=node)
+        if isinstance(found, Unknown):
+            return Unknown(node=node)
+        return (found is not ABSENT) == isinstance(node.ops[0], ast.In)
 
     @staticmethod
     def _applied(function, operands: list[object], node: ast.expr) -> object:
