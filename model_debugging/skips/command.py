@@ -34,7 +34,7 @@ _EPILOG = f"""\
 output files (in --output_dir):
   {RESULT_FILE}   full scan: one entry per common test (upstream keys + extras)
   scan_<test>.json              --test_method_name: the entry of that test
-  {ERRORS_FILE}   files that could not be parsed: [{{"path", "line", "message"}}]
+  {ERRORS_FILE}   files that could not be parsed, or that pytest cannot import: [{{"path", "line", "message"}}]
   scan_<test>_errors.json       the same for a single-test scan
 
 exit codes:
@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         return fail(prog, str(error))
     for error in result.errors:
         print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+    for note in result.notes:
+        print(note, file=sys.stderr)
 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name
@@ -199,5 +201,5 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
         errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"
-        print(f"{len(result.errors)} file(s) could not be parsed; see {errors_name}")
+        print(f"{len(result.errors)} file(s) could not be parsed or imported; see {errors_name}")
     return EXIT_OK

@@ -94,7 +94,7 @@ def _evaluate(
         with collector_paused():  # one collection after the model rather than hundreds during it
             with runtime.library.recording() as reads:
                 resolver = _model_resolver(store, paths_of_model)
-                classes = collect_test_classes(resolver, paths_of_model, tests)
+                classes = collect_test_classes(resolver, paths_of_model, tests, store.pytest)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
             _set_aside_survivors()
         yield model, outcomes, Reads.of(reads)

@@ -31,6 +31,8 @@ from model_debugging.skips.library.index import FactKey, LibraryReads
 from model_debugging.skips.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.library.records import LibraryFile
 from model_debugging.skips.outcome import Outcome
+from model_debugging.skips.pytest_settings import PytestSettings
+from model_debugging.skips.scanned_paths import package_depth
 from model_debugging.skips.settings import ScanSettings
 from model_debugging.skips.source_files import read_source
 
@@ -210,7 +212,7 @@ class Checkout:
     library_keys: dict[str, str] | None  # None: no library sources
 
     @classmethod
-    def read(cls, repo: Path, paths: list[str], settings: ScanSettings) -> Checkout:
+    def read(cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings) -> Checkout:
         keys = []
         for path in paths:
             try:
@@ -221,8 +223,11 @@ class Checkout:
         library_keys = None
         if root is not None:
             library_keys = {path: file_key(repo, path) for path in library_paths(repo, root)}
+        # which folders are packages decides whether relative imports work (see store.py)
+        depths = [package_depth(repo, path) for path in paths]
         lookup = cache_key(
-            "snapshot", repr((analyzer_version(), settings, library_keys is None, keys)).encode()
+            "snapshot",
+            repr((analyzer_version(), settings, pytest, library_keys is None, keys, depths)).encode(),
         )
         return cls(lookup, dict(keys), library_keys)
 

@@ -129,10 +129,12 @@ class TestResult:
 
 @dataclass(frozen=True)
 class ScanResult:
-    """A whole scan: ``tests`` in the common files' order, and the files that could not be read."""
+    """A whole scan: ``tests`` in the common files' order, the files that could not be read or
+    imported, and ``notes`` on what the scan does not model (a ``conftest.py`` that skips tests)."""
 
     tests: Mapping[str, TestResult]
     errors: tuple[ParseError, ...]
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, dict[str, object]]:
         return {name: result.to_json() for name, result in self.tests.items()}

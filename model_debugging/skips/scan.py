@@ -16,8 +16,10 @@ from typing import Any
 from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
+from model_debugging.skips.conftest_notes import conftest_notes
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.progress import ScanProgress, phase_of
+from model_debugging.skips.pytest_settings import PytestSettings, PytestSettingsError, read_pytest_settings
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.rescan import (
     Checkout,
@@ -65,14 +67,15 @@ class UnknownTestError(Exception):
         super().__init__(f"unknown common test {shorten(repr(name))}{hint}")
 
 
-def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
-    """Relative paths of model test files, sorted (their folder name is the model name)."""
+def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSettings) -> list[str]:
+    """Relative paths of model test files, sorted (their folder name is the model name): the files
+    pytest collects (its ``python_files``) whose name matches the settings' pattern."""
     models_dir = repo / settings.models_dir
     found = []
     for root, dirs, files in os.walk(models_dir):
         dirs[:] = [name for name in dirs if not name.startswith((".", "__pycache__"))]
         for name in files:
-            if fnmatch.fnmatch(name, settings.test_file_pattern):
+            if fnmatch.fnmatch(name, settings.test_file_pattern) and pytest.collects_file(name):
                 found.append(Path(root, name).relative_to(repo).as_posix())
     return sorted(found)
 
@@ -172,20 +175,25 @@ def scan_repository(
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
         :class:`~model_debugging.skips.results.TestResult` (every model ran, skipped, undecided or not
-        applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
+        applicable), ``errors`` lists the files that could not be parsed or imported. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
     repo = Path(repo)
     stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
     check_checkout(repo, settings)
-    model_files = find_model_test_files(repo, settings)
+    try:
+        pytest = read_pytest_settings(repo)
+    except PytestSettingsError as error:
+        raise CheckoutError(str(error)) from None
+    model_files = find_model_test_files(repo, settings, pytest)
+    notes = conftest_notes(repo, model_files)
     if on_start is not None:
         on_start(len(model_files))
     cache = ParseCache(cache_dir or default_cache_dir()) if use_cache else None
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
     paths = sorted(set(common_paths + model_files))
-    checkout = Checkout.read(repo, paths, settings) if cache is not None else None
+    checkout = Checkout.read(repo, paths, settings, pytest) if cache is not None else None
     if cache is not None:
         snapshot = valid_snapshot(repo, cache.get_snapshot(checkout.lookup), checkout)
         if snapshot is not None:
@@ -194,11 +202,11 @@ def scan_repository(
                 stats.answer = "snapshot"
                 if progress is not None:
                     progress.line("no scanned file changed since a scan of the same files: its result stands")
-                return _selected(snapshot.result, test_method_name)
-            scope = _Scope(repo, settings, model_files, common_paths, jobs)
+                return _selected(snapshot.result, test_method_name, notes)
+            scope = _Scope(repo, settings, model_files, common_paths, jobs, pytest)
             result = _rescan(scope, cache, snapshot, checkout, changed, stats, progress)
             if result is not None:
-                return _selected(result, test_method_name)
+                return _selected(result, test_method_name, notes)
 
     # The evaluator is most of the analyzer's code: a scan answered from its snapshot never imports it.
     from model_debugging.skips.evaluation import evaluate_models
@@ -207,7 +215,7 @@ def scan_repository(
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
-        store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs)
+        store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs, pytest=pytest)
         with phase_of(progress, "parsing test files", "file") as phase:
             imported = _parse_with_imports(store, repo, paths, phase=phase, keys=keys)
         # Records that other files import stay in memory; the others are read again for their model.
@@ -252,7 +260,7 @@ def scan_repository(
         _remember(cache, repo, checkout, ScanSnapshot(test_keys, None, result, ""), memory)
         if runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
             cache.put_entry(runtime.definitions_key, runtime.definitions)
-    return result
+    return dataclasses.replace(result, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -264,6 +272,7 @@ class _Scope:
     model_files: list[str]
     common_paths: list[str]
     jobs: int | None
+    pytest: PytestSettings
 
 
 def _by_model(model_files: list[str]) -> dict[str, list[str]]:
@@ -327,7 +336,7 @@ def _rescan(
         model_paths = {
             model: paths for model, paths in _by_model(scope.model_files).items() if model in dirty
         }
-        store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
+        store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
         _parse_with_imports(store, scope.repo, wanted)
         store.pin(scope.common_paths)
@@ -392,9 +401,9 @@ def _check_known(tests: Mapping[str, object], name: str) -> None:
         raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))
 
 
-def _selected(result: ScanResult, name: str | None) -> ScanResult:
-    """``result`` whole, or with only the test ``name``."""
+def _selected(result: ScanResult, name: str | None, notes: tuple[str, ...]) -> ScanResult:
+    """``result`` whole, or with only the test ``name``; with this scan's ``notes``."""
     if name is None:
-        return result
+        return dataclasses.replace(result, notes=notes)
     _check_known(result.tests, name)
-    return ScanResult({name: result.tests[name]}, result.errors)
+    return ScanResult({name: result.tests[name]}, result.errors, notes)
