@@ -51,14 +51,8 @@ from benchmarks.pytest_truth import (  # noqa: E402
     tests_named_in,
 )
 from model_debugging.skips import CheckoutError, scan_repository  # noqa: E402
+from model_debugging.skips.observed.environment import ENVIRONMENT_REASON  # noqa: E402
 
-# Skip reasons that depend on the machine, not on the model.
-ENVIRONMENT_REASON = re.compile(
-    r"\b(gpus?|cuda|accelerators?|xpu|npu|hpu|mps|multi[- ]gpu)\b|flash|\bslow\b|test requires|"
-    r"not installed|is not available|deepspeed|bitsandbytes|torchvision|timm|\bkernels\b|compute capability|"
-    r"requires? .*(torch|optimum|quanto)",
-    re.IGNORECASE,
-)
 # The import placeholder a library leaves for a model class whose optional package is missing.
 PLACEHOLDER_FAILURE = re.compile(r"requires the (\S+) library but it was not found")
 # A failure caused by state an earlier test of the same worker leaked, not by the test itself.

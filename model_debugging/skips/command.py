@@ -16,6 +16,13 @@ from model_debugging.command_line import (
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.skips.observed import ReportError
+from model_debugging.skips.observed.command import (
+    EPILOG,
+    add_observed_arguments,
+    observed_problem,
+    write_observed,
+)
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
@@ -44,7 +51,7 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
         prog=prog,
         description="Report, for each common test, which models run it and which skip it (and why), "
         "by reading the test sources with libcst; nothing in the checkout is imported or run.",
-        epilog=_EPILOG,
+        epilog=_EPILOG + EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -76,6 +83,7 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
         action="store_true",
         help="after a full scan, print a table of the most skipped tests (default: only when stdout is a terminal)",
     )
+    add_observed_arguments(parser)
     return parser
 
 
@@ -133,6 +141,9 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:
         return fail(prog, str(error))
+    problem = observed_problem(args)
+    if problem is not None:
+        return fail(prog, problem)
 
     def announce(count: int) -> None:
         print(f"Parsing {count} model test files...", flush=True)
@@ -147,8 +158,9 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
             use_cache=not args.no_cache,
             progress=sys.stderr.isatty(),
             on_start=announce,
+            observed=args.observed,
         )
-    except (CheckoutError, UnknownTestError) as error:
+    except (CheckoutError, UnknownTestError, ReportError) as error:
         return fail(prog, str(error))
     for error in result.errors:
         print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
@@ -164,6 +176,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
             _print_summary(result)
         result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
         atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
+    write_observed(args, result, settings, output_dir)
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
         errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from model_debugging.skips.records import ParseError, SkipKind
 
@@ -81,15 +82,29 @@ class TestResult:
         }
 
 
+class Observations(Protocol):
+    """The scan joined with test runs (``skips/observed``): what a test's JSON entry gets of it."""
+
+    def test_json(self, name: str) -> dict[str, object] | None: ...
+
+
 @dataclass(frozen=True)
 class ScanResult:
-    """A whole scan: ``tests`` in the common files' order, and the files that could not be read."""
+    """A whole scan: ``tests`` in the common files' order, and the files that could not be read;
+    ``observed``: the scan joined with test runs, when it was given their reports (each test's JSON
+    then has an ``observed`` entry with the combined status)."""
 
     tests: Mapping[str, TestResult]
     errors: tuple[ParseError, ...]
+    observed: Observations | None = None
 
     def to_json(self) -> dict[str, dict[str, object]]:
-        return {name: result.to_json() for name, result in self.tests.items()}
+        if self.observed is None:
+            return {name: result.to_json() for name, result in self.tests.items()}
+        return {
+            name: {**result.to_json(), "observed": self.observed.test_json(name)}
+            for name, result in self.tests.items()
+        }
 
     def errors_json(self) -> list[dict[str, str | int]]:
         return [error.as_dict() for error in self.errors]

@@ -8,7 +8,7 @@ import difflib
 import fnmatch
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from model_debugging.command_line import shorten
 from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
 from model_debugging.skips.library.load import load_library
+from model_debugging.skips.observed import read_reports, with_observations
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.rescan import (
     Checkout,
@@ -150,6 +151,7 @@ def scan_repository(
     progress: bool = False,
     on_start: Callable[[int], None] | None = None,
     stats: ScanStats | None = None,
+    observed: Iterable[str | os.PathLike] | None = None,
 ) -> ScanResult:
     """Scan a transformers checkout statically (nothing in it is imported or run).
 
@@ -164,6 +166,9 @@ def scan_repository(
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
         stats (`ScanStats`, *optional*): filled with what the scan did (where its answer came from,
             how many models it evaluated).
+        observed (`list`, *optional*): reports of test runs (junit XML, ``--make-reports`` folders,
+            collated reports, our pytest plugin's records, or folders of them) to join with the
+            verdicts: ``result.observed`` (raises `ReportError` for a file that is not one, before scanning).
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
@@ -171,6 +176,20 @@ def scan_repository(
         applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
+    if observed is not None:  # every report is read before the scan: a bad one fails first
+        reports = read_reports(observed)
+        result = scan_repository(
+            repo,
+            config=config,
+            test_method_name=test_method_name,
+            jobs=jobs,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            progress=progress,
+            on_start=on_start,
+            stats=stats,
+        )
+        return with_observations(result, reports, Path(repo), config or DEFAULT_SETTINGS)
     repo = Path(repo)
     stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
