@@ -21,6 +21,7 @@ from model_debugging.skips.observed.command import (
     EPILOG,
     add_observed_arguments,
     observed_problem,
+    with_static_inert,
     write_observed,
 )
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
@@ -164,12 +165,13 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         return fail(prog, str(error))
     for error in result.errors:
         print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+    result = with_static_inert(args, result, settings)
 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name
     if name:
         _print_single(name, result.tests[name])
-        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.tests[name].to_json())
+        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
         atomic_write_json(output_dir / f"scan_{name}_errors.json", result.errors_json())
     else:
         if args.summary or sys.stdout.isatty():

@@ -82,8 +82,9 @@ class TestResult:
         }
 
 
-class Observations(Protocol):
-    """The scan joined with test runs (``skips/observed``): what a test's JSON entry gets of it."""
+class CombinedStatus(Protocol):
+    """The scan joined with test runs and inert findings (``skips/observed``): what each test's JSON
+    entry gets of it."""
 
     def test_json(self, name: str) -> dict[str, object] | None: ...
 
@@ -91,18 +92,18 @@ class Observations(Protocol):
 @dataclass(frozen=True)
 class ScanResult:
     """A whole scan: ``tests`` in the common files' order, and the files that could not be read;
-    ``observed``: the scan joined with test runs, when it was given their reports (each test's JSON
-    then has an ``observed`` entry with the combined status)."""
+    ``combined``: the scan joined with test runs and inert findings, when given (each test's JSON
+    then has a ``combined`` entry: every model by combined status)."""
 
     tests: Mapping[str, TestResult]
     errors: tuple[ParseError, ...]
-    observed: Observations | None = None
+    combined: CombinedStatus | None = None
 
     def to_json(self) -> dict[str, dict[str, object]]:
-        if self.observed is None:
+        if self.combined is None:
             return {name: result.to_json() for name, result in self.tests.items()}
         return {
-            name: {**result.to_json(), "observed": self.observed.test_json(name)}
+            name: {**result.to_json(), "combined": self.combined.test_json(name)}
             for name, result in self.tests.items()
         }
 

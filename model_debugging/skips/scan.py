@@ -100,7 +100,7 @@ def _module_path(repo: Path, module: str) -> str | None:
     return None
 
 
-def _parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
+def parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
     """Parse ``paths`` and, transitively, the repository files they import from.
 
     Returns the names of the modules (under the followed folders) that some parsed file imports.
@@ -168,7 +168,7 @@ def scan_repository(
             how many models it evaluated).
         observed (`list`, *optional*): reports of test runs (junit XML, ``--make-reports`` folders,
             collated reports, our pytest plugin's records, or folders of them) to join with the
-            verdicts: ``result.observed`` (raises `ReportError` for a file that is not one, before scanning).
+            verdicts: ``result.combined`` (raises `ReportError` for a file that is not one, before scanning).
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
@@ -221,7 +221,7 @@ def scan_repository(
     record_keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
         store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs)
-        imported = _parse_with_imports(store, repo, paths, progress=progress, keys=keys)
+        imported = parse_with_imports(store, repo, paths, progress=progress, keys=keys)
         # Records that other files import stay in memory; the others are read again for their model.
         store.pin(common_paths)
         store.pin(sorted(filter(None, map(store.path_of_module, imported))))
@@ -239,7 +239,7 @@ def scan_repository(
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
         entries = []
         for model, outcomes, reads in evaluate_models(
-            store, runtime, _by_model(model_files), tests, jobs=jobs
+            store, runtime, by_model(model_files), tests, jobs=jobs
         ):
             for summary, outcome in zip(summaries.values(), outcomes, strict=True):
                 summary.add(model, outcome)
@@ -275,7 +275,7 @@ class _Scope:
     jobs: int | None
 
 
-def _by_model(model_files: list[str]) -> dict[str, list[str]]:
+def by_model(model_files: list[str]) -> dict[str, list[str]]:
     """Model name (the folder) -> its test files."""
     model_paths: dict[str, list[str]] = {}
     for path in model_files:
@@ -331,12 +331,10 @@ def _rescan(
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
-        model_paths = {
-            model: paths for model, paths in _by_model(scope.model_files).items() if model in dirty
-        }
+        model_paths = {model: paths for model, paths in by_model(scope.model_files).items() if model in dirty}
         store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
-        _parse_with_imports(store, scope.repo, wanted)
+        parse_with_imports(store, scope.repo, wanted)
         store.pin(scope.common_paths)
         tests = common_tests(
             {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings

@@ -61,7 +61,7 @@ def observe(repo, tmp_path, name: str, text: str, **scan_options):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     result = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1, observed=[path], **scan_options)
-    return result.observed
+    return result.combined
 
 
 def test_expanded_cases_and_parametrized_items_are_named_after_their_test(repo, tmp_path):
@@ -101,7 +101,7 @@ def test_folded_skips_are_named_from_the_checkout_and_the_model_a_ci_folder_cove
     )
     (folder / "stats.txt").write_text("=== 1 failed, 1 passed, 3 skipped in 1.00s ===\n")
     result = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1, observed=[tmp_path])
-    join = result.observed
+    join = result.combined
     found = {key: (pair.status, pair.seen[0].test_class) for key, pair in join.pairs.items()}
     assert found == {
         ("test_forward", "beta"): ("ran", "BetaModelTest"),
@@ -126,7 +126,7 @@ def test_a_cut_off_summary_is_warned_about_from_its_stats(repo, tmp_path):
         + "PASSED tests/models/beta/test_modeling_beta.py::BetaModelTest::test_forward_0_fp32\n"
     )
     (folder / "stats.txt").write_text("=== 5 passed in 1.00s ===\n")
-    join = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1, observed=[folder]).observed
+    join = scan_repository(repo, cache_dir=tmp_path / "cache", jobs=1, observed=[folder]).combined
     assert join.warnings == (f"{folder / 'stats.txt'}: says 5 passed, the summary lists 1",)
 
 
@@ -235,7 +235,7 @@ def test_reports_compare_results_by_the_combined_status():
             "reasons_skipped": ["b: broken"],
             "models_undecided": ["c", "d"],
             "skips": [{"model": "b", "reason": "broken"}],
-            "observed": {
+            "combined": {
                 "models_ran": ["c"],
                 "models_inert": ["a"],
                 "models_skipped": ["b", "d"],

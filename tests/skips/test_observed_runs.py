@@ -13,8 +13,10 @@ import json
 
 import pytest
 
-from model_debugging.skips import scan_repository
+from model_debugging.skips import DEFAULT_SETTINGS, scan_repository
 from model_debugging.skips.command import main as scan_main
+from model_debugging.skips.inert import find_static_inert
+from model_debugging.skips.observed import read_reports, with_observations
 from tests.skips.conftest import write_tree
 from tests.support.pytest_runs import make_reports_files, run_pytest
 
@@ -27,6 +29,7 @@ from parameterized import parameterized
 
 class ModelTesterMixin:
     all_model_classes = ()
+    has_attentions = True
 
     def test_forward(self):
         for model_class in self.all_model_classes:
@@ -37,6 +40,11 @@ class ModelTesterMixin:
             if not getattr(model_class, "supports_gradients", False):
                 continue
             self.assertTrue(model_class.supports_gradients)
+
+    def test_attentions(self):
+        if not self.has_attentions:
+            return
+        self.assertTrue(self.has_attentions)
 
     def test_outputs(self):
         for model_class in self.all_model_classes:
@@ -57,14 +65,51 @@ class ModelTesterMixin:
         self.assertGreater(size, 0)
 """
 HEADER = "import sys\nimport unittest\n\nfrom ...test_modeling_common import ModelTesterMixin\n"
+# The library the tests import their model classes from, as transformers' src/transformers:
+# the analyzer reads it (never imports it), pytest imports it.
+LIBRARY = {
+    "src/mylib/modeling_utils.py": "class PreTrainedModel:\n    supports_gradients = False\n",
+    "src/mylib/models/alpha/modeling_alpha.py": """
+        from mylib.modeling_utils import PreTrainedModel
+
+
+        class AlphaModel(PreTrainedModel):
+            supports_gradients = True
+
+            def __call__(self):
+                return {"logits": 1}
+        """,
+    "src/mylib/models/beta/modeling_beta.py": """
+        from mylib.modeling_utils import PreTrainedModel
+
+
+        class BetaModel(PreTrainedModel):
+            def __call__(self):
+                return None
+        """,
+    "src/mylib/models/delta/modeling_delta.py": """
+        import unittest
+
+        from mylib.modeling_utils import PreTrainedModel
+
+
+        class DeltaModel(PreTrainedModel):
+            def __call__(self):
+                raise unittest.SkipTest("test requires a GPU kernel")
+        """,
+    "src/mylib/models/gamma/modeling_gamma.py": """
+        from mylib.modeling_utils import PreTrainedModel
+
+
+        class GammaModel(PreTrainedModel):
+            supports_gradients = True
+
+            def __call__(self):
+                return [1]
+        """,
+}
 MODELS = {
-    "alpha": f"""{HEADER}
-
-class AlphaModel:
-    supports_gradients = True
-
-    def __call__(self):
-        return {{"logits": 1}}
+    "alpha": f"""{HEADER}from mylib.models.alpha.modeling_alpha import AlphaModel
 
 
 class AlphaModelTest(ModelTesterMixin, unittest.TestCase):
@@ -77,11 +122,7 @@ class AlphaModelTest(ModelTesterMixin, unittest.TestCase):
     def test_alpha_only(self):
         self.assertTrue(True)
 """,
-    "beta": f"""{HEADER}
-
-class BetaModel:
-    def __call__(self):
-        return None
+    "beta": f"""{HEADER}from mylib.models.beta.modeling_beta import BetaModel
 
 
 class BetaModelTest(ModelTesterMixin, unittest.TestCase):
@@ -91,13 +132,14 @@ class BetaModelTest(ModelTesterMixin, unittest.TestCase):
     def test_legacy_api(self):
         self.assertTrue(True)
 """,
-    "gamma": f"""{HEADER}
+    "delta": f"""{HEADER}from mylib.models.delta.modeling_delta import DeltaModel
 
-class GammaModel:
-    supports_gradients = True
 
-    def __call__(self):
-        return [1]
+class DeltaModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = (DeltaModel,)
+    has_attentions = False
+""",
+    "gamma": f"""{HEADER}from mylib.models.gamma.modeling_gamma import GammaModel
 
 
 class GammaModelTest(ModelTesterMixin, unittest.TestCase):
@@ -108,26 +150,37 @@ class GammaModelTest(ModelTesterMixin, unittest.TestCase):
         raise ValueError("empty input")
 """,
 }
-# (test, model) -> (static verdict, combined status, its source, difference) after the runs
+# (test, model) -> (static verdict, combined status, its source, difference) after the runs; the
+# static verdicts with the pairs found inert from the sources (a loop that passes over every class
+# of a model, an early return)
 EXPECTED = {
+    **{("test_forward", model): ("ran", "ran", "both-agree", None) for model in ("beta", "delta")},
     ("test_forward", "alpha"): ("skipped", "skipped", "both-agree", None),
-    ("test_forward", "beta"): ("ran", "ran", "both-agree", None),
     ("test_forward", "gamma"): ("skipped", "skipped", "both-agree", None),
-    ("test_gradients", "alpha"): ("ran", "ran", "both-agree", None),
-    ("test_gradients", "beta"): ("ran", "inert", "both-agree", None),
-    ("test_gradients", "gamma"): ("ran", "ran", "both-agree", None),
+    **{("test_gradients", model): ("ran", "ran", "both-agree", None) for model in ("alpha", "gamma")},
+    **{("test_gradients", model): ("inert", "inert", "both-agree", None) for model in ("beta", "delta")},
+    **{
+        ("test_attentions", model): ("ran", "ran", "both-agree", None) for model in ("alpha", "beta", "gamma")
+    },
+    ("test_attentions", "delta"): ("inert", "inert", "both-agree", None),
     ("test_outputs", "alpha"): ("undecided", "ran", "observed", None),
     ("test_outputs", "beta"): ("undecided", "skipped", "observed", None),
     ("test_outputs", "gamma"): ("undecided", "ran", "observed", None),
-    ("test_on_gpu", "alpha"): ("ran", "ran", "disagree", "environment"),
-    ("test_on_gpu", "beta"): ("ran", "ran", "disagree", "environment"),
-    ("test_on_gpu", "gamma"): ("ran", "ran", "disagree", "environment"),
-    ("test_legacy_api", "alpha"): ("ran", "ran", "both-agree", None),
+    # a machine that lacked something decides nothing
+    ("test_outputs", "delta"): ("undecided", "undecided", "static", None),
+    **{
+        ("test_on_gpu", model): ("ran", "ran", "disagree", "environment")
+        for model in ("alpha", "beta", "delta", "gamma")
+    },
+    **{
+        ("test_legacy_api", model): ("ran", "ran", "both-agree", None)
+        for model in ("alpha", "delta", "gamma")
+    },
     ("test_legacy_api", "beta"): ("ran", "skipped", "disagree", "analyzer"),
-    ("test_legacy_api", "gamma"): ("ran", "ran", "both-agree", None),
-    ("test_cases", "alpha"): ("ran", "ran", "both-agree", None),
-    ("test_cases", "beta"): ("ran", "ran", "both-agree", None),
-    ("test_cases", "gamma"): ("ran", "ran", "both-agree", None),
+    **{
+        ("test_cases", model): ("ran", "ran", "both-agree", None)
+        for model in ("alpha", "beta", "delta", "gamma")
+    },
 }
 CI_FOLDER = "single-gpu_run_models_gpu_models_beta_test_reports"
 
@@ -161,6 +214,8 @@ def runs(tmp_path_factory):
     for model, text in MODELS.items():
         files[f"tests/models/{model}/__init__.py"] = ""
         files[f"tests/models/{model}/test_modeling_{model}.py"] = text
+    files.update(LIBRARY)
+    files["pytest.ini"] = "[pytest]\npythonpath = src\n"
     files.update(make_reports_files())
     write_tree(root, files)
     reports = root / "reports"
@@ -190,21 +245,37 @@ def runs(tmp_path_factory):
 def test_every_pair_gets_its_combined_status_from_all_the_reports(runs, tmp_path):
     reports = runs / "reports"
     paths = [reports / "junit.xml", reports / "record.json", reports / CI_FOLDER, reports / "collated"]
-    result = scan_repository(runs, cache_dir=tmp_path / "cache", jobs=1, observed=paths)
-    join = result.observed
+    scanned = scan_repository(runs, cache_dir=tmp_path / "cache", jobs=1)
+    inert = find_static_inert(runs, scanned.tests, cache_dir=tmp_path / "cache", jobs=1)
+    assert inert == {"test_gradients": ("beta", "delta"), "test_attentions": ("delta",)}
+    result = with_observations(scanned, read_reports(paths), runs, DEFAULT_SETTINGS, inert)
+    join = result.combined
     assert [tally.report.kind for tally in join.tallies] == ["junit", "plugin", "make-reports", "collated"]
     found = {
         (test, model): (pair.static, pair.status, pair.source, pair.difference)
         for (test, model), pair in join.pairs.items()
     }
     assert found == EXPECTED
-    assert join.undecided == (3, 0)
+    assert join.undecided == (4, 1)
     assert join.warnings == ()
     entry = result.to_json()["test_outputs"]
-    assert entry["models_undecided"] == ["alpha", "beta", "gamma"]  # the static verdicts stay as they were
-    assert entry["observed"]["models_ran"] == ["alpha", "gamma"]
-    assert entry["observed"]["decided_by_observation"] == ["alpha", "beta", "gamma"]
-    assert result.to_json()["test_gradients"]["observed"]["models_inert"] == ["beta"]
+    assert entry["models_undecided"] == ["alpha", "beta", "delta", "gamma"]  # the static verdicts stay
+    assert entry["combined"]["models_ran"] == ["alpha", "gamma"]
+    assert entry["combined"]["decided_by_observation"] == ["alpha", "beta", "gamma"]
+    assert result.to_json()["test_gradients"]["combined"]["models_inert"] == ["beta", "delta"]
+    assert result.to_json()["test_gradients"]["models_ran"] == ["alpha", "beta", "delta", "gamma"]
+
+
+def test_the_scan_api_joins_reports_and_the_plugin_alone_finds_the_inert_passes(runs, tmp_path):
+    result = scan_repository(
+        runs, cache_dir=tmp_path / "cache", jobs=1, observed=[runs / "reports" / "record.json"]
+    )
+    inert = {
+        (test, model)
+        for test, entry in result.to_json().items()
+        for model in entry["combined"]["models_inert"]
+    }
+    assert inert == {("test_gradients", "beta"), ("test_gradients", "delta"), ("test_attentions", "delta")}
 
 
 def test_the_ci_reports_alone_name_pairs_through_the_model_they_cover(runs, tmp_path):
@@ -212,10 +283,11 @@ def test_the_ci_reports_alone_name_pairs_through_the_model_they_cover(runs, tmp_
     per-model folder and collated entry do."""
     reports = runs / "reports"
     for path in (reports / CI_FOLDER, reports / "collated"):
-        join = scan_repository(runs, cache_dir=tmp_path / "cache", jobs=1, observed=[path]).observed
+        join = scan_repository(runs, cache_dir=tmp_path / "cache", jobs=1, observed=[path]).combined
         beta = {test: pair.status for (test, model), pair in join.pairs.items() if model == "beta"}
         assert beta == {
             "test_forward": "ran",
+            "test_attentions": "ran",
             "test_gradients": "ran",  # the make-reports files count no assertion: not known inert
             "test_outputs": "skipped",
             "test_on_gpu": "ran",
@@ -233,9 +305,10 @@ def scan_command(runs, output, *args: str) -> int:
 
 def test_a_disagreement_is_reported_with_both_reasons(runs, tmp_path, capsys):
     output = tmp_path / "out"
-    assert scan_command(runs, output, "--observed", str(runs / "reports" / "junit.xml")) == 0
+    assert scan_command(runs, output, "--observed", str(runs / "reports" / "junit.xml"), "--inert") == 0
     printed = capsys.readouterr().out
-    assert "Undecided pairs: 3 -> 0 (3 decided by the runs)" in printed
+    assert "Undecided pairs: 4 -> 1 (3 decided by the runs)" in printed
+    assert "Inert pairs (ran without reaching an assertion): 3" in printed  # from the sources alone
     assert (
         "[analyzer] beta / test_legacy_api: static ran "
         '(unittest.skipIf(sys.version_info >= (3, 8), "legacy API removed")), observed skipped (legacy API removed)'
@@ -262,7 +335,7 @@ def test_a_run_with_skip_decorators_ignored_shows_the_stale_skip(runs, tmp_path,
     printed = capsys.readouterr().out
     assert "Pass with the skip ignored: 1" in printed
     # the run with skips ignored decides no pair's status
-    assert "Undecided pairs: 3 -> 3" in printed
+    assert "Undecided pairs: 4 -> 4" in printed
 
 
 def test_the_printed_rerun_command_runs_the_stale_candidates(runs, tmp_path, capsys):

@@ -9,7 +9,7 @@ verdicts (:func:`with_observations`): every pair gets a combined status and wher
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from model_debugging.skips.observed.combined import ObservedJoin, join_observed, with_combined_status
@@ -30,9 +30,14 @@ __all__ = [
 
 
 def with_observations(
-    result: ScanResult, reports: Sequence[Report], repo: Path, settings: ScanSettings
+    result: ScanResult,
+    reports: Sequence[Report],
+    repo: Path,
+    settings: ScanSettings,
+    inert: Mapping[str, Sequence[str]] | None = None,
 ) -> ScanResult:
-    """``result`` with ``observed``: its verdicts joined with what ``reports`` saw."""
+    """``result`` with ``combined``: its verdicts joined with what ``reports`` saw, and with the pairs
+    found ``inert`` statically (test -> models, see :mod:`model_debugging.skips.inert`)."""
     models = {
         model
         for test in result.tests.values()
@@ -40,4 +45,5 @@ def with_observations(
         for model in group
     }
     namer = Namer(repo, settings, result.tests, models)
-    return dataclasses.replace(result, observed=join_observed(result.tests, reports, namer, repo))
+    join = join_observed(result.tests, reports, namer, repo, inert or {})
+    return dataclasses.replace(result, combined=join)

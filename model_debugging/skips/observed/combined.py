@@ -1,7 +1,7 @@
 """The scan joined with test runs: per test, every model's combined status; and what to warn about.
 
 :func:`join_observed` is what ``scan_repository(..., observed=...)`` attaches to its result. Each
-test's entry of ``all_tests_scan_result.json`` then gets an ``observed`` key with the combined
+test's entry of ``all_tests_scan_result.json`` then gets a ``combined`` key with the combined
 lists (``models_ran``, ``models_inert``, ``models_skipped``, ``models_undecided``,
 ``models_not_applicable``); :func:`with_combined_status` gives a result JSON whose upstream keys hold
 them, for the reports that compare results.
@@ -67,8 +67,9 @@ class ObservedJoin:
     def disagreements(self) -> list[JoinedPair]:
         return [pair for pair in self.pairs.values() if pair.source == "disagree"]
 
-    def inert(self) -> list[JoinedPair]:
-        return [pair for pair in self.pairs.values() if pair.status == "inert"]
+    def _source(self, test: str, model: str) -> str:
+        pair = self.pairs.get((test, model))
+        return pair.source if pair is not None else "static"
 
     def test_json(self, name: str) -> dict[str, Any] | None:
         test = self.tests.get(name)
@@ -82,34 +83,46 @@ class ObservedJoin:
             "undecided": {"before": before, "after": after},
             "sources": self.sources(),
             "disagreements": [pair.to_json() for pair in self.disagreements()],
-            "inert": [pair.to_json() for pair in self.inert()],
+            "inert": [
+                {"test": name, "model": model, "source": self._source(name, model)}
+                for name, test in self.tests.items()
+                for model in test.models["inert"]
+            ],
             "pairs": [pair.to_json() for pair in self.pairs.values()],
         }
 
 
 def join_observed(
-    tests: Mapping[str, TestResult], reports: Sequence[Report], namer: Namer, repo: Path
+    tests: Mapping[str, TestResult],
+    reports: Sequence[Report],
+    namer: Namer,
+    repo: Path,
+    inert: Mapping[str, Sequence[str]],
 ) -> ObservedJoin:
-    """Join the scan's ``tests`` with ``reports`` named by ``namer`` against the checkout ``repo``."""
+    """Join the scan's ``tests`` (with the pairs found ``inert`` statically) with ``reports`` named
+    by ``namer`` against the checkout ``repo``."""
     seen, tallies = observe([report for report in reports if not report.ignores_skips], namer)
     stale_seen, stale_tallies = observe([report for report in reports if report.ignores_skips], namer)
-    pairs = join_pairs(tests, seen)
+    pairs = join_pairs(tests, seen, inert)
     by_test: dict[str, list[JoinedPair]] = {}
     for pair in pairs.values():
         by_test.setdefault(pair.test, []).append(pair)
-    combined = {name: _combined_test(result, by_test.get(name, [])) for name, result in tests.items()}
+    combined = {
+        name: _combined_test(result, by_test.get(name, []), inert.get(name, ()))
+        for name, result in tests.items()
+    }
     all_tallies = tuple(tallies + stale_tallies)
     return ObservedJoin(
         combined,
         pairs,
-        join_pairs(tests, stale_seen),
+        join_pairs(tests, stale_seen, {}),
         all_tallies,
         tuple(_warnings(all_tallies, repo)),
     )
 
 
-def _combined_test(result: TestResult, pairs: list[JoinedPair]) -> CombinedTest:
-    status = {model: "ran" for model in result.models_ran}
+def _combined_test(result: TestResult, pairs: list[JoinedPair], inert: Sequence[str]) -> CombinedTest:
+    status = {model: "inert" if model in inert else "ran" for model in result.models_ran}
     status.update({skip.model: "skipped" for skip in result.skips})
     status.update({model: "undecided" for model in result.models_undecided})
     status.update({model: "not_applicable" for model in result.models_not_applicable})
@@ -119,7 +132,7 @@ def _combined_test(result: TestResult, pairs: list[JoinedPair]) -> CombinedTest:
     models = {
         name: tuple(sorted(model for model, found in status.items() if found == name)) for name in STATUSES
     }
-    decided = tuple(pair.model for pair in pairs if pair.source == "observed" and pair.status != "undecided")
+    decided = tuple(pair.model for pair in pairs if pair.source == "observed")
     disagreements = tuple(pair.model for pair in pairs if pair.source == "disagree")
     reasons = {
         pair.model: pair.observed_reason
@@ -165,11 +178,11 @@ def _warnings(tallies: Sequence[ReportTally], repo: Path) -> list[str]:
 def with_combined_status(results: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """A scan result JSON whose upstream keys (``models_ran``, ``models_skipped``,
     ``skipped_proportion``, ``reasons_skipped``) and ``models_undecided`` / ``models_not_applicable``
-    hold the combined status of each test that has an ``observed`` entry, with ``models_inert`` beside
+    hold the combined status of each test that has a ``combined`` entry, with ``models_inert`` beside
     them (inert pairs are neither ran nor skipped). Tests without one are returned as they are."""
     combined = {}
     for name, entry in results.items():
-        observed = entry.get("observed")
+        observed = entry.get("combined")
         if not isinstance(observed, Mapping):
             combined[name] = dict(entry)
             continue

@@ -1,13 +1,17 @@
-"""The scan command's options for test runs: ``--observed``, ``--stale_skips``, ``--skip_age``."""
+"""The scan command's options for test runs and what they show: ``--observed``, ``--inert``,
+``--stale_skips``, ``--skip_age``."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
 
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.skips.inert import find_static_inert
+from model_debugging.skips.observed import with_observations
 from model_debugging.skips.observed.stale import (
     rerun_arguments,
     stale_skip_candidates,
@@ -29,7 +33,7 @@ EPILOG = f"""\
 with --observed (reports of test runs joined with the verdicts):
   {OBSERVED_FILE}       every pair a run saw: static and observed verdicts, combined status and its
                                source, disagreements, inert passes; each test of the scan result gets an
-                               "observed" entry with the combined lists
+                               "combined" entry with the combined lists
 with --stale_skips:
   {STALE_FILE}            written skips whose reason names no machine (with --skip_age, their age from git)
   {RERUN_ARGS_FILE}    pytest's arguments to rerun them with their skip decorators ignored
@@ -43,6 +47,12 @@ def add_observed_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="reports of test runs to join with the verdicts: junit XML, --make-reports folders, "
         "collated_reports JSON, `pytest --observed-json` records, or folders of them",
+    )
+    parser.add_argument(
+        "--inert",
+        action="store_true",
+        help="also find, statically, the pairs whose test can pass without reaching an assertion "
+        "(evaluates every model again: about the time of a scan without cache)",
     )
     parser.add_argument(
         "--stale_skips",
@@ -69,11 +79,30 @@ def observed_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def with_static_inert(args: argparse.Namespace, result: ScanResult, settings: ScanSettings) -> ScanResult:
+    """``result`` joined again with the pairs found inert statically, when ``--inert`` asks."""
+    if not args.inert:
+        return result
+    print("Finding inert tests (every model is evaluated again)...", flush=True)
+    inert = find_static_inert(
+        args.repo,
+        result.tests,
+        config=settings,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        jobs=args.jobs,
+    )
+    reports = [tally.report for tally in result.combined.tallies] if result.combined is not None else []
+    return with_observations(
+        dataclasses.replace(result, combined=None), reports, Path(args.repo), settings, inert
+    )
+
+
 def write_observed(
     args: argparse.Namespace, result: ScanResult, settings: ScanSettings, output_dir: Path
 ) -> None:
     """Print and write what the options asked for, beside the scan result."""
-    join = result.observed
+    join = result.combined
     if join is not None:
         for warning in join.warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -6,9 +6,11 @@ skipped it, inert when it ran and the items whose assertions were counted (by ou
 passed without reaching one although their test has one. Then, with the static verdict:
 
 - no observation: the static verdict (source ``static``);
-- undecided statically: the observed verdict (``observed``);
+- undecided statically: the observed verdict (``observed``), unless the runs only skipped it for
+  what their machines lacked (it stays undecided, ``static``);
 - the same verdict (inert refines ran; a no-op override that passes is the skip the analyzer means):
-  ``both-agree``;
+  ``both-agree``; a pair found inert statically (``skips/inert``) whose run reached an assertion is
+  a disagreement;
 - different verdicts: ``disagree``. An observed skip whose reason names the machine (see
   :mod:`~model_debugging.skips.observed.environment`) is an *environment* difference: the static
   verdict stands. Any other is an *analyzer* difference: the run's verdict stands.
@@ -21,7 +23,7 @@ they answer which skips are stale (:mod:`~model_debugging.skips.observed.stale`)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from model_debugging.skips.observed.environment import names_environment
@@ -120,19 +122,21 @@ def combine(static: str, static_reason: str, seen: tuple[Seen, ...]) -> tuple[st
     if not seen:
         return static, "static", None
     observed = observed_status(seen)
-    if static == "undecided":
-        return observed, "observed", None
+    skipped_for_machine = observed == "skipped" and any(
+        names_environment(item.reason) for item in seen if not item.outcome.ran
+    )
+    if static == "undecided":  # a machine that lacked something decides nothing
+        return ("undecided", "static", None) if skipped_for_machine else (observed, "observed", None)
     if static == "not_applicable":
         return static, "static", None
-    if static == "ran" and observed != "skipped":
-        return observed, "both-agree", None
+    if static in ("ran", "inert") and observed != "skipped":
+        if static == "inert" and any(item.assertions for item in seen if item.outcome.ran):
+            return "ran", "disagree", ANALYZER  # a run reached an assertion the analyzer says it cannot
+        return ("inert" if "inert" in (static, observed) else "ran"), "both-agree", None
     if static == "skipped" and (
         observed == "skipped" or static_reason.startswith(f"{SkipKind.NOOP_OVERRIDE.value}:")
     ):
         return static, "both-agree", None
-    skipped_for_machine = observed == "skipped" and any(
-        names_environment(item.reason) for item in seen if not item.outcome.ran
-    )
     if skipped_for_machine:
         return static, "disagree", ENVIRONMENT
     return observed, "disagree", ANALYZER
@@ -199,14 +203,17 @@ def _seen(report: Report, item, named: Named) -> Seen:
     )
 
 
-def static_verdicts(result: TestResult) -> dict[str, tuple[str, str]]:
+def static_verdicts(result: TestResult, inert: Collection[str] = ()) -> dict[str, tuple[str, str]]:
     """model -> (status, what the analyzer says of it: a skip's kind and reason, why it is
-    undecided, the conditions it runs under)."""
+    undecided, the conditions it runs under); models found ``inert`` statically are inert."""
     notes: dict[str, list[str]] = defaultdict(list)
     for line in result.conditions:
         model, _, text = line.partition(": ")
         notes[model].append(text.removeprefix("undecided: "))
-    verdicts = {model: ("ran", "; ".join(notes.get(model, []))) for model in result.models_ran}
+    verdicts = {
+        model: ("inert" if model in inert else "ran", "; ".join(notes.get(model, [])))
+        for model in result.models_ran
+    }
     verdicts.update({skip.model: ("skipped", f"{skip.kind.value}: {skip.reason}") for skip in result.skips})
     verdicts.update(
         {model: ("undecided", "; ".join(notes.get(model, []))) for model in result.models_undecided}
@@ -216,10 +223,12 @@ def static_verdicts(result: TestResult) -> dict[str, tuple[str, str]]:
 
 
 def join_pairs(
-    tests: Mapping[str, TestResult], seen: Mapping[tuple[str, str], list[Seen]]
+    tests: Mapping[str, TestResult],
+    seen: Mapping[tuple[str, str], list[Seen]],
+    inert: Mapping[str, Collection[str]],
 ) -> dict[tuple[str, str], JoinedPair]:
     """Every pair some run saw, joined with its static verdict (pairs of unknown tests are left out)."""
-    verdicts = {name: static_verdicts(result) for name, result in tests.items()}
+    verdicts = {name: static_verdicts(result, inert.get(name, ())) for name, result in tests.items()}
     joined = {}
     for (test, model), items in sorted(seen.items()):
         static, reason = verdicts.get(test, {}).get(model, ("not_applicable", ""))

@@ -14,7 +14,7 @@ SHOWN = 10
 
 def observed_lines(join: ObservedJoin) -> list[str]:
     """The reports read, the undecided pairs before and after, the disagreements and inert passes."""
-    lines = ["", "== Observed runs joined =="]
+    lines = ["", "== Combined status (static verdicts, runs, inert tests) =="]
     for tally in join.tallies:
         report = tally.report
         note = " (skip decorators ignored: stale-skip run)" if report.ignores_skips else ""
@@ -44,9 +44,9 @@ def observed_lines(join: ObservedJoin) -> list[str]:
         )
     if len(ordered) > SHOWN:
         lines.append(f" - ... {len(ordered) - SHOWN} more in {OBSERVED_FILE}")
-    inert = join.inert()
-    lines.append(f"Inert passes (ran, reached no assertion): {len(inert)}")
-    lines.extend(f" - {pair.model} / {pair.test}" for pair in inert[:SHOWN])
+    inert = [(model, name) for name, test in join.tests.items() for model in test.models["inert"]]
+    lines.append(f"Inert pairs (ran without reaching an assertion): {len(inert)}")
+    lines.extend(f" - {model} / {name}" for model, name in inert[:SHOWN])
     return lines
 
 

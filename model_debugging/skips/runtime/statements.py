@@ -35,6 +35,7 @@ class RuntimeVerdict:
     reason: str = ""
     line: int = 0
     condition: str = ""
+    raised: bool = False  # it ran and ended by an exception (the test fails), not by reaching its end
 
 
 class _Undecided(Signal):
@@ -87,9 +88,9 @@ def evaluate_test(
         return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
     except _Undecided as undecided:
         return RuntimeVerdict("undecided", condition=undecided.text())
-    except Raised:
-        pass  # an exception no handler catches: the test fails, it ran
-    return RuntimeVerdict("ran")
+    except Raised:  # an exception no handler catches: the test fails, it ran
+        return RuntimeVerdict("ran", raised=True)
+    return RuntimeVerdict("ran", raised=runner.raised)
 
 
 class _Runner:
@@ -98,6 +99,7 @@ class _Runner:
         self.depth = 0
         self.evaluator = Evaluator(facts, self._call_helper)
         self.frame = _Frame()
+        self.raised = False  # the test itself ended by a raise
 
     # -- functions --------------------------------------------------------------------------------
     def call(
@@ -108,6 +110,7 @@ class _Runner:
         try:
             self.block(function.body, variables)
         except _Exit as exit_:
+            self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
             return exit_.value if exit_.kind == "return" else None
         except Skipped as skipped:
             raise self._skip(skipped) from None
