@@ -118,6 +118,20 @@ def test_folded_skips_are_named_from_the_checkout_and_the_model_a_ci_folder_cove
     assert join.warnings == ()
 
 
+def test_a_failure_of_the_run_itself_decides_nothing(repo, tmp_path):
+    offline = "<failure message=\"OSError: We couldn't connect to 'https://huggingface.co' to load the files\"/>"
+    join = observe(
+        repo,
+        tmp_path,
+        "junit.xml",
+        junit(case("alpha", "test_training[x]", offline), case("beta", "test_forward_0_fp32", offline)),
+    )
+    skipped, ran = join.pairs["test_training", "alpha"], join.pairs["test_forward", "beta"]
+    assert (skipped.static, skipped.status, skipped.source) == ("skipped", "skipped", "static")
+    assert (ran.static, ran.status, ran.source) == ("ran", "ran", "both-agree")
+    assert skipped.observed_reason == "OSError: We couldn't connect to 'https://huggingface.co' to load the files"
+
+
 def test_a_cut_off_summary_is_warned_about_from_its_stats(repo, tmp_path):
     folder = tmp_path / "reports" / "tests"
     folder.mkdir(parents=True)

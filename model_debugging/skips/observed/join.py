@@ -1,19 +1,22 @@
 """Join what test runs did with the analyzer's verdicts: one combined status per (model, test).
 
-A pair a run saw gets its observed verdict: ran when some item of the model ran the test on some
-machine (the analyzer's verdict is for a machine that has everything), skipped when every item
-skipped it, inert when it ran and the items whose assertions were counted (by our pytest plugin)
-passed without reaching one although their test has one. Then, with the static verdict:
+A pair a run saw gets its observed verdict: ran when some item of the model ran the test (passed
+or failed) on some machine (the analyzer's verdict is for a machine that has everything), skipped
+when every item skipped it, inert when it ran and the items whose assertions were counted (by our
+pytest plugin) passed without reaching one although their test has one. An item that skipped for
+what the machine lacked, or failed for what the run lacked (offline, a missing package), tells
+nothing of the model (see :mod:`~model_debugging.skips.observed.environment`). Then, with the
+static verdict:
 
 - no observation: the static verdict (source ``static``);
-- undecided statically: the observed verdict (``observed``), unless the runs only skipped it for
-  what their machines lacked (it stays undecided, ``static``);
+- undecided statically: the observed verdict (``observed``), unless the runs only skipped or
+  failed it for what they lacked (it stays undecided, ``static``);
 - the same verdict (inert refines ran; a no-op override that passes is the skip the analyzer means):
   ``both-agree``; a pair found inert statically (``skips/inert``) whose run reached an assertion is
   a disagreement;
-- different verdicts: ``disagree``. An observed skip whose reason names the machine (see
-  :mod:`~model_debugging.skips.observed.environment`) is an *environment* difference: the static
-  verdict stands. Any other is an *analyzer* difference: the run's verdict stands.
+- different verdicts: ``disagree``. A skip whose reason names the machine is an *environment*
+  difference: the static verdict stands. Any other is an *analyzer* difference: the run's verdict
+  stands.
 - not applicable statically: stays so (a model's own test may share a common test's name).
 
 Runs with skip decorators ignored (our plugin's ``--observed-ignore-skips``) are left out here:
@@ -26,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from model_debugging.skips.observed.environment import names_environment
+from model_debugging.skips.observed.environment import failed_for_the_run, names_environment
 from model_debugging.skips.observed.naming import Named, Namer
 from model_debugging.skips.observed.records import Report, RunOutcome
 from model_debugging.skips.records import SkipKind
@@ -52,6 +55,14 @@ class Seen:
     checks: bool | None = None
 
     @property
+    def for_the_run(self) -> bool:
+        """It skipped for what the machine lacked, or failed for what the run lacked (see
+        :mod:`~model_debugging.skips.observed.environment`): it tells nothing of the model."""
+        if self.outcome is RunOutcome.SKIPPED:
+            return names_environment(self.reason)
+        return self.outcome is not RunOutcome.PASSED and failed_for_the_run(self.reason)
+
+    @property
     def inert(self) -> bool:
         """It passed without reaching an assertion, and its test holds one."""
         return self.outcome is RunOutcome.PASSED and self.assertions == 0 and self.checks is True
@@ -70,14 +81,18 @@ class Seen:
 
 
 def observed_status(seen: Iterable[Seen]) -> str:
-    """ran, inert or skipped, from every item of one pair: inert when items that counted assertions
-    passed without one and none reached one or failed (an item not counted tells neither way)."""
-    ran = [item for item in seen if item.outcome.ran]
-    if not ran:
-        return "skipped"
-    counted = [item for item in ran if item.assertions is not None]
-    failed = any(item.outcome is not RunOutcome.PASSED for item in ran)
-    return "inert" if counted and not failed and all(item.inert for item in counted) else "ran"
+    """ran, inert, skipped, or environment (every item that did not run skipped or failed for what
+    its run lacked: a machine that has everything may run it). Inert when the items that counted
+    assertions passed without one and none reached one or failed (an item not counted tells neither
+    way)."""
+    seen = list(seen)
+    telling = [item for item in seen if not item.for_the_run]
+    ran = [item for item in telling if item.outcome.ran]
+    if ran:
+        counted = [item for item in ran if item.assertions is not None]
+        failed = any(item.outcome is not RunOutcome.PASSED for item in ran)
+        return "inert" if counted and not failed and all(item.inert for item in counted) else "ran"
+    return ENVIRONMENT if len(telling) < len(seen) else "skipped"
 
 
 @dataclass(frozen=True)
@@ -99,7 +114,12 @@ class JoinedPair:
 
     @property
     def observed_reason(self) -> str:
-        reasons = dict.fromkeys(item.reason for item in self.seen if not item.outcome.ran and item.reason)
+        """The skip reasons, and the failures that were the run's, of the items that did not run it."""
+        reasons = dict.fromkeys(
+            item.reason.splitlines()[0]
+            for item in self.seen
+            if (not item.outcome.ran or item.for_the_run) and item.reason
+        )
         return "; ".join(reasons)
 
     def to_json(self) -> dict[str, object]:
@@ -122,23 +142,24 @@ def combine(static: str, static_reason: str, seen: tuple[Seen, ...]) -> tuple[st
     if not seen:
         return static, "static", None
     observed = observed_status(seen)
-    skipped_for_machine = observed == "skipped" and any(
-        names_environment(item.reason) for item in seen if not item.outcome.ran
-    )
-    if static == "undecided":  # a machine that lacked something decides nothing
-        return ("undecided", "static", None) if skipped_for_machine else (observed, "observed", None)
+    if static == "undecided":  # a run that lacked something decides nothing
+        return ("undecided", "static", None) if observed == ENVIRONMENT else (observed, "observed", None)
     if static == "not_applicable":
         return static, "static", None
-    if static in ("ran", "inert") and observed != "skipped":
+    if static in ("ran", "inert"):
+        if observed == "skipped":
+            return observed, "disagree", ANALYZER
+        if observed == ENVIRONMENT:  # skipped for the machine: a difference; failed for the run: it ran
+            skipped = any(item.outcome is RunOutcome.SKIPPED for item in seen)
+            return (static, "disagree", ENVIRONMENT) if skipped else (static, "both-agree", None)
         if static == "inert" and any(item.assertions for item in seen if item.outcome.ran):
             return "ran", "disagree", ANALYZER  # a run reached an assertion the analyzer says it cannot
         return ("inert" if "inert" in (static, observed) else "ran"), "both-agree", None
-    if static == "skipped" and (
-        observed == "skipped" or static_reason.startswith(f"{SkipKind.NOOP_OVERRIDE.value}:")
-    ):
+    noop = static_reason.startswith(f"{SkipKind.NOOP_OVERRIDE.value}:")
+    if observed == "skipped" or (noop and observed != ENVIRONMENT):
         return static, "both-agree", None
-    if skipped_for_machine:
-        return static, "disagree", ENVIRONMENT
+    if observed == ENVIRONMENT:
+        return static, "static", None
     return observed, "disagree", ANALYZER
 
 

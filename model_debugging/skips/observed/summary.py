@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from model_debugging.skips.observed.combined import ObservedJoin
+from model_debugging.skips.observed.join import ENVIRONMENT, JoinedPair
+from model_debugging.skips.observed.records import RunOutcome
 from model_debugging.skips.observed.stale import StaleSkip
 
 OBSERVED_FILE = "all_tests_observed.json"
@@ -39,7 +41,7 @@ def observed_lines(join: ObservedJoin) -> list[str]:
     for pair in ordered[:SHOWN]:
         lines.append(
             f" - [{pair.difference}] {pair.model} / {pair.test}: static {pair.static}"
-            f"{f' ({pair.static_reason})' if pair.static_reason else ''}, observed {pair.observed}"
+            f"{f' ({pair.static_reason})' if pair.static_reason else ''}, observed {_observed_words(pair)}"
             f"{f' ({pair.observed_reason})' if pair.observed_reason else ''}"
         )
     if len(ordered) > SHOWN:
@@ -48,6 +50,12 @@ def observed_lines(join: ObservedJoin) -> list[str]:
     lines.append(f"Inert pairs (ran without reaching an assertion): {len(inert)}")
     lines.extend(f" - {model} / {name}" for model, name in inert[:SHOWN])
     return lines
+
+
+def _observed_words(pair: JoinedPair) -> str:
+    if pair.observed != ENVIRONMENT:
+        return pair.observed
+    return "skipped" if any(item.outcome is RunOutcome.SKIPPED for item in pair.seen) else "failed"
 
 
 def stale_lines(candidates: list[StaleSkip], rerun_command: str | None) -> list[str]:
