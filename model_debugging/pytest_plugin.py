@@ -35,11 +35,12 @@ from typing import Any
 
 import pytest
 
+from model_debugging import assertions
 from model_debugging.reporting.atomic import atomic_write_json
 from model_debugging.run_record import FORMAT
 
 # Assertion functions of the libraries tests use, by module; counted where tests bound them.
-ASSERT_FUNCTIONS = {
+COUNTED_FUNCTIONS = {
     "torch.testing": ("assert_close", "assert_allclose"),
     "numpy.testing": (
         "assert_allclose",
@@ -49,7 +50,7 @@ ASSERT_FUNCTIONS = {
         "assert_array_less",
         "assert_equal",
     ),
-    "pytest": ("raises", "warns"),
+    "pytest": tuple(sorted(assertions.CALLS)),
 }
 _REPORT_KEY = "model_debugging_observed"  # the extra a report carries from a worker to the controller
 _IGNORED = "_model_debugging_skip_ignored"  # set on a test or class whose skip decorator was ignored
@@ -182,7 +183,7 @@ class _Recorder:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The libraries' assertion functions are counted once the test modules have imported them
         (``numpy.testing`` is imported on first use: it is imported here when numpy is)."""
-        for module_name, names in ASSERT_FUNCTIONS.items():
+        for module_name, names in COUNTED_FUNCTIONS.items():
             if module_name.partition(".")[0] not in sys.modules:
                 continue
             module = importlib.import_module(module_name)
@@ -331,21 +332,15 @@ def _ignored_reason(item: pytest.Item, function: Any) -> str | None:
 
 
 def _holds_assertion(function: Any) -> bool | None:
-    """Whether ``function``'s own body has an ``assert`` or calls an assertion (None: no source)."""
+    """Whether ``function``'s own body checks something only with assertions this plugin counts (a
+    ``raise`` that fails the test is not counted: such a test is never called inert); None: no source."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):
         return None
-    names = {name for names in ASSERT_FUNCTIONS.values() for name in names}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert):
-            return True
-        if isinstance(node, ast.Call):
-            callee = node.func
-            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
-            if name.startswith("assert") or name in names:
-                return True
-    return False
+    return assertions.holds(tree, assertions.is_assertion) and not assertions.holds(
+        tree, assertions.is_failing_raise
+    )
 
 
 def _rewritten_without_pass_hook(module: types.ModuleType) -> bool:

@@ -119,7 +119,9 @@ def test_folded_skips_are_named_from_the_checkout_and_the_model_a_ci_folder_cove
 
 
 def test_a_failure_of_the_run_itself_decides_nothing(repo, tmp_path):
-    offline = "<failure message=\"OSError: We couldn't connect to 'https://huggingface.co' to load the files\"/>"
+    offline = (
+        "<failure message=\"OSError: We couldn't connect to 'https://huggingface.co' to load the files\"/>"
+    )
     join = observe(
         repo,
         tmp_path,
@@ -129,7 +131,10 @@ def test_a_failure_of_the_run_itself_decides_nothing(repo, tmp_path):
     skipped, ran = join.pairs["test_training", "alpha"], join.pairs["test_forward", "beta"]
     assert (skipped.static, skipped.status, skipped.source) == ("skipped", "skipped", "static")
     assert (ran.static, ran.status, ran.source) == ("ran", "ran", "both-agree")
-    assert skipped.observed_reason == "OSError: We couldn't connect to 'https://huggingface.co' to load the files"
+    assert (
+        skipped.observed_reason
+        == "OSError: We couldn't connect to 'https://huggingface.co' to load the files"
+    )
 
 
 def test_a_cut_off_summary_is_warned_about_from_its_stats(repo, tmp_path):

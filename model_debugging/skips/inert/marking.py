@@ -6,9 +6,8 @@ statement that may check something, its verdict answers another question: *skipp
 marker* means an assertion is reached; *ran* means the test can reach its end without reaching
 one; *undecided* means it depends on what only the run knows.
 
-A statement may check something when it holds an ``assert``, a ``raise`` (the test fails there),
-a call named ``assert*`` or one of the assertion functions tests use, or a call of a helper that
-may: ``self.<method>`` whose definition does (or that the test files do not define, unless
+A statement may check something when it holds an assertion (see :mod:`model_debugging.assertions`),
+a ``raise`` (the test fails there), or a call of a helper that may: ``self.<method>`` whose definition does (or that the test files do not define, unless
 ``unittest.TestCase`` does), or a function the test defines in its body that does. The marker goes
 before it, inside the bodies of loops, branches and ``with`` blocks as written.
 
@@ -28,25 +27,16 @@ import ast
 import unittest
 from collections.abc import Callable
 
+from model_debugging.assertions import holds, is_assertion, is_failing_raise
+
 MARK = "<an assertion is reached>"
-ASSERT_FUNCTIONS = frozenset({"assert_close", "assert_allclose", "raises", "warns"})
 _DEPTH = 4  # helpers followed to see whether they check something
 _MARKER = f"self.skipTest({MARK!r})"
 
 
 def checks(node: ast.AST) -> bool:
-    """Whether ``node`` holds an ``assert``, a non-skip ``raise`` or a call of an assertion."""
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Assert):
-            return True
-        if isinstance(inner, ast.Raise) and "SkipTest" not in ast.unparse(inner.exc or inner):
-            return True
-        if isinstance(inner, ast.Call):
-            callee = inner.func
-            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
-            if name.startswith("assert") or name in ASSERT_FUNCTIONS:
-                return True
-    return False
+    """Whether ``node`` holds an assertion or a ``raise`` that fails the test."""
+    return holds(node, lambda inner: is_assertion(inner) or is_failing_raise(inner))
 
 
 def self_calls(node: ast.AST) -> set[str]:
