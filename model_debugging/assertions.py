@@ -3,7 +3,8 @@ at run time) and the analyzer's inert-test search (which looks for them statical
 
 An ``assert`` statement, a call named ``assert*`` (``self.assertEqual``, ``torch.testing.
 assert_close``, ``np.testing.assert_allclose``) or ``pytest.raises`` / ``pytest.warns``. A ``raise``
-that is not a skip checks something too, but no run counts it. Standard library only: the plugin
+that is not a skip is a failure path, not an assertion: a test that checks only that way is a smoke
+test. Standard library only: the plugin
 imports it in every pytest run.
 """
 
@@ -23,11 +24,6 @@ def is_assertion(node: ast.AST) -> bool:
     callee = node.func
     name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
     return name.startswith("assert") or name in CALLS
-
-
-def is_failing_raise(node: ast.AST) -> bool:
-    """Whether ``node`` is a ``raise`` that fails the test (not a ``SkipTest``)."""
-    return isinstance(node, ast.Raise) and "SkipTest" not in ast.unparse(node.exc or node)
 
 
 def holds(tree: ast.AST, check) -> bool:

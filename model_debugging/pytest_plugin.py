@@ -332,15 +332,12 @@ def _ignored_reason(item: pytest.Item, function: Any) -> str | None:
 
 
 def _holds_assertion(function: Any) -> bool | None:
-    """Whether ``function``'s own body checks something only with assertions this plugin counts (a
-    ``raise`` that fails the test is not counted: such a test is never called inert); None: no source."""
+    """Whether ``function``'s own body holds an assertion (None: its source cannot be read)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):
         return None
-    return assertions.holds(tree, assertions.is_assertion) and not assertions.holds(
-        tree, assertions.is_failing_raise
-    )
+    return assertions.holds(tree, assertions.is_assertion)
 
 
 def _rewritten_without_pass_hook(module: types.ModuleType) -> bool:

@@ -6,8 +6,8 @@ statement that may check something, its verdict answers another question: *skipp
 marker* means an assertion is reached; *ran* means the test can reach its end without reaching
 one; *undecided* means it depends on what only the run knows.
 
-A statement may check something when it holds an assertion (see :mod:`model_debugging.assertions`),
-a ``raise`` (the test fails there), or a call of a helper that may: ``self.<method>`` whose definition does (or that the test files do not define, unless
+A statement may check something when it holds an assertion (see :mod:`model_debugging.assertions`)
+or a call of a helper that may: ``self.<method>`` whose definition does (or that the test files do not define, unless
 ``unittest.TestCase`` does), or a function the test defines in its body that does. The marker goes
 before it, inside the bodies of loops, branches and ``with`` blocks as written.
 
@@ -27,7 +27,7 @@ import ast
 import unittest
 from collections.abc import Callable
 
-from model_debugging.assertions import holds, is_assertion, is_failing_raise
+from model_debugging.assertions import holds, is_assertion
 
 MARK = "<an assertion is reached>"
 _DEPTH = 4  # helpers followed to see whether they check something
@@ -35,8 +35,10 @@ _MARKER = f"self.skipTest({MARK!r})"
 
 
 def checks(node: ast.AST) -> bool:
-    """Whether ``node`` holds an assertion or a ``raise`` that fails the test."""
-    return holds(node, lambda inner: is_assertion(inner) or is_failing_raise(inner))
+    """Whether ``node`` holds an assertion. A ``raise`` is not one: a test whose only checks are
+    raises on its failure paths is a smoke test (it checks that nothing fails), and a raise on the
+    path the evaluator takes ends the test as failed, never as an inert pass."""
+    return holds(node, is_assertion)
 
 
 def self_calls(node: ast.AST) -> set[str]:
