@@ -120,23 +120,20 @@ def rerun_arguments(
     candidates: Iterable[StaleSkip], repo: Path, settings: ScanSettings, record: str
 ) -> list[str]:
     """pytest's arguments (one per line of an ``@file``) to rerun the rerunnable candidates' tests
-    with their skip decorators ignored: the model test files that define their classes, and ``-k``."""
-    files, tests = set(), set()
+    with their skip decorators ignored: the model test files that define their classes, and ``-k``
+    naming each (class, test) (a keyword expression never fails on a name the run does not collect,
+    as a node id would; it also takes an expanded test's cases)."""
+    files, selected = set(), set()
     for candidate in candidates:
         if not candidate.rerunnable:
             continue
         for model, test, test_class in candidate.pairs:
             files.update(_files_defining(repo, settings, model, test_class))
-            tests.add(test)
+            selected.add(f"({test_class} and {test})" if test_class else test)
     if not files:
         return []
-    return [
-        *sorted(files),
-        "-k",
-        " or ".join(sorted(tests)),
-        "--observed-ignore-skips",
-        f"--observed-json={record}",
-    ]
+    expression = " or ".join(sorted(selected))
+    return [*sorted(files), "-k", expression, "--observed-ignore-skips", f"--observed-json={record}"]
 
 
 def _files_defining(repo: Path, settings: ScanSettings, model: str, test_class: str | None) -> list[str]:
