@@ -1,7 +1,7 @@
 """Find, statically, the (model, test) pairs a test passes without checking anything.
 
 For each pair the scan says ran, every test class of the model that runs the test is evaluated
-again with its assertions marked (see :mod:`~model_debugging.skips.inert.marking`): the pair is
+again with its assertions marked (a class undecided on whether it runs it makes the pair not inert) (see :mod:`~model_debugging.skips.inert.marking`): the pair is
 inert when each of them can reach the end of the test without reaching an assertion, on what the
 library's sources say (a loop that ``continue``s past every model class, an early ``return``, a
 flag never set). A class whose answer depends on what only the run knows makes the pair not inert
@@ -68,12 +68,14 @@ def find_static_inert(
             resolver = model_resolver(store, paths)
             classes = collect_test_classes(resolver, paths, wanted)
             for name in wanted:
-                running = [
-                    test_class
+                statuses = [
+                    (test_class, class_outcome(resolver, test_class, name, runtime).status)
                     for test_class in classes
                     if name in test_class.applicable
-                    and class_outcome(resolver, test_class, name, runtime).status is Status.RAN
                 ]
+                if any(status is Status.UNDECIDED for _, status in statuses):  # it may run it, and check
+                    continue
+                running = [test_class for test_class, status in statuses if status is Status.RAN]
                 if running and all(
                     _inert(resolver, test_class, name, runtime, marked) for test_class in running
                 ):
