@@ -116,7 +116,7 @@ class JoinedPair:
     def observed_reason(self) -> str:
         """The skip reasons, and the failures that were the run's, of the items that did not run it."""
         reasons = dict.fromkeys(
-            item.reason.splitlines()[0]
+            " ".join(item.reason.split())[:200]
             for item in self.seen
             if (not item.outcome.ran or item.for_the_run) and item.reason
         )
