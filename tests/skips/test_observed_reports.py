@@ -137,6 +137,15 @@ def test_a_failure_of_the_run_itself_decides_nothing(repo, tmp_path):
     )
 
 
+def test_a_test_file_the_run_could_not_import_is_warned_about(repo, tmp_path):
+    """pytest's junit XML gives a module it could not import as one erroring case named after it."""
+    failed_import = '<testcase classname="" name="tests.models.beta.test_modeling_beta"><error message="collection failure"/></testcase>'
+    join = observe(repo, tmp_path, "junit.xml", junit(failed_import, case("alpha", "test_forward_0_fp32")))
+    assert join.warnings == (
+        f"{tmp_path / 'junit.xml'}: 1 model test files could not be collected in this run: their tests are not observed",
+    )
+
+
 def test_a_cut_off_summary_is_warned_about_from_its_stats(repo, tmp_path):
     folder = tmp_path / "reports" / "tests"
     folder.mkdir(parents=True)

@@ -13,6 +13,7 @@ It evaluates every model again, so it costs about as much as a scan without its 
 
 from __future__ import annotations
 
+import ast
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -87,14 +88,12 @@ class _MarkedDefinitions:
     """Marked copies of definitions, shared by the classes whose helpers check the same things."""
 
     def __init__(self) -> None:
-        self._copies: dict[tuple[int, frozenset[str]], object] = {}
-        self._originals: list[object] = []  # keeps the ids above from being reused
+        self._copies: dict[tuple[ast.FunctionDef, frozenset[str]], ast.FunctionDef | None] = {}
 
-    def get(self, function, helper_checks: HelperChecks):
+    def get(self, function: ast.FunctionDef, helper_checks: HelperChecks) -> ast.FunctionDef | None:
         checking = frozenset(name for name in self_calls(function) if helper_checks(name))
-        key = (id(function), checking)
+        key = (function, checking)  # a syntax node hashes by identity
         if key not in self._copies:
-            self._originals.append(function)
             self._copies[key] = mark_assertions(function, helper_checks)
         return self._copies[key]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from model_debugging.skips.observed.join import STATUSES, JoinedPair, ReportTally, join_pairs, observe
-from model_debugging.skips.observed.naming import Namer
+from model_debugging.skips.observed.naming import COLLECTION_ERROR, Namer
 from model_debugging.skips.observed.records import Report
 from model_debugging.skips.results import TestResult
 
@@ -42,8 +42,8 @@ class CombinedTest:
 class ObservedJoin:
     """The join of a scan with the reports of test runs (see :mod:`~model_debugging.skips.observed.join`).
 
-    ``pairs`` holds every pair a run decided the status of; ``stale_runs`` the pairs runs with skip
-    decorators ignored saw (they decide nothing here); ``tallies`` how each report's items were named.
+    ``pairs`` holds every pair a run saw; ``stale_runs`` the pairs runs with skip decorators ignored
+    saw (they decide nothing here); ``tallies`` how each report's items were named.
     """
 
     tests: Mapping[str, CombinedTest]
@@ -156,7 +156,8 @@ def _head(repo: Path) -> str | None:
 
 
 def _warnings(tallies: Sequence[ReportTally], repo: Path) -> list[str]:
-    """A report of another revision: the commit it names, and the counts of items that did not map."""
+    """A report of another revision: the commit it names, and the counts of items that did not map;
+    and the model test files a run could not collect."""
     warnings = []
     head = _head(repo) if any(tally.report.commit for tally in tallies) else None
     for tally in tallies:
@@ -164,13 +165,19 @@ def _warnings(tallies: Sequence[ReportTally], repo: Path) -> list[str]:
         warnings.extend(report.warnings)
         if report.commit and head and not head.startswith(report.commit):
             warnings.append(f"{report.path}: made at commit {report.commit}, the checkout is at {head[:10]}")
-        if tally.unmapped:
-            lost = sum(tally.unmapped.values())
-            counts = ", ".join(f"{count} in {why}" for why, count in sorted(tally.unmapped.items()))
-            total = lost + tally.mapped + tally.other
+        unmapped = {why: count for why, count in tally.unmapped.items() if why != COLLECTION_ERROR}
+        if unmapped:
+            lost = sum(unmapped.values())
+            counts = ", ".join(f"{count} in {why}" for why, count in sorted(unmapped.items()))
+            total = sum(tally.unmapped.values()) + tally.mapped + tally.other
             warnings.append(
                 f"{report.path}: {lost} of {total} items did not map to this checkout ({counts}); "
                 "a report of another revision?"
+            )
+        if COLLECTION_ERROR in tally.unmapped:
+            warnings.append(
+                f"{report.path}: {tally.unmapped[COLLECTION_ERROR]} model test files could not be collected "
+                "in this run: their tests are not observed"
             )
     return warnings
 
