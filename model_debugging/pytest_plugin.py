@@ -6,6 +6,8 @@ test that passes without checking anything is seen. ``--observed-ignore-skips`` 
 an unconditional skip decorator (``@unittest.skip``, ``@pytest.mark.skip``, on the test or its
 class) turns off, to see which skips are stale; conditional ones (``skipIf``, ``skipUnless``, the
 ``require_*`` decorators built on them) and skips in the test's body still skip.
+``--observed-select FILE`` runs only the tests a file lists (``file::Class::test`` lines, which
+``scan --stale_skips`` writes), with the cases a ``parameterized.expand`` test adds.
 
 Assertions counted: calls of ``unittest.TestCase.assert*``, of ``torch.testing`` and
 ``numpy.testing`` assertion functions and of ``pytest.raises``/``pytest.warns``, and ``assert``
@@ -69,20 +71,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run tests an unconditional @unittest.skip / @pytest.mark.skip turns off (needs --observed-json)",
     )
+    group.addoption(
+        "--observed-select",
+        metavar="PATH",
+        help="run only the tests PATH lists, one file::Class::test a line, with the cases an expanded "
+        "test adds (needs --observed-json)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("observed_json")
-    ignore_skips = config.getoption("observed_ignore_skips")
+    ignore_skips, select = config.getoption("observed_ignore_skips"), config.getoption("observed_select")
     if path is None:
-        if ignore_skips:
-            raise pytest.UsageError("--observed-ignore-skips needs --observed-json PATH to record the run")
+        for given, option in ((ignore_skips, "--observed-ignore-skips"), (select, "--observed-select")):
+            if given:
+                raise pytest.UsageError(f"{option} needs --observed-json PATH to record the run")
         return
     target = Path(path)
     if target.is_dir():
         raise pytest.UsageError(f"--observed-json {path}: is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)  # as --junitxml does
-    config.pluginmanager.register(_Recorder(config, target, ignore_skips), "model_debugging_recorder")
+    selection = _selection(select) if select else None
+    config.pluginmanager.register(
+        _Recorder(config, target, ignore_skips, selection), "model_debugging_recorder"
+    )
+
+
+def _selection(path: str) -> frozenset[str]:
+    """The ``file::Class::test`` lines of ``path`` (blank lines and ``#`` comments aside)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise pytest.UsageError(f"--observed-select {path}: cannot read it ({error})") from None
+    selected = set()
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            if line.count("::") != 2:
+                raise pytest.UsageError(f"{path}:{number}: expected file::Class::test, got {line[:80]!r}")
+            selected.add(line)
+    return frozenset(selected)
 
 
 class _Counter:
@@ -108,8 +136,10 @@ def _counted(function: Callable) -> Callable:
 class _Recorder:
     """The hooks of a recording run; registered only when ``--observed-json`` is given."""
 
-    def __init__(self, config: pytest.Config, path: Path, ignore_skips: bool):
-        self.config, self.path, self.ignore_skips = config, path, ignore_skips
+    def __init__(
+        self, config: pytest.Config, path: Path, ignore_skips: bool, selection: frozenset[str] | None
+    ):
+        self.config, self.path, self.ignore_skips, self.selection = config, path, ignore_skips, selection
         self.counts_statements = bool(config.getini("enable_assertion_pass_hook"))
         self.items: dict[str, dict[str, Any]] = {}
         self.stale_modules: set[str] = set()
@@ -168,6 +198,11 @@ class _Recorder:
     # -- collection --------------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if self.selection is not None:
+            kept = [item for item in items if self._selected(item)]
+            kept_ids = {id(item) for item in kept}
+            self.config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
+            items[:] = kept
         if not self.ignore_skips:
             return
         removed: dict[int, str] = {}  # node (a class or module is shared by its items) -> reason
@@ -179,6 +214,12 @@ class _Recorder:
                     removed[id(node)] = str(mark.kwargs.get("reason", mark.args[0] if mark.args else ""))
                 if id(node) in removed:
                     self.ignored_marks[item.nodeid] = removed[id(node)]
+
+    def _selected(self, item: pytest.Item) -> bool:
+        """Whether the selection lists the item's file, class and test (its own test for a case)."""
+        cls = getattr(item, "cls", None)
+        name = getattr(_test_function(item), "__name__", item.name)
+        return f"{item.nodeid.split('::', 1)[0]}::{cls.__name__ if cls else ''}::{name}" in self.selection
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The libraries' assertion functions are counted once the test modules have imported them

@@ -169,6 +169,18 @@ def test_without_the_pass_hook_assertions_are_unknown_and_stale_rewrites_are_nam
     assert {item["assertions"] for item in record(tree / "second.json")["items"].values()} == {None}
 
 
+def test_a_selection_runs_the_tests_it_lists(tree):
+    (tree / "selection.txt").write_text(
+        "# the tests to run\ntest_things.py::CountTest::test_methods\ntest_things.py::SkipTest::test_marked\n"
+    )
+    run = run_pytest(tree, "--observed-json=run.json", "--observed-select=selection.txt")
+    assert "deselected" in run.stdout, run.stdout
+    assert set(record(tree / "run.json")["items"]) == {"CountTest::test_methods", "SkipTest::test_marked"}
+    (tree / "selection.txt").write_text("test_things.py::CountTest\n")
+    bad = run_pytest(tree, "--observed-json=run.json", "--observed-select=selection.txt")
+    assert "selection.txt:1: expected file::Class::test, got 'test_things.py::CountTest'" in bad.stderr
+
+
 def test_the_installed_plugin_is_loaded_and_ignoring_skips_needs_a_record(tree):
     # loaded from its entry point; -p names the same plugin, not a second one
     run = run_pytest(tree, "-p", "model_debugging.pytest_plugin", "--observed-ignore-skips", autoload=True)

@@ -346,10 +346,13 @@ def test_the_printed_rerun_command_runs_the_stale_candidates(runs, tmp_path, cap
         "tests/models/alpha/test_modeling_alpha.py",
         "tests/models/gamma/test_modeling_gamma.py",
     ]
+    assert (output / "stale_skips_rerun.select").read_text().splitlines() == [
+        "tests/models/alpha/test_modeling_alpha.py::AlphaModelTest::test_forward",
+        "tests/models/gamma/test_modeling_gamma.py::GammaModelTest::test_forward",
+    ]
     rerun = run_pytest(runs, f"@{output / 'stale_skips_rerun.args'}")
     assert "1 failed" in rerun.stdout, rerun.stdout
     record = json.loads((output / "stale_skips_rerun.json").read_text())
     assert record["ignores_skip_decorators"] is True
     outcomes = {item["nodeid"].split("::", 1)[1]: item["outcome"] for item in record["items"]}
-    assert outcomes["AlphaModelTest::test_forward"] == "passed"
-    assert outcomes["GammaModelTest::test_forward"] == "failed"
+    assert outcomes == {"AlphaModelTest::test_forward": "passed", "GammaModelTest::test_forward": "failed"}

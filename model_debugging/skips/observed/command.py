@@ -13,7 +13,7 @@ from model_debugging.reporting.atomic import atomic_write_json, atomic_write_tex
 from model_debugging.skips.inert import find_static_inert
 from model_debugging.skips.observed import with_observations
 from model_debugging.skips.observed.stale import (
-    rerun_arguments,
+    rerun_selection,
     stale_skip_candidates,
     with_ages,
     with_reruns,
@@ -22,6 +22,7 @@ from model_debugging.skips.observed.summary import (
     OBSERVED_FILE,
     RERUN_ARGS_FILE,
     RERUN_RECORD,
+    RERUN_SELECT_FILE,
     STALE_FILE,
     observed_lines,
     stale_lines,
@@ -37,6 +38,7 @@ with --observed (reports of test runs joined with the verdicts):
 with --stale_skips:
   {STALE_FILE}            written skips whose reason names no machine (with --skip_age, their age from git)
   {RERUN_ARGS_FILE}    pytest's arguments to rerun them with their skip decorators ignored
+  {RERUN_SELECT_FILE}  the tests that run takes (file::Class::test)
 """
 
 
@@ -116,9 +118,17 @@ def write_observed(
         candidates = with_reruns(candidates, join.stale_runs)
     if args.skip_age:
         candidates = with_ages(candidates, repo)
-    arguments = rerun_arguments(candidates, repo, settings, str((output_dir / RERUN_RECORD).resolve()))
+    selection = rerun_selection(candidates, repo, settings)
     command = None
-    if arguments:
+    if selection:
+        select_path = atomic_write_text(output_dir / RERUN_SELECT_FILE, "\n".join(selection) + "\n")
+        files = sorted({line.split("::", 1)[0] for line in selection})
+        arguments = [
+            *files,
+            f"--observed-select={select_path.resolve()}",
+            "--observed-ignore-skips",
+            f"--observed-json={(output_dir / RERUN_RECORD).resolve()}",
+        ]
         args_path = atomic_write_text(output_dir / RERUN_ARGS_FILE, "\n".join(arguments) + "\n")
         command = f"cd {shlex.quote(str(repo.resolve()))} && python -m pytest @{shlex.quote(str(args_path.resolve()))}"
     print("\n".join(stale_lines(candidates, command)))

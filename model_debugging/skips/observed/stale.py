@@ -116,24 +116,19 @@ def with_reruns(
     return found
 
 
-def rerun_arguments(
-    candidates: Iterable[StaleSkip], repo: Path, settings: ScanSettings, record: str
-) -> list[str]:
-    """pytest's arguments (one per line of an ``@file``) to rerun the rerunnable candidates' tests
-    with their skip decorators ignored: the model test files that define their classes, and ``-k``
-    naming each (class, test) (a keyword expression never fails on a name the run does not collect,
-    as a node id would; it also takes an expanded test's cases)."""
-    files, selected = set(), set()
+def rerun_selection(candidates: Iterable[StaleSkip], repo: Path, settings: ScanSettings) -> list[str]:
+    """``file::Class::test`` of every pair of the rerunnable candidates, for our plugin's
+    ``--observed-select`` (the file is the model test file that defines the class)."""
+    selected = set()
     for candidate in candidates:
-        if not candidate.rerunnable:
-            continue
-        for model, test, test_class in candidate.pairs:
-            files.update(_files_defining(repo, settings, model, test_class))
-            selected.add(f"({test_class} and {test})" if test_class else test)
-    if not files:
-        return []
-    expression = " or ".join(sorted(selected))
-    return [*sorted(files), "-k", expression, "--observed-ignore-skips", f"--observed-json={record}"]
+        if candidate.rerunnable:
+            for model, test, test_class in candidate.pairs:
+                if test_class is not None:
+                    selected.update(
+                        f"{path}::{test_class}::{test}"
+                        for path in _files_defining(repo, settings, model, test_class)
+                    )
+    return sorted(selected)
 
 
 def _files_defining(repo: Path, settings: ScanSettings, model: str, test_class: str | None) -> list[str]:

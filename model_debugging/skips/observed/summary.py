@@ -10,6 +10,7 @@ from model_debugging.skips.observed.stale import StaleSkip
 OBSERVED_FILE = "all_tests_observed.json"
 STALE_FILE = "stale_skips.json"
 RERUN_ARGS_FILE = "stale_skips_rerun.args"
+RERUN_SELECT_FILE = "stale_skips_rerun.select"
 RERUN_RECORD = "stale_skips_rerun.json"
 SHOWN = 10
 
