@@ -11,7 +11,8 @@ One JSON object::
                 "reason": "",              # the skip reason, or the first line of the failure
                 "assertions": 3,           # assertions the test reached (passed items; null: not counted)
                 "checks": true,            # whether the test function's body holds an assertion
-                "skip_ignored": null}]}    # the reason of the skip decorator the run ignored
+                "skip_ignored": null,      # the reason of the skip decorator the run ignored
+                "runs_overridden": false}]}  # it ran the definition a skipped no-op override overrides
 
 It has no dependency beyond the standard library: the plugin imports it in every pytest run.
 """

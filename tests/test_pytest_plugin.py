@@ -84,6 +84,17 @@ class MarkedClassTest(unittest.TestCase):
 
     def test_in_marked_class(self):
         self.assertTrue(True)
+
+
+class BaseTest(unittest.TestCase):
+    def test_inherited(self):
+        self.assertTrue(True)
+
+
+class OverridingTest(BaseTest):
+    @unittest.skip("does not apply here")
+    def test_inherited(self):
+        pass
 """
 # a library's helper, as transformers' testing_utils writes them: unittest.skip under its own condition
 HELPERS = """
@@ -150,6 +161,15 @@ def test_a_recorded_run_counts_assertions_and_ignores_skip_decorators_under_xdis
         "SkippedClassTest::test_in_class": ("passed", "the whole class"),
         "MarkedClassTest::test_in_marked_class": ("passed", "class mark"),
     }
+    # a skipped override that does nothing runs what it overrides, as it would without the override
+    overriding = items["OverridingTest::test_inherited"]
+    assert (overriding["outcome"], overriding["assertions"], overriding["runs_overridden"]) == (
+        "passed",
+        1,
+        True,
+    )
+    assert overriding["skip_ignored"] == "does not apply here"
+    assert items["BaseTest::test_inherited"]["runs_overridden"] is False
     assert items["SkipTest::test_library_helper"]["reason"] == "test requires something missing"
 
 

@@ -128,6 +128,8 @@ def write_observed(
             f"--observed-select={select_path.resolve()}",
             "--observed-ignore-skips",
             f"--observed-json={(output_dir / RERUN_RECORD).resolve()}",
+            "-o",
+            "enable_assertion_pass_hook=true",
         ]
         args_path = atomic_write_text(output_dir / RERUN_ARGS_FILE, "\n".join(arguments) + "\n")
         command = f"cd {shlex.quote(str(repo.resolve()))} && python -m pytest @{shlex.quote(str(args_path.resolve()))}"

@@ -94,11 +94,16 @@ def stale_skip_candidates(tests: Mapping[str, TestResult]) -> list[StaleSkip]:
 
 
 def rerun_outcome(pair: JoinedPair) -> str:
-    """passed, failed (some item failed or errored) or skipped (still: the run could not ignore it)."""
+    """failed (some item failed or errored), passed (checking something: it reached an assertion,
+    or its test holds one), passed without checking anything (an empty body: nothing learned), or
+    skipped (still: the run could not ignore the skip)."""
     outcomes = {item.outcome.value for item in pair.seen}
-    if outcomes & {"failed", "error"}:
+    if outcomes & {"failed", "error", "xfailed"}:
         return "failed"
-    return "passed" if outcomes & {"passed", "xpassed", "xfailed"} else "skipped"
+    passes = [item for item in pair.seen if item.outcome.value in ("passed", "xpassed")]
+    if any(item.assertions or item.checks for item in passes):
+        return "passed"
+    return "passed checking nothing" if passes else "skipped"
 
 
 def with_reruns(
