@@ -186,7 +186,7 @@ def with_combined_status(results: Mapping[str, Mapping[str, Any]]) -> dict[str, 
     """A scan result JSON whose upstream keys (``models_ran``, ``models_skipped``,
     ``skipped_proportion``, ``reasons_skipped``) and ``models_undecided`` / ``models_not_applicable``
     hold the combined status of each test that has a ``combined`` entry, with ``models_inert`` beside
-    them (inert pairs are neither ran nor skipped). Tests without one are returned as they are."""
+    them (inert pairs are listed apart from ran, and count as run in ``skipped_proportion``). Tests without one are returned as they are."""
     combined = {}
     for name, entry in results.items():
         observed = entry.get("combined")
@@ -195,7 +195,7 @@ def with_combined_status(results: Mapping[str, Mapping[str, Any]]) -> dict[str, 
             continue
         skipped = set(observed["models_skipped"])
         ran = observed["models_ran"]
-        decided = len(ran) + len(skipped)
+        decided = len(ran) + len(observed["models_inert"]) + len(skipped)  # an inert pair runs
         combined[name] = {
             **entry,
             "models_ran": list(ran),
