@@ -95,13 +95,13 @@ def stale_skip_candidates(tests: Mapping[str, TestResult]) -> list[StaleSkip]:
 
 def rerun_outcome(pair: JoinedPair) -> str:
     """failed (some item failed or errored), passed (checking something: it reached an assertion,
-    or its test holds one), passed without checking anything (an empty body: nothing learned), or
+    or, where they were not counted, its test holds one), passed without checking anything (an empty body: nothing learned), or
     skipped (still: the run could not ignore the skip)."""
     outcomes = {item.outcome.value for item in pair.seen}
     if outcomes & {"failed", "error", "xfailed"}:
         return "failed"
     passes = [item for item in pair.seen if item.outcome.value in ("passed", "xpassed")]
-    if any(item.assertions or item.checks for item in passes):
+    if any(item.assertions > 0 if item.assertions is not None else item.checks for item in passes):
         return "passed"
     return "passed checking nothing" if passes else "skipped"
 
