@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# The CPU build from local disk; an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,dev,plot]'
+	$(PY) -m pip install --quiet -e '.[debugger,test,dev,plot]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -44,7 +44,7 @@ ALIGNMENT_LAYERS = 32
 # Runs in the subprocess: its RSS is the comparison's alone, not the tracing's.
 _MEASURE = """
 import json, sys, time
-from model_debugging.compare import compare_traces
+from model_debugging import compare_traces
 
 def status_bytes(field):  # VmHWM is this process's own peak; ru_maxrss may report the parent's from before exec
     with open("/proc/self/status") as status:
@@ -98,7 +98,7 @@ def write_traces(directory: Path, quick: bool) -> tuple[Path, Path]:
 
 def largest_pair_bytes(reference: Path, candidate: Path) -> int:
     """Size of the largest tensor pair on disk (safetensors adds a header of a few bytes)."""
-    from model_debugging.debugger.trace_format import read_trace
+    from model_debugging.debugger.trace_format.reading import read_trace
 
     def sizes(path: Path) -> dict[str, int]:
         trace = read_trace(path)
@@ -155,8 +155,8 @@ def alignment_pairs(directory: Path, quick: bool) -> dict[str, tuple[Path, Path]
 
 
 def report_alignment(pairs: dict[str, tuple[Path, Path]], directory: Path) -> list[str]:
-    from model_debugging.compare import align_traces, compare_traces
-    from model_debugging.debugger.trace_format import read_trace
+    from model_debugging import align_traces, compare_traces
+    from model_debugging.debugger.trace_format.reading import read_trace
 
     lines = []
     for name, (reference, candidate) in pairs.items():

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_debugging.explorer import view_document, write_view  # noqa: E402
+from model_debugging import view_document, write_view  # noqa: E402
 from model_debugging.explorer.page import embedded_json  # noqa: E402
 from tests.explorer.traces import ToySpec, write_llama_trace, write_toy_trace  # noqa: E402
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from model_debugging import model_addition_debugger_context, replay
+from model_debugging import model_addition_debugger_context, replay_trace
 
 RATIO_TARGET = 3.0
 
@@ -49,7 +49,7 @@ def traced_forward_seconds(model: torch.nn.Module, input_ids: torch.Tensor, dire
 
 def replay_seconds(model: torch.nn.Module, directory: Path) -> tuple[float, int, int]:
     start = time.perf_counter()
-    result = replay(directory, model)
+    result = replay_trace(directory, model)
     seconds = time.perf_counter() - start
     return seconds, len(result.modules), len(result.wrong)
 

@@ -42,7 +42,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from model_debugging.reporting import render_terminal_table  # noqa: E402
+from model_debugging.reporting.tables import render_terminal_table  # noqa: E402
 
 SCANNER = PROJECT / "utils" / "scan_skipped_tests.py"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_debugging.explorer import write_view  # noqa: E402
+from model_debugging import write_view  # noqa: E402
 from tests.explorer.traces import write_llama_trace  # noqa: E402
 
 VIEWPORT = {"width": 1400, "height": 760}

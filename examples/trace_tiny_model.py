@@ -5,7 +5,8 @@ Run from the repository root (this is the debugger step of `make demo`):
     python examples/trace_tiny_model.py --output_dir demo_output/debugger
 
 It writes `TinyDecoder_debug_tree_SUMMARY.json` and `TinyDecoder_debug_tree_FULL_TENSORS.json`
-into the output directory, then prints where they are and an indented view of the call tree.
+(and our `TinyDecoder_debug_tree_EXTRA.json`) into the output directory, then prints where they
+are and an indented view of the call tree.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import json
 import torch
 from torch import nn
 
-from model_debugging import model_addition_debugger_context
-from model_debugging.debugger import trace_paths
+from model_debugging import model_addition_debugger_context, trace_paths
 
 
 class SelfAttention(nn.Module):
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = trace_paths(args.output_dir, type(model).__name__)
     print(f"summary trace:      {paths.summary}")
     print(f"full-tensors trace: {paths.full_tensors}")
+    print(f"our extra records:  {paths.extra}")
     print("call tree (first and last layer kept; leaves show their output shape):")
     tree = json.loads(paths.summary.read_text())
     print("\n".join(f"  {line}" for line in tree_lines(tree)))

@@ -1,9 +1,9 @@
-"""The ``model-debugging`` command: one entry point, a subcommand per tool.
+"""The ``model-debugging`` console script: it picks the subcommand and hands it the rest of the line.
 
-Each subcommand lives in its tool's package and is imported only when used, so
-``model-debugging scan`` never imports torch. Every subcommand follows the conventions of
-:mod:`model_debugging.command_line`: ``model-debugging <command> --help``, exit 0 when all is well,
-1 for a finding (new skips, a divergence), 2 for unusable input, and one-line errors.
+This module only dispatches; each subcommand's parser and work live in its tool's package and are
+imported only when used, so ``model-debugging scan`` never imports torch and runs in the base
+install. The conventions every subcommand follows (exit codes, one-line errors, output checks) are
+in :mod:`model_debugging.command_line`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import sys
 from importlib import import_module
 
-from model_debugging.command_line import EXIT_OK, EXIT_USAGE
+from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, EXIT_OK, EXIT_USAGE, fail, missing_extra
 
 PROG = "model-debugging"
 # subcommand -> ("module:function", one-line help); the function takes (argv, prog) and returns an exit code
@@ -26,6 +26,10 @@ SUBCOMMANDS = {
     "compare": ("model_debugging.compare.command:main", "find where two debugger traces diverge"),
     "view": ("model_debugging.explorer.command:main", "write an HTML page to explore a trace or a diff"),
     "replay": ("model_debugging.replay.command:main", "run a port's modules on a trace's recorded inputs"),
+    "debug-port": (
+        "model_debugging.porting.command:main",
+        "trace a reference and its port, compare them, write the page",
+    ),
 }
 
 
@@ -42,9 +46,12 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in {"-h", "--help"}:
+    if not argv:
+        print(_usage(), file=sys.stderr)
+        return EXIT_USAGE
+    if argv[0] in {"-h", "--help"}:
         print(_usage())
-        return EXIT_OK if argv else EXIT_USAGE
+        return EXIT_OK
     command, rest = argv[0], argv[1:]
     if command not in SUBCOMMANDS:
         print(
@@ -53,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_USAGE
     module_name, function_name = SUBCOMMANDS[command][0].split(":")
-    function = getattr(import_module(module_name), function_name)
+    try:
+        module = import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name not in DEBUGGER_EXTRA_MODULES:  # not what the extra adds: a real error
+            raise
+        return fail(f"{PROG} {command}", missing_extra(error.name))
+    function = getattr(module, function_name)
     try:
         return int(function(rest) or 0)
     except BrokenPipeError:

@@ -1,17 +1,28 @@
-"""The conventions every ``model-debugging`` subcommand and ``utils/`` script follows.
+"""The conventions every ``model-debugging`` subcommand and ``utils/`` script follows, as shared helpers.
+
+The console script itself (which subcommand runs) is :mod:`model_debugging.cli`; this module holds
+what the subcommands' own parsers share:
 
 - Exit codes: :data:`EXIT_OK` (0) the work was done and found nothing to flag, :data:`EXIT_FINDING`
   (1) it found something to flag (new skips, a divergence), :data:`EXIT_USAGE` (2) the input was
   unusable (bad arguments, config, checkout or file); nothing was written then.
 - Errors are one line on stderr, ``<prog>: error: <what was wrong>``, never a traceback.
 - Program names: ``model-debugging <command>``, or the script's path for a ``utils/`` wrapper.
+- Flags have one spelling each, in snake_case like upstream's ``--test_method_name`` and
+  ``--output_dir``; a command with a built-in config prints it with ``--print_default_config``
+  (:func:`add_default_config_option`), a copy to edit and pass back with ``--config``.
+- Output paths are checked before any work (:func:`outputs_problem`): no output option may name
+  a file the command reads, whatever the symlinks or hard links in between.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -35,10 +46,47 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {shorten(message, 300)}\n")
 
 
+class _PrintFile(argparse.Action):
+    def __init__(self, option_strings, dest, path: Path, help: str):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.path = path
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+        sys.stdout.write(self.path.read_text(encoding="utf-8"))
+        parser.exit(EXIT_OK)
+
+
+def add_default_config_option(parser: argparse.ArgumentParser, path: Path) -> None:
+    """Add ``--print_default_config``: print the built-in config file ``path`` and exit 0."""
+    parser.add_argument(
+        "--print_default_config",
+        action=_PrintFile,
+        path=path,
+        help="print the built-in config (YAML with comments) and exit: a copy to edit and pass to --config",
+    )
+
+
 def fail(prog: str, message: str) -> int:
     """Print ``message`` as the one-line error of ``prog`` and return :data:`EXIT_USAGE`."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+# what the `debugger` extra adds to the base install
+DEBUGGER_EXTRA_MODULES = frozenset({"torch", "safetensors"})
+
+
+def missing_extra(module: str) -> str:
+    """Why a name or command is unavailable: ``module`` (torch or safetensors) is not installed."""
+    return (
+        f"this needs {module}, which the base install leaves out: install the debugger extra "
+        "(pip install 'model-debugging[debugger]')"
+    )
+
+
+def write_error(error: OSError) -> str:
+    """An output file that could not be written after all (disk full, a FIFO nobody reads) as one line."""
+    return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
 
 
 def positive_int(text: str) -> int:
@@ -71,20 +119,96 @@ def output_dir_problem(directory: str | os.PathLike) -> str | None:
     return None
 
 
+def _status(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)  # follows symlinks
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def output_file_problem(
     option: str, file: str | os.PathLike, *, directory_must_exist: bool = False
 ) -> str | None:
     """Why ``file`` cannot be written by ``option`` (a directory, an unwritable place), or None.
 
-    With ``directory_must_exist``, a missing parent directory is a problem too: for commands that
+    A FIFO or a character device (``/dev/stdout``, ``/dev/null``) is written into, a symlink
+    writes the file it names; a block device or a socket is refused. With
+    ``directory_must_exist``, a missing parent directory is a problem too: for commands that
     write into an existing directory rather than create a mistyped one silently.
     """
     path = Path(file).expanduser()
-    if path.is_dir():
+    try:
+        status = _status(path)
+    except OSError as error:  # a symlink loop, a path too long, ...
+        return f"{option} {shorten(str(path))}: {error.strerror or error}"
+    if status is not None and stat.S_ISDIR(status.st_mode):
         return f"{option} {shorten(str(path))} is a directory; give a file name"
+    if status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode)):
+        return None
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        kind = "a block device" if stat.S_ISBLK(status.st_mode) else "not a regular file"
+        return f"{option} {shorten(str(path))} is {kind}; give a file name, a FIFO or a device such as /dev/stdout"
+    if path.is_symlink():  # the file is written where the link leads
+        path = Path(os.path.realpath(path))
     if directory_must_exist and not path.parent.is_dir():
         return f"{option} {path}: the directory {path.parent} does not exist"
     existing = _first_existing(path.absolute().parent)
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         return f"{option} {shorten(str(path))}: {existing} is not a writable directory"
+    return None
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file a command reads (or a name it reads when present): no output option may write it."""
+
+    path: Path
+    description: str  # what it is to the user, e.g. "a file of the reference trace"
+
+
+def _identity(path: Path) -> tuple[int, int] | str:
+    """The same value for two paths of one file: its device and inode, or for a missing file its real path."""
+    try:
+        status = _status(path)
+    except OSError:
+        status = None
+    return (status.st_dev, status.st_ino) if status is not None else os.path.realpath(path)
+
+
+def outputs_problem(
+    outputs: Sequence[tuple[str, str | os.PathLike | None]],
+    inputs: Sequence[InputFile] = (),
+    *,
+    directory_must_exist: bool = False,
+) -> str | None:
+    """Why the ``(option, file)`` outputs of a command cannot be written, checked before any work; None when all can.
+
+    Beyond :func:`output_file_problem`: an output that is, through symlinks or hard links, one of
+    the command's ``inputs`` (a trace's JSON or tensor file, a scan result, a config), or the
+    same file as another output option, is refused.
+    """
+    read = {}
+    for input_file in inputs:
+        read.setdefault(_identity(input_file.path), input_file)
+    written: dict[tuple[int, int] | str, str] = {}
+    for option, file in outputs:
+        if file is None:
+            continue
+        problem = output_file_problem(option, file, directory_must_exist=directory_must_exist)
+        if problem:
+            return problem
+        path = Path(file).expanduser()
+        status = _status(path)
+        if status is not None and not stat.S_ISREG(status.st_mode):
+            continue  # a FIFO or a device: written into, never replaced
+        identity = _identity(path)
+        if identity in read:
+            clash = read[identity]
+            return (
+                f"{option} {path} is {clash.description} ({clash.path}), "
+                "which this command reads; choose another output file"
+            )
+        if identity in written:
+            return f"{written[identity]} and {option} name the same file {path}"
+        written[identity] = option
     return None

@@ -1,22 +1,21 @@
-"""Replace module classes by name or pattern, while building models and in their output recorders.
+"""The class patch registry under the module path transformers uses (``transformers.monkey_patching``).
 
-See docs/capture.md.
+Code written against upstream's module runs on this package with only the package prefix changed;
+the same objects are importable from :mod:`model_debugging`. See docs/capture.md.
 """
 
-from model_debugging.capture.patching import (
+from model_debugging.capture import (
     DEFAULT_PATCH_NAMESPACES,
-    apply_patches,
-    get_patch_namespaces,
-    patch_output_recorders,
-    register_patch_namespace,
-    unregister_patch_namespace,
-)
-from model_debugging.capture.registry import (
     PatchKeyNotFoundError,
+    apply_patches,
     clear_patch_mapping,
     get_patch_mapping,
+    get_patch_namespaces,
+    patch_output_recorders,
     register_patch_mapping,
+    register_patch_namespace,
     unregister_patch_mapping,
+    unregister_patch_namespace,
 )
 
 __all__ = [

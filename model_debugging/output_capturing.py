@@ -1,13 +1,18 @@
-"""Collect hidden states and attentions of a forward pass without writing the bookkeeping in it.
+"""The output capturing names of ``transformers.utils.output_capturing``, as an upstream-compatible module.
 
-See docs/capture.md.
+Code written against upstream's module runs on this package with only its import line changed;
+the same objects are importable from :mod:`model_debugging`. See docs/capture.md.
 """
 
-from model_debugging.capture.capturing import capture_outputs
-from model_debugging.capture.defaults import merge_with_config_defaults
-from model_debugging.capture.hooks import remove_capture_hooks
-from model_debugging.capture.outputs import BaseModelOutput, BaseModelOutputWithPast, ModelOutput
-from model_debugging.capture.recorder import OutputRecorder
+from model_debugging.capture import (
+    BaseModelOutput,
+    BaseModelOutputWithPast,
+    ModelOutput,
+    OutputRecorder,
+    capture_outputs,
+    merge_with_config_defaults,
+    remove_capture_hooks,
+)
 
 __all__ = [
     "BaseModelOutput",

@@ -1,9 +1,9 @@
-"""The file our pytest plugin writes (``pytest --observed-json PATH``) and ``scan --observed`` reads.
+"""The file our pytest plugin writes (``pytest --observed_json PATH``) and ``scan --observed`` reads.
 
 One JSON object::
 
     {"format": FORMAT,
-     "ignores_skip_decorators": false,   # --observed-ignore-skips: a run to find stale skips
+     "ignores_skip_decorators": false,   # --observed_ignore_skips: a run to find stale skips
      "counts_assert_statements": true,   # pytest's assertion pass hook was on
      "items": [{"nodeid": "tests/models/x/test_modeling_x.py::XModelTest::test_y",
                 "test": "test_y",          # the function the item runs (an expanded case's own test)

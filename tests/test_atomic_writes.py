@@ -4,8 +4,7 @@ import time
 
 import pytest
 
-from model_debugging.reporting import atomic_write_json, atomic_write_text
-from model_debugging.reporting.atomic import atomic_write_with
+from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text, atomic_write_with
 
 
 def test_json_round_trip_and_no_temp_files_left(tmp_path):

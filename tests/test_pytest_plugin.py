@@ -127,8 +127,8 @@ def test_a_recorded_run_counts_assertions_and_ignores_skip_decorators_under_xdis
         "xdist.plugin",
         "-n",
         "2",
-        "--observed-json=out/run.json",
-        "--observed-ignore-skips",
+        "--observed_json=out/run.json",
+        "--observed_ignore_skips",
         "-o",
         "enable_assertion_pass_hook=true",
         env={"PYTHONDONTWRITEBYTECODE": "1"},
@@ -177,13 +177,13 @@ def test_without_the_pass_hook_assertions_are_unknown_and_stale_rewrites_are_nam
     """pytest caches a module's rewritten asserts whatever the hook; a cache written without it
     leaves the run unable to count them: the record says so instead of calling tests inert."""
     bytecode = {"PYTHONDONTWRITEBYTECODE": ""}
-    first = run_pytest(tree, "--observed-json=first.json", env=bytecode)
+    first = run_pytest(tree, "--observed_json=first.json", env=bytecode)
     assert "assert statements not counted (run with -o enable_assertion_pass_hook=true)" in first.stdout
     found = record(tree / "first.json")
     assert found["counts_assert_statements"] is False
     assert {item["assertions"] for item in found["items"].values()} == {None}
     second = run_pytest(
-        tree, "--observed-json=second.json", "-o", "enable_assertion_pass_hook=true", env=bytecode
+        tree, "--observed_json=second.json", "-o", "enable_assertion_pass_hook=true", env=bytecode
     )
     assert "test_things.py was rewritten by an earlier run without the assertion pass hook" in second.stdout
     assert {item["assertions"] for item in record(tree / "second.json")["items"].values()} == {None}
@@ -193,16 +193,16 @@ def test_a_selection_runs_the_tests_it_lists(tree):
     (tree / "selection.txt").write_text(
         "# the tests to run\ntest_things.py::CountTest::test_methods\ntest_things.py::SkipTest::test_marked\n"
     )
-    run = run_pytest(tree, "--observed-json=run.json", "--observed-select=selection.txt")
+    run = run_pytest(tree, "--observed_json=run.json", "--observed_select=selection.txt")
     assert "deselected" in run.stdout, run.stdout
     assert set(record(tree / "run.json")["items"]) == {"CountTest::test_methods", "SkipTest::test_marked"}
     (tree / "selection.txt").write_text("test_things.py::CountTest\n")
-    bad = run_pytest(tree, "--observed-json=run.json", "--observed-select=selection.txt")
+    bad = run_pytest(tree, "--observed_json=run.json", "--observed_select=selection.txt")
     assert "selection.txt:1: expected file::Class::test, got 'test_things.py::CountTest'" in bad.stderr
 
 
 def test_the_installed_plugin_is_loaded_and_ignoring_skips_needs_a_record(tree):
     # loaded from its entry point; -p names the same plugin, not a second one
-    run = run_pytest(tree, "-p", "model_debugging.pytest_plugin", "--observed-ignore-skips", autoload=True)
+    run = run_pytest(tree, "-p", "model_debugging.pytest_plugin", "--observed_ignore_skips", autoload=True)
     assert run.returncode == 4  # pytest's usage error
-    assert "--observed-ignore-skips needs --observed-json PATH" in run.stderr
+    assert "--observed_ignore_skips needs --observed_json PATH" in run.stderr

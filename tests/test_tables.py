@@ -1,4 +1,4 @@
-from model_debugging.reporting import render_markdown_table, render_terminal_table
+from model_debugging.reporting.tables import render_markdown_table, render_terminal_table
 
 
 def test_markdown_escapes_pipes():
@@ -21,3 +21,22 @@ def test_save_figure_writes_png(tmp_path):
     axes.plot([1, 2, 3])
     target = save_figure(figure, tmp_path / "plot.png")
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_names_that_differ_only_at_the_end_stay_distinct():
+    names = [
+        "test_flash_attention_3_padding_matches_padding_free_with_position_ids",
+        "test_flash_attention_3_padding_matches_padding_free_with_position_ids_and_fa_kwargs",
+        "test_short",
+    ]
+    lines = render_terminal_table([{"test": name} for name in names], max_width=40).splitlines()[2:]
+    shown = [line.strip() for line in lines]
+    assert len(set(shown)) == 3
+    assert all(len(text) <= 40 for text in shown)
+    assert shown[1].endswith("fa_kwargs") and shown[2] == "test_short"
+
+
+def test_free_text_is_cut_at_its_end():
+    reasons = ["Model does not output attentions because " + "x" * 50, "Model does not support SDPA"]
+    lines = render_terminal_table([{"reason": reason} for reason in reasons], max_width=30).splitlines()
+    assert lines[2].strip() == reasons[0][:29] + "…"

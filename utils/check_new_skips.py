@@ -3,7 +3,7 @@
 Scans the base revision (exported with git archive; the working tree and index are left alone)
 and the working tree with the skipped-test analyzer, then lists every (model, test) skip the
 change introduces with its reason and the test's repo-wide skipped proportion. Exits 1 when a
-change skips a test that fewer than pr_check.min_skipped_share (configs/skip_report.yaml) of
+change skips a test that fewer than pr_check.min_skipped_share (see --print_default_config) of
 models skipped before, 2 when the check could not run.
 
     python utils/check_new_skips.py --repo PATH --base REF [--config FILE] [--markdown OUT.md]

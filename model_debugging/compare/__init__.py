@@ -2,25 +2,17 @@
 
 - :mod:`.matching`: pairs module calls of two traces (paths after rename rules, call order);
 - :mod:`.align`: :func:`align_traces`, the calls paths leave unpaired aligned automatically
-  (:mod:`.call_tree`, :mod:`.siblings`, :mod:`.fused`), written back as rules by :mod:`.inferred_renames`;
+  (:mod:`.call_tree`, :mod:`.kinds`, :mod:`.evidence`, :mod:`.siblings`, :mod:`.fused`,
+  :mod:`.leftovers`), written back as rules by :mod:`.inferred_renames`;
 - :mod:`.renames`: the rename rules;
+- :mod:`.arguments` and :mod:`.forms`: which value of a call is compared with which, and in what form;
 - :mod:`.numeric`: differences between two recorded tensors (files or statistics);
 - :mod:`.rows` and :mod:`.origin`: one row per pair of calls, and the divergence origin;
+- :mod:`.checks` and :mod:`.boundaries`: whether the final outputs were compared, trace warnings,
+  and the block-boundaries mode;
 - :mod:`.result`: the typed result (`TraceComparison`, `ModuleComparison`, `ModuleStatus`);
 - :mod:`.engine`: :func:`compare_traces`, which ties them together;
 - :mod:`.rendering` and :mod:`.command`: the ``model-debugging compare`` report and command.
 
 Traces are read only through :mod:`model_debugging.debugger.trace_format`.
 """
-
-from model_debugging._lazy import lazy_exports
-
-_EXPORTS_BY_MODULE = {
-    ".engine": ("compare_traces",),
-    ".align": ("CallPair", "TraceAlignment", "align_traces"),
-    ".result": ("AlignmentKind", "AlignmentSummary", "ModuleComparison", "ModuleStatus", "TraceComparison"),
-    ".renames": ("RenameRule", "RenameRuleError"),
-}
-_EXPORTS = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

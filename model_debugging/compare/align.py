@@ -2,18 +2,17 @@
 
 Calls whose module paths are equal after the rename rules are paired first (a module called
 several times pairs call by call). Then, under every pair of calls with children, the children
-left unpaired are aligned automatically (:mod:`.siblings`):
+left unpaired are aligned automatically (:mod:`.siblings`, with :mod:`.kinds` and :mod:`.evidence`):
 
 - a leaf whose only output equals its input (dropout in eval mode, ``nn.Identity``) drops out;
-- a call with children that finds no partner is looked through: its children join its parent's;
-- one call whose output has the shape of several calls' outputs concatenated (on the last
-  dimension, in execution order) pairs with them as a fused (or split) projection;
-- leaves that shapes alone cannot tell apart (several of the same shapes) pair by their values,
-  whatever their order, when they agree with exactly one leaf of the other side;
-- the rest pair by execution order where the shapes and dtypes of inputs and outputs agree.
+- a call with children that finds no partner is looked through: its children join its parent's
+  (so is a pair of such calls whose inputs disagree, when looking through pairs better);
+- one call whose output has the shape of several calls' outputs concatenated pairs with them as a
+  fused (or split) projection (:mod:`.fused`);
+- leaves that shapes alone cannot tell apart pair by their values, whatever their order;
+- the rest pair by execution order where kinds, shapes and dtypes agree, values confirming.
 
-With full-tensor traces values are read from the tensor files; with summary traces they are the
-statistics (which tell less), and the rest relies on shapes, dtypes and order in both modes.
+Leaves still left over are then paired across levels (:mod:`.leftovers`).
 
 Example (engineer-facing: map the modules of a port to the reference's)::
 
@@ -25,16 +24,18 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from model_debugging.compare.call_tree import CallTree
+from model_debugging.compare.evidence import Evidence
 from model_debugging.compare.fused import first_tensor, single_output
+from model_debugging.compare.leftovers import leftover_pairs
 from model_debugging.compare.matching import describe_call, match_keys
-from model_debugging.compare.numeric import GroupDiff, PairComparer
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.numeric import PairComparer
+from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import AlignmentKind
-from model_debugging.compare.siblings import Item, group_projections, item_of, pair_items
+from model_debugging.compare.siblings import Item, compatible, group_projections, item_of, pair_items
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace
 
@@ -68,7 +69,7 @@ class TraceAlignment:
     identity_candidate: tuple[int, ...]
     unaligned_reference: tuple[int, ...]
     unaligned_candidate: tuple[int, ...]
-    inferred: bool  # False with --no-align: paths and rename rules only
+    inferred: bool  # False with --no_align: paths and rename rules only
 
     @property
     def from_shapes_only(self) -> bool:
@@ -95,14 +96,21 @@ class TraceAlignment:
             if not top:
                 continue
             first = tree.node(top[0])
+            paired = {
+                call
+                for pair in self.pairs
+                for call in (pair.reference if side == "reference" else pair.candidate)
+            }
             why = (
-                "paths and rename rules only (--no-align)" if not self.inferred else _why(tree, top[0], other)
+                "paths and rename rules only (--no_align)"
+                if not self.inferred
+                else _why(tree, top[0], other, paired)
             )
             parts.append(f"{len(top)} {side} call(s), first {describe_call(first)}: {why}")
         return "could not align " + "; ".join(parts) if parts else None
 
 
-def _why(tree: CallTree, index: int, other: str) -> str:
+def _why(tree: CallTree, index: int, other: str, paired: set[int]) -> str:
     node = tree.node(index)
     given = first_tensor(node.inputs)
     taken = (
@@ -111,6 +119,8 @@ def _why(tree: CallTree, index: int, other: str) -> str:
     output = single_output(tree, index)
     made = f", output {list(output.shape)} {output.dtype}" if output is not None else ""
     parent = tree.parent[index]
+    while parent >= 0 and parent not in paired:  # a call with no counterpart of its own was looked through
+        parent = tree.parent[parent]
     where = tree.node(parent).module_path if parent >= 0 else "the model"
     return f"no {other} call left under the counterpart of {where} has its {taken}{made}"
 
@@ -119,7 +129,7 @@ def align_traces(
     reference: str | os.PathLike | Trace,
     candidate: str | os.PathLike | Trace,
     *,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     atol: float = 1e-5,
     rtol: float = 1e-4,
     infer: bool = True,
@@ -152,15 +162,14 @@ def align_calls(
             aligner.add(CallPair(AlignmentKind.PATH, (index,), (partner,)))
     if infer:
         aligner.infer()
+        aligner.pair_leftovers()
     return aligner.result(tuple(rules), infer)
 
 
 class _Aligner:
     def __init__(self, reference: CallTree, candidate: CallTree, comparer: PairComparer):
         self.trees = (reference, candidate)
-        self.comparer = comparer
-        # statistics from the JSON rule most non-identities out before any tensor file is read
-        self.statistics_comparer = PairComparer(comparer.atol, comparer.rtol, "stats")
+        self.evidence = Evidence((reference, candidate), comparer)
         self.pairs: list[CallPair] = []
         self.partner: tuple[dict[int, int], dict[int, int]] = ({}, {})  # 1:1 pairs, each side -> other
         self.grouped: tuple[set[int], set[int]] = (set(), set())  # members of fused/split pairs
@@ -193,6 +202,13 @@ class _Aligner:
                 if not reference.is_leaf(pair.reference[0]) and not candidate.is_leaf(pair.candidate[0]):
                     pending.append((pair.reference[0], pair.candidate[0]))
 
+    def pair_leftovers(self) -> None:
+        """Pair the leaves the tree alignment left over, across levels (:mod:`.leftovers`)."""
+        for kind, reference, candidate in leftover_pairs(
+            *self.trees, self.partner[0], self._free, self.evidence.outputs_agree
+        ):
+            self.add(CallPair(kind, reference, candidate))
+
     def _free(self, side: int, index: int) -> bool:
         return (
             index not in self.partner[side]
@@ -202,27 +218,46 @@ class _Aligner:
 
     def _align_children(self, reference_parent: int, candidate_parent: int) -> list[CallPair]:
         """Pair the free children of two paired calls. A call with children left unpaired is looked
-        through (its children join the sequence) on the side where that pairs the most calls."""
+        through (its children join the sequence) on the side where that pairs the best; so is a
+        pair of calls with children whose inputs disagree, when looking through pairs better (a
+        reference's norm-and-attention wrapper against a port's attention alone)."""
         scopes = ([reference_parent], [candidate_parent])
-        found, opaque = self._pair_scopes(scopes)
-        while any(opaque):
+        outcome = self._pair_scopes(scopes)
+        while True:
+            forced = any(outcome.opaque)
+            extra = outcome.opaque if forced else outcome.weak
+            if not any(extra):
+                break
             options = [
-                tuple(scope + (opaque[side] if side in sides else []) for side, scope in enumerate(scopes))
+                tuple(scope + (extra[side] if side in sides else []) for side, scope in enumerate(scopes))
                 for sides in ((0,), (1,), (0, 1))
-                if any(opaque[side] for side in sides)
+                if any(extra[side] for side in sides)
             ]
             outcomes = [self._pair_scopes(option) for option in options]
-            best = max(range(len(options)), key=lambda option: (len(outcomes[option][0]), -option))
-            scopes, (found, opaque) = options[best], outcomes[best]
-        return [_pair_of(left, right) for left, right in found if left.calls[0] not in self.partner[0]]
+            if forced:
+                best = max(range(len(options)), key=lambda option: (outcomes[option].weight, -option))
+            else:  # only when the values confirm more pairs: after a bug no input agrees, and
+                # looking through would merely pair more calls by shapes
+                best = max(range(len(options)), key=lambda option: (outcomes[option].confirmed, -option))
+                if outcomes[best].confirmed <= outcome.confirmed:
+                    break
+            scopes, outcome = options[best], outcomes[best]
+        return [
+            _pair_of(left, right) for left, right in outcome.found if left.calls[0] not in self.partner[0]
+        ]
 
-    def _pair_scopes(
-        self, scopes: Sequence[list[int]]
-    ) -> tuple[list[tuple[Item, Item]], tuple[list[int], list[int]]]:
-        """The pairs among the children of ``scopes``, and per side the unpaired calls with children."""
+    def _pair_scopes(self, scopes: Sequence[list[int]]) -> _Outcome:
+        """The pairs among the children of ``scopes``, their weight, and per side the unpaired calls
+        with children and the calls with children paired although their inputs disagree."""
         sequences = [self._sequence(side, scopes[side]) for side in (0, 1)]
         sequences = [
-            group_projections(sequences[side], self.trees[side], sequences[1 - side], set(self.partner[side]))
+            group_projections(
+                sequences[side],
+                self.trees[side],
+                sequences[1 - side],
+                set(self.partner[side]),
+                lambda first, other, side=side: self.evidence.same_input(side, first, other),
+            )
             for side in (0, 1)
         ]
         by_value = self._pair_by_value(sequences[0], sequences[1])
@@ -231,7 +266,8 @@ class _Aligner:
             sequences = [
                 [item for item in sequences[side] if item.calls not in taken[side]] for side in (0, 1)
             ]
-        found = by_value + pair_items(sequences[0], sequences[1], self.partner[0])
+        by_order, weight = pair_items(sequences[0], sequences[1], self.partner[0], self._weight)
+        found = by_value + by_order
         paired = ({item.calls for item, _ in found}, {item.calls for _, item in found})
         opaque = tuple(
             [
@@ -243,7 +279,23 @@ class _Aligner:
             ]
             for side in (0, 1)
         )
-        return found, opaque
+        weak = [
+            (left, right)
+            for left, right in found
+            if not left.is_leaf
+            and left.calls[0] not in self.partner[0]
+            and not self.evidence.agreement(left, right)[0]
+        ]
+        weak_calls = ([left.calls[0] for left, _ in weak], [right.calls[0] for _, right in weak])
+        confirmed = sum(
+            self._weight(left, right) - 1 for left, right in by_order if left.calls[0] not in self.partner[0]
+        )
+        return _Outcome(found, weight + 5 * len(by_value), confirmed + 4 * len(by_value), opaque, weak_calls)
+
+    def _weight(self, left: Item, right: Item) -> int:
+        """1 for a pair shapes allow; more when the values confirm it (first inputs: +2; outputs of leaves: +2)."""
+        inputs_agree, outputs_agree = self.evidence.agreement(left, right)
+        return 1 + 2 * inputs_agree + 2 * (left.is_leaf and outputs_agree)
 
     def _sequence(self, side: int, scope: list[int]) -> list[Item]:
         """The free children (and anchored ones) of the calls in ``scope``, in execution order;
@@ -258,7 +310,7 @@ class _Aligner:
                 if (
                     tree.is_leaf(child)
                     and tree.node(child).module_path not in self.paired_modules[side]
-                    and self._is_identity(tree, child)
+                    and self.evidence.is_identity(tree, child)
                 ):
                     self.identity[side].add(child)
                 else:
@@ -277,12 +329,7 @@ class _Aligner:
             ]
             for side, items in enumerate((reference, candidate))
         ]
-        candidates = [
-            (left, right)
-            for left in leaves[0]
-            for right in leaves[1]
-            if left.input == right.input and left.outputs == right.outputs
-        ]
+        candidates = [(left, right) for left in leaves[0] for right in leaves[1] if compatible(left, right)]
         ambiguous = [
             (left, right)
             for left, right in candidates
@@ -292,7 +339,9 @@ class _Aligner:
         if len(ambiguous) > _VALUE_CHECKED_PAIRS:
             return []
         agreeing = [
-            (left, right) for left, right in ambiguous if self._values_agree(left.calls[0], right.calls[0])
+            (left, right)
+            for left, right in ambiguous
+            if self.evidence.values_agree(left.calls[0], right.calls[0])
         ]
         return [
             (left, right)
@@ -300,36 +349,6 @@ class _Aligner:
             if sum(pair[0] is left for pair in agreeing) == 1
             and sum(pair[1] is right for pair in agreeing) == 1
         ]
-
-    def _values_agree(self, reference: int, candidate: int) -> bool:
-        """Whether two leaf calls of the same shapes got the same first input and made the same outputs."""
-        pairs = [
-            (
-                first_tensor(self.trees[0].node(reference).inputs),
-                first_tensor(self.trees[1].node(candidate).inputs),
-            ),
-            (single_output(self.trees[0], reference), single_output(self.trees[1], candidate)),
-        ]
-        diff = GroupDiff()
-        for expected, actual in pairs:
-            if expected is None or actual is None:
-                return False
-            self.comparer.compare(expected, actual, diff)
-        return diff.match
-
-    def _is_identity(self, tree: CallTree, index: int) -> bool:
-        node = tree.node(index)
-        given, output = first_tensor(node.inputs), single_output(tree, index)
-        if given is None or output is None or (given.shape, given.dtype) != (output.shape, output.dtype):
-            return False
-        if node.exception:
-            return False
-        for comparer in (self.statistics_comparer, self.comparer):
-            diff = GroupDiff()
-            comparer.compare(given, output, diff)
-            if not diff.match:
-                return False
-        return True
 
     def result(self, rules: tuple[RenameRule, ...], inferred: bool) -> TraceAlignment:
         accounted = [self._accounted(side, strict=not inferred) for side in (0, 1)]
@@ -346,14 +365,29 @@ class _Aligner:
         )
 
     def _accounted(self, side: int, *, strict: bool) -> list[bool]:
-        """Per call: paired, an identity, or (inferring) a call with children that all are accounted for."""
+        """Per call: paired, an identity, or (inferring) a call with children that was looked
+        through: one with a paired call inside (what it computes is compared there)."""
         tree = self.trees[side]
         accounted = [not self._free(side, index) for index in range(len(tree.trace.nodes))]
         if not strict:
+            paired = [
+                not self._free(side, index) and index not in self.identity[side]
+                for index in range(len(accounted))
+            ]
             for index in reversed(range(len(accounted))):
-                if not accounted[index] and tree.children[index]:
-                    accounted[index] = all(accounted[child] for child in tree.children[index])
+                if tree.children[index]:
+                    paired[index] = paired[index] or any(paired[child] for child in tree.children[index])
+                    accounted[index] = accounted[index] or paired[index]
         return accounted
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    found: list[tuple[Item, Item]]
+    weight: int
+    confirmed: int  # the part of the weight the values give (pairs whose inputs or outputs agree)
+    opaque: tuple[list[int], list[int]]  # unpaired calls with children, per side
+    weak: tuple[list[int], list[int]]  # calls with children paired although their inputs disagree
 
 
 def _pair_of(reference: Item, candidate: Item) -> CallPair:

@@ -1,23 +1,33 @@
 """``model-debugging compare REF CAND``: find where two debugger traces diverge.
 
-Exit codes: 0 the traces are equivalent within tolerance, 1 they diverge (or a module is found on
-one side only), 2 an input or an output path is unusable (one line naming the file and why;
+Exit codes: 0 the traces are equivalent within tolerance, 1 they diverge (or the final outputs
+could not be compared), 2 an input or an output path is unusable (one line naming the file and why;
 output paths are checked before any trace is read, and nothing is written then).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import re
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    fail,
+    outputs_problem,
+)
 from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.rank_runs import rank_directories
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.compare.rendering import render_markdown, render_terminal, write_plot
 from model_debugging.config import ConfigError
+from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
-from model_debugging.reporting import atomic_write_json, atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+from model_debugging.reporting.figures import plot_option_problem
 
 PROG = "model-debugging compare"
 
@@ -29,21 +39,33 @@ def _tolerance(text: str) -> float:
     return value
 
 
+def _pattern(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
+
+
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=prog,
         description="Find where two model addition debugger traces diverge.",
-        epilog="exit status: 0 equivalent within tolerance, 1 diverged, 2 unusable input",
+        epilog="exit status: 0 equivalent within tolerance, 1 diverged or not confirmed, 2 unusable input",
     )
     parser.add_argument(
-        "reference", help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
+        "reference",
+        metavar="REF_TRACE",
+        help="reference trace: a debugger output directory or its _SUMMARY/_FULL_TENSORS.json",
     )
-    parser.add_argument("candidate", help="candidate trace, same forms")
+    parser.add_argument("candidate", metavar="CAND_TRACE", help="candidate trace, same forms")
     parser.add_argument(
-        "--atol", type=_tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
+        "--atol",
+        type=_tolerance,
+        help="absolute tolerance (default: 1e-05, or derived from the dtype and reduction length for a "
+        "trace recorded sharded over several ranks)",
     )
     parser.add_argument(
-        "--rtol", type=_tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
+        "--rtol", type=_tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"
     )
     parser.add_argument(
         "--rename",
@@ -56,13 +78,27 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--config", type=Path, metavar="FILE", help="YAML file with a 'renames' list (applied first)"
     )
     parser.add_argument(
-        "--no-align",
+        "--no_align",
         dest="align",
         action="store_false",
         help="pair calls by path and rename rules only (no automatic alignment)",
     )
     parser.add_argument(
-        "--save-renames",
+        "--boundaries",
+        action="store_true",
+        help="compare block boundaries only (numbered layers, final norm, final output): for a port "
+        "that moves logic between modules",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        type=_pattern,
+        metavar="REGEX",
+        help="do not list calls on one side only whose path matches REGEX (they are counted); repeatable",
+    )
+    parser.add_argument(
+        "--save_renames",
         type=Path,
         metavar="OUT.yaml",
         help="write the given and inferred rename rules as a --config file to edit and pass back",
@@ -75,18 +111,25 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
+def _input_files(path: Path) -> list[Path]:
+    """The files of the trace at ``path``, or of every rank's trace of a per-rank run."""
+    directories = rank_directories(path)
+    if directories is None:
+        return trace_files(path)
+    return [file for directory in directories for file in trace_files(directory)]
+
+
 def _check_outputs(args: argparse.Namespace) -> str | None:
     """Why an output option cannot be written, before any trace is read; None when all can."""
     outputs = ("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)
-    for option, path in (*outputs, ("--save-renames", args.save_renames)):
-        if path is None:
-            continue
-        problem = output_file_problem(option, path, directory_must_exist=True)
-        if problem:
-            return problem
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'model-debugging[plot]'"
-    return None
+    inputs = [InputFile(path, "a file of the reference trace") for path in _input_files(args.reference)]
+    inputs += [InputFile(path, "a file of the candidate trace") for path in _input_files(args.candidate)]
+    if args.config is not None:
+        inputs.append(InputFile(args.config, "the --config file"))
+    problem = outputs_problem(
+        [*outputs, ("--save_renames", args.save_renames)], inputs, directory_must_exist=True
+    )
+    return problem or plot_option_problem("--plot", args.plot)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -100,7 +143,14 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         rules = command_line_rules(args.config, args.rename)
         result = compare_traces(
-            args.reference, args.candidate, atol=args.atol, rtol=args.rtol, rename=rules, align=args.align
+            args.reference,
+            args.candidate,
+            atol=args.atol,
+            rtol=args.rtol,
+            rename=rules,
+            align=args.align,
+            boundaries=args.boundaries,
+            ignore=args.ignore,
         )
         if args.save_renames:
             atomic_write_text(args.save_renames, result.alignment.rename_rules_yaml)

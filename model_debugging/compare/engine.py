@@ -21,18 +21,26 @@ Example::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
 
 from model_debugging.compare.align import align_calls
+from model_debugging.compare.boundaries import boundary_origin, boundary_rows
+from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.rank_runs import rank_directories, read_rank_run
+from model_debugging.compare.ranks import rank_note
+from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import TraceComparison
 from model_debugging.compare.rows import compare_pair
+from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
-from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.debugger.trace_format.records import Trace, TraceError
 
 __all__ = ["compare_traces"]
 
@@ -41,24 +49,35 @@ def compare_traces(
     reference: str | os.PathLike,
     candidate: str | os.PathLike,
     *,
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    rename: RenameSpec = None,
     align: bool = True,
+    boundaries: bool = False,
+    ignore: Iterable[str | re.Pattern[str]] = (),
 ) -> TraceComparison:
     """Compare the traces ``reference`` and ``candidate`` module call by module call.
 
     Args:
         reference (`str` or `os.PathLike`): a debugger output directory, or its `_SUMMARY.json` /
-            `_FULL_TENSORS.json` file.
+            `_FULL_TENSORS.json` file, or a directory of per-rank traces (``ranks="all"``, read as
+            one trace of the logical tensors: see `model_debugging.compare.rank_runs`).
         candidate (`str` or `os.PathLike`): the same for the implementation under test.
-        atol (`float`, *optional*, defaults to `1e-5`) and rtol (`float`, *optional*, defaults to `1e-4`):
-            a value is within tolerance when `|candidate - reference| <= atol + rtol * |reference|`.
+        atol (`float`, *optional*) and rtol (`float`, *optional*): a value is within tolerance when
+            `|candidate - reference| <= atol + rtol * |reference|`. Not given: 1e-5 and 1e-4, or for
+            a trace recorded sharded over several ranks a tolerance derived from its dtype and
+            reduction length (see `model_debugging.compare.tolerance`); the result says which.
         rename (*optional*): rules applied to both sides' module paths before matching: a
-            `'REGEX=REPLACEMENT'` string, an iterable of them, a `{regex: replacement}` mapping, or a
-            YAML file given as an `os.PathLike` (see `model_debugging.compare.renames`).
+            `'REGEX=REPLACEMENT'` string, a `{regex: replacement}` mapping, a rules file (a `str`
+            or `os.PathLike` ending in `.yaml`/`.yml`), or an iterable of rules, rule strings and
+            files (see `model_debugging.compare.renames`).
         align (`bool`, *optional*, defaults to `True`): align the calls that paths and rename rules
             leave unpaired automatically; False pairs by path only.
+        boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (numbered
+            layers, the calls after them such as the final norm and the LM head), for a port that
+            moves logic between modules (see `model_debugging.compare.boundaries`).
+        ignore (*optional*): regular expressions; calls on one side only whose path matches one
+            (searched, as `re.search` does) are not listed (they are counted in `ignored`).
 
     Returns:
         `TraceComparison`: the paired rows, the divergence origin (and where inside it to look), the
@@ -68,38 +87,87 @@ def compare_traces(
         TraceError: a trace or one of its tensor files is missing or unreadable.
         RenameRuleError / ConfigError: a rename rule or rename file is invalid.
     """
-    if atol < 0 or rtol < 0:
+    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
     rules = coerce_rename_rules(rename)
-    reference_trace, candidate_trace = read_trace(reference), read_trace(candidate)
+    with tempfile.TemporaryDirectory(prefix="model_debugging_ranks_") as workdir:
+        return _compare(
+            _read(reference, Path(workdir) / "reference"),
+            _read(candidate, Path(workdir) / "candidate"),
+            atol,
+            rtol,
+            rules,
+            align,
+            boundaries,
+            ignore,
+        )
+
+
+def _read(path: str | os.PathLike, workdir: Path) -> Trace:
+    """The trace at ``path``; a directory of per-rank traces is joined into one, its files in ``workdir``."""
+    directories = rank_directories(path)
+    if directories is None:
+        return read_trace(path)
+    workdir.mkdir()
+    return read_rank_run(directories, workdir)
+
+
+def _compare(
+    reference_trace: Trace,
+    candidate_trace: Trace,
+    atol: float | None,
+    rtol: float | None,
+    rules: tuple[RenameRule, ...],
+    align: bool,
+    boundaries: bool,
+    ignore: Iterable[str | re.Pattern[str]],
+) -> TraceComparison:
     for trace in (reference_trace, candidate_trace):
         if not any(record.is_tensor for node in trace.nodes for record in node.records):
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
-    comparer = PairComparer(atol, rtol, mode)
+    tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol)
+    comparer = PairComparer(tolerance.atol, tolerance.rtol, mode, atol_per_rms=tolerance.atol_per_rms)
 
+    patterns = [re.compile(pattern) for pattern in ignore]
     alignment = align_calls(reference_trace, candidate_trace, rules, comparer, infer=align)
     modules = [compare_pair(index, alignment, pair, comparer) for index, pair in enumerate(alignment.pairs)]
-    origin, origin_note = find_origin(alignment, modules)
+    if boundaries:
+        modules = boundary_rows(alignment, modules)
+        origin, origin_note = boundary_origin(modules)
+    else:
+        origin, origin_note = find_origin(alignment, modules)
     if origin is not None:  # a call with children is marked as differing: something inside it does
         modules[origin.index] = origin
+    ranks = None if origin is None else rank_note(origin, alignment, comparer)
+    unmatched = [
+        [describe_call(tree.node(i)) for i in calls]
+        for tree, calls in (
+            (alignment.reference, alignment.unaligned_reference),
+            (alignment.candidate, alignment.unaligned_candidate),
+        )
+    ]
+    shown = [[call for call in calls if not any(p.search(call) for p in patterns)] for calls in unmatched]
     return TraceComparison(
         reference=reference_trace.path,
         candidate=candidate_trace.path,
         mode=mode,
-        atol=atol,
-        rtol=rtol,
+        atol=tolerance.atol,
+        rtol=tolerance.rtol,
+        tolerance_basis=tolerance.basis,
+        atol_per_rms=tolerance.atol_per_rms,
+        rank_note=ranks,
         modules=tuple(modules),
         divergence_origin=origin,
         first_input_divergence=next((m for m in modules if not m.inputs_match), None),
-        unmatched_reference=tuple(
-            describe_call(alignment.reference.node(i)) for i in alignment.unaligned_reference
-        ),
-        unmatched_candidate=tuple(
-            describe_call(alignment.candidate.node(i)) for i in alignment.unaligned_candidate
-        ),
+        unmatched_reference=tuple(shown[0]),
+        unmatched_candidate=tuple(shown[1]),
         rename_rules=tuple(str(rule) for rule in rules),
         bytes_compared=comparer.bytes_compared,
         origin_note=origin_note,
         alignment=summarize_alignment(alignment),
+        final_output_note=final_output_note(alignment),
+        warnings=trace_warnings(alignment),
+        ignored=len(unmatched[0]) + len(unmatched[1]) - len(shown[0]) - len(shown[1]),
+        boundaries_only=boundaries,
     )

@@ -2,14 +2,17 @@
 
 A port often computes ``q_proj``, ``k_proj`` and ``v_proj`` with one ``qkv_proj`` (or the reverse):
 the single call's output is the other side's outputs concatenated along the last dimension, in
-execution order. Only the shapes decide that a group may be fused; the values are then compared
-like any other pair, so a fused weight whose halves were swapped shows up as that pair differing.
+execution order. The parts must be calls that may be projections (:mod:`.kinds`: never a norm)
+and must all have received the same input, as the parts of one projection do (a norm's output
+concatenated with two projections' never is); the single call's input must have their shape. The
+values of the outputs are then compared like any other pair, so a fused weight whose halves were
+swapped shows up as that pair differing (and the row says which order of the parts agrees).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.debugger.trace_format.records import TensorRecord
@@ -34,10 +37,15 @@ def single_output(tree: CallTree, index: int) -> TensorRecord | None:
 
 
 def find_fusable_run(
-    whole: TensorSignature, whole_input: TensorSignature, tree: CallTree, pool: Sequence[int]
+    whole: TensorSignature,
+    whole_input: TensorSignature,
+    tree: CallTree,
+    pool: Sequence[int],
+    same_input: Callable[[int, int], bool],
 ) -> tuple[int, ...] | None:
     """The first run of two or more calls of ``pool`` (consecutive among those taking an input shaped
-    like ``whole_input``) whose single outputs, concatenated on the last dimension, are shaped like ``whole``."""
+    like ``whole_input``, all given the same input by ``same_input``) whose single outputs,
+    concatenated on the last dimension, are shaped like ``whole``."""
     if whole is None or not whole[0]:
         return None
     shape, dtype = whole
@@ -57,7 +65,9 @@ def find_fusable_run(
         for end, (_, width) in enumerate(parts[start:], start + 1):
             total += width
             if total == shape[-1] and end - start > 1:
-                return tuple(index for index, _ in parts[start:end])
+                run = tuple(index for index, _ in parts[start:end])
+                if all(same_input(run[0], index) for index in run[1:]):
+                    return run
             if total > shape[-1]:
                 break
     return None

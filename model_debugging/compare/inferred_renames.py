@@ -35,15 +35,28 @@ def _generalized(candidate: str, reference: str) -> tuple[str, str]:
     return f"^{pattern}$", replacement
 
 
+def _module_calls_paired_apart(alignment: TraceAlignment) -> dict[str, set[str]]:
+    """Candidate paths whose calls the alignment paired with calls of different reference modules
+    (a port's one embedding called for the encoder and for the decoder): no rule can say that."""
+    targets: dict[str, set[str]] = {}
+    for pair in alignment.pairs:
+        if pair.kind is AlignmentKind.INFERRED:
+            candidate = _renamed(alignment, 1, pair.candidate[0])
+            targets.setdefault(candidate, set()).add(_renamed(alignment, 0, pair.reference[0]))
+    return {candidate: references for candidate, references in targets.items() if len(references) > 1}
+
+
 def inferred_rename_rules(alignment: TraceAlignment) -> tuple[RenameRule, ...]:
-    """Rules that pair by path what the alignment paired one to one, in execution order."""
+    """Rules that pair by path what the alignment paired one to one, in execution order (except the
+    calls of one module paired with different modules: the alignment finds them again)."""
+    apart = _module_calls_paired_apart(alignment)
     by_pattern: dict[str, list[tuple[str, str]]] = {}
     for pair in alignment.pairs:
         if pair.kind is not AlignmentKind.INFERRED:
             continue
         reference = _renamed(alignment, 0, pair.reference[0])
         candidate = _renamed(alignment, 1, pair.candidate[0])
-        if reference != candidate:
+        if reference != candidate and candidate not in apart:
             by_pattern.setdefault(_generalized(candidate, reference)[0], []).append((candidate, reference))
     rules: dict[str, str] = {}
     for pattern, paths in by_pattern.items():
@@ -77,6 +90,13 @@ def rename_rules_yaml(alignment: TraceAlignment) -> str:
             f"    replacement: {_quoted(rule.replacement)}",
         ]
     lines += _comment_block("fused or split projections (aligned automatically)", _projections(alignment))
+    lines += _comment_block(
+        "calls of one module paired with different modules (aligned automatically)",
+        [
+            f"{candidate} = {' / '.join(sorted(references))}"
+            for candidate, references in _module_calls_paired_apart(alignment).items()
+        ],
+    )
     identities = [
         tree.node(index).module_path
         for tree, indices in (

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from model_debugging.compare.forms import Form, comparable_in_statistics, converted
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -33,6 +34,12 @@ class GroupDiff:
         self.abs_sum += abs_sum
         self.count += count
 
+    def merge(self, other: GroupDiff) -> None:
+        if other.count or other.max_abs is not None:
+            self.add(other.match, other.max_abs or 0.0, other.max_rel or 0.0, other.abs_sum, other.count)
+        else:
+            self.match = self.match and other.match
+
     @property
     def mean_abs(self) -> float | None:
         return self.abs_sum / self.count if self.count else None
@@ -46,6 +53,9 @@ class PairComparer:
     rtol: float
     mode: TraceMode
     bytes_compared: int = 0
+    # for sharded traces: the absolute tolerance grows by this much per unit of the reference
+    # tensor's root mean square (rounding scales with the size of the terms; see tolerance.py)
+    atol_per_rms: float = 0.0
 
     def compare(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         if self.mode == "tensors":
@@ -53,12 +63,38 @@ class PairComparer:
         else:
             self._compare_stats(reference, candidate, diff)
 
+    def compare_values(
+        self, reference: TensorRecord, candidate: TensorRecord, form: Form
+    ) -> GroupDiff | None:
+        """The differences of two values compared in ``form`` (see :mod:`.forms`); None when this mode
+        cannot compare them (a form whose statistics are not those of the same values)."""
+        diff = GroupDiff()
+        if self.mode == "tensors":
+            if form is Form.SAME:
+                diff.add(*self._compare_files(reference, candidate))
+            else:
+                expected, actual = converted(
+                    form, read_recorded_tensor(reference), read_recorded_tensor(candidate)
+                )
+                diff.add(*self.compare_tensors(expected, actual))
+        elif comparable_in_statistics(form):
+            self._compare_stats(reference, candidate, diff)
+        else:
+            return None
+        return diff
+
+    def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
+        """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""
+        diff = self.compare_values(reference, candidate, form)
+        return diff is not None and diff.match
+
     def _compare_stats(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         """Compare the statistics both sides recorded: the float64/exact ones when both have them."""
         use_exact = bool(reference.statistics and candidate.statistics)
         expected_stats = reference.statistics if use_exact else reference.stats
         candidate_stats = dict(candidate.statistics if use_exact else candidate.stats)
         exact_dtype = is_exact_dtype(reference.dtype) and is_exact_dtype(candidate.dtype)
+        atol = self._atol_from_statistics(dict(expected_stats))
         for name, expected in expected_stats:
             actual = candidate_stats.get(name)
             if expected is None or actual is None:
@@ -73,8 +109,22 @@ class PairComparer:
             if exact_dtype or name in EXACT_STATISTICS:
                 within = same
             else:
-                within = error <= self.atol + self.rtol * magnitude
+                within = error <= atol + self.rtol * magnitude
             diff.add(within, error, relative, error, 1)
+
+    def _atol_from_statistics(self, statistics: dict) -> float:
+        if not self.atol_per_rms:
+            return self.atol
+        mean, std = statistics.get("mean"), statistics.get("std")
+        if mean is None or std is None or not math.isfinite(mean) or not math.isfinite(std):
+            return self.atol
+        return self.atol + self.atol_per_rms * math.hypot(mean, std)
+
+    def _atol_for(self, expected: torch.Tensor) -> float:
+        if not self.atol_per_rms or not expected.dtype.is_floating_point or not expected.numel():
+            return self.atol
+        rms = float(expected.double().square().mean().sqrt())
+        return self.atol + self.atol_per_rms * rms if math.isfinite(rms) else self.atol
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord
@@ -93,20 +143,23 @@ class PairComparer:
         exact = not (expected.dtype.is_floating_point or actual.dtype.is_floating_point)
         wide = exact or torch.float64 in (expected.dtype, actual.dtype)
         work_dtype = torch.float64 if wide else torch.float32
+        atol = self._atol_for(expected)
         within, max_abs, max_rel, abs_sum = True, 0.0, 0.0, 0.0
         for start in range(0, expected.numel(), _CHUNK_ELEMENTS):
             ref = expected[start : start + _CHUNK_ELEMENTS]
             cand = actual[start : start + _CHUNK_ELEMENTS]
             if same_dtype and torch.equal(ref, cand):
                 continue  # bit-identical slice (the common case before a divergence): all differences 0
-            chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype))
+            chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype), atol)
             # integers and bools (this slice is not bit-identical) differ: no tolerance, and no
             # float rounding of a large int64 can hide the difference
             within = within and not exact and chunk[0]
             max_abs, max_rel, abs_sum = max(max_abs, chunk[1]), max(max_rel, chunk[2]), abs_sum + chunk[3]
         return within, max_abs, max_rel, abs_sum, expected.numel()
 
-    def _compare_chunk(self, ref: torch.Tensor, cand: torch.Tensor) -> tuple[bool, float, float, float]:
+    def _compare_chunk(
+        self, ref: torch.Tensor, cand: torch.Tensor, atol: float
+    ) -> tuple[bool, float, float, float]:
         """(within tolerance, max abs, max rel, sum of abs differences) of one slice."""
         error = torch.sub(cand, ref).abs_()
         max_abs = float(error.max())
@@ -118,9 +171,7 @@ class PairComparer:
             ref = ref.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
             max_abs = float(error.max())
         magnitude = ref.abs()
-        within = (
-            max_abs <= self.atol or float(torch.sub(error, magnitude, alpha=self.rtol).max()) <= self.atol
-        )
+        within = max_abs <= atol or float(torch.sub(error, magnitude, alpha=self.rtol).max()) <= atol
         abs_sum = float(error.sum(dtype=torch.float64))
         if math.isinf(max_abs):
             return within, max_abs, math.inf, abs_sum

@@ -71,14 +71,16 @@ def _parent_rows(alignment: TraceAlignment) -> list[int | None]:
 
 def _marked(row: ModuleComparison, note: str, evidence: ModuleComparison | None) -> ModuleComparison:
     """``row`` (a call with children) marked as differing; its differences become those of the
-    first call inside it that received different inputs."""
+    first call inside it that received different inputs, which its first detail names."""
     if row.is_leaf or row.outputs_match is False:
         return row
-    marked = replace(row, outputs_match=False, details=(*row.details, note))
     if evidence is None:
-        return marked
+        return replace(row, outputs_match=False, details=(note, *row.details))
+    labels = ", ".join(value.label for value in evidence.differing_inputs[:3]) or "its inputs"
     return replace(
-        marked,
+        row,
+        outputs_match=False,
+        details=(f"inside it, the inputs of {evidence.module_path} differ: {labels}", *row.details),
         compared=evidence.compared,
         max_abs_diff=evidence.max_abs_diff,
         max_rel_diff=evidence.max_rel_diff,
@@ -93,8 +95,12 @@ def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> s
     if first_differing is None:
         text = f"the difference is made inside {where}"
     else:
-        child = reference.node(alignment.pairs[first_differing].reference[0]).module_path
+        call = alignment.pairs[first_differing].reference[0]
+        child = reference.node(call).module_path
         text = f"the difference is made inside {where}, before {child} (the first call in it whose inputs differ)"
+        parent = reference.parent[call]
+        if parent != pair.reference[0] and parent >= 0:  # a call the candidate has no counterpart of
+            text += f", in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
     if alignment.from_shapes_only:
         projections = [
             reference.node(other.reference[0]).module_path
@@ -107,14 +113,20 @@ def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> s
                 f" (summary statistics cannot tell when the parts of a fused projection are in the wrong order: "
                 f"check {', '.join(projections[:_NAMED])})"
             )
+    # the calls left unaligned inside it that ran before the first call whose inputs differ
+    before = (
+        (len(reference.trace.nodes), len(candidate.trace.nodes))
+        if first_differing is None
+        else (alignment.pairs[first_differing].reference[0], alignment.pairs[first_differing].candidate[0])
+    )
     unaligned = [
         describe_call(tree.node(index))
-        for tree, call, indices in (
-            (reference, pair.reference[0], alignment.unaligned_reference),
-            (candidate, pair.candidate[0], alignment.unaligned_candidate),
+        for tree, call, indices, limit in (
+            (reference, pair.reference[0], alignment.unaligned_reference, before[0]),
+            (candidate, pair.candidate[0], alignment.unaligned_candidate, before[1]),
         )
         for index in indices
-        if tree.contains(call, index) and tree.parent[index] not in indices
+        if tree.contains(call, index) and tree.parent[index] not in indices and index < limit
     ]
     if unaligned:
         named = ", ".join(unaligned[:_NAMED]) + (

@@ -10,6 +10,12 @@ YAML file::
 
 Rules apply in order with ``re.sub`` to module paths relative to the model (without the leading
 class name), on both traces.
+
+Where rules are given in Python (``compare_traces(rename=...)``), a string or an ``os.PathLike``
+ending in ``.yaml`` or ``.yml`` is a rules file, read whether it is a ``str`` or a ``Path``; every
+other string is one ``REGEX=REPLACEMENT`` rule. The suffix alone decides, never whether a file of
+that name exists: a rule whose replacement itself ends in ``.yaml`` is given as a mapping or a
+:class:`RenameRule`.
 """
 
 from __future__ import annotations
@@ -88,29 +94,48 @@ def load_rename_rules(path: str | os.PathLike) -> tuple[RenameRule, ...]:
     return tuple(rules)
 
 
+RULES_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def is_rules_file(value: str | os.PathLike) -> bool:
+    """Whether ``value`` names a rules file rather than being a rule: its name ends in .yaml or .yml."""
+    return os.fspath(value).lower().endswith(RULES_FILE_SUFFIXES)
+
+
 def command_line_rules(config: str | os.PathLike | None, rules: Iterable[str]) -> tuple[RenameRule, ...]:
     """The rules a command line gives: those of its ``--config`` file first, then each ``--rename``."""
     from_file = load_rename_rules(config) if config else ()
+    for text in rules:
+        if is_rules_file(text):
+            raise RenameRuleError(f"--rename {text!r} names a rules file: give rules files with --config")
     return from_file + tuple(parse_rename_rule(text) for text in rules)
 
 
-def coerce_rename_rules(
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule],
-) -> tuple[RenameRule, ...]:
+RenameSpec = None | str | os.PathLike | Mapping[str, str] | Iterable[str | os.PathLike | RenameRule]
+
+
+def coerce_rename_rules(rename: RenameSpec) -> tuple[RenameRule, ...]:
     """Rules from what ``compare_traces(rename=...)`` accepts.
 
-    None (no rules); a YAML file as an ``os.PathLike``; a mapping ``{regex: replacement}``; a
-    ``'REGEX=REPLACEMENT'`` string or an iterable of such strings and :class:`RenameRule`.
+    None (no rules); a mapping ``{regex: replacement}``; a rules file or a ``'REGEX=REPLACEMENT'``
+    string (see the module docstring for which is which); or an iterable of rules files, rule
+    strings and :class:`RenameRule`, applied in order.
     """
     if rename is None:
         return ()
-    if isinstance(rename, os.PathLike):
-        return load_rename_rules(rename)
-    if isinstance(rename, str):
-        return (parse_rename_rule(rename),)
+    if isinstance(rename, (str, os.PathLike)):
+        rename = [rename]
     if isinstance(rename, Mapping):
         return tuple(RenameRule.compile(pattern, replacement) for pattern, replacement in rename.items())
-    return tuple(rule if isinstance(rule, RenameRule) else parse_rename_rule(rule) for rule in rename)
+    rules: list[RenameRule] = []
+    for item in rename:
+        if isinstance(item, RenameRule):
+            rules.append(item)
+        elif isinstance(item, os.PathLike) or is_rules_file(item):
+            rules.extend(load_rename_rules(item))
+        else:
+            rules.append(parse_rename_rule(item))
+    return tuple(rules)
 
 
 def apply_rename_rules(rules: Iterable[RenameRule], path: str) -> str:

@@ -1,22 +1,32 @@
-"""One row of the comparison per pair of calls: how their inputs and outputs differ.
+"""One row of the comparison per pair of calls: how their inputs and outputs compare.
 
-Within a pair matched by path, tensors pair by where they sit (``args.0``, ``kwargs.mask``, ``0``);
-within an inferred pair the two implementations may pass them differently (positionally on one
-side, by keyword on the other), so they pair by position among the tensors. A fused or split pair
-compares the concatenation of the several calls' outputs with the single call's output.
+Every pair is compared the same way, whether its calls were paired by path (with or without rename
+rules) or by the alignment: the values are paired by :mod:`.arguments` and compared value by
+value (:class:`ValueComparison`). A fused or split pair compares the concatenation of the several
+calls' outputs with the single call's output and, when they differ, says whether the parts are
+merely in another order.
+
+What counts as a difference: a value that differs beyond the tolerance, a shape or dtype that
+differs, an output tensor on one side only, a literal (an int, a string, a bool, None) that
+differs, an exception raised on one side only. What is a note: an input passed by one side only,
+a value that cannot be compared (a form a summary trace cannot convert, an object's repr), a pair
+guessed by order whose values differ.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import itertools
+from collections.abc import Sequence
 
 import torch
 
 from model_debugging.compare.align import CallPair, TraceAlignment
+from model_debugging.compare.arguments import Paired, PairedBy, literal, pair_inputs, pair_outputs
 from model_debugging.compare.call_tree import tensor_records
+from model_debugging.compare.forms import Form
 from model_debugging.compare.fused import concatenated_statistics
 from model_debugging.compare.numeric import GroupDiff, PairComparer
-from model_debugging.compare.result import AlignmentKind, ModuleComparison
+from model_debugging.compare.result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
@@ -27,38 +37,193 @@ def compare_pair(
     """The row of ``pair``, the ``index``-th of the comparison."""
     reference = alignment.reference.node(pair.reference[0])
     candidate = alignment.candidate.node(pair.candidate[0])
-    if pair.kind is AlignmentKind.PATH:
-        return compare_calls(index, reference, candidate, comparer)
-    candidate = _keyed_like(candidate, reference)
-    if pair.kind is AlignmentKind.INFERRED:
-        return replace(compare_calls(index, reference, candidate, comparer), alignment=pair.kind)
+    values: list[ValueComparison] = []
     details: list[str] = []
-    inputs = compare_records(reference.inputs, candidate.inputs, "inputs", comparer, details)
-    parts = [tensor_records(alignment.reference.node(i).outputs)[0] for i in pair.reference]
-    wholes = [tensor_records(alignment.candidate.node(i).outputs)[0] for i in pair.candidate]
-    outputs = GroupDiff()
-    _compare_concatenated(parts, wholes, comparer, outputs)
-    names = [
-        " + ".join(tree.node(i).module_path for i in calls)
-        for tree, calls in ((alignment.reference, pair.reference), (alignment.candidate, pair.candidate))
-    ]
-    details.append(f"{pair.kind.value}: {names[0]} = {names[1]}")
+    outputs: GroupDiff | None = None
+    if pair.kind in (AlignmentKind.FUSED, AlignmentKind.SPLIT):
+        outputs = GroupDiff()
+        details += _compare_fused(alignment, pair, comparer, outputs)
+    elif reference.outputs is not None and candidate.outputs is not None:
+        values = _compare_all(pair_outputs(reference.outputs, candidate.outputs), "outputs", comparer)
+        outputs = _total(values)
+    elif reference.outputs is not None or candidate.outputs is not None:
+        side = "reference" if reference.outputs is not None else "candidate"
+        details.append(f"outputs recorded only in the {side} (a call with children records none)")
+    # the same elements in another layout (a Conv2d against a Linear): so are inputs of other shapes
+    layout = any(value.form == str(Form.LAYOUT) for value in values)
+    paired = pair_inputs(reference.inputs, candidate.inputs, comparer.agree)
+    values = [_compare_value(one, "inputs", comparer, layout) for one in paired] + values
+    outputs = _exceptions(reference, candidate, outputs, details)
+    inputs = _total([value for value in values if value.place == "inputs"])
+    details += [_detail(value) for value in values if value.counted and value.status is not ValueStatus.EQUAL]
+    notes = [_note(value) for value in values if not value.counted and value.status is not ValueStatus.EQUAL]
+    measured = outputs if outputs is not None and outputs.count else inputs
     return ModuleComparison(
         index=index,
         module_path=reference.module_path,
         candidate_path=candidate.module_path,
         call_index=reference.call_index,
         depth=reference.depth,
-        is_leaf=True,
+        is_leaf=pair.kind in (AlignmentKind.FUSED, AlignmentKind.SPLIT)
+        or (reference.is_leaf and candidate.is_leaf),
         inputs_match=inputs.match,
-        outputs_match=outputs.match,
-        compared="outputs",
-        max_abs_diff=outputs.max_abs,
-        max_rel_diff=outputs.max_rel,
-        mean_abs_diff=outputs.mean_abs,
+        outputs_match=None if outputs is None else outputs.match,
+        compared="outputs" if measured is outputs else "inputs",
+        max_abs_diff=measured.max_abs,
+        max_rel_diff=measured.max_rel,
+        mean_abs_diff=measured.mean_abs,
         details=tuple(details),
         alignment=pair.kind,
+        values=tuple(values),
+        notes=tuple(notes),
     )
+
+
+def _compare_all(pairs: list[Paired], place: str, comparer: PairComparer) -> list[ValueComparison]:
+    return [_compare_value(pair, place, comparer) for pair in pairs]
+
+
+def _compare_value(pair: Paired, place: str, comparer: PairComparer, layout: bool = False) -> ValueComparison:
+    left, right = pair.reference, pair.candidate
+    where = {"place": place, "reference": _at(left), "candidate": _at(right), "paired_by": str(pair.by)}
+    if left is None or right is None:
+        one = left if right is None else right
+        status = ValueStatus.ONLY_REFERENCE if right is None else ValueStatus.ONLY_CANDIDATE
+        counted = place == "outputs" and one.is_tensor  # an output tensor missing on one side
+        return ValueComparison(**where, status=status, counted=counted, note=_describe(one))
+    if left.is_tensor != right.is_tensor:
+        tensor, other = (left, right) if left.is_tensor else (right, left)
+        counted = place == "outputs" or other.text not in (None, "None")
+        text = f"a tensor {list(tensor.shape)} in the {'reference' if left.is_tensor else 'candidate'}, {other.text}"
+        return ValueComparison(
+            **where, status=ValueStatus.DIFFERS, counted=counted, note=text + " in the other"
+        )
+    if not left.is_tensor:
+        return _compare_literals(where, left.text, right.text)
+    if pair.form is None and layout:
+        note = (
+            f"set aside: shape {list(left.shape)} vs {list(right.shape)}, in another layout like the outputs"
+        )
+        return ValueComparison(**where, status=ValueStatus.NOT_COMPARED, counted=False, note=note)
+    if pair.form is None:
+        return ValueComparison(
+            **where, status=ValueStatus.DIFFERS, note=f"shape {list(left.shape)} vs {list(right.shape)}"
+        )
+    diff = comparer.compare_values(left, right, pair.form)
+    form = None if pair.form is Form.SAME else str(pair.form)
+    if diff is None:
+        note = f"set aside: a summary trace cannot compare values in {pair.form} form"
+        return ValueComparison(**where, status=ValueStatus.NOT_COMPARED, form=form, counted=False, note=note)
+    note = None
+    if pair.form is Form.SAME and left.dtype != right.dtype:
+        diff.match, note = False, f"dtype {left.dtype} vs {right.dtype}"
+    guessed = pair.by is PairedBy.ORDER and place == "inputs"
+    if guessed and not diff.match:
+        note = "paired by order only (no name, shape or value tells them apart): not counted"
+    return ValueComparison(
+        **where,
+        status=ValueStatus.EQUAL if diff.match else ValueStatus.DIFFERS,
+        form=form,
+        counted=not guessed,
+        max_abs_diff=diff.max_abs,
+        max_rel_diff=diff.max_rel,
+        mean_abs_diff=diff.mean_abs,
+        elements=diff.count,
+        note=note,
+    )
+
+
+def _compare_literals(where: dict, reference: str | None, candidate: str | None) -> ValueComparison:
+    if reference == candidate:
+        return ValueComparison(**where, status=ValueStatus.EQUAL)
+    (left_ok, left), (right_ok, right) = literal(reference), literal(candidate)
+    if left_ok and right_ok:
+        status = ValueStatus.EQUAL if left == right else ValueStatus.DIFFERS
+        return ValueComparison(**where, status=status, note=f"{reference} vs {candidate}")
+    note = f"not compared: {reference if not left_ok else candidate} is not a literal"
+    return ValueComparison(**where, status=ValueStatus.NOT_COMPARED, counted=False, note=note)
+
+
+def _at(record: TensorRecord | None) -> str | None:
+    return None if record is None else record.sub_path
+
+
+def _describe(record: TensorRecord) -> str:
+    return f"a tensor {list(record.shape)}" if record.is_tensor else f"{record.text}"
+
+
+def _total(values: Sequence[ValueComparison]) -> GroupDiff:
+    total = GroupDiff()
+    for value in values:
+        if not value.counted:
+            continue
+        if value.max_abs_diff is not None:
+            abs_sum = (value.mean_abs_diff or 0.0) * value.elements
+            total.add(
+                value.status is ValueStatus.EQUAL,
+                value.max_abs_diff,
+                value.max_rel_diff or 0.0,
+                abs_sum,
+                value.elements,
+            )
+        elif value.status is not ValueStatus.EQUAL:
+            total.match = False
+    return total
+
+
+def _detail(value: ValueComparison) -> str:
+    if value.status in (ValueStatus.ONLY_REFERENCE, ValueStatus.ONLY_CANDIDATE):
+        return f"{value.label} only in the {'reference' if value.reference else 'candidate'}: {value.note}"
+    if value.note:
+        return f"{value.label} {value.note}"
+    return f"{value.label} {'differ' if value.label in ('inputs', 'outputs') else 'differs'}"
+
+
+def _note(value: ValueComparison) -> str:
+    if value.status in (ValueStatus.ONLY_REFERENCE, ValueStatus.ONLY_CANDIDATE):
+        side = "reference" if value.reference is not None else "candidate"
+        return f"{value.label} passed by the {side} only ({value.note})"
+    return f"{value.label}: {value.note}"
+
+
+def _exceptions(
+    reference: TraceNode, candidate: TraceNode, outputs: GroupDiff | None, details: list[str]
+) -> GroupDiff | None:
+    if not (reference.exception or candidate.exception):
+        return outputs
+    details.append(
+        f"reference raised {reference.exception}" if reference.exception else "reference did not raise"
+    )
+    details.append(
+        f"candidate raised {candidate.exception}" if candidate.exception else "candidate did not raise"
+    )
+    if reference.exception != candidate.exception:
+        outputs = outputs or GroupDiff()
+        outputs.match = False
+    return outputs
+
+
+def _compare_fused(
+    alignment: TraceAlignment, pair: CallPair, comparer: PairComparer, outputs: GroupDiff
+) -> list[str]:
+    """Compare the concatenated outputs of a fused or split pair; name its parts and, when they
+    differ, whether another order of the parts would agree."""
+    parts = [tensor_records(alignment.reference.node(i).outputs)[0] for i in pair.reference]
+    wholes = [tensor_records(alignment.candidate.node(i).outputs)[0] for i in pair.candidate]
+    _compare_concatenated(parts, wholes, comparer, outputs)
+    names = [
+        [tree.node(i).module_path for i in calls]
+        for tree, calls in ((alignment.reference, pair.reference), (alignment.candidate, pair.candidate))
+    ]
+    details = [f"{pair.kind.value}: {' + '.join(names[0])} = {' + '.join(names[1])}"]
+    if not outputs.match and comparer.mode == "tensors":
+        order = _agreeing_order(parts, wholes, comparer)
+        if order is not None:
+            several, single = (names[0], names[1][0]) if len(parts) > 1 else (names[1], names[0][0])
+            details.append(
+                f"the parts are in another order: {single} = {' + '.join(several[i] for i in order)}"
+            )
+    return details
 
 
 def _compare_concatenated(
@@ -77,91 +242,17 @@ def _compare_concatenated(
     diff.add(*comparer.compare_tensors(expected, actual))
 
 
-def _keyed_like(candidate: TraceNode, reference: TraceNode) -> TraceNode:
-    """``candidate`` with its tensors renamed positionally after ``reference``'s, when they differ."""
-
-    def rekeyed(theirs: tuple[TensorRecord, ...] | None, ours: tuple[TensorRecord, ...] | None):
-        if theirs is None or ours is None:
-            return theirs
-        wanted = [record.sub_path for record in tensor_records(ours)]
-        given = tensor_records(theirs)
-        if [record.sub_path for record in given] == wanted:
-            return theirs
-        names = iter(wanted)
-        return tuple(replace(record, sub_path=next(names, record.sub_path)) for record in given)
-
-    return replace(
-        candidate,
-        inputs=rekeyed(candidate.inputs, reference.inputs),
-        outputs=rekeyed(candidate.outputs, reference.outputs),
-    )
-
-
-def compare_records(
-    reference: tuple[TensorRecord, ...],
-    candidate: tuple[TensorRecord, ...],
-    label: str,
-    comparer: PairComparer,
-    details: list[str],
-) -> GroupDiff:
-    diff = GroupDiff()
-    candidate_tensors = {record.sub_path: record for record in candidate if record.is_tensor}
-    for expected in reference:
-        if not expected.is_tensor:
+def _agreeing_order(
+    references: list[TensorRecord], candidates: list[TensorRecord], comparer: PairComparer
+) -> tuple[int, ...] | None:
+    """The order of the several parts whose concatenation agrees with the single call's output."""
+    several, single = (references, candidates[0]) if len(references) > 1 else (candidates, references[0])
+    whole = read_recorded_tensor(single)
+    tensors = [read_recorded_tensor(record) for record in several]
+    for order in itertools.permutations(range(len(tensors))):
+        if order == tuple(range(len(tensors))):
             continue
-        name = f"{label}.{expected.sub_path}" if expected.sub_path else label
-        actual = candidate_tensors.pop(expected.sub_path, None)
-        if actual is None:
-            details.append(f"{name} only in reference")
-            continue
-        if expected.shape != actual.shape:
-            details.append(f"{name} shape {list(expected.shape)} vs {list(actual.shape)}")
-            diff.match = False
-            continue
-        if expected.dtype != actual.dtype:
-            details.append(f"{name} dtype {expected.dtype} vs {actual.dtype}")
-            diff.match = False
-        comparer.compare(expected, actual, diff)
-    for sub_path in candidate_tensors:
-        details.append(f"{label}.{sub_path} only in candidate" if sub_path else f"{label} only in candidate")
-    return diff
-
-
-def compare_calls(
-    index: int, reference: TraceNode, candidate: TraceNode, comparer: PairComparer
-) -> ModuleComparison:
-    details: list[str] = []
-    inputs = compare_records(reference.inputs, candidate.inputs, "inputs", comparer, details)
-    outputs = None
-    if reference.outputs is not None and candidate.outputs is not None:
-        outputs = compare_records(reference.outputs, candidate.outputs, "outputs", comparer, details)
-    elif reference.outputs is not None or candidate.outputs is not None:
-        details.append(
-            f"outputs recorded only in {'reference' if reference.outputs is not None else 'candidate'}"
-        )
-    if reference.exception or candidate.exception:
-        details.append(
-            f"reference raised {reference.exception}" if reference.exception else "reference did not raise"
-        )
-        details.append(
-            f"candidate raised {candidate.exception}" if candidate.exception else "candidate did not raise"
-        )
-        if reference.exception != candidate.exception:
-            outputs = outputs or GroupDiff()
-            outputs.match = False
-    measured = outputs if outputs is not None and outputs.count else inputs
-    return ModuleComparison(
-        index=index,
-        module_path=reference.module_path,
-        candidate_path=candidate.module_path,
-        call_index=reference.call_index,
-        depth=reference.depth,
-        is_leaf=reference.is_leaf and candidate.is_leaf,
-        inputs_match=inputs.match,
-        outputs_match=None if outputs is None else outputs.match,
-        compared="outputs" if measured is outputs else "inputs",
-        max_abs_diff=measured.max_abs,
-        max_rel_diff=measured.max_rel,
-        mean_abs_diff=measured.mean_abs,
-        details=tuple(details),
-    )
+        arranged = torch.cat([tensors[i] for i in order], dim=-1)
+        if arranged.shape == whole.shape and comparer.compare_tensors(whole, arranged)[0]:
+            return order
+    return None

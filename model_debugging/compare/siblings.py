@@ -1,16 +1,18 @@
-"""Aligning the children of two matched calls by execution order, shapes and dtypes.
+"""Aligning the children of two matched calls by execution order, kinds, shapes and values.
 
 Each side is a sequence of *items* in execution order: one call, or a group of leaf calls that
 together match one call of the other side (a fused or split projection). Two items may pair when
-both are leaves or both have children, their first tensor inputs have the same shape and dtype,
-and (leaves) their tensor outputs too. Among all order-preserving pairings, the one with the most
-pairs wins (a longest common subsequence), so a call present on one side only does not shift the
-rest. Calls already paired by path are anchors: they pair only with their partner.
+both are leaves or both have children, their kinds are compatible (:mod:`.kinds`: a norm never
+pairs with a projection), their first tensor inputs have the same shape and dtype, and (leaves)
+their tensor outputs too. Among all order-preserving pairings, the one of the greatest weight wins
+(a longest common subsequence, weighted): a pair whose first inputs agree in value weighs more,
+and for leaves one whose outputs agree too, so that the pairing the values confirm beats one that
+shapes alone allow. Calls already paired by path are anchors: they pair only with their partner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from model_debugging.compare.call_tree import CallTree, tensor_records
@@ -21,8 +23,9 @@ from model_debugging.compare.fused import (
     signature,
     single_output,
 )
+from model_debugging.compare.kinds import compatible_kinds, kind_of
 
-_ANCHOR_SCORE = 1000  # a path pair always wins over any number of inferred pairs it would cross
+_ANCHOR_WEIGHT = 10_000  # a path pair always wins over any number of inferred pairs it would cross
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Item:
     is_leaf: bool
     input: TensorSignature
     outputs: tuple[TensorSignature, ...]
+    kind: str | None = None
 
 
 def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
@@ -43,28 +47,41 @@ def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
         parts = [signature(single_output(tree, index)) for index in calls]
         shape = (*parts[0][0][:-1], sum(part[0][-1] for part in parts))
         outputs = ((shape, parts[0][1]),)
-    return Item(calls, tree.is_leaf(calls[0]), signature(first_tensor(node.inputs)), outputs)
+    return Item(calls, tree.is_leaf(calls[0]), signature(first_tensor(node.inputs)), outputs, kind_of(node))
 
 
-def _compatible(left: Item, right: Item) -> bool:
+def compatible(left: Item, right: Item) -> bool:
     if left.is_leaf != right.is_leaf or left.input != right.input:
+        return False
+    if not compatible_kinds(left.kind, right.kind):
         return False
     return not left.is_leaf or left.outputs == right.outputs
 
 
 def group_projections(
-    items: list[Item], tree: CallTree, others: Sequence[Item], anchored: set[int]
+    items: list[Item],
+    tree: CallTree,
+    others: Sequence[Item],
+    anchored: set[int],
+    same_input: Callable[[int, int], bool],
 ) -> list[Item]:
     """``items`` with runs of leaf calls grouped where one item of ``others`` has no partner of its
-    own among ``items`` but matches the run's concatenated outputs."""
+    own among ``items`` but matches the run's concatenated outputs (``same_input(a, b)``: whether
+    calls ``a`` and ``b`` of ``tree`` got the same first input, as the parts of a projection do)."""
     for other in others:
         if not other.is_leaf or len(other.calls) > 1 or len(other.outputs) != 1:
             continue
-        if any(_compatible(item, other) for item in items):
+        if any(compatible(item, other) for item in items):
             continue
-        pool = [item.calls[0] for item in items if len(item.calls) == 1 and item.is_leaf]
-        pool = [index for index in pool if index not in anchored]
-        run = find_fusable_run(other.outputs[0], other.input, tree, pool)
+        pool = [
+            item.calls[0]
+            for item in items
+            if len(item.calls) == 1
+            and item.is_leaf
+            and item.calls[0] not in anchored
+            and compatible_kinds(item.kind, other.kind)
+        ]
+        run = find_fusable_run(other.outputs[0], other.input, tree, pool, same_input)
         if run is None:
             continue
         position = next(i for i, item in enumerate(items) if item.calls[0] == run[0])
@@ -74,32 +91,42 @@ def group_projections(
 
 
 def pair_items(
-    reference: Sequence[Item], candidate: Sequence[Item], anchors: Mapping[int, int]
-) -> list[tuple[Item, Item]]:
-    """The order-preserving pairing of the two sequences with the most pairs (anchors first)."""
-
-    def score(left: Item, right: Item) -> int:
-        partner = anchors.get(left.calls[0])
-        if partner is not None or right.calls[0] in anchored_candidates:
-            return _ANCHOR_SCORE if partner == right.calls[0] else 0
-        return 1 if _compatible(left, right) else 0
-
+    reference: Sequence[Item],
+    candidate: Sequence[Item],
+    anchors: Mapping[int, int],
+    weight: Callable[[Item, Item], int],
+) -> tuple[list[tuple[Item, Item]], int]:
+    """The order-preserving pairing of the two sequences of the greatest weight (anchors first),
+    and that weight without the anchors'. ``weight`` gives a compatible pair's weight (>= 1)."""
     anchored_candidates = set(anchors.values())  # calls paired by path pair with their partner only
+    cache: dict[tuple[int, int], int] = {}
+
+    def score(i: int, j: int) -> int:
+        if (i, j) not in cache:
+            left, right = reference[i], candidate[j]
+            partner = anchors.get(left.calls[0])
+            if partner is not None or right.calls[0] in anchored_candidates:
+                cache[i, j] = _ANCHOR_WEIGHT if partner == right.calls[0] else 0
+            else:
+                cache[i, j] = weight(left, right) if compatible(left, right) else 0
+        return cache[i, j]
+
     rows, columns = len(reference), len(candidate)
     best = [[0] * (columns + 1) for _ in range(rows + 1)]
     for i in range(rows - 1, -1, -1):
         for j in range(columns - 1, -1, -1):
-            gain = score(reference[i], candidate[j])
+            gain = score(i, j)
             paired = best[i + 1][j + 1] + gain if gain else 0
             best[i][j] = max(paired, best[i + 1][j], best[i][j + 1])
-    pairs, i, j = [], 0, 0
+    pairs, total, i, j = [], 0, 0, 0
     while i < rows and j < columns:
-        gain = score(reference[i], candidate[j])
+        gain = score(i, j)
         if gain and best[i][j] == best[i + 1][j + 1] + gain:
             pairs.append((reference[i], candidate[j]))
+            total += gain if gain != _ANCHOR_WEIGHT else 0
             i, j = i + 1, j + 1
         elif best[i][j] == best[i + 1][j]:
             i += 1
         else:
             j += 1
-    return pairs
+    return pairs, total

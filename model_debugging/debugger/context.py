@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks, rank_setup
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
 from model_debugging.debugger.prune import paths_with_later_siblings
@@ -30,16 +32,10 @@ logger = logging.getLogger(__name__)
 _TRACE_PRINT_OPTIONS = {"sci_mode": True, "linewidth": 120}
 
 
-def _is_recording_rank() -> bool:
-    """Rank 0 records; so does a process that is not part of an initialized process group."""
-    distributed = torch.distributed
-    return not (distributed.is_available() and distributed.is_initialized() and distributed.get_rank() != 0)
-
-
-def _usable_output_dir(debug_path: str | Path | None) -> Path:
-    """Create ``debug_path`` if needed and check a file can be written there, before any forward runs."""
+def _usable_output_dir(debug_path: str | Path | None, output_dir: Path) -> Path:
+    """Create ``output_dir`` (``debug_path``, or a rank's directory in it) if needed and check a file can
+    be written there, before any forward runs."""
     try:
-        output_dir = Path(debug_path) if debug_path else Path(".")
         output_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=output_dir):
             pass
@@ -58,16 +54,20 @@ class _TracingSession:
     def __init__(
         self,
         model: nn.Module,
-        output_dir: Path | None,
+        setup: RankSetup,
         prune_layers: bool,
         use_repr: bool,
         record_functions: Sequence[str] = (),
+        only_modules: re.Pattern[str] | None = None,
     ):
         self._model = model
         self._class_name = type(model).__name__
         self._model_class = qualified_class_name(model)
-        self._output_dir = output_dir
-        self._recording = output_dir is not None
+        self._setup = setup
+        self._output_dir = output_dir = setup.output_dir
+        self._recording = setup.records
+        self._only_modules = only_modules
+        self._modules = self._recorded_modules()
         self._prune_layers = prune_layers
         self._use_repr = use_repr
         self._patches = ForwardPatches()
@@ -83,14 +83,14 @@ class _TracingSession:
             self._likely_pruned = (
                 paths_with_later_siblings(model, self._class_name) if prune_layers else frozenset()
             )
-            self._writer = TraceWriter(output_dir, self._class_name)
+            self._writer = TraceWriter(output_dir, self._class_name, setup.run) if setup.writes else NoFiles()
         self._functions = (
             FunctionRecorder(model, record_functions, self._function_call) if record_functions else None
         )
 
     def install(self) -> None:
         if self._recording:
-            for name, module in self._model.named_modules():
+            for name, module in self._modules:
                 if name:
                     has_submodules = next(module.children(), None) is not None
                     path, module_class = f"{self._class_name}.{name}", qualified_class_name(module)
@@ -99,6 +99,27 @@ class _TracingSession:
         if self._functions is not None and self._recording:
             self._functions.install()
         self._installed = True
+
+    def _recorded_modules(self) -> list[tuple[str, nn.Module]]:
+        """The named modules to record: all, or with ``only_modules`` those whose path (or an
+        enclosing module's) matches it."""
+        modules = list(self._model.named_modules())
+        if self._only_modules is None:
+            return modules
+        chosen = {
+            name for name, _ in modules if name and self._only_modules.search(f"{self._class_name}.{name}")
+        }
+        kept = [
+            (name, module)
+            for name, module in modules
+            if name in chosen or any(name.startswith(f"{other}.") for other in chosen)
+        ]
+        if not kept:
+            raise ValueError(
+                f"only_modules={self._only_modules.pattern!r} matches no module path of {self._class_name} "
+                f"(e.g. {self._class_name}.{modules[-1][0]})"
+            )
+        return kept
 
     def uninstall(self) -> None:
         self._installed = False
@@ -112,7 +133,7 @@ class _TracingSession:
     def _thread_tracer(self) -> CallTracer:
         tracer = getattr(self._threads, "tracer", None)
         if tracer is None:
-            serializer = ValueSerializer(self._use_repr, self._output_dir, self._names)
+            serializer = ValueSerializer(self._use_repr, self._output_dir, self._names, self._setup.tensors)
             tracer = self._threads.tracer = CallTracer(serializer, self._prune_layers, self._likely_pruned)
             with self._tracers_lock:
                 self._tracers.append(tracer)
@@ -151,6 +172,16 @@ class _TracingSession:
         kwargs: dict,
     ) -> Any:
         tracer = getattr(self._threads, "tracer", None)
+        if (
+            function is None
+            and self._installed
+            and self._recording
+            and (tracer is None or not tracer.in_forward)
+        ):
+            # a submodule run on its own (the encoder ``generate`` runs before the first forward):
+            # recorded as a trace of its own, rooted at that submodule
+            with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
+                return self._traced_call(self._thread_tracer(), original, args, kwargs, path, module_class)
         if not self._installed or tracer is None or not tracer.recording:
             return original(*args, **kwargs)  # outside a traced top-level forward of this thread
         call = _record(tracer, tracer.enter, path, args, kwargs, function, module_class)
@@ -170,18 +201,30 @@ class _TracingSession:
             if not self._installed or not self._recording or self._thread_tracer().in_forward:
                 with torch.no_grad():
                     return original(*args, **kwargs)
-            function_mode = self._functions.torch_mode() if self._functions is not None else nullcontext()
-            with torch.no_grad(), recursion_headroom(self._extra_frames), function_mode:
-                return self._traced_call(self._thread_tracer(), original, args, kwargs)
+            with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
+                return self._traced_call(
+                    self._thread_tracer(), original, args, kwargs, self._class_name, self._model_class
+                )
 
         return traced_forward
 
-    def _traced_call(self, tracer: CallTracer, original: Callable, args: tuple, kwargs: dict) -> Any:
+    def _function_mode(self) -> AbstractContextManager:
+        return self._functions.torch_mode() if self._functions is not None else nullcontext()
+
+    def _traced_call(
+        self,
+        tracer: CallTracer,
+        original: Callable,
+        args: tuple,
+        kwargs: dict,
+        root_path: str,
+        module_class: str | None,
+    ) -> Any:
         paths = self._writer.begin()
         try:
             try:
                 with one_intra_op_thread():
-                    tracer.start(self._class_name, args, kwargs, self._model_class)
+                    tracer.start(root_path, args, kwargs, module_class)
             except Exception as error:
                 tracer.failure = error
                 return original(*args, **kwargs)
@@ -225,6 +268,8 @@ class _TracingSession:
             self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)
         else:
+            if not self._setup.writes:
+                return
             logger.warning(
                 "The forward raised %s; partial trace written to %s", type(error).__name__, paths.summary
             )
@@ -242,6 +287,15 @@ def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:
         return None
 
 
+def _module_pattern(only_modules: str | None) -> re.Pattern[str] | None:
+    if only_modules is None:
+        return None
+    try:
+        return re.compile(only_modules)
+    except (re.error, TypeError) as error:
+        raise ValueError(f"only_modules={only_modules!r} is not a regular expression: {error}") from None
+
+
 @contextmanager
 def model_addition_debugger_context(
     model: nn.Module,
@@ -249,15 +303,19 @@ def model_addition_debugger_context(
     do_prune_layers: bool = True,
     use_repr: bool = True,
     record_functions: Sequence[str] = (),
+    ranks: str = "0",
+    only_modules: str | None = None,
 ) -> Iterator[nn.Module]:
     """Trace every module call of the forward passes run inside the context.
 
     Each top-level forward writes a nested call tree to ``<ModelClass>_debug_tree_FULL_TENSORS.json``
     (tensors as repr lines, or as paths of `.safetensors` files) and ``..._SUMMARY.json`` (the same
     without values); later forwards in the same context write ``<ModelClass>_debug_tree_2_...`` and
-    so on. The forwards run under ``torch.no_grad()``. On exit the model is exactly as before (also
+    so on. A submodule called on its own, outside any forward of the model (the encoder run that
+    ``generate`` makes before the first decoder step), is recorded the same way, as a trace rooted
+    at that submodule. The forwards run under ``torch.no_grad()``. On exit the model is exactly as before (also
     if a forward raised; a partial trace is then written) and torch's print options are restored.
-    Under ``torch.distributed`` only rank 0 records and writes.
+    Under ``torch.distributed`` only rank 0 records and writes, unless ``ranks`` asks for more.
 
     Args:
         model (`torch.nn.Module`): the model to trace.
@@ -272,6 +330,16 @@ def model_addition_debugger_context(
             (``"torch.nn.functional.scaled_dot_product_attention"``) or bare names of Python helpers
             in the modules defining the model's classes (``"apply_rotary_pos_emb"``); see
             `model_debugging.debugger.function_records`. An unknown name raises `ValueError` at once.
+        ranks (`str`, *optional*, defaults to `"0"`): under ``torch.distributed``, ``"0"``: rank 0
+            records its own tensors (a DTensor as its local shard), as upstream; ``"all"``: every rank
+            records its own tensors into ``<debug_path>/rank<N>``; ``"gathered"``: rank 0 writes the
+            logical tensors, gathered from every rank (every rank must enter the context and run the
+            same forward). See `model_debugging.debugger.distributed`.
+        only_modules (`str`, *optional*, defaults to `None`): a regular expression; when given, only
+            the calls of modules whose path (``LlamaForCausalLM.model.layers.3.mlp``) it matches (as
+            `re.search` does), and of the modules inside them, are recorded besides the model's own
+            call: for models whose tensors are too large to record, or gather, whole. A pattern that
+            matches no module raises `ValueError` at once.
 
     Returns:
         The model, for use as ``with model_addition_debugger_context(model) as traced: traced(**inputs)``.
@@ -282,14 +350,16 @@ def model_addition_debugger_context(
             model(**inputs)
         ```
     """
-    recording = _is_recording_rank()
-    output_dir = _usable_output_dir(debug_path) if recording else None
-    if output_dir is not None:
-        moved_to = move_aside_older_trace(output_dir, type(model).__name__)
+    setup = rank_setup(check_ranks(ranks), debug_path)
+    session = _TracingSession(
+        model, setup, do_prune_layers, use_repr, record_functions, _module_pattern(only_modules)
+    )
+    if setup.writes:
+        _usable_output_dir(debug_path, setup.output_dir)
+        moved_to = move_aside_older_trace(setup.output_dir, type(model).__name__)
         if moved_to is not None:
             logger.warning("An older trace of %s was moved to %s", type(model).__name__, moved_to)
     saved_print_options = torch._tensor_str.get_printoptions()
-    session = _TracingSession(model, output_dir, do_prune_layers, use_repr, record_functions)
     try:
         session.install()
         torch.set_printoptions(**_TRACE_PRINT_OPTIONS)

@@ -23,9 +23,11 @@ runs eight reductions, each read back with its own ``.item()``. Here, on CPU:
 - Every number reaches the host in one ``tolist()`` of one stacked tensor, and upstream's four
   reprs are printed from those numbers.
 
-Memory: one buffer of ``CHUNK`` doubles per thread, made at its first trace and kept (a new one
-per tensor cost a fresh 512 KiB mapping, zeroed by the kernel, up to a hundred times a forward,
-and grew every forward's peak by its size), plus a contiguous copy of a non-contiguous tensor.
+Memory: one buffer of ``CHUNK`` doubles per thread computing statistics at once, made at the first
+trace and kept (a new one per tensor cost a fresh 512 KiB mapping, zeroed by the kernel, up to a
+hundred times a forward, and grew every forward's peak by its size; the worker thread of
+:mod:`.background` is new for each trace, so the buffers are not per thread), plus a contiguous
+copy of a non-contiguous tensor.
 
 On CUDA, torch's ``std`` is a different algorithm, so it is not derived: ``aminmax``, ``mean``,
 ``std`` and the float64 copy's ``mean``/``std`` run on the device and the host still receives
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import math
 import struct
-import threading
 import warnings
 
 import torch
@@ -46,7 +47,9 @@ from model_debugging.debugger.single_thread import callers_threads_for, mean_in_
 # 64 Ki doubles (512 KiB): the buffer stays in a core's cache between the copy, sum and dot
 CHUNK = 1 << 16
 _FUSED_DTYPES = frozenset({torch.float32, torch.float64})
-_scratch = threading.local()
+# float64 buffers of CHUNK elements, each used by one thread at a time and kept for the next tensor
+# (a new one per tensor is a fresh, zeroed mapping, and grows the peak of the forward it is made in)
+_free_buffers: list[torch.Tensor] = []
 
 # Around zero, the sum of squares may be at most this many times the sum around the mean (the
 # subtraction then loses at most two bits of a double); beyond it, the pass is made around the mean.
@@ -58,24 +61,37 @@ _FLOAT32 = struct.Struct("f")
 FusedResult = tuple[tuple[float, float, float, float] | None, dict[str, float | int | None]]
 
 
-def fused_statistics(data: torch.Tensor) -> FusedResult | None:
-    """The statistics of ``data`` (detached, non-empty, strided), or None where the general path must run."""
-    if (
-        type(data) is not torch.Tensor
-        or data.dtype not in _FUSED_DTYPES
-        or data.device.type not in ("cpu", "cuda")
-        or data.is_quantized
-        or data._is_zerotensor()
-    ):
+def takes_fused_path(data: torch.Tensor) -> bool:
+    """Whether :func:`fused_statistics` computes ``data``'s statistics (unless it holds NaN or infinities)."""
+    return (
+        type(data) is torch.Tensor
+        and data.dtype in _FUSED_DTYPES
+        and data.device.type in ("cpu", "cuda")
+        and not data.is_quantized
+        and not data._is_zerotensor()
+    )
+
+
+def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedResult | None:
+    """The statistics of ``data`` (detached, non-empty, strided), or None where the general path must run.
+
+    ``threads``: the thread count the traced code reduces ``data`` on, when this runs on another
+    thread (see :func:`.single_thread.mean_without_switching`); this thread's count is then left alone.
+    """
+    if not takes_fused_path(data):
         return None
-    # one parallel region each on a large tensor; the chunked pass below stays on one thread,
-    # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
-    with callers_threads_for(data):
+    if data.device.type != "cpu":  # one copy to the host; stack promotes to float64, exactly
+        return device_numbers(torch.stack(device_scalars(data)).tolist(), data)
+    if threads is None:
+        # one parallel region each on a large tensor; the chunked pass below stays on one thread,
+        # where a region per chunk would wait for a descheduled thread hundreds of times on a busy machine
+        with callers_threads_for(data):
+            low, high = torch.aminmax(data)
+            # upstream's text: torch's order of additions on the user's threads
+            mean = mean_in_callers_order(data)
+    else:
         low, high = torch.aminmax(data)
-        # upstream's text: torch's order of additions on the user's threads
-        mean = mean_in_callers_order(data)
-    if data.device.type != "cpu":
-        return _on_device(data, low, high, mean)
+        mean = mean_in_callers_order(data, threads)
     return _in_one_pass(data, low, high, mean)
 
 
@@ -96,42 +112,59 @@ def _statistics(mean: float, std: float | None, low: float, high: float) -> dict
     }
 
 
-def _on_device(
-    data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
-) -> FusedResult | None:
-    count = data.numel()
+def device_scalars(data: torch.Tensor) -> list[torch.Tensor]:
+    """The 0-dim device tensors :func:`device_numbers` reads ``data``'s statistics from (no host copy)."""
+    low, high = torch.aminmax(data)
     with warnings.catch_warnings():  # one element: nan, as upstream records it, without torch's warning
         warnings.simplefilter("ignore", UserWarning)
         std = data.std()
     as_double = data.to(torch.float64)
-    scalars = [low, high, mean, std, as_double.mean()] + ([as_double.std()] if count > 1 else [])
-    numbers = torch.stack(scalars).tolist()  # stack promotes to float64, exactly
+    return [low, high, data.mean(), std, as_double.mean()] + ([as_double.std()] if data.numel() > 1 else [])
+
+
+def device_numbers(numbers: list[float], data: torch.Tensor) -> FusedResult | None:
+    """The statistics of ``data`` from the host copy of its :func:`device_scalars`; None with NaN or inf."""
     low_value, high_value = numbers[0], numbers[1]
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None
     upstream = (numbers[2], numbers[3], low_value, high_value) if data.dtype == torch.float32 else None
-    double_std = numbers[5] if count > 1 else None
+    double_std = numbers[5] if data.numel() > 1 else None
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
 
-def _scratch_buffer() -> torch.Tensor:
-    """This thread's float64 buffer of ``CHUNK`` elements."""
-    buffer = getattr(_scratch, "buffer", None)
-    if buffer is None:
-        buffer = _scratch.buffer = torch.empty(CHUNK, dtype=torch.float64)
-    return buffer
-
-
-def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | None) -> list[torch.Tensor]:
+def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | float | None) -> list[torch.Tensor]:
     """Per chunk of ``flat``, the float64 sum and sum of squares of its elements (minus ``center``, if given)."""
-    buffer = _scratch_buffer()
-    sums = []
-    for chunk in flat.split(CHUNK):
-        part = buffer[: chunk.numel()].copy_(chunk)
-        if center is not None:
-            part.sub_(center)  # the float32 mean is exact in float64: deviations in double
-        sums += (part.sum(), torch.dot(part, part))
-    return sums
+    try:  # a buffer no other thread is using (list.pop and append are atomic)
+        buffer = _free_buffers.pop()
+    except IndexError:
+        buffer = torch.empty(CHUNK, dtype=torch.float64)
+    try:
+        sums = []
+        for chunk in flat.split(CHUNK):
+            part = buffer[: chunk.numel()].copy_(chunk)
+            if center is not None:
+                part.sub_(center)  # the center is exact in float64: deviations in double
+            sums += (part.sum(), torch.dot(part, part))
+        return sums
+    finally:
+        _free_buffers.append(buffer)
+
+
+def finite_double_statistics(data: torch.Tensor) -> dict[str, float | int | None] | None:
+    """The float64 ``statistics`` of a floating CPU tensor (float16, bfloat16, ...) in one pass through
+    the float64 buffer, without a float64 copy of it; None when it holds NaN or infinities."""
+    low, high = torch.stack(torch.aminmax(data)).tolist()
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
+    count = flat.numel()
+    total, squares = _sums(torch.stack(_chunk_sums(flat, None)).tolist())
+    mean = total / count
+    around_mean = squares - total * total / count
+    if around_mean * _MAX_CANCELLATION < squares:  # the mean is large against the spread: around it
+        deviation, around_center = _sums(torch.stack(_chunk_sums(flat, mean)).tolist())
+        mean, around_mean = mean + deviation / count, max(around_center - deviation * deviation / count, 0.0)
+    return _statistics(mean, math.sqrt(around_mean / (count - 1)) if count > 1 else None, low, high)
 
 
 def _sums(partial: list[float]) -> tuple[float, float]:

@@ -36,30 +36,44 @@ _active = 0
 _saved_threads = 1
 
 
-@contextmanager
-def one_intra_op_thread() -> Iterator[None]:
-    """Run the body with ``torch.set_num_threads(1)``, restoring the count when the last user leaves."""
-    global _active, _saved_threads
-    with _lock:
-        if _active == 0:
-            _saved_threads = torch.get_num_threads()
-            if _saved_threads > 1:
-                torch.set_num_threads(1)
-        _active += 1
-    try:
-        yield
-    finally:
+class _OneIntraOpThread:
+    """Run the body with ``torch.set_num_threads(1)``, restoring the count when the last user leaves.
+
+    A class rather than a generator: it wraps every recording step, twice per module call.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        global _active, _saved_threads
+        with _lock:
+            if _active == 0:
+                _saved_threads = torch.get_num_threads()
+                if _saved_threads > 1:
+                    torch.set_num_threads(1)
+            _active += 1
+
+    def __exit__(self, *exception: object) -> None:
+        global _active
         with _lock:
             _active -= 1
             if _active == 0 and _saved_threads > 1:
                 torch.set_num_threads(_saved_threads)
 
 
+_ONE_INTRA_OP_THREAD = _OneIntraOpThread()
+
+
+def one_intra_op_thread() -> _OneIntraOpThread:
+    """A context running its body with ``torch.set_num_threads(1)`` (reference-counted across threads)."""
+    return _ONE_INTRA_OP_THREAD
+
+
 # torch reduces fewer elements than this on one thread whatever the count (at::internal::GRAIN_SIZE)
 _SERIAL_BELOW = 32768
 
 
-def _reducing_threads(tensor: torch.Tensor) -> int:
+def reducing_threads(tensor: torch.Tensor) -> int:
     """The threads torch would reduce ``tensor`` on in the traced code (1: it reduces it serially)."""
     if not _active or tensor.numel() < _SERIAL_BELOW or tensor.device.type != "cpu":
         return 1
@@ -74,7 +88,7 @@ CALLERS_THREADS_FROM = 1 << 20
 def _on_callers_threads(tensor: torch.Tensor, smallest: int = 0) -> Iterator[None]:
     """Run the body on the thread count the traced code would reduce ``tensor`` on, if it has at
     least ``smallest`` elements; the recording step's one thread again afterwards."""
-    threads = _reducing_threads(tensor)
+    threads = reducing_threads(tensor)
     if threads <= 1 or tensor.numel() < smallest or torch.get_num_threads() == threads:
         yield
         return
@@ -106,7 +120,18 @@ def _openmp_backend() -> bool:
     return "parallel backend: OpenMP" in torch.__config__.parallel_info()
 
 
-def mean_in_callers_order(tensor: torch.Tensor) -> torch.Tensor:
+def mean_without_switching(tensor: torch.Tensor, threads: int) -> bool:
+    """Whether :func:`mean_in_callers_order` computes ``tensor``'s mean on ``threads`` without changing
+    this thread's count (so also on a thread other than the traced code's)."""
+    return threads <= 1 or (
+        tensor.is_contiguous()
+        and tensor.device.type == "cpu"
+        and tensor.dtype in (torch.float32, torch.float64)
+        and _openmp_backend()
+    )
+
+
+def mean_in_callers_order(tensor: torch.Tensor, threads: int | None = None) -> torch.Tensor:
     """``torch.mean(tensor)`` exactly as the traced code's thread count computes it, on this thread.
 
     On T threads, torch (OpenMP backend) sums a contiguous CPU tensor of n elements in up to T
@@ -114,13 +139,14 @@ def mean_in_callers_order(tensor: torch.Tensor) -> torch.Tensor:
     T-row buffer of the tensor's dtype, then sums that buffer and divides by n. Doing the same here
     gives the same bits without a parallel region, whose wait for a second thread costs
     milliseconds on a busy machine (checked against torch in tests/debugger/test_thread_count.py).
-    Anything else is computed by :func:`with_callers_threads`.
+    ``threads`` is :func:`reducing_threads` of the tensor, taken where the traced code runs (by
+    default here). Anything else is computed by :func:`with_callers_threads`.
     """
-    threads = _reducing_threads(tensor)
+    threads = reducing_threads(tensor) if threads is None else threads
     if threads <= 1 or torch.get_num_threads() == threads:  # the caller's count is already torch's
         return torch.mean(tensor)
     count = tensor.numel()
-    if not (tensor.is_contiguous() and tensor.dtype in (torch.float32, torch.float64) and _openmp_backend()):
+    if not mean_without_switching(tensor, threads):
         return with_callers_threads(torch.mean, tensor)
     ranges = min(threads, -(-count // _SERIAL_BELOW))
     partials = torch.zeros(threads, dtype=tensor.dtype)

@@ -1,4 +1,4 @@
-"""The statistics recorded for one tensor: upstream's repr strings and the extra ``statistics`` key.
+"""The statistics recorded for one tensor: upstream's repr strings and our ``statistics`` numbers.
 
 :func:`tensor_statistics` is the one place they are computed. It runs on every record, nothing is
 cached: a change made in place through ``tensor.data`` does not bump the version counter, so no
@@ -6,7 +6,7 @@ cache key torch offers could tell the values changed.
 
 - ``mean``/``std``/``min``/``max``: for float16/bfloat16/float32 tensors, the reprs of the
   statistics computed in the tensor's dtype, exactly as upstream writes them.
-- ``statistics`` (for every numeric dtype; readers of upstream's format ignore it): JSON numbers.
+- ``statistics`` (for every numeric dtype; written to the extra file, see :mod:`.trace_format.extra`): JSON numbers.
   Floating tensors: mean/std/min/max in float64 over the finite elements, and the counts of NaN,
   +inf and -inf. Integers and bools: exact min, max, sum, and the sum of each value times its
   1-based position (``weighted_sum``, which tells permutations apart; int64 arithmetic, wrapping on
@@ -14,7 +14,9 @@ cache key torch offers could tell the values changed.
 
 Speed: a finite float32/float64 tensor takes the fused path (see :mod:`.fused_statistics`: on CPU
 one pass after torch's ``aminmax`` and ``mean``, and one host copy) instead of a float64 copy and
-eight reductions; anything else takes the general path below.
+eight reductions; anything else takes the general path below. For a contiguous one on CPU the
+numbers can be computed off the traced code's thread (:func:`threads_off_thread`, see
+:mod:`.background`) and turned into the entry's text on it afterwards (:func:`statistics_from`).
 """
 
 from __future__ import annotations
@@ -25,10 +27,20 @@ import warnings
 
 import torch
 
-from model_debugging.debugger.fused_statistics import finite_or_none, fused_statistics
-from model_debugging.debugger.single_thread import with_callers_threads
+from model_debugging.debugger.fused_statistics import (
+    FusedResult,
+    finite_double_statistics,
+    finite_or_none,
+    fused_statistics,
+    takes_fused_path,
+)
+from model_debugging.debugger.single_thread import (
+    mean_without_switching,
+    reducing_threads,
+    with_callers_threads,
+)
 from model_debugging.debugger.tensor_repr import PrintOptions, scalar_reprs, value_reprs
-from model_debugging.debugger.trace_format.names import STAT_NAMES, STATISTICS_KEY
+from model_debugging.debugger.trace_format.names import STAT_NAMES
 
 UPSTREAM_STATS_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32})
 # wider than int64 or unsigned: summed and compared after a (wrapping, deterministic) cast to int64
@@ -38,30 +50,90 @@ _INTEGER_DTYPES = frozenset(
 )
 
 
-def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> dict:
-    """The statistics keys of ``tensor``'s trace entry (none for empty or sparse tensors)."""
+Statistics = tuple[dict[str, str], dict | None]
+
+
+def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> Statistics:
+    """Upstream's stats reprs of ``tensor`` (keys of its trace entry) and its ``statistics`` numbers.
+
+    Either may be empty (None): empty and sparse tensors get neither.
+    """
     if tensor.numel() == 0 or tensor.layout != torch.strided:
-        return {}
+        return {}, None
     data = tensor.detach()
-    fused = fused_statistics(data)
-    if fused is not None:
-        upstream, statistics = fused
-        entry = {}
-        if upstream is not None:
-            entry = dict(zip(STAT_NAMES, value_reprs(list(upstream), data, options), strict=True))
-        entry[STATISTICS_KEY] = statistics
-        return entry
+    return statistics_from(fused_statistics(data), data, options)
+
+
+# the dtypes whose statistics may be computed off the traced code's thread
+_OFF_THREAD_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+
+
+def threads_off_thread(tensor: torch.Tensor) -> int | None:
+    """The thread count to give :func:`numbers_off_thread` for ``tensor``, or None when its
+    statistics must be computed on the traced code's thread (:func:`tensor_statistics`).
+
+    A plain contiguous floating CPU tensor qualifies when the traced code reduces it on one thread
+    (every torch op then adds in the same order on any thread), and a float32/float64 one on any
+    count (its upstream ``mean`` is computed in that count's order; nothing else depends on it).
+    """
+    if (
+        type(tensor) is not torch.Tensor
+        or tensor.dtype not in _OFF_THREAD_DTYPES
+        or tensor.device.type != "cpu"
+        or tensor.layout != torch.strided
+        or tensor.numel() == 0
+        or not tensor.is_contiguous()
+        or tensor.is_neg()
+        or tensor._is_zerotensor()
+    ):
+        return None
+    threads = reducing_threads(tensor)
+    if threads <= 1:
+        return 1
+    return threads if takes_fused_path(tensor) and mean_without_switching(tensor, threads) else None
+
+
+def numbers_off_thread(data: torch.Tensor, threads: int) -> FusedResult | None:
+    """The numbers :func:`statistics_from` makes ``data``'s statistics of, computed on this thread
+    (one intra-op thread); None where they must be computed on the traced code's thread."""
+    fused = fused_statistics(data, threads)
+    if fused is not None or threads > 1:
+        return fused
+    # float16/bfloat16, or NaN and infinities: the general path, in the traced code's order
+    upstream = _upstream_numbers(data) if data.dtype in UPSTREAM_STATS_DTYPES else None
+    return upstream, _numeric_statistics(data)
+
+
+def statistics_from(numbers: FusedResult | None, data: torch.Tensor, options: PrintOptions) -> Statistics:
+    """The statistics of ``data`` from the numbers :func:`fused_statistics` or :func:`numbers_off_thread`
+    gave for it, on the traced code's thread (torch's default dtype and device decide the reprs'
+    suffixes); the general path when they gave None."""
+    if numbers is not None:
+        upstream, statistics = numbers
+        if upstream is None:
+            return {}, statistics
+        return dict(zip(STAT_NAMES, value_reprs(list(upstream), data, options), strict=True)), statistics
     # on the meta device upstream's stats are reprs without values: kept, for the same text
-    entry = _upstream_stats(data, options) if data.dtype in UPSTREAM_STATS_DTYPES else {}
-    statistics = None if data.device.type == "meta" else _numeric_statistics(data)
-    if statistics is not None:
-        entry[STATISTICS_KEY] = statistics
-    return entry
+    reprs = _upstream_stats(data, options) if data.dtype in UPSTREAM_STATS_DTYPES else {}
+    return reprs, None if data.device.type == "meta" else _numeric_statistics(data)
 
 
 def _upstream_stats(data: torch.Tensor, options: PrintOptions) -> dict[str, str]:
     # torch's own order of additions, as upstream gets it: on the traced code's thread count
     return with_callers_threads(functools.partial(_upstream_reprs, options=options), data)
+
+
+def _upstream_numbers(data: torch.Tensor) -> tuple[float, float, float, float]:
+    """Upstream's mean, std, min and max of ``data``, as the numbers its 0-dim results hold."""
+    if data.numel() > 1:
+        std = data.std()
+    else:  # nan, as upstream records it, without torch's degrees-of-freedom warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            std = data.std()
+    low, high = torch.aminmax(data)
+    mean, std, low, high = torch.stack([data.mean(), std, low, high]).tolist()
+    return mean, std, low, high
 
 
 def _upstream_reprs(data: torch.Tensor, options: PrintOptions) -> dict[str, str]:
@@ -76,12 +148,19 @@ def _upstream_reprs(data: torch.Tensor, options: PrintOptions) -> dict[str, str]
     return dict(zip(STAT_NAMES, reprs, strict=True))
 
 
+_REDUCIBLE_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def _numeric_statistics(data: torch.Tensor) -> dict | None:
     if data.is_complex():
         parts = torch.view_as_real(data.resolve_conj().to(torch.complex128))
         return {"real": _floating_statistics(parts[..., 0]), "imag": _floating_statistics(parts[..., 1])}
     if data.is_floating_point():
-        return _floating_statistics(data.to(torch.float64))
+        # float16/bfloat16 on CPU: no float64 copy (8 bytes per element, the logits' peak grew by it)
+        # (float8 kinds have no CPU reductions: they take the float64 copy, a byte per element anyway)
+        in_place = data.device.type == "cpu" and data.dtype in _REDUCIBLE_FLOAT_DTYPES
+        finite = finite_double_statistics(data) if in_place else None
+        return finite if finite is not None else _floating_statistics(data.to(torch.float64))
     if data.dtype in _INTEGER_DTYPES:
         values = data.to(torch.int64).reshape(-1)
         low, high = torch.aminmax(values)

@@ -3,8 +3,9 @@
 Tensors become a :class:`TensorEntry` (``shape``, ``dtype``, ``value``, and ``mean``/``std``/
 ``min``/``max`` for float16/bfloat16/float32 tensors, each exactly the repr upstream prints).
 Lists and tuples become lists, dicts (``ModelOutput`` included) become dicts, anything else
-becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``; DTensors are recorded
-from their local shard.
+becomes its repr. Memory addresses are replaced by ``0xXXXXXXXX``. Which tensor is recorded for
+a value is the :class:`.distributed.TensorSource`'s choice: by default the value itself, or a
+DTensor's local shard.
 
 A value may be captured *deferred* (see :class:`Capture`), for a record that will most likely
 be dropped by layer pruning: the tensor is kept by reference instead of formatted, and
@@ -23,9 +24,11 @@ from typing import Any
 
 import torch
 
-from model_debugging.debugger.file_queue import TensorFileQueue
+from model_debugging.debugger.background import BackgroundWork, PendingStatistics
+from model_debugging.debugger.device_statistics import DeviceBatch, DevicePending, stays_on_device
+from model_debugging.debugger.distributed import LocalTensors, TensorSource
 from model_debugging.debugger.reuse import RecentTensors
-from model_debugging.debugger.statistics import tensor_statistics
+from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
 from model_debugging.debugger.trace_format.names import FileNameRegistry
@@ -66,19 +69,6 @@ class _DeferredTensor:
         self.version = version  # the tensor's version counter when held by reference
         self.stem = stem
         self.file_name = file_name
-
-
-def local_tensor(value: Any) -> torch.Tensor | None:
-    """The tensor to record for ``value``: itself, the local shard of a DTensor, or None."""
-    if type(value) is torch.Tensor:
-        return value
-    if isinstance(value, torch.Tensor) and not hasattr(value, "_local_tensor"):
-        return value
-    try:
-        local = getattr(value, "_local_tensor", None)  # DTensor: the shard this rank holds
-    except Exception:  # an object whose __getattr__ raises something else is simply not a tensor
-        return None
-    return local if isinstance(local, torch.Tensor) else None
 
 
 def _version(tensor: torch.Tensor) -> int | None:
@@ -141,57 +131,85 @@ class ValueSerializer:
         use_repr (`bool`): record tensors as repr lines (True) or as `.safetensors` files (False).
         output_dir (`Path`): where `.safetensors` files go.
         names (`FileNameRegistry`): hands out unique, safe file names.
+        tensors (`TensorSource`, *optional*): the tensor recorded for a value, and its placement
+            over the ranks of a torch.distributed run; by default the value, or a DTensor's local shard.
     """
 
-    def __init__(self, use_repr: bool, output_dir: Path, names: FileNameRegistry):
+    def __init__(
+        self, use_repr: bool, output_dir: Path, names: FileNameRegistry, tensors: TensorSource | None = None
+    ):
+        self._tensors = LocalTensors(with_placements=False) if tensors is None else tensors
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
         self._options: PrintOptions | None = None
         self._open_containers: set[int] = set()  # ids of the lists/dicts being serialized (cycles)
-        self._files: TensorFileQueue | None = None  # the tensor files of the current (or last) trace
+        # the statistics and tensor files of the current (or last) trace, done off the forward's thread
+        self._background: BackgroundWork | None = None
+        # the statistics of device tensors of the call being recorded, read by the host together
+        self._device_batch = DeviceBatch()
+        # the entries whose statistics are completed once the forward is over, by id (each entry is
+        # kept alive here): computed off the forward's thread, or read with their call's
+        self._pending: dict[int, tuple[TensorEntry, PendingStatistics | DevicePending]] = {}
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
 
     @property
     def written_files(self) -> list[Path]:
         """The tensor files of the current (or last) trace, once the queued ones are written."""
-        if self._files is None:
+        if self._background is None:
             return []
-        self._files.wait()
-        return self._files.written
+        self._background.wait()
+        return self._background.written
 
     def start_trace(self) -> None:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
-        self._files = None if self._use_repr else TensorFileQueue()
+        self._background = BackgroundWork()
         self._recent.clear()
 
     def finish_trace(self) -> None:
-        """Wait for the trace's tensor files and raise the first write error, now that the forward has run."""
-        if self._files is not None:
-            self._files.close()
-            if self._files.error is not None:
-                raise self._files.error
+        """Wait for the trace's background work, raise the first write error, and complete the entries."""
+        if self._background is not None:
+            self._background.wait()
+            if self._background.error is not None:
+                raise self._background.error
+        for entry, pending in self._pending.values():
+            reprs, entry.statistics = pending.result(self._options)
+            entry.update(reprs)  # after "value", where upstream writes them
+        self._pending.clear()
 
     def end_trace(self) -> None:
         """Forget the trace's state (but for ``written_files``, kept until the next trace starts)."""
-        if self._files is not None:
-            self._files.close()
+        if self._background is not None:
+            self._background.wait()
+        self._pending.clear()
         self._open_containers.clear()
         self._recent.clear()
 
-    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW, depth: int = 0) -> Any:
-        """Return the JSON-ready form of ``value``; ``stem`` names its safetensors files."""
+    def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
+        """Return the JSON-ready form of ``value`` (a call's inputs or outputs); ``stem`` names its files."""
+        try:
+            return self._serialize(value, stem, capture, 0)
+        finally:
+            self._device_batch.flush(self._options)
+
+    def _serialize(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
         if isinstance(value, (list, tuple, dict)):
             return self._serialize_container(value, stem, capture, depth)
-        tensor = local_tensor(value)
-        if tensor is None:
-            return _safe_repr(value)
         try:
+            tensor, placement = self._tensors.tensor(value)
+            if tensor is None:
+                return _safe_repr(value)
             file_name = None if self._use_repr else self._names.claim(stem)
-            # A clone would lose requires_grad / grad_fn, which the repr shows: format those now.
-            if capture is Capture.NOW or tensor.requires_grad or tensor.grad_fn is not None:
-                return self._entry(tensor, file_name)
+            # A clone would lose requires_grad / grad_fn, which the repr shows: format those now;
+            # so are tensors of a distributed run (a gathered one is freed once recorded).
+            if (
+                capture is Capture.NOW
+                or placement is not None
+                or tensor.requires_grad
+                or tensor.grad_fn is not None
+            ):
+                return self._entry(tensor, stem, file_name, placement)
             version = _version(tensor)
             if version is None:  # without a version, changes would go unnoticed: keep a copy
                 return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
@@ -211,11 +229,11 @@ class ValueSerializer:
                 items = list(value.items())
                 keys = _json_keys([key for key, _ in items])
                 return {
-                    json_key: self.serialize(item, f"{stem}_{key}", capture, depth + 1)
+                    json_key: self._serialize(item, f"{stem}_{key}", capture, depth + 1)
                     for json_key, (key, item) in zip(keys, items, strict=True)
                 }
             return [
-                self.serialize(item, f"{stem}_{index}", capture, depth + 1)
+                self._serialize(item, f"{stem}_{index}", capture, depth + 1)
                 for index, item in enumerate(value)
             ]
         finally:
@@ -223,6 +241,12 @@ class ValueSerializer:
 
     def resolve(self, value: Any) -> Any:
         """Format the deferred tensors inside ``value`` (already formatted parts are kept)."""
+        try:
+            return self._resolve(value)
+        finally:
+            self._device_batch.flush(self._options)
+
+    def _resolve(self, value: Any) -> Any:
         if type(value) is _DeferredTensor:
             if value.version is not None and value.tensor._version != value.version:
                 warnings.warn(
@@ -231,32 +255,51 @@ class ValueSerializer:
                     stacklevel=2,
                 )
             try:
-                return self._entry(value.tensor, value.file_name)
+                return self._entry(value.tensor, value.stem, value.file_name)
             except Exception as error:
                 return _not_recorded(value.tensor, error)
         if isinstance(value, TensorEntry) or not isinstance(value, (list, dict)):
             return value
         if isinstance(value, list):
-            return [self.resolve(item) for item in value]
-        return {key: self.resolve(item) for key, item in value.items()}
+            return [self._resolve(item) for item in value]
+        return {key: self._resolve(item) for key, item in value.items()}
 
-    def _entry(self, tensor: torch.Tensor, file_name: str | None) -> TensorEntry:
+    def _entry(
+        self, tensor: torch.Tensor, stem: str, file_name: str | None, placement: dict | None = None
+    ) -> TensorEntry:
+        """The entry of ``tensor``; with ``file_name``, its file (upstream names it after ``stem``)."""
+        if not self._tensors.keeps_records:  # a rank that only takes part in a gathered view's gathers
+            return TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
+        entry = self._formatted_entry(tensor, stem, file_name)
+        entry.placement = placement
+        return entry
+
+    def _formatted_entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
         recorded = self._recent.entry_of(tensor)
         if recorded is not None:  # the same tensor, byte for byte: its file gets a second name
-            entry = TensorEntry(recorded)
-            if file_name is not None and "value" in recorded and isinstance(recorded["value"], str):
+            entry = recorded.copy()
+            if file_name is not None and recorded.file_stem is not None:
                 self._link(recorded["value"][2:], file_name)
-                entry["value"] = f"./{file_name}"
+                entry["value"], entry.file_stem = f"./{file_name}", stem
+            if id(recorded) in self._pending:  # its statistics are still being computed
+                self._pending[id(entry)] = (entry, self._pending[id(recorded)][1])
             return entry
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
-        stats = tensor_statistics(tensor, self._options)
+        threads = threads_off_thread(tensor)
+        reprs = {}  # completed by finish_trace when pending
+        if threads is not None:
+            self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads))
+        elif stays_on_device(tensor):
+            self._pending[id(entry)] = (entry, self._device_batch.add(tensor))
+        else:
+            reprs, entry.statistics = tensor_statistics(tensor, self._options)
         if file_name is not None and _fits_safetensors(tensor):
             self._write(file_name, tensor)
-            entry["value"] = f"./{file_name}"
+            entry["value"], entry.file_stem = f"./{file_name}", stem
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
-        entry.update(stats)
+        entry.update(reprs)
         self._recent.remember(tensor, entry)
         return entry
 
@@ -264,8 +307,8 @@ class ValueSerializer:
         # Written on the queue's thread. A failed write must not break the model's forward: the
         # first error is raised once the forward is over (unless the model raised first), and no
         # further file is attempted.
-        self._files.write(self._output_dir / file_name, tensor)
+        self._background.write(self._output_dir / file_name, tensor)
 
     def _link(self, existing_name: str, file_name: str) -> None:
         """Give the file of ``existing_name`` a second name; its tensor is not written again."""
-        self._files.link(self._output_dir / existing_name, self._output_dir / file_name)
+        self._background.link(self._output_dir / existing_name, self._output_dir / file_name)

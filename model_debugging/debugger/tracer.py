@@ -17,7 +17,7 @@ from typing import Any
 
 from model_debugging.debugger.prune import ChildCalls
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
-from model_debugging.debugger.trace_format.names import FUNCTION_KEY, MODULE_CLASS_KEY
+from model_debugging.debugger.trace_format.names import EXCEPTION_KEY, FUNCTION_KEY, MODULE_CLASS_KEY
 
 _NO_OUTPUT = object()
 
@@ -30,7 +30,7 @@ def qualified_class_name(instance: object) -> str:
 
 @dataclass(eq=False)
 class CallRecord:
-    """One module call in the tree (``outputs`` stays ``_NO_OUTPUT`` when it raised)."""
+    """One module or function call in the tree (``outputs`` stays ``_NO_OUTPUT`` when it raised)."""
 
     module_path: str
     inputs: Any
@@ -40,19 +40,28 @@ class CallRecord:
     function: str | None = None  # the qualified name, for a recorded function call
     module_class: str | None = None  # see qualified_class_name, for a module call
 
+    @property
+    def module_children(self) -> list[CallRecord]:
+        """The children upstream's debugger records too: module calls, not function records."""
+        return [child for child in self.children if child.function is None]
+
     def to_json(self) -> dict:
-        node = {"module_path": self.module_path}
+        """The node as :mod:`.trace_format.extra` splits it: upstream's keys, then ours, then ``children``.
+
+        ``outputs`` are present on calls without module children, as upstream has them (function
+        records inside a leaf module do not change what upstream's files hold).
+        """
+        node = {"module_path": self.module_path, "inputs": self.inputs}
+        if self.outputs is not _NO_OUTPUT and not self.module_children:
+            node["outputs"] = self.outputs
         if self.module_class is not None:
             node[MODULE_CLASS_KEY] = self.module_class
-        node["inputs"] = self.inputs
         if self.function is not None:
             node[FUNCTION_KEY] = self.function
         if self.exception is not None:
-            node["exception"] = self.exception
+            node[EXCEPTION_KEY] = self.exception
         if self.children:
             node["children"] = [child.to_json() for child in self.children]
-        elif self.outputs is not _NO_OUTPUT:
-            node["outputs"] = self.outputs
         return node
 
 
@@ -121,7 +130,7 @@ class CallTracer:
         module_class: str | None = None,
     ) -> _OpenCall:
         parent = self._stack[-1]
-        if self._prune_layers and len(self._stack) > 1:
+        if self._prune_layers and len(self._stack) > 1 and function is None:
             self._stack[-2].children.drop_block_before(parent.record.module_path)
         capture = parent.capture
         # a block followed by a higher-numbered sibling will most likely be pruned: keep its tensors
@@ -146,14 +155,14 @@ class CallTracer:
         """Close ``call``; ``output`` is recorded for modules without submodules (None for the others)."""
         self._close(call)
         record = call.record
-        if not record.children and output is not _NO_OUTPUT:
+        if not record.module_children and output is not _NO_OUTPUT:
             if has_submodules:
                 record.outputs = None  # upstream records no outputs for modules with submodules
             else:
                 record.outputs = self._serializer.serialize(
                     output, f"{record.module_path}_outputs", call.capture
                 )
-        kept = self._stack[-1].children.add(record, [child.module_path for child in record.children])
+        kept = self._stack[-1].children.add(record, [child.module_path for child in record.module_children])
         if kept and call.defers_alone:
             self._resolve(record)
 
@@ -166,7 +175,7 @@ class CallTracer:
         root = self._stack[-1]
         self._close(root)
         record = root.record
-        if not record.children and output is not _NO_OUTPUT:
+        if not record.module_children and output is not _NO_OUTPUT:
             outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
             if outputs:  # upstream drops empty top-level entries
                 record.outputs = outputs

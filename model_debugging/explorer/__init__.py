@@ -1,15 +1,7 @@
 """The trace explorer: one self-contained HTML page to look at a trace, or at where two traces diverge.
 
-Example::
-
-    from model_debugging.explorer import write_view
-
-    write_view("debug_output/")                                  # debug_output/trace.html
-    write_view("reference/", "diff.html", compare="port/")       # diverged calls coloured
+- :mod:`.view`: ``write_view`` and ``view_document`` (also ``from model_debugging import write_view``);
+- :mod:`.page`: the page, its assets inlined; :mod:`.calls`, :mod:`.badges`, :mod:`.overlay`,
+  :mod:`.comparison_view`, :mod:`.tensor_view`, :mod:`.histogram`, :mod:`.source`: what it shows;
+- :mod:`.command`: ``model-debugging view``.
 """
-
-from model_debugging._lazy import lazy_exports
-
-_EXPORTS = {"view_document": ".view", "write_view": ".view", "render_page": ".page"}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

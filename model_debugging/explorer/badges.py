@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from model_debugging.debugger.trace_format import TensorRecord, TraceNode
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 
 # Two orders of magnitude: random-init models stay well inside it (residual streams grow
 # slowly, norms bring scales back to ~1), blow-ups and collapses do not.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model_debugging.debugger.trace_format import Trace, TraceNode
+from model_debugging.debugger.trace_format.records import Trace, TraceNode
 from model_debugging.explorer.badges import Badge, jump_badges, non_finite_badges
 from model_debugging.explorer.comparison_view import CallComparison
 from model_debugging.explorer.tensor_view import TensorView, TextTable, tensor_view
@@ -50,7 +50,7 @@ class CallView:
         if self.badges:
             entry["badges"] = [badge.to_json() for badge in self.badges]
         if self.comparison is not None:
-            entry["comparison"] = self.comparison.to_json()
+            entry["comparison"] = self.comparison.to_json(values)
         if self.pruned_before:
             entry["prunedBefore"] = self.pruned_before
         return entry

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
-from model_debugging.compare import RenameRuleError
-from model_debugging.compare.renames import command_line_rules
+from model_debugging.command_line import EXIT_OK, ArgumentParser, InputFile, fail, outputs_problem
+from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
-from model_debugging.debugger.trace_format import TraceError
-from model_debugging.explorer.view import DEFAULT_PAGE_NAME, write_view
+from model_debugging.debugger.trace_format.reading import trace_files
+from model_debugging.debugger.trace_format.records import TraceError
+from model_debugging.explorer.view import DEFAULT_PAGE_NAME, default_page_path, write_view
 
 PROG = "model-debugging view"
 
@@ -26,12 +26,15 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         epilog="exit status: 0 page written, 2 unusable input",
     )
     parser.add_argument(
-        "trace", type=Path, help="a debugger output directory or its _SUMMARY/_FULL_TENSORS.json"
+        "trace",
+        type=Path,
+        metavar="TRACE",
+        help="a debugger output directory or its _SUMMARY/_FULL_TENSORS.json",
     )
     parser.add_argument(
         "--compare",
         type=Path,
-        metavar="CAND_DIR",
+        metavar="CAND_TRACE",
         help="a candidate trace: colour the calls that diverge from it",
     )
     parser.add_argument(
@@ -48,24 +51,30 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         help="with --compare: a YAML file with a 'renames' list, as for compare (applied first)",
     )
     parser.add_argument(
-        "--no-align",
+        "--no_align",
         dest="align",
         action="store_false",
-        help="with --compare: pair calls by path and rename rules only, as compare --no-align",
+        help="with --compare: pair calls by path and rename rules only, as compare --no_align",
     )
     parser.add_argument(
         "--output",
         type=Path,
-        metavar="FILE",
+        metavar="OUT.html",
         help=f"the page to write (default: TRACE_DIR/{DEFAULT_PAGE_NAME})",
     )
     return parser
 
 
-def _output_problem(output: Path | None) -> str | None:
-    if output is None:
-        return None
-    return output_file_problem("--output", output, directory_must_exist=True)
+def _output_problem(args) -> str | None:
+    """Why the page cannot be written (checked before any trace is read), or None."""
+    inputs = [InputFile(path, "a file of the trace") for path in trace_files(args.trace)]
+    if args.compare is not None:
+        inputs += [InputFile(path, "a file of the --compare trace") for path in trace_files(args.compare)]
+    if args.config is not None:
+        inputs.append(InputFile(args.config, "the --config file"))
+    if args.output is None:  # the default page beside the trace cannot be one of its files but through a link
+        return outputs_problem([("the page", default_page_path(args.trace))], inputs)
+    return outputs_problem([("--output", args.output)], inputs, directory_must_exist=True)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -74,8 +83,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
     if (args.rename or args.config or not args.align) and args.compare is None:
-        return fail(prog, "--rename, --config and --no-align need --compare")
-    problem = _output_problem(args.output)
+        return fail(prog, "--rename, --config and --no_align need --compare")
+    problem = _output_problem(args)
     if problem:
         return fail(prog, problem)
     try:

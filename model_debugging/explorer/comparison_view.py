@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from model_debugging.explorer.tensor_view import json_number
+from model_debugging.explorer.tensor_view import TensorView, TextTable, json_number
 
 # a diverged call's level: 1 just above tolerance, one more per factor of 10 above it, 5 at most
 MAX_LEVEL = 5
@@ -23,6 +23,44 @@ class CallStatus(str, Enum):
 
 
 @dataclass(frozen=True)
+class PairedValue:
+    """One input or output of a paired call as compare saw it: where it sits on each side, how it
+    compares, and the candidate's value (shown beside the reference's)."""
+
+    place: str  # "inputs" or "outputs"
+    reference: str | None  # the reference's sub-path (None: candidate only)
+    candidate_at: str | None
+    status: str
+    paired_by: str | None = None
+    form: str | None = None
+    counted: bool = True
+    max_abs_diff: float | None = None
+    note: str | None = None
+    candidate: TensorView | None = None
+
+    def to_json(self, values: TextTable) -> dict:
+        entry: dict = {
+            "place": self.place,
+            "at": self.reference,
+            "candidateAt": self.candidate_at,
+            "status": self.status,
+        }
+        if self.paired_by:
+            entry["pairedBy"] = self.paired_by
+        if self.form:
+            entry["form"] = self.form
+        if not self.counted:
+            entry["counted"] = False
+        if self.max_abs_diff is not None:
+            entry["maxAbsDiff"] = json_number(self.max_abs_diff)
+        if self.note:
+            entry["note"] = self.note
+        if self.candidate is not None:
+            entry["candidate"] = self.candidate.to_json(values)
+        return entry
+
+
+@dataclass(frozen=True)
 class CallComparison:
     """What the compare engine found for one call (``verdict`` is its own status text)."""
 
@@ -36,8 +74,10 @@ class CallComparison:
     mean_abs_diff: float | None = None
     details: tuple[str, ...] = ()
     alignment: str | None = None  # how the pair was found, when not by path: inferred, fused, split
+    notes: tuple[str, ...] = ()
+    values: tuple[PairedValue, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self, values: TextTable) -> dict:
         entry: dict = {"status": self.status.value}
         if self.status in (CallStatus.EQUAL, CallStatus.DIVERGED):
             entry.update(
@@ -53,6 +93,10 @@ class CallComparison:
                 entry["candidateClass"] = self.candidate_class
             if self.alignment is not None:
                 entry["alignment"] = self.alignment
+            if self.notes:
+                entry["notes"] = list(self.notes)
+            if self.values:
+                entry["values"] = [value.to_json(values) for value in self.values]
         return entry
 
 

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from model_debugging.debugger.trace_format import read_tensor_file
+from model_debugging.debugger.trace_format.tensor_files import read_tensor_file
 
 # Enough bars to see a shape, few enough that a 10,000-call trace's page stays small.
 HISTOGRAM_BINS = 24

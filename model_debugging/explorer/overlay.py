@@ -8,13 +8,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from model_debugging.compare import AlignmentKind, ModuleStatus
 from model_debugging.compare.matching import describe_call
+from model_debugging.compare.result import AlignmentKind, ModuleStatus
 from model_debugging.explorer.calls import CallView
-from model_debugging.explorer.comparison_view import CallComparison, CallStatus, divergence_level
+from model_debugging.explorer.comparison_view import CallComparison, CallStatus, PairedValue, divergence_level
 
 if TYPE_CHECKING:
-    from model_debugging.compare import ModuleComparison, TraceComparison
+    from model_debugging.compare.result import ModuleComparison, TraceComparison
 
 # a row of the merged tree: ("reference", index) or ("candidate", index) into that side's calls
 _Side = Literal["reference", "candidate"]
@@ -40,7 +40,7 @@ def _reference_comparisons(
     row_of: dict[tuple[str, int], int], candidate: list[CallView], result: TraceComparison
 ) -> tuple[dict[int, CallComparison], dict[tuple[str, int], int]]:
     """Each matched reference row's comparison, and the reference row of each matched candidate call."""
-    candidate_classes = {_call_key(call): call.node.module_class for call in candidate}
+    candidate_calls_by_key = {_call_key(call): call for call in candidate}
     comparisons: dict[int, CallComparison] = {}
     candidate_rows: dict[tuple[str, int], int] = {}
     candidate_calls: Counter[str] = Counter()
@@ -50,21 +50,47 @@ def _reference_comparisons(
             continue
         diverged = module.status is not ModuleStatus.EQUAL
         candidate_key = (module.candidate_path, candidate_calls[module.candidate_path])
+        counterpart = candidate_calls_by_key.get(candidate_key)
         comparisons[row] = CallComparison(
             status=CallStatus.DIVERGED if diverged else CallStatus.EQUAL,
             level=divergence_level(module.max_abs_diff, result.atol) if diverged else 0,
             verdict=module.status.value,
             candidate_path=module.candidate_path,
-            candidate_class=candidate_classes.get(candidate_key),
+            candidate_class=None if counterpart is None else counterpart.node.module_class,
             max_abs_diff=module.max_abs_diff,
             max_rel_diff=module.max_rel_diff,
             mean_abs_diff=module.mean_abs_diff,
             details=tuple(module.details),
             alignment=None if module.alignment is AlignmentKind.PATH else module.alignment.value,
+            notes=tuple(module.notes),
+            values=tuple(_paired_values(module, counterpart)),
         )
         candidate_rows[candidate_key] = row
         candidate_calls[module.candidate_path] += 1
     return comparisons, candidate_rows
+
+
+def _paired_values(module: ModuleComparison, counterpart: CallView | None) -> list[PairedValue]:
+    """The values compare paired for ``module``, each with the candidate's tensor view."""
+    views = {}
+    if counterpart is not None:
+        views = {("inputs", view.record.sub_path): view for view in counterpart.inputs}
+        views.update({("outputs", view.record.sub_path): view for view in counterpart.outputs or ()})
+    return [
+        PairedValue(
+            place=value.place,
+            reference=value.reference,
+            candidate_at=value.candidate,
+            status=value.status.value,
+            paired_by=value.paired_by,
+            form=value.form,
+            counted=value.counted,
+            max_abs_diff=value.max_abs_diff,
+            note=value.note,
+            candidate=views.get((value.place, value.candidate)),
+        )
+        for value in module.values
+    ]
 
 
 def _unpaired(call: CallView, listed: frozenset[str], status: CallStatus) -> CallComparison:

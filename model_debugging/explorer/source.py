@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from model_debugging.debugger.trace_format import Trace, read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
+from model_debugging.debugger.trace_format.records import Trace
 
 
 def read_view_trace(path: str | os.PathLike) -> Trace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from model_debugging.debugger.trace_format import TensorRecord, TraceError
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceError
 from model_debugging.explorer.histogram import Histogram, tensor_histogram
 
 # repr lines kept per tensor: torch already summarizes large tensors, this bounds the rest

@@ -6,13 +6,15 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from model_debugging.compare import RenameRule
+from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.renames import RenameRule
+from model_debugging.compare.result import TraceComparison
 from model_debugging.explorer.calls import CallView, trace_calls
 from model_debugging.explorer.overlay import overlay_comparison
 from model_debugging.explorer.page import render_page
 from model_debugging.explorer.source import read_view_trace
 from model_debugging.explorer.tensor_view import TextTable
-from model_debugging.reporting import atomic_write_text
+from model_debugging.reporting.atomic import atomic_write_text
 
 DEFAULT_PAGE_NAME = "trace.html"
 
@@ -29,10 +31,12 @@ def view_document(
     compare: str | os.PathLike | None = None,
     rename: Sequence[str | RenameRule] = (),
     align: bool = True,
+    comparison: TraceComparison | None = None,
 ) -> dict:
     """The data the page embeds: the trace's calls in pre-order (``nodes``), the distinct module
     classes (``classes``, as ``<Python module>.<qualname>``) and printed values (``values``) they
-    refer to by index and, with ``compare``, the comparison.
+    refer to by index and, with ``compare``, the comparison (``comparison`` when the caller has
+    already compared the two traces, else computed with compare's defaults).
 
     Raises:
         TraceError: a trace is missing or unreadable.
@@ -50,9 +54,7 @@ def view_document(
         _add_rows(document, calls)
         return document
 
-    from model_debugging import compare_traces
-
-    result = compare_traces(trace.path, compare, rename=list(rename), align=align)
+    result = comparison or compare_traces(trace.path, compare, rename=list(rename), align=align)
     candidate = read_view_trace(compare)
     tree = overlay_comparison(calls, trace_calls(candidate), result)
     _add_rows(document, tree.calls)
@@ -86,6 +88,7 @@ def write_view(
     compare: str | os.PathLike | None = None,
     rename: Sequence[str | RenameRule] = (),
     align: bool = True,
+    comparison: TraceComparison | None = None,
 ) -> Path:
     """Write the explorer page for ``trace_path`` (atomically) and return where it went.
 
@@ -98,8 +101,10 @@ def write_view(
             loaded rules) rewriting module paths before matching.
         align (`bool`, *optional*, defaults to `True`): let compare pair the calls that paths leave
             unmatched (execution order, shapes, fused/split projections, identity calls).
+        comparison (`TraceComparison`, *optional*): the result of comparing ``trace_path`` with
+            ``compare`` when already computed (it is not computed again).
     """
-    page = render_page(view_document(trace_path, compare, rename, align))
+    page = render_page(view_document(trace_path, compare, rename, align, comparison))
     target = Path(output) if output is not None else default_page_path(trace_path)
     atomic_write_text(target, page)
     return target

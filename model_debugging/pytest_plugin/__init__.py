@@ -1,12 +1,12 @@
 """A pytest plugin that records what a run did to each test, for ``model-debugging scan --observed``.
 
-Off unless asked. ``pytest --observed-json run.json`` writes one record of every item: its outcome
+Off unless asked. ``pytest --observed_json run.json`` writes one record of every item: its outcome
 and skip reason, the test function it runs, and for a pass how many assertions it reached, so a
-test that passes without checking anything is seen. ``--observed-ignore-skips`` also runs the tests
+test that passes without checking anything is seen. ``--observed_ignore_skips`` also runs the tests
 an unconditional skip decorator (``@unittest.skip``, ``@pytest.mark.skip``, on the test or its
 class) turns off, to see which skips are stale; conditional ones (``skipIf``, ``skipUnless``, the
 ``require_*`` decorators built on them) and skips in the test's body still skip; a skipped
-override that does nothing runs the definition it overrides. ``--observed-select FILE`` runs only the tests a file lists (``file::Class::test`` lines, which
+override that does nothing runs the definition it overrides. ``--observed_select FILE`` runs only the tests a file lists (``file::Class::test`` lines, which
 ``scan --stale_skips`` writes), with the cases a ``parameterized.expand`` test adds.
 
 Assertions counted: calls of ``unittest.TestCase.assert*``, of ``torch.testing`` and
@@ -55,20 +55,20 @@ _REASON_LENGTH = 500
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("model-debugging", "record a run for model-debugging scan --observed")
     group.addoption(
-        "--observed-json",
+        "--observed_json",
         metavar="PATH",
         help="write every item's outcome, skip reason and assertions reached to PATH (JSON)",
     )
     group.addoption(
-        "--observed-ignore-skips",
+        "--observed_ignore_skips",
         action="store_true",
-        help="run tests an unconditional @unittest.skip / @pytest.mark.skip turns off (needs --observed-json)",
+        help="run tests an unconditional @unittest.skip / @pytest.mark.skip turns off (needs --observed_json)",
     )
     group.addoption(
-        "--observed-select",
+        "--observed_select",
         metavar="PATH",
         help="run only the tests PATH lists, one file::Class::test a line, with the cases an expanded "
-        "test adds (needs --observed-json)",
+        "test adds (needs --observed_json)",
     )
 
 
@@ -76,13 +76,13 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("observed_json")
     ignore_skips, select = config.getoption("observed_ignore_skips"), config.getoption("observed_select")
     if path is None:
-        for given, option in ((ignore_skips, "--observed-ignore-skips"), (select, "--observed-select")):
+        for given, option in ((ignore_skips, "--observed_ignore_skips"), (select, "--observed_select")):
             if given:
-                raise pytest.UsageError(f"{option} needs --observed-json PATH to record the run")
+                raise pytest.UsageError(f"{option} needs --observed_json PATH to record the run")
         return
     target = Path(path)
     if target.is_dir():
-        raise pytest.UsageError(f"--observed-json {path}: is a directory")
+        raise pytest.UsageError(f"--observed_json {path}: is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)  # as --junitxml does
     selection = read_selection(select) if select else None
     config.pluginmanager.register(
@@ -91,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class _Recorder:
-    """The hooks of a recording run; registered only when ``--observed-json`` is given."""
+    """The hooks of a recording run; registered only when ``--observed_json`` is given."""
 
     def __init__(
         self, config: pytest.Config, path: Path, ignore_skips: bool, selection: frozenset[str] | None

@@ -1,4 +1,4 @@
-"""``--observed-select FILE``: run only the tests a file lists, one ``file::Class::test`` a line."""
+"""``--observed_select FILE``: run only the tests a file lists, one ``file::Class::test`` a line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def read_selection(path: str) -> frozenset[str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        raise pytest.UsageError(f"--observed-select {path}: cannot read it ({error})") from None
+        raise pytest.UsageError(f"--observed_select {path}: cannot read it ({error})") from None
     selected = set()
     for number, line in enumerate(lines, 1):
         line = line.strip()

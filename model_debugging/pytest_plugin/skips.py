@@ -1,4 +1,4 @@
-"""``--observed-ignore-skips``: run the tests an unconditional skip decorator written in a test
+"""``--observed_ignore_skips``: run the tests an unconditional skip decorator written in a test
 file turns off, to see which skips are stale.
 
 ``@unittest.skip`` called from a test module leaves the test as it is (marked with the reason);

@@ -1,14 +1,14 @@
-"""``model_debugging.replay``: run the candidate's modules on the reference's recorded inputs.
+"""``replay_trace``: run the candidate's modules on the reference's recorded inputs.
 
 Example::
 
-    from model_debugging import compare_traces, replay
+    from model_debugging import compare_traces, replay_trace
 
-    result = replay("reference_trace/", port_model, modules=["model.layers.3"])
+    result = replay_trace("reference_trace/", port_model, modules=["model.layers.3"])
     print(result.modules[0].verdict)          # ReplayVerdict.WRONG: a real bug in layer 3
 
-    found = replay("reference_trace/", port_model, bisect=True,
-                   comparison=compare_traces("reference_trace/", "port_trace/"))
+    found = replay_trace("reference_trace/", port_model, bisect=True,
+                         comparison=compare_traces("reference_trace/", "port_trace/"))
     print(found.smallest_wrong.module_path)   # the smallest module wrong on identical inputs
 """
 
@@ -16,34 +16,38 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 from torch import nn
 
-from model_debugging.compare.renames import RenameRule, coerce_rename_rules
+from model_debugging.compare.align import align_traces
+from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import ModuleStatus, TraceComparison
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace, TraceError, TraceNode
-from model_debugging.replay.bisection import bisect_trace
+from model_debugging.replay.adapters import AdapterSpec, ArgumentAdapters
+from model_debugging.replay.bisection import bisect_trace, side_effect_blame
 from model_debugging.replay.judging import Tolerance
 from model_debugging.replay.noise import NoiseLevels
-from model_debugging.replay.result import ReplayResult
+from model_debugging.replay.result import ModuleReplay, ReplayResult, ReplayVerdict
 from model_debugging.replay.runner import Replayer
+from model_debugging.replay.targets import CandidateIndex
 
-__all__ = ["replay"]
+__all__ = ["replay_trace"]
 
 
-def replay(
+def replay_trace(
     ref_trace: str | os.PathLike,
     model: nn.Module,
     modules: Sequence[str] | None = None,
     *,
-    rename: None | str | os.PathLike | Mapping[str, str] | Iterable[str | RenameRule] = None,
+    rename: RenameSpec = None,
     atol: float | None = None,
     rtol: float | None = None,
     noise_from: str | os.PathLike | None = None,
     bisect: bool = False,
     comparison: TraceComparison | None = None,
+    adapters: AdapterSpec = None,
 ) -> ReplayResult:
     """Feed recorded calls of ``ref_trace`` to the matching parts of ``model`` and judge each alone.
 
@@ -51,25 +55,31 @@ def replay(
         ref_trace (`str` or `os.PathLike`): a reference trace recorded with ``use_repr=False``
             (a directory or its `_SUMMARY.json` / `_FULL_TENSORS.json` file).
         model (`nn.Module`): the candidate; it is run as it is (call ``model.eval()`` first).
-        modules (`Sequence[str]`, *optional*): reference module paths to replay, relative to the
-            model (``model.layers.3``) or with its class name; every call of each. All calls when None.
+        modules (`Sequence[str]`, *optional*): reference module paths to replay, relative to the model
+            (``model.layers.3``) or with its class name; every call of each. All calls when None.
+            With ``bisect``, where the search starts (its first wrong call).
         rename (*optional*): compare's rename rules (see `compare_traces`).
         atol (`float`, *optional*) and rtol (`float`, *optional*): fixed tolerances; by default they
-            follow each reference tensor's dtype (see `model_debugging.replay.judging`).
+            follow the dtypes compared (see `model_debugging.replay.judging`).
         noise_from (`str` or `os.PathLike`, *optional*): a second trace of the reference (run another
             way); differences are then judged against the spread between the two reference runs.
         bisect (`bool`, *optional*, defaults to `False`): search top-down for the smallest module
-            that is wrong on identical inputs, instead of replaying ``modules``.
+            that is wrong on identical inputs, instead of replaying every selected call.
         comparison (`TraceComparison`, *optional*): a compare result of the reference and the
-            candidate's trace: its alignment maps reference calls to candidate modules (before the
-            rename rules), and bisection skips calls compare found equal.
+            candidate's trace: compare's alignment of the two traces maps reference calls to
+            candidate modules, functions and fused projections, and bisection skips calls compare
+            found equal.
+        adapters (*optional*): argument adapters for candidate modules whose signature differs
+            from the reference's, by module class or path pattern, or a function of the model
+            returning them (see `model_debugging.replay.adapters`).
 
     Returns:
         `ReplayResult`: a verdict per replayed call, and the bisection's finding.
 
     Raises:
         TraceError: the trace is unreadable, or records tensors only as reprs.
-        ValueError: a path in ``modules`` names no recorded call, or a tolerance is negative.
+        ValueError: a path in ``modules`` names no recorded call, a tolerance is negative, or the
+            adapters are not a mapping of module classes or path patterns to functions.
     """
     trace = read_trace(ref_trace)
     if not any(record.file is not None for node in trace.nodes for record in node.records):
@@ -77,27 +87,59 @@ def replay(
             trace.path, "records no tensor files: trace the reference with use_repr=False to replay it"
         )
     rules = coerce_rename_rules(rename)
+    adapter_map = ArgumentAdapters(adapters, model)
     noise = NoiseLevels.measure(ref_trace, noise_from) if noise_from is not None else None
-    aligned = {row.module_path: row for row in comparison.modules} if comparison is not None else None
-    replayer = Replayer(trace, model, rules, Tolerance(atol, rtol), noise, aligned)
+    alignment = None
+    if comparison is not None:
+        alignment = align_traces(
+            trace, comparison.candidate, rename=rules, atol=comparison.atol, rtol=comparison.rtol
+        )
+    index = CandidateIndex(trace, model, rules, alignment)
+    replayer = Replayer(trace, index, Tolerance(atol, rtol), noise, adapter_map)
     common = {
         "reference": trace.path,
         "rename_rules": tuple(str(rule) for rule in rules),
         "noise_reference": None if noise is None else noise.source,
     }
+    selected = _selected_nodes(trace, modules)
     if bisect:
         diverged = _diverged_paths(comparison) if comparison is not None else None
-        replays, smallest = bisect_trace(replayer, diverged)
-        return ReplayResult(modules=replays, smallest_wrong=smallest, bisected=True, **common)
+        starts = selected if modules is not None else selected[:1]
+        found = bisect_trace(replayer, starts, diverged)
+        return ReplayResult(
+            modules=found.replays,
+            smallest_wrong=found.smallest_wrong,
+            bug_in=found.bug_in,
+            bisected=True,
+            **common,
+        )
     # innermost calls first: a module with submodules then runs only what its correct leaves do not cover
-    replays = {node.order: replayer.replay(node) for node in reversed(_selected_nodes(trace, modules))}
+    replays = {node.order: replayer.replay(node) for node in reversed(selected)}
+    _blame_side_effects(replayer, replays)
     return ReplayResult(modules=tuple(replays[order] for order in sorted(replays)), **common)
+
+
+def _blame_side_effects(replayer: Replayer, replays: dict[int, ModuleReplay]) -> None:
+    """A call that modified its inputs in place, before the first difference of a wrong call it runs in, is wrong."""
+    for order in sorted(replays, reverse=True):  # the innermost wrong call names it first
+        parent, first = replays[order], replayer.first_differences.get(order)
+        if parent.verdict is not ReplayVerdict.WRONG or first is None:
+            continue
+        node = replayer.trace.nodes[order]
+        modifiers = [
+            other
+            for other in replayer.modified_inputs
+            if replayer.contains(node, other) and other < first.order
+        ]
+        last = max(modifiers, default=None)
+        if last in replays and replays[last].verdict is ReplayVerdict.CORRECT:
+            replays[last] = side_effect_blame(replays[last], replayer.modified_inputs[last], parent)
 
 
 def _selected_nodes(trace: Trace, modules: Sequence[str] | None) -> list[TraceNode]:
     if modules is None:
         return list(trace.nodes)
-    root = trace.root_path
+    root = trace.root_path.partition(".")[0]
     by_path: dict[str, list[TraceNode]] = {}
     for node in trace.nodes:
         by_path.setdefault(node.module_path, []).append(node)

@@ -5,9 +5,11 @@ repr of a plain literal: ``None``, a bool, an int, a float (``nan`` and ``inf`` 
 string. Lists and tuples are recorded as JSON lists and rebuilt as tuples; dicts keep their keys. A
 group whose keys are exactly ``0 .. n-1`` is taken as a tuple (the trace writes tuples, lists and
 dicts with such keys alike). A module of the traced model passed to a recorded function is recorded
-as a module reference and comes back as the candidate's matching module. Anything else (a cache
-object, a tensor recorded only as its repr) cannot be rebuilt: :class:`UnrebuildableValue` names it
-and says why, nothing is guessed.
+as a module reference and comes back as the candidate's matching module; a cache object comes back
+when :mod:`.caches` can rebuild an equivalent one. Floating-point tensors are cast to the
+candidate's dtype (a float32 reference replayed on a bfloat16 port gets what the port computes in).
+Anything else (an object's repr, a tensor recorded only as its repr) cannot be rebuilt:
+:class:`UnrebuildableValue` names it and says why, nothing is guessed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ _FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _LITERAL_TYPES = (type(None), bool, int, float, str)
 # a module path of the reference -> the candidate's module (raises LookupError when none matches)
 ModuleResolver = Callable[[str], nn.Module]
+# a recorded repr that is no plain literal -> an equivalent object, None when it knows no such
+# object (raises UnrebuildableValue when it knows the kind but cannot rebuild this one)
+ObjectResolver = Callable[[TensorRecord], Any]
 
 
 class UnrebuildableValue(ValueError):
@@ -38,6 +43,28 @@ class UnrebuildableValue(ValueError):
         self.sub_path = sub_path
         self.reason = reason
         super().__init__(f"{sub_path}: {reason}")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where rebuilt tensors go: the candidate's device, and the dtype floating-point tensors are cast to."""
+
+    device: torch.device | None = None
+    dtype: torch.dtype | None = None
+
+    def put(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self.dtype is not None and tensor.is_floating_point() and tensor.dtype != self.dtype:
+            tensor = cast_finite(tensor, self.dtype)
+        return tensor if self.device is None else tensor.to(self.device)
+
+
+def cast_finite(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``tensor`` in ``dtype``, finite values kept finite (float32's ``finfo.min`` mask becomes bfloat16's, not ``-inf``)."""
+    if not dtype.is_floating_point:
+        return tensor.to(dtype)
+    limits = torch.finfo(dtype)
+    finite = tensor.isfinite()
+    return torch.where(finite, tensor.clamp(limits.min, limits.max), tensor).to(dtype)
 
 
 @dataclass(frozen=True)
@@ -75,30 +102,50 @@ class _Branch(dict):
     """An inner node of the path tree (a plain dict could be a recorded value)."""
 
 
-def _leaf_value(record: TensorRecord, device: torch.device | None, modules: ModuleResolver | None) -> Any:
+@dataclass(frozen=True)
+class Sources:
+    """Where the values of a rebuilt call come from, besides literals.
+
+    ``modules`` turns a recorded module reference (a function's argument that was a module of the
+    traced model) into the candidate's module; ``objects`` rebuilds other reprs it knows (caches);
+    ``tensors`` supplies each tensor instead of reading its file (placed anyway).
+    """
+
+    placement: Placement = Placement()
+    modules: ModuleResolver | None = None
+    objects: ObjectResolver | None = None
+    tensors: Callable[[TensorRecord], torch.Tensor] | None = None
+
+
+def _leaf_value(record: TensorRecord, sources: Sources) -> Any:
     if not record.is_tensor:
         path = module_reference_path(record.text)
         if path is None:
-            return literal_value(record)
-        if modules is None:
+            try:
+                return literal_value(record)
+            except UnrebuildableValue:
+                rebuilt = sources.objects(record) if sources.objects is not None else None
+                if rebuilt is None:
+                    raise
+                return rebuilt
+        if sources.modules is None:
             raise UnrebuildableValue(
                 record.sub_path, f"refers to the module {path}, which is not available here"
             )
         try:
-            return modules(path)
+            return sources.modules(path)
         except LookupError as error:
             raise UnrebuildableValue(record.sub_path, f"refers to the module {path}: {error}") from None
+    if sources.tensors is not None:
+        return sources.placement.put(sources.tensors(record))
     if record.file is None:
         raise UnrebuildableValue(
             record.sub_path, "a tensor recorded only as its repr: trace the reference with use_repr=False"
         )
-    tensor = read_recorded_tensor(record)
-    return tensor if device is None else tensor.to(device)
+    return sources.placement.put(read_recorded_tensor(record))
 
 
-def _path_tree(
-    records: tuple[TensorRecord, ...], device: torch.device | None, modules: ModuleResolver | None
-) -> _Branch:
+def _path_tree(records: tuple[TensorRecord, ...], sources: Sources) -> _Branch:
     tree = _Branch()
     for record in records:
         parts = record.sub_path.split(".")
@@ -107,7 +154,7 @@ def _path_tree(
             branch = branch.setdefault(part, _Branch())
             if not isinstance(branch, _Branch):
                 raise UnrebuildableValue(record.sub_path, "recorded both as a value and as a container")
-        branch[parts[-1]] = _leaf_value(record, device, modules)
+        branch[parts[-1]] = _leaf_value(record, sources)
     return tree
 
 
@@ -119,20 +166,12 @@ def _assemble(tree: _Branch) -> tuple | dict:
     return values
 
 
-def rebuild_call(
-    inputs: tuple[TensorRecord, ...],
-    device: torch.device | None = None,
-    modules: ModuleResolver | None = None,
-) -> RecordedCall:
-    """The arguments of a recorded call; raises :class:`UnrebuildableValue` for the first one that cannot be rebuilt.
-
-    ``modules`` turns a recorded module reference (a function's argument that was a module of the
-    traced model) into the candidate's module.
-    """
+def rebuild_call(inputs: tuple[TensorRecord, ...], sources: Sources = Sources()) -> RecordedCall:
+    """The arguments of a recorded call; raises :class:`UnrebuildableValue` for the first one that cannot be rebuilt."""
     for record in inputs:
         if record.sub_path.split(".")[0] not in {"args", "kwargs"} or "." not in record.sub_path:
             raise UnrebuildableValue(record.sub_path or "inputs", "not under 'args' or 'kwargs'")
-    tree = _path_tree(inputs, device, modules)
+    tree = _path_tree(inputs, sources)
     args = _assemble(tree.get("args", _Branch()))
     if isinstance(args, dict):
         missing = next(str(index) for index in range(len(args) + 1) if str(index) not in args)
@@ -144,11 +183,11 @@ def rebuild_call(
     return RecordedCall(args=args, kwargs=kwargs)
 
 
-def rebuild_outputs(outputs: tuple[TensorRecord, ...], device: torch.device | None = None) -> Any:
+def rebuild_outputs(outputs: tuple[TensorRecord, ...], placement: Placement = Placement()) -> Any:
     """A recorded call's outputs as a value: a tensor, a tuple or a dict (a ``ModelOutput`` comes back as a dict)."""
     if len(outputs) == 1 and outputs[0].sub_path == "":
-        return _leaf_value(outputs[0], device, None)
-    return _assemble(_path_tree(outputs, device, None))
+        return _leaf_value(outputs[0], Sources(placement))
+    return _assemble(_path_tree(outputs, Sources(placement)))
 
 
 def flatten_output(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -1,65 +1,178 @@
-"""Bisection: from the whole model down to the smallest call that is wrong on identical inputs.
+"""Bisection: from the whole model (or a given call) down to the smallest call that is wrong on identical inputs.
 
 Starting at the top-level call, each step replays the children of the current call in execution
-order until one is wrong on its own recorded inputs, and descends into it. The search stops at a
-call none of whose children is wrong: that call's own code (between its submodules, or a leaf's
-computation) is where the bug is. Each step costs about one replay of the current call, so finding
-a module deep in layer 3 of a bf16 model costs a few forwards, however far compare saw the
-differences spread.
+order until one is wrong on its own recorded inputs, and descends into it. A child that cannot be
+replayed alone (no counterpart in the candidate: a wrapper the port does not have; another
+signature; an input that cannot be rebuilt) is looked through: its children are tried in its
+place. The search stops at a call none of whose children is wrong, and says where the bug is:
+
+- a child that returned the right values but modified one of its inputs in place, before the
+  first difference inside the call (the reference's later calls did not see that change);
+- else, when the first difference lies inside a child that could not be replayed alone (going up
+  from where it was seen, past calls that are correct alone and wrappers the candidate lacks):
+  that child's own code when it got the recorded inputs, else its own code or what it is given
+  (the call itself is then what is named; an argument adapter lets replay run the child alone);
+- else the call's own code, before the first output out of tolerance inside it.
+
+Each step costs about one replay of the current call, so finding a module deep in layer 3 of a
+bf16 model costs a few forwards, however far compare saw the differences spread.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from model_debugging.debugger.trace_format.records import TraceNode
+from model_debugging.replay.findings import FirstDifference
 from model_debugging.replay.result import ModuleReplay, ReplayVerdict
 from model_debugging.replay.runner import Replayer
 
 
+@dataclass(frozen=True)
+class Bisection:
+    """Every replay made, the smallest call found wrong (None if none), and the module the bug is placed in."""
+
+    replays: tuple[ModuleReplay, ...]
+    smallest_wrong: ModuleReplay | None
+    bug_in: str | None
+
+
 def bisect_trace(
-    replayer: Replayer, diverged: frozenset[str] | None = None
-) -> tuple[tuple[ModuleReplay, ...], ModuleReplay | None]:
-    """Replay down the tree; return every replay made and the smallest wrong call (None if the top is correct).
+    replayer: Replayer, starts: Sequence[TraceNode], diverged: frozenset[str] | None = None
+) -> Bisection:
+    """Replay down the tree from the first of ``starts`` that is wrong.
 
     ``diverged``: reference paths compare did not find equal (with their ancestors); calls outside
     it are not replayed. None replays every child.
     """
-    nodes = replayer.trace.nodes
-    if not nodes:
-        return (), None
-    current = replayer.replay(nodes[0])
-    replays = [current]
-    if current.verdict is not ReplayVerdict.WRONG:
-        return tuple(replays), None
-    node = nodes[0]
+    replays: list[ModuleReplay] = []
+    node = current = None
+    for start in starts:
+        outcome = replayer.replay(start)
+        replays.append(outcome)
+        if outcome.verdict is ReplayVerdict.WRONG:
+            node, current = start, outcome
+            break
+    if node is None:
+        return Bisection(tuple(replays), None, None)
     while True:
-        skipped: list[str] = []
-        wrong_child = None
-        for child in replayer.children(node):
+        step = _Step(replayer, node, diverged)
+        replays += step.replays
+        if step.wrong is None:
+            return _conclusion(replayer, node, current, step, replays)
+        node, current = step.wrong
+
+
+class _Step:
+    """The children of one wrong call replayed in order (looking through those that cannot be replayed)."""
+
+    def __init__(self, replayer: Replayer, node: TraceNode, diverged: frozenset[str] | None):
+        self.replays: list[ModuleReplay] = []
+        self.tried: dict[int, ModuleReplay] = {}  # by order
+        self.wrong: tuple[TraceNode, ModuleReplay] | None = None
+        queue = deque(replayer.children(node))
+        while queue:
+            child = queue.popleft()
             if diverged is not None and child.module_path not in diverged:
                 continue
             outcome = replayer.replay(child)
-            replays.append(outcome)
+            self.replays.append(outcome)
+            self.tried[child.order] = outcome
+            if outcome.verdict is ReplayVerdict.WRONG:
+                self.wrong = (child, outcome)
+                return
             if outcome.verdict is ReplayVerdict.NOT_REPLAYED:
-                skipped.append(child.module_path.rpartition(".")[2])
-            elif outcome.verdict is ReplayVerdict.WRONG:
-                wrong_child = child
-                current = outcome
-                break
-        if wrong_child is None:
-            return tuple(replays), replace(current, reason=_conclusion(replayer, node, current, skipped))
-        node = wrong_child
+                queue.extendleft(reversed(replayer.children(child)))
 
 
-def _conclusion(replayer: Replayer, node: TraceNode, found: ModuleReplay, skipped: list[str]) -> str:
+def _conclusion(
+    replayer: Replayer, node: TraceNode, found: ModuleReplay, step: _Step, replays: list[ModuleReplay]
+) -> Bisection:
     if not replayer.children(node):
-        return "wrong on its recorded inputs, and it runs no recorded submodule or function"
-    reason = (
-        "its recorded submodules and functions are correct on identical inputs: the bug is in its own code"
+        reason = "wrong on its recorded inputs, and it runs no recorded submodule or function"
+        return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
+    first = replayer.first_differences.get(node.order)
+    modifiers = [
+        (order, replay)
+        for order, replay in step.tried.items()
+        if order in replayer.modified_inputs
+        and replay.verdict is ReplayVerdict.CORRECT
+        and (first is None or order < first.order)
+    ]
+    if modifiers:
+        order, replay = modifiers[-1]  # the last one before the first difference
+        blamed = side_effect_blame(replay, replayer.modified_inputs[order], found)
+        replays[replays.index(replay)] = blamed
+        return Bisection(tuple(replays), blamed, replay.module_path)
+    before = (
+        f", before {found.first_wrong} (the first output out of tolerance inside it)"
+        if found.first_wrong
+        else ""
     )
-    if found.first_wrong:
-        reason += f", in what runs before {found.first_wrong} (the first output out of tolerance inside it)"
+    holder = _unreplayable_holder(replayer, node, first, step.tried)
+    if holder is not None:
+        held, confident = holder
+        why = step.tried[held.order].reason
+        if confident:
+            reason = (
+                f"the first difference inside it is in {held.module_path}, which got its recorded inputs but "
+                f"could not be replayed alone: the bug is in its own code{before}. {why}"
+            )
+            return Bisection(tuple(replays), replace(found, reason=reason), held.module_path)
+        where = f" ({found.first_wrong})" if found.first_wrong else ""
+        reason = (
+            f"its first difference{where} lies in {held.module_path}, which could not be replayed alone: "
+            f"the bug is in its own code or in what it is given (an argument adapter for it lets replay "
+            f"tell which). {why}"
+        )
+        return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
+    reason = f"its recorded submodules and functions are correct on identical inputs: the bug is in its own code{before}"
+    skipped = [
+        replay.module_path.rpartition(".")[2]
+        for order, replay in step.tried.items()
+        if replay.verdict is ReplayVerdict.NOT_REPLAYED and not replayer.children(replayer.trace.nodes[order])
+    ]
     if skipped:
         reason += f"; or in {', '.join(skipped)}, which could not be replayed"
-    return reason
+    return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
+
+
+def _unreplayable_holder(
+    replayer: Replayer, node: TraceNode, first: FirstDifference | None, tried: dict[int, ModuleReplay]
+) -> tuple[TraceNode, bool] | None:
+    """The call inside ``node`` whose own code may hold the first difference, when it could not be
+    replayed alone, and whether it surely does (its inputs were the recorded ones).
+
+    From the call where the difference was seen (its parent, when seen in its inputs), go up: a
+    call that is correct alone got other inputs than recorded, and a reference wrapper the
+    candidate lacks has no code of its own, so the search goes on above them; the first call that
+    could not be replayed alone is the holder; reaching ``node`` means ``node``'s own code.
+    """
+    if first is None:
+        return None
+    nodes = replayer.trace.nodes
+    current = nodes[first.order]
+    if first.in_inputs:
+        current = replayer.parent(current)
+    while current is not None and current.order != node.order:
+        replay = tried.get(current.order)
+        if (
+            replay is not None
+            and replay.verdict is ReplayVerdict.NOT_REPLAYED
+            and replay.candidate_path is not None
+        ):
+            return current, current.order in first.inputs_compared
+        current = replayer.parent(current)
+    return None
+
+
+def side_effect_blame(replay: ModuleReplay, changed: tuple[str, ...], parent: ModuleReplay) -> ModuleReplay:
+    """``replay`` (correct outputs, inputs modified in place) made wrong: its parent differs after it."""
+    where = f" at {parent.first_wrong}" if parent.first_wrong else ""
+    reason = (
+        f"returns the reference's outputs, but modifies its inputs in place ({', '.join(changed)}); "
+        f"{parent.module_path} then differs{where}: the reference's later calls do not see that change"
+    )
+    return replace(replay, verdict=ReplayVerdict.WRONG, reason=reason)

@@ -4,7 +4,10 @@ The numbers come from compare's tensor diff (:class:`~model_debugging.compare.nu
 By default float32 and float64 use compare's tolerances (``atol=1e-5``, ``rtol=1e-4``); float16 and
 bfloat16 allow two units of their rounding step, relative to each element (``rtol = 2 * eps``) and to
 the tensor's largest magnitude (``atol = 2 * eps * max|reference|``): a port that only rounds
-differently stays within them, a wrong computation does not.
+differently stays within them, a wrong computation does not. The dtype that decides is the least
+precise of the two tensors' and the one the candidate computes in (its parameters'): a bfloat16
+port replayed on a float32 reference is judged with bfloat16's tolerances, also where it returns
+float32.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ _LOW_PRECISION_STEPS = 2.0
 
 @dataclass(frozen=True)
 class Tolerance:
-    """``None`` for a field means "chosen from the reference tensor's dtype"."""
+    """``None`` for ``atol`` or ``rtol`` means "chosen from the dtypes"; ``computed_in`` is the
+    candidate's dtype (None when unknown)."""
 
     atol: float | None = None
     rtol: float | None = None
+    computed_in: torch.dtype | None = None
 
     def __post_init__(self) -> None:
         for name in ("atol", "rtol"):
@@ -33,10 +38,15 @@ class Tolerance:
             if value is not None and not value >= 0:
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
 
-    def for_reference(self, reference: torch.Tensor) -> tuple[float, float]:
+    def for_pair(self, reference: torch.Tensor, candidate: torch.Tensor) -> tuple[float, float]:
         atol, rtol = _DEFAULT_ATOL, _DEFAULT_RTOL
-        if reference.dtype in (torch.float16, torch.bfloat16) and reference.numel():
-            eps = torch.finfo(reference.dtype).eps
+        low = [
+            dtype
+            for dtype in (reference.dtype, candidate.dtype, self.computed_in)
+            if dtype in (torch.float16, torch.bfloat16)
+        ]
+        if low and reference.numel():
+            eps = max(torch.finfo(dtype).eps for dtype in low)
             finite = reference[reference.isfinite()]
             scale = float(finite.abs().max()) if finite.numel() else 0.0
             atol, rtol = _LOW_PRECISION_STEPS * eps * scale, _LOW_PRECISION_STEPS * eps
@@ -52,7 +62,7 @@ class TensorDiff:
 
 def diff_tensors(reference: torch.Tensor, candidate: torch.Tensor, tolerance: Tolerance) -> TensorDiff:
     """Compare two tensors of the same shape; a shape mismatch is the caller's to report."""
-    atol, rtol = tolerance.for_reference(reference)
+    atol, rtol = tolerance.for_pair(reference, candidate)
     within, max_abs, max_rel, _, _ = PairComparer(atol, rtol, "tensors").compare_tensors(
         reference.detach().cpu(), candidate.detach().cpu()
     )

@@ -7,6 +7,10 @@ and never less than half a rounding step of the output dtype at that magnitude. 
 came in keeps the yardstick of a deep module from growing with every layer before it: a replayed
 difference is measured against what the call itself does differently when the reference is run
 another way.
+
+The code between two recorded calls of a module (what replay checks as the inputs of the next
+recorded call) gets a level too: the spread of that call's inputs, less what the enclosing call's
+inputs carried in.
 """
 
 from __future__ import annotations
@@ -27,23 +31,38 @@ class NoiseLevels:
 
     source: os.PathLike | str
     levels: dict[tuple[str, int], float]
+    input_levels: dict[tuple[str, int], float]
 
     @classmethod
     def measure(cls, reference: str | os.PathLike, second_reference: str | os.PathLike) -> NoiseLevels:
         first, second = read_trace(reference), read_trace(second_reference)
         twins = {(node.module_path, node.call_index): node for node in second.nodes}
-        levels = {}
+        levels, input_levels = {}, {}
+        enclosing: list[TraceNode] = []
         for node in first.nodes:
-            twin = twins.get((node.module_path, node.call_index))
-            if node.outputs is not None and twin is not None and twin.outputs is not None:
-                level = _added_spread(node, twin)
+            while enclosing and enclosing[-1].depth >= node.depth:
+                enclosing.pop()
+            key = (node.module_path, node.call_index)
+            twin = twins.get(key)
+            parent = enclosing[-1] if enclosing else None
+            parent_twin = twins.get((parent.module_path, parent.call_index)) if parent is not None else None
+            enclosing.append(node)
+            if twin is None:
+                continue
+            if node.outputs is not None and twin.outputs is not None:
+                level = _added_spread(node.inputs, twin.inputs, node.outputs, twin.outputs)
                 if level is not None:
-                    levels[(node.module_path, node.call_index)] = level
-        return cls(source=second.path, levels=levels)
+                    levels[key] = level
+            if parent is not None and parent_twin is not None:
+                level = _added_spread(parent.inputs, parent_twin.inputs, node.inputs, twin.inputs)
+                if level is not None:
+                    input_levels[key] = level
+        return cls(source=second.path, levels=levels, input_levels=input_levels)
 
-    def level(self, node: TraceNode) -> float | None:
-        """The spread ``node`` adds; None when the second run has no such call with comparable outputs."""
-        return self.levels.get((node.module_path, node.call_index))
+    def level(self, node: TraceNode, inputs: bool = False) -> float | None:
+        """The spread ``node`` adds (the code before it, with ``inputs``); None when the second run
+        has no such call with comparable tensors."""
+        return (self.input_levels if inputs else self.levels).get((node.module_path, node.call_index))
 
 
 def _pairs(first: tuple[TensorRecord, ...], second: tuple[TensorRecord, ...]):
@@ -60,15 +79,21 @@ def _finite_max_abs(tensor: torch.Tensor) -> float:
     return float(finite.abs().max()) if finite.numel() else 0.0
 
 
-def _added_spread(node: TraceNode, twin: TraceNode) -> float | None:
+def _added_spread(
+    given: tuple[TensorRecord, ...],
+    twin_given: tuple[TensorRecord, ...],
+    made: tuple[TensorRecord, ...],
+    twin_made: tuple[TensorRecord, ...],
+) -> float | None:
+    """The largest difference of ``made`` between the runs, less what ``given`` carried in."""
     carried_in = 0.0  # the inputs' largest difference relative to their magnitude
-    for ours, theirs in _pairs(node.inputs, twin.inputs):
+    for ours, theirs in _pairs(given, twin_given):
         if ours.is_floating_point() and ours.numel():
             scale = _finite_max_abs(ours.double())
             if scale:
                 carried_in = max(carried_in, _finite_max_abs(ours.double() - theirs.double()) / scale)
     spread, found = 0.0, False
-    for ours, theirs in _pairs(node.outputs, twin.outputs):
+    for ours, theirs in _pairs(made, twin_made):
         if not ours.is_floating_point() or not ours.numel():
             continue
         found = True

@@ -56,8 +56,9 @@ class ModuleReplay:
     are compared. For a module with submodules (upstream records no outputs for those) the outputs
     of its recorded leaves, run inside it on its identical inputs, are compared. ``worst`` names the
     tensor with the largest difference, ``first_wrong`` the first one out of tolerance (in execution
-    order), ``compared`` counts the tensors compared. ``reason`` says why a call was not replayed,
-    or what bisection concluded about it.
+    order), ``compared`` counts the tensors compared. ``reason`` says why a call was not replayed, or
+    what bisection concluded about it. ``candidate_path`` is None when the candidate has nothing
+    that corresponds to the call.
     """
 
     module_path: str
@@ -87,18 +88,29 @@ class ModuleReplay:
 
 @dataclass(frozen=True)
 class ReplayResult:
-    """The replayed calls in the reference's execution order, and what bisection concluded (if run)."""
+    """The replayed calls in the reference's execution order, and what bisection concluded (if run).
+
+    ``smallest_wrong`` is the smallest call bisection found wrong on identical inputs; ``bug_in`` the
+    module it places the bug in: that call, or, when the first difference inside it lies in a
+    submodule that could not be replayed alone, that submodule.
+    """
 
     reference: Path
     modules: tuple[ModuleReplay, ...]
     rename_rules: tuple[str, ...] = ()
     noise_reference: Path | None = None
     smallest_wrong: ModuleReplay | None = None
+    bug_in: str | None = None
     bisected: bool = False
 
     @property
     def wrong(self) -> tuple[ModuleReplay, ...]:
         return tuple(module for module in self.modules if module.verdict is ReplayVerdict.WRONG)
+
+    @property
+    def replayed(self) -> int:
+        """How many calls were replayed (correct or wrong); 0 means the candidate could not be checked."""
+        return sum(module.verdict is not ReplayVerdict.NOT_REPLAYED for module in self.modules)
 
     def summary_lines(self) -> list[str]:
         counts = {verdict: 0 for verdict in ReplayVerdict}
@@ -115,6 +127,8 @@ class ReplayResult:
                 lines.append(
                     f"bisection: smallest module wrong on identical inputs: {self.smallest_wrong.module_path}"
                 )
+                if self.bug_in not in (None, self.smallest_wrong.module_path):
+                    lines.append(f"bisection: the bug is in {self.bug_in}")
                 if self.smallest_wrong.reason:
                     lines.append(f"  {self.smallest_wrong.reason}")
         return lines
@@ -145,6 +159,7 @@ class ReplayResult:
             "rename_rules": list(self.rename_rules),
             "bisected": self.bisected,
             "smallest_wrong": None if self.smallest_wrong is None else self.smallest_wrong.module_path,
+            "bug_in": self.bug_in,
             "modules": [module.to_dict() for module in self.modules],
         }
 

@@ -1,28 +1,11 @@
-"""The shared reporting layer: atomic writes, tables, CSV, scan results and plots for every tool.
+"""What several tools share to write their results.
 
-Names are imported on first use, so ``from model_debugging.reporting import atomic_write_json``
-costs no pandas or matplotlib import (a warm scan is faster than importing pandas).
+- :mod:`.atomic`: atomic writes (temp file and rename; symlinks followed, devices written through);
+- :mod:`.report`: one report model (sections, tables) rendered to terminal text and markdown;
+- :mod:`.tables`, :mod:`.csv_output`: tables for the terminal and markdown, and CSV;
+- :mod:`.figures`: matplotlib on a headless backend, figures saved atomically;
+- :mod:`.scan_results`, :mod:`.skip_plot`: the analyzer's scan results read into pandas, and its bar chart.
+
+Modules are imported by their own path, so a command that only writes JSON imports no pandas
+or matplotlib.
 """
-
-from model_debugging._lazy import lazy_exports
-
-_EXPORTS = {
-    "atomic_write_bytes": ".atomic",
-    "atomic_write_json": ".atomic",
-    "atomic_write_text": ".atomic",
-    "ItemsSection": ".report",
-    "Report": ".report",
-    "Section": ".report",
-    "render_markdown": ".report",
-    "render_text": ".report",
-    "render_csv": ".csv_output",
-    "write_csv": ".csv_output",
-    "ScanResultsError": ".scan_results",
-    "load_scan_results": ".scan_results",
-    "scan_results_frame": ".scan_results",
-    "plot_skipped_proportion": ".skip_plot",
-    "render_markdown_table": ".tables",
-    "render_terminal_table": ".tables",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

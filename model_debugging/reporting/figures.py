@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 from pathlib import Path
 
 from model_debugging.reporting.atomic import atomic_write_bytes
+
+PLOT_EXTRA = "install the 'plot' extra, e.g. pip install 'model-debugging[plot]'"
+
+
+def plot_option_problem(option: str, path: object) -> str | None:
+    """Why ``option`` (a plot to write to ``path``) cannot be honoured, checked before any work; None when it can."""
+    if path and importlib.util.find_spec("matplotlib") is None:
+        return f"{option} needs matplotlib: {PLOT_EXTRA}"
+    return None
 
 
 def import_pyplot():
@@ -14,9 +24,7 @@ def import_pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise ImportError(
-            "plots need matplotlib: install the 'plot' extra, e.g. pip install 'model-debugging[plot]'"
-        ) from None
+        raise ImportError(f"plots need matplotlib: {PLOT_EXTRA}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

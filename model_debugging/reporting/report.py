@@ -11,7 +11,7 @@ from typing import Literal
 
 import pandas as pd
 
-from model_debugging.reporting import render_markdown_table, render_terminal_table
+from model_debugging.reporting.tables import render_markdown_table, render_terminal_table
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,27 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _fit_column(cells: list[str], max_width: int) -> list[str]:
+    """Cells cut to ``max_width`` with '…' at the end, or in the middle where cutting the end would
+    make distinct cells read the same (``test_x_with_position_ids`` and ``test_x_with_position_ids_and_fa_kwargs``)."""
+    if all(len(text) <= max_width for text in cells):
+        return cells
+    ends = [text if len(text) <= max_width else text[: max_width - 1] + "…" for text in cells]
+    if len(set(ends)) == len(set(cells)):
+        return ends
+    head = (max_width - 1) // 2
+    tail = max_width - 1 - head
+    return [text if len(text) <= max_width else f"{text[:head]}…{text[-tail:]}" for text in cells]
+
+
 def render_terminal_table(rows: pd.DataFrame | Sequence[dict[str, Any]], *, max_width: int = 60) -> str:
-    """Left-aligned columns separated by two spaces; cells longer than ``max_width`` are cut with '…'."""
+    """Left-aligned columns separated by two spaces; cells longer than ``max_width`` are cut with '…'
+    (in the middle when the end is what tells two cells of a column apart)."""
     frame = _as_frame(rows)
     header = [str(column) for column in frame.columns]
-    body = [[_cell(value) for value in row] for row in frame.itertuples(index=False)]
-    body = [[text if len(text) <= max_width else text[: max_width - 1] + "…" for text in row] for row in body]
+    columns = [[_cell(value) for value in frame.iloc[:, index]] for index in range(len(header))]
+    columns = [_fit_column(cells, max_width) for cells in columns]
+    body = [list(row) for row in zip(*columns, strict=True)] if columns else []
     widths = [max([len(h)] + [len(row[i]) for row in body]) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:

@@ -14,13 +14,14 @@ beside the analyzer.
 
 from model_debugging.skips.outcome import Status
 from model_debugging.skips.records import SkipKind
-from model_debugging.skips.results import ScanResult, SkippedPair, TestResult
+from model_debugging.skips.results import ClassVerdict, ScanResult, SkippedPair, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings, load_settings
 
 __all__ = [
     "DEFAULT_SETTINGS",
     "CheckoutError",
+    "ClassVerdict",
     "ScanResult",
     "ScanSettings",
     "SkipKind",

@@ -98,6 +98,8 @@ def _runtime_outcome(
         skip = Skip(SkipKind.RUNTIME, verdict.reason, verdict.line)
         return Outcome(Status.SKIPPED, skip, test_class.ref.name, where, conditions)
     because = f"if {verdict.condition}: skip (decided at run time)"
+    if verdict.unknown:
+        because = f"{verdict.unknown} (if {verdict.condition}: skip)"
     return Outcome(Status.UNDECIDED, None, test_class.ref.name, where, conditions, undecided_because=because)
 
 
@@ -201,13 +203,20 @@ def model_outcome(
     test_name: str,
     runtime: RuntimeChecks | None = None,
 ) -> Outcome:
+    applying = [test_class for test_class in classes if test_name in test_class.applicable]
     outcomes = [
         with_class_placeholders(
             resolver, test_class.linearization, class_outcome(resolver, test_class, test_name, runtime)
         )
-        for test_class in classes
-        if test_name in test_class.applicable
+        for test_class in applying
     ]
     if not outcomes:
         return NOT_APPLICABLE
-    return _combined_outcome(outcomes)
+    combined = _combined_outcome(outcomes)
+    if len(outcomes) == 1:
+        return combined
+    parts = tuple(
+        replace(outcome, class_file=test_class.file)
+        for test_class, outcome in zip(applying, outcomes, strict=True)
+    )
+    return replace(combined, classes=parts)

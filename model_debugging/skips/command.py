@@ -10,6 +10,7 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    add_default_config_option,
     fail,
     output_dir_problem,
     positive_int,
@@ -25,9 +26,10 @@ from model_debugging.skips.observed.command import (
     write_observed,
 )
 from model_debugging.skips.output import ERRORS_FILE, RESULT_FILE, result_json_text
+from model_debugging.skips.progress import ScanProgress
 from model_debugging.skips.results import ScanResult, TestResult
 from model_debugging.skips.scan import CheckoutError, UnknownTestError, scan_repository
-from model_debugging.skips.settings import DEFAULT_SETTINGS, load_settings
+from model_debugging.skips.settings import BUILT_IN_CONFIG, DEFAULT_SETTINGS, load_settings
 
 SUMMARY_ROWS = 10
 REASONS_SHOWN = 10
@@ -51,39 +53,39 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=prog,
         description="Report, for each common test, which models run it and which skip it (and why), "
-        "by reading the test sources with libcst; nothing in the checkout is imported or run.",
+        "by reading the test files and the library sources under src/; nothing in the checkout is imported or run.",
         epilog=_EPILOG + EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--repo", default=".", help="root of the transformers checkout (default: %(default)s)"
+        "--repo", default=".", metavar="DIR", help="root of the transformers checkout (default: %(default)s)"
     )
     parser.add_argument(
-        "--output_dir", "--output-dir", default=".", help="directory for JSON output (default: %(default)s)"
+        "--output_dir", default=".", metavar="DIR", help="directory for JSON output (default: %(default)s)"
     )
     parser.add_argument(
-        "--test_method_name", "--test-method-name", help="scan only this test method (single-test mode)"
+        "--test_method_name", metavar="NAME", help="scan only this test method (single-test mode)"
     )
     parser.add_argument(
         "--config",
-        help="settings YAML (default: the built-in settings, the same as configs/scan_skipped_tests.yaml)",
+        metavar="FILE",
+        help="settings YAML (default: the built-in settings, printed by --print_default_config)",
     )
     parser.add_argument(
-        "--jobs", type=positive_int, help="parallel parsing processes, >= 1 (default: CPU count)"
+        "--jobs", type=positive_int, metavar="N", help="parallel parsing processes, >= 1 (default: CPU count)"
     )
     parser.add_argument(
         "--cache_dir",
-        "--cache-dir",
+        metavar="DIR",
         help="parse cache (default: $XDG_CACHE_HOME/model-debugging/scan or ~/.cache/model-debugging/scan)",
     )
-    parser.add_argument(
-        "--no_cache", "--no-cache", action="store_true", help="neither read nor write the cache"
-    )
+    parser.add_argument("--no_cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument(
         "--summary",
         action="store_true",
         help="after a full scan, print a table of the most skipped tests (default: only when stdout is a terminal)",
     )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     add_observed_arguments(parser)
     return parser
 
@@ -91,10 +93,11 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
 def _print_single(name: str, result: TestResult) -> None:
     ran, skipped = len(result.models_ran), len(result.skips)
     total = ran + skipped
+    share = f"{result.skipped_proportion:.1%}" if total else "n/a: no model is decided"
     lines = [
         f"\n== {name} ==",
         f"Ran     : {ran}/{total}",
-        f"Skipped : {skipped}/{total} ({result.skipped_proportion:.1%})",
+        f"Skipped : {skipped}/{total} ({share})",
     ]
     if result.models_undecided:
         lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
@@ -122,7 +125,7 @@ def _print_summary(result: ScanResult) -> None:
             "skipped": len(test.skips),
             "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
-            "skipped %": f"{test.skipped_proportion:.1%}",
+            "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
         }
         for name, test in result.tests.items()
         if test.models_ran or test.skips or test.models_undecided
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         return fail(prog, problem)
 
     def announce(count: int) -> None:
-        print(f"Parsing {count} model test files...", flush=True)
+        print(f"Scanning {count} model test files...", flush=True)
 
     try:
         result = scan_repository(
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
             jobs=args.jobs,
             cache_dir=args.cache_dir,
             use_cache=not args.no_cache,
-            progress=sys.stderr.isatty(),
+            progress=ScanProgress(),
             on_start=announce,
             observed=args.observed,
         )

@@ -15,7 +15,6 @@ import contextlib
 import gc
 import multiprocessing
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from model_debugging.skips.analyze import collect_test_classes, model_outcome
@@ -26,6 +25,7 @@ from model_debugging.skips.rescan import Reads
 from model_debugging.skips.resolve import ClassRef, Resolver, module_name
 from model_debugging.skips.runtime.checks import RuntimeChecks
 from model_debugging.skips.store import RecordStore
+from model_debugging.skips.worker_pool import worker_pool
 
 # Below this many models, starting processes costs more than it saves; models per task.
 _PARALLEL_THRESHOLD = 16
@@ -61,7 +61,7 @@ def evaluate_models(
         yield from _evaluate(store, runtime, batches[0], tests)
         try:
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
+            with worker_pool(jobs, context) as executor:
                 for verdicts, errors in executor.map(_evaluate_batch, batches[1:]):
                     store.keep_errors(errors)
                     yield from verdicts

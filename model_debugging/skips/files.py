@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import os
-import sys
-import threading
-import time
 from collections.abc import Container, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.collector import collector_paused
+from model_debugging.skips.progress import Phase
 from model_debugging.skips.records import ParsedFile, ParseError
 from model_debugging.skips.source_files import read_source
+from model_debugging.skips.worker_pool import worker_pool
 
 # Below this many cold files, starting worker processes costs more than it saves.
 _PARALLEL_THRESHOLD = 8
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Worker initializer: end this worker once the scan that started it is gone (e.g. killed with -9).
-
-    A killed parent cannot shut its pool down, and forked workers keep their task pipe open
-    themselves, so without this they would wait for work forever.
-    """
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str | None]:
@@ -79,7 +62,7 @@ def iter_parsed(
     *,
     cache: ParseCache | None,
     jobs: int | None = None,
-    progress: bool = False,
+    phase: Phase | None = None,
     keys: dict[str, str] | None = None,
     elide: Container[str] = (),
 ) -> Iterator[tuple[str, ParsedFile, str | None]]:
@@ -88,7 +71,8 @@ def iter_parsed(
     Unreadable files come back as error records. The content key of every file read is added to
     ``keys`` when given. Files in ``elide`` are parsed without the bodies of their plain
     ``unittest.TestCase`` classes. Cached records come first, then the cold files as their parsing ends; the caller may drop each
-    record once it has used it. The key is None when the file could not be read.
+    record once it has used it. The key is None when the file could not be read. ``phase`` counts
+    the files parsed and those taken from the cache.
     """
     cold: list[tuple[str, int]] = []  # (path, size): the contents are read again by the parser
     for path in paths:
@@ -102,19 +86,18 @@ def iter_parsed(
         key = cache_key(f"{path}\0elided" if path in elide else path, data)
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
+            if phase is not None:
+                phase.tally("from the cache", 1)
             yield path, hit, key
         else:
             cold.append((path, len(data)))
     if not cold:
         return
+    if phase is not None:
+        phase.add(len(cold))
     cold.sort(key=lambda item: item[1], reverse=True)  # big files first balances the workers
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD:
-        executor = ProcessPoolExecutor(
-            max_workers=min(jobs, len(cold)), initializer=_exit_with_parent, initargs=(os.getpid(),)
-        )
-    else:
-        executor = None
+    executor = worker_pool(min(jobs, len(cold))) if jobs > 1 and len(cold) >= _PARALLEL_THRESHOLD else None
     arguments = (
         [repo] * len(cold),
         [path for path, _ in cold],
@@ -125,12 +108,10 @@ def iter_parsed(
         results = ((entry_value(data), key) for data, key in executor.map(_parse_worker_pickled, *arguments))
     else:
         results = map(_parse_here, *arguments)
-    if progress:
-        from tqdm import tqdm
-
-        results = tqdm(results, total=len(cold), unit="file", file=sys.stderr)
     try:
         for (path, _), (result, key) in zip(cold, results, strict=True):
+            if phase is not None:
+                phase.advance()
             yield path, result, key
     finally:
         if executor is not None:

@@ -22,7 +22,10 @@ class Outcome:
     """What happens to one test in one model.
 
     ``skip`` is set when ``status`` is skipped; ``undecided_because`` says what could not be
-    evaluated when it is undecided.
+    evaluated when it is undecided. A model's outcome holds, in ``classes``, the outcome of each of
+    its test classes when the test applies to more than one (they may disagree: one skips, another
+    runs); each of those names the file collecting its class in ``class_file`` (two files of a model
+    may define classes of the same name).
     """
 
     status: Status
@@ -31,6 +34,8 @@ class Outcome:
     file: str | None = None  # where the skip is written (the test class's file when it ran)
     conditions: tuple[str, ...] = ()
     undecided_because: str | None = None
+    classes: tuple[Outcome, ...] = ()
+    class_file: str | None = None
 
 
 NOT_APPLICABLE = Outcome(Status.NOT_APPLICABLE)

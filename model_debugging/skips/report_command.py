@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, output_file_problem
-from model_debugging.config import ConfigError
-from model_debugging.reporting import (
-    ScanResultsError,
-    atomic_write_text,
-    load_scan_results,
-    plot_skipped_proportion,
-    write_csv,
+from model_debugging.command_line import (
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    add_default_config_option,
+    fail,
+    outputs_problem,
+    write_error,
 )
+from model_debugging.config import ConfigError
+from model_debugging.reporting.atomic import atomic_write_text
+from model_debugging.reporting.csv_output import write_csv
+from model_debugging.reporting.figures import plot_option_problem
 from model_debugging.reporting.report import render_markdown, render_text
-from model_debugging.skips.report_settings import load_settings
+from model_debugging.reporting.scan_results import ScanResultsError, load_scan_results
+from model_debugging.reporting.skip_plot import plot_skipped_proportion
+from model_debugging.skips.report_settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.trend import compute_trend
 from model_debugging.skips.trend_report import build_trend_report
 
@@ -25,26 +32,44 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
         description="Compare two all_tests_scan_result.json files: skipped proportions that changed, "
         "models that newly skip or stopped skipping a test, new and removed common tests, most skipped tests.",
     )
-    parser.add_argument("--previous", help="the older scan result; without it only the current scan is shown")
-    parser.add_argument("--current", required=True, help="the newer scan result")
-    parser.add_argument("--markdown", help="also write the report as GitHub markdown to this file")
-    parser.add_argument("--csv", help="also write the current scan, one row per test, as CSV to this file")
     parser.add_argument(
-        "--plot", help="also draw the most skipped tests as a bar chart (needs the plot extra)"
+        "--previous",
+        metavar="SCAN.json",
+        help="the older scan result; without it only the current scan is shown",
+    )
+    parser.add_argument("--current", required=True, metavar="SCAN.json", help="the newer scan result")
+    parser.add_argument(
+        "--markdown", metavar="OUT.md", help="also write the report as GitHub markdown to this file"
     )
     parser.add_argument(
-        "--config", help="thresholds and row counts (default: built-in, the same as configs/skip_report.yaml)"
+        "--csv", metavar="OUT.csv", help="also write the current scan, one row per test, as CSV to this file"
     )
+    parser.add_argument(
+        "--plot",
+        metavar="OUT.png",
+        help="also draw the most skipped tests as a bar chart (needs the plot extra)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="thresholds and row counts (default: built-in, printed by --print_default_config)",
+    )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging report") -> int:
     args = build_parser(prog).parse_args(argv)
-    for option in ("markdown", "csv", "plot"):  # checked before any work, not after it
-        target = getattr(args, option)
-        problem = output_file_problem(f"--{option}", target) if target else None
-        if problem is not None:
-            return fail(prog, problem)
+    # checked before any work, not after it
+    inputs = [
+        InputFile(Path(path), f"the --{option} file")
+        for option, path in (("previous", args.previous), ("current", args.current), ("config", args.config))
+        if path
+    ]
+    outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
+    problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)
+    if problem is not None:
+        return fail(prog, problem)
     try:
         report_settings, _ = load_settings(args.config)
         previous = load_scan_results(args.previous) if args.previous else None
@@ -54,12 +79,17 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
     report = build_trend_report(trend, report_settings)
     print(render_text(report), end="")
-    if args.markdown:
-        print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
-    if args.csv:
-        print(f"CSV written to {write_csv(current, args.csv, index=True)}")
-    if args.plot:
-        print(
-            f"plot written to {plot_skipped_proportion(current, args.plot, top=report_settings.headline_rows)}"
-        )
+    try:
+        if args.markdown:
+            print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+        if args.csv:
+            print(f"CSV written to {write_csv(current, args.csv, index=True)}")
+        if args.plot:
+            shown = current.loc[
+                trend.most_skipped["test"]
+            ]  # the headline's tests: those that apply to a model
+            plot = plot_skipped_proportion(shown, args.plot, top=report_settings.headline_rows)
+            print(f"plot written to {plot}")
+    except OSError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, write_error(error))
     return EXIT_OK

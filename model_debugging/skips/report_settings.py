@@ -1,8 +1,8 @@
 """Thresholds and row counts of the trend report and the PR check (``skip_report.yaml``).
 
 Every key is optional; a missing section or key takes the default below. Without a file, the
-built-in ``defaults/skip_report.yaml`` (package data; ``configs/skip_report.yaml`` of the repository
-is an editable copy) is read. Values are validated and errors name the file and the dotted key.
+built-in ``defaults/skip_report.yaml`` (package data; ``model-debugging report --print_default_config``
+prints it) is read. Values are validated and errors name the file and the dotted key.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ _REPORT_FIELDS = {
 }
 _PR_CHECK_FIELDS = {
     "min_skipped_share": Field((int, float), default=0.1),
+    "flag_library_skips": Field(bool, default=True),
     "max_rows": Field(int, default=100),
 }
-# shares are fractions of models; every other value is a row count
+# shares are fractions of models; switches are true or false; every other value is a row count
 _SHARE_KEYS = {"min_proportion_change", "min_skipped_share"}
+_SWITCH_KEYS = {"flag_library_skips"}
 _SECTIONS = {"report": Field(dict, default=None), "pr_check": Field(dict, default=None)}
 
 
@@ -44,9 +46,12 @@ class ReportSettings:
 
 @dataclass(frozen=True)
 class PRCheckSettings:
-    """``min_skipped_share``: a new skip fails the check when fewer than this share of models skip the test."""
+    """``min_skipped_share``: a new skip the test files explain fails the check when fewer than this
+    share of models skipped the test before; ``flag_library_skips``: a new skip only a library change
+    explains fails it (whatever the share)."""
 
     min_skipped_share: float = 0.1
+    flag_library_skips: bool = True
     max_rows: int = 100
 
 
@@ -55,7 +60,7 @@ def _section(data: dict, name: str, fields: dict[str, Field], path) -> dict:
     for key, value in values.items():
         if key in _SHARE_KEYS and not 0 <= value <= 1:
             raise ConfigError(path, f"must be a share between 0 and 1, got {value!r}", key=f"{name}.{key}")
-        if key not in _SHARE_KEYS and value < 0:
+        if key not in _SHARE_KEYS | _SWITCH_KEYS and value < 0:
             raise ConfigError(path, f"must be a row count >= 0, got {value!r}", key=f"{name}.{key}")
     return values
 

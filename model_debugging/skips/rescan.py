@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -40,12 +40,15 @@ class ScanStats:
     """What a scan did, for whoever passes one to ``scan_repository(stats=...)`` (benchmarks, tests).
 
     ``answer`` says where the result came from: ``"snapshot"`` as kept, ``"rescan"`` with only the
-    models a library change concerns evaluated again, ``"full"`` scanned from the test files.
+    models a library change concerns evaluated again, ``"full"`` scanned from the test files. After a
+    rescan, ``library_causes`` gives each model evaluated again the changed library files it read
+    (their records, texts or defined names, or the facts computed from them whose value changed).
     """
 
     answer: Literal["snapshot", "rescan", "full"] = "full"
     models_evaluated: int = 0
     library_files_loaded: int = 0
+    library_causes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

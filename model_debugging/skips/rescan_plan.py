@@ -166,6 +166,39 @@ def models_to_evaluate(memory: ScanMemory, changes: LibraryChanges) -> frozenset
     return frozenset(model for model, entry in memory.models if entry.reads.touches(changes))
 
 
+def causes_of(
+    memory: ScanMemory,
+    changes: LibraryChanges,
+    dirty: frozenset[str],
+    computed: Mapping[FactKey, tuple[Hashable, Reads]],
+    index: Mapping[str, tuple[str, ...]],
+) -> dict[str, tuple[str, ...]]:
+    """Per model of ``dirty``, the changed library files behind its new evaluation: those whose
+    changed class records, file records or texts it read, that define (or defined) a changed name it
+    looked up, or from which a fact it asked for, whose value changed, was computed."""
+
+    def touched(reads: Reads) -> set[str]:
+        found = {path for path, name in reads.classes if (path, name) in changes.classes}
+        found |= (reads.files & changes.files) | (reads.texts & changes.texts)
+        for name in reads.names & changes.names:
+            found.update(memory.defined_in.get(name, ()), index.get(name, ()))
+        for key, _ in reads.facts:
+            if key in changes.facts:
+                for fact_reads in (
+                    memory.facts.get(key, (None, Reads()))[1],
+                    computed.get(key, (None, Reads()))[1],
+                ):
+                    found |= fact_reads.record_paths() | fact_reads.texts
+        return found & changes.texts  # every changed file is in ``texts``
+
+    shared = touched(memory.shared)
+    return {
+        model: tuple(sorted(shared | touched(entry.reads)))
+        for model, entry in memory.models
+        if model in dirty
+    }
+
+
 def files_to_load(
     memory: ScanMemory, dirty: frozenset[str], changed: Iterable[str], index: Mapping[str, tuple[str, ...]]
 ) -> set[str]:

@@ -2,7 +2,8 @@
 
 :meth:`ScanResult.to_json` gives upstream's ``all_tests_scan_result.json`` mapping (its keys keep
 their meaning) plus the extras: ``models_not_applicable``, ``models_undecided``, ``skips`` (one
-record per skipped model) and ``conditions``.
+record per skipped model), ``conditions`` and ``classes`` (the verdict of each test class of the
+models with several classes the test applies to, unless they all run it).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from model_debugging.skips.outcome import Status
 from model_debugging.skips.records import ParseError, SkipKind
 
 
@@ -37,6 +39,33 @@ class SkippedPair:
 
 
 @dataclass(frozen=True)
+class ClassVerdict:
+    """One test class's verdict, for a model with several test classes the test applies to (not all
+    of which run it): ``class_file`` collects the class, ``skip`` is set when it skips, ``because``
+    when it is undecided."""
+
+    model: str
+    test_class: str
+    class_file: str
+    status: Status
+    skip: SkippedPair | None = None
+    because: str | None = None
+
+    def to_json(self) -> dict[str, str | int | None]:
+        entry: dict[str, str | int | None] = {
+            "model": self.model,
+            "test_class": self.test_class,
+            "class_file": self.class_file,
+            "status": self.status.value,
+        }
+        if self.skip is not None:
+            entry.update({key: value for key, value in self.skip.to_json().items() if key != "model"})
+        if self.because is not None:
+            entry["because"] = self.because
+        return entry
+
+
+@dataclass(frozen=True)
 class TestResult:
     """Every model's verdict on one common test; each model is in exactly one of the four groups.
 
@@ -52,6 +81,7 @@ class TestResult:
     models_undecided: tuple[str, ...]
     models_not_applicable: tuple[str, ...]
     conditions: tuple[str, ...]
+    classes: tuple[ClassVerdict, ...] = ()  # sorted by model, then class
 
     @property
     def models_skipped(self) -> tuple[str, ...]:
@@ -67,6 +97,21 @@ class TestResult:
     def reasons_skipped(self) -> list[str]:
         return sorted(f"{skip.model}: {skip.reason}" for skip in self.skips)
 
+    def class_skips(self) -> dict[tuple[str, str | None, str | None], SkippedPair]:
+        """Every test class that skips the test, ``(model, class, file collecting it) -> skip``: those
+        of the models with several classes (a class skips even when another runs; their files are
+        known), and the one of each other model (its file None)."""
+        found = {
+            (verdict.model, verdict.test_class, verdict.class_file): verdict.skip
+            for verdict in self.classes
+            if verdict.skip is not None
+        }
+        several = {verdict.model for verdict in self.classes}
+        found.update(
+            {(skip.model, skip.test_class, None): skip for skip in self.skips if skip.model not in several}
+        )
+        return dict(sorted(found.items(), key=lambda item: tuple(part or "" for part in item[0])))
+
     def to_json(self) -> dict[str, object]:
         """Upstream keys first (same order), then the extras."""
         return {
@@ -79,6 +124,7 @@ class TestResult:
             "models_undecided": list(self.models_undecided),
             "skips": [skip.to_json() for skip in self.skips],
             "conditions": list(self.conditions),
+            "classes": [verdict.to_json() for verdict in self.classes],
         }
 
 

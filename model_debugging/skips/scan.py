@@ -18,6 +18,7 @@ from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
 from model_debugging.skips.library.load import load_library
 from model_debugging.skips.observed import read_reports, with_observations
+from model_debugging.skips.progress import ScanProgress, phase_of
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.rescan import (
     Checkout,
@@ -34,6 +35,7 @@ from model_debugging.skips.rescan import (
 )
 from model_debugging.skips.rescan_plan import (
     RecordsAt,
+    causes_of,
     files_to_load,
     library_changes,
     models_to_evaluate,
@@ -43,11 +45,12 @@ from model_debugging.skips.rescan_plan import (
 )
 from model_debugging.skips.resolve import ClassRef, module_name
 from model_debugging.skips.results import ScanResult
+from model_debugging.skips.scanned_paths import TESTS_FOLDER
 from model_debugging.skips.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.store import RecordStore
 
 # Imports are followed into files under these top-level folders only (never into src/).
-_FOLLOW_IMPORTS_UNDER = ("tests",)
+_FOLLOW_IMPORTS_UNDER = (TESTS_FOLDER,)
 
 
 class CheckoutError(Exception):
@@ -148,7 +151,7 @@ def scan_repository(
     jobs: int | None = None,
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
-    progress: bool = False,
+    progress: ScanProgress | None = None,
     on_start: Callable[[int], None] | None = None,
     stats: ScanStats | None = None,
     observed: Iterable[str | os.PathLike] | None = None,
@@ -162,7 +165,8 @@ def scan_repository(
         jobs (`int`, *optional*): parallel parsing processes; defaults to the CPU count.
         cache_dir (`str`, *optional*): the parse cache; defaults to `$XDG_CACHE_HOME/model-debugging/scan`.
         use_cache (`bool`, *optional*, defaults to `True`): read and write the parse cache.
-        progress (`bool`, *optional*, defaults to `False`): show a tqdm bar while parsing cold files.
+        progress (`ScanProgress`, *optional*): shows each phase (parsing, the library, the evaluation)
+            with its count: a bar on a terminal, else a line with its time when it ends.
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
         stats (`ScanStats`, *optional*): filled with what the scan did (where its answer came from,
             how many models it evaluated).
@@ -207,9 +211,11 @@ def scan_repository(
             changed = changed_library_files(repo, snapshot, checkout)
             if not changed:
                 stats.answer = "snapshot"
+                if progress is not None:
+                    progress.line("no scanned file changed since a scan of the same files: its result stands")
                 return _selected(snapshot.result, test_method_name)
             scope = _Scope(repo, settings, model_files, common_paths, jobs)
-            result = _rescan(scope, cache, snapshot, checkout, changed, stats)
+            result = _rescan(scope, cache, snapshot, checkout, changed, stats, progress)
             if result is not None:
                 return _selected(result, test_method_name)
 
@@ -221,7 +227,8 @@ def scan_repository(
     record_keys: dict[str, str] = {}
     with _records_cache(cache) as records_cache:
         store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs)
-        imported = parse_with_imports(store, repo, paths, progress=progress, keys=keys)
+        with phase_of(progress, "parsing test files", "file") as phase:
+            imported = parse_with_imports(store, repo, paths, phase=phase, keys=keys)
         # Records that other files import stay in memory; the others are read again for their model.
         store.pin(common_paths)
         store.pin(sorted(filter(None, map(store.path_of_module, imported))))
@@ -231,21 +238,24 @@ def scan_repository(
             _check_known(tests, test_method_name)
             tests = {test_method_name: tests[test_method_name]}
 
-        runtime = load_runtime_checks(
-            repo, common_paths, records_cache, jobs=jobs, keys=keys, record_keys=record_keys
-        )
+        with phase_of(progress, "reading the library", "file") as phase:
+            runtime = load_runtime_checks(
+                repo, common_paths, records_cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase
+            )
         remember = full_scan and cache is not None
         # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
         entries = []
-        for model, outcomes, reads in evaluate_models(
-            store, runtime, by_model(model_files), tests, jobs=jobs
-        ):
-            for summary, outcome in zip(summaries.values(), outcomes, strict=True):
-                summary.add(model, outcome)
-            stats.models_evaluated += 1
-            if remember:
-                entries.append((model, ModelEntry(outcomes, reads)))
+        model_paths = by_model(model_files)
+        with phase_of(progress, "evaluating models", "model") as phase:
+            phase.add(len(model_paths))
+            for model, outcomes, reads in evaluate_models(store, runtime, model_paths, tests, jobs=jobs):
+                for summary, outcome in zip(summaries.values(), outcomes, strict=True):
+                    summary.add(model, outcome)
+                stats.models_evaluated += 1
+                phase.advance()
+                if remember:
+                    entries.append((model, ModelEntry(outcomes, reads)))
         errors = store.errors()
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, errors)
     if remember:
@@ -308,6 +318,7 @@ def _rescan(
     checkout: Checkout,
     changed: set[str],
     stats: ScanStats,
+    progress: ScanProgress | None,
 ) -> ScanResult | None:
     """The snapshot's result with the models a library change concerns evaluated again; None when the
     memory to do so is gone (the caller then scans in full)."""
@@ -322,6 +333,7 @@ def _rescan(
     changes = library_changes(cache, memory, changed, new_records)
     changes, facts = recomputed_facts(memory, changes, records, index)
     dirty = models_to_evaluate(memory, changes)
+    stats.library_causes = causes_of(memory, changes, dirty, facts, index)
     result, outcomes_key, shared = snapshot.result, memory.outcomes_key, memory.shared
     if dirty:
         memory = with_outcomes(cache, memory)
@@ -331,7 +343,9 @@ def _rescan(
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
-        model_paths = {model: paths for model, paths in by_model(scope.model_files).items() if model in dirty}
+        model_paths = {
+            model: paths for model, paths in by_model(scope.model_files).items() if model in dirty
+        }
         store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
         parse_with_imports(store, scope.repo, wanted)
@@ -344,7 +358,14 @@ def _rescan(
         library, loaded = records.library(files_to_load(memory, dirty, changed, index))
         stats.library_files_loaded = len(loaded)
         runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
-        evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
+        with phase_of(
+            progress, f"evaluating the models {len(changed)} changed library file(s) concern", "model"
+        ) as phase:
+            phase.add(len(model_paths))
+            evaluated = []
+            for found in evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs):
+                evaluated.append(found)
+                phase.advance()
         reads = [Reads.of(runtime.shared_reads), *(reads for _, _, reads in evaluated)]
         reads += [fact for read in reads for _, fact in read.fact_reads]
         if not all(
@@ -353,7 +374,12 @@ def _rescan(
             library, _ = load_library(scope.repo, cache, jobs=scope.jobs)
             stats.library_files_loaded = len(checkout.library_keys)
             runtime = runtime_checks(scope.repo, library, scope.common_paths, cache)
-            evaluated = list(evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs))
+            with phase_of(progress, "evaluating them again on the whole library", "model") as phase:
+                phase.add(len(model_paths))
+                evaluated = []
+                for found in evaluate_models(store, runtime, model_paths, tests, jobs=scope.jobs):
+                    evaluated.append(found)
+                    phase.advance()
         shared = Reads.of(runtime.shared_reads)
         stats.answer, stats.models_evaluated = "rescan", len(evaluated)
         entries = dict(memory.models)

@@ -1,7 +1,7 @@
 """The scanner's settings: which files hold the common tests, where the model tests live.
 
 The built-in :data:`DEFAULT_SETTINGS` are read from ``defaults/scan_skipped_tests.yaml``, package
-data of this package; the repository's ``configs/scan_skipped_tests.yaml`` is an editable copy of it.
+data of this package (``model-debugging scan --print_default_config`` prints it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""What changed between two analyzer results, as data (DataFrames); `trend_report` lays it out."""
+"""What changed between two analyzer results, as data (DataFrames); `trend_report` lays it out.
+
+Undecided is a state of its own: a (test, model) pair undecided on either side is never "newly
+skipped" nor "no longer skipped"; it is listed as "now decided" or "now undecided" instead. A share
+is taken over the decided models only and comes with the undecided count; a test no model is
+decided for has no share (NaN). Tests that apply to no model (an integration class of a common
+file) stay in the data but out of the test tables.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +15,36 @@ import pandas as pd
 
 # differences below this are rounding noise of the 4-digit proportions
 _TOLERANCE = 1e-9
+RAN, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "skipped", "undecided", "not applicable"
+_STATE_COLUMNS = {
+    "models_ran": RAN,
+    "models_skipped": SKIPPED,
+    "models_undecided": UNDECIDED,
+    "models_not_applicable": NOT_APPLICABLE,
+}
+TEST_COLUMNS = ["test", "origin", "skipped", "undecided", "skipped_proportion"]
 
 
 @dataclass(frozen=True)
 class SkipTrend:
     """The changes from a previous scan to the current one; every table is a DataFrame.
 
-    - ``proportion_changes``: test, origin, previous, current, change (largest move first);
+    - ``proportion_changes``: test, origin, previous, current, change, undecided before, undecided now
+      (a share is NaN when no model was decided; largest move first);
     - ``newly_skipped``: test, model, reason, note ("new model" when the model did not exist before);
     - ``no_longer_skipped``: test, model, previous reason, now ("runs", "not applicable", "model removed");
-    - ``new_tests`` / ``removed_tests``: test, origin, skipped (count/total), skipped_proportion;
-    - ``most_skipped``: the current tests, most skipped first.
+    - ``now_decided``: test, model, now (ran or skipped), reason, undecided before because;
+    - ``now_undecided``: test, model, before (ran or skipped), because;
+    - ``new_tests`` / ``removed_tests`` / ``most_skipped``: test, origin, skipped (count/decided),
+      undecided, skipped_proportion (NaN without a decided model), for the tests that apply to a model.
     ``previous_tests`` is ``None`` when there was no previous result.
     """
 
     proportion_changes: pd.DataFrame
     newly_skipped: pd.DataFrame
     no_longer_skipped: pd.DataFrame
+    now_decided: pd.DataFrame
+    now_undecided: pd.DataFrame
     new_tests: pd.DataFrame
     removed_tests: pd.DataFrame
     most_skipped: pd.DataFrame
@@ -37,77 +57,161 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _names(results: pd.DataFrame, test: str, column: str) -> list[str]:
+    value = results.at[test, column] if column in results.columns else None
+    return value if isinstance(value, list) else []
+
+
+def model_states(results: pd.DataFrame, test: str) -> dict[str, str]:
+    """``{model: ran | skipped | undecided | not applicable}`` for one test of a result."""
+    return {
+        model: state for column, state in _STATE_COLUMNS.items() for model in _names(results, test, column)
+    }
+
+
+def undecided_reasons(results: pd.DataFrame, test: str) -> dict[str, str]:
+    """``{model: why}`` from the ``"<model>: undecided: <why>"`` lines of ``conditions``."""
+    found = {}
+    for line in _names(results, test, "conditions"):
+        model, marker, why = line.partition(": undecided: ")
+        if marker:
+            found[model] = why
+    return found
+
+
 def all_models(results: pd.DataFrame) -> set[str]:
-    """Every model a result mentions: ran, skipped or (when the analyzer says so) not applicable."""
+    """Every model a result mentions, whatever its verdict."""
     models: set[str] = set()
-    for column in ("models_ran", "models_skipped", "models_not_applicable"):
+    for column in _STATE_COLUMNS:
         if column in results:
             for names in results[column].dropna():
                 models.update(names)
     return models
 
 
+def counts(results: pd.DataFrame, test: str) -> tuple[int, int, int]:
+    """``(skipped, decided, undecided)`` models of one test."""
+    skipped, ran = len(_names(results, test, "models_skipped")), len(_names(results, test, "models_ran"))
+    return skipped, skipped + ran, len(_names(results, test, "models_undecided"))
+
+
+def share(results: pd.DataFrame, test: str) -> float:
+    """Skipped over decided models; NaN when no model is decided."""
+    skipped, decided, _ = counts(results, test)
+    return round(skipped / decided, 4) if decided else float("nan")
+
+
+def applies_to_a_model(results: pd.DataFrame, test: str) -> bool:
+    """Some model runs, skips or may run the test (an integration class of a common file applies to none)."""
+    skipped, decided, undecided = counts(results, test)
+    return decided + undecided > 0
+
+
 def _test_table(results: pd.DataFrame, tests) -> pd.DataFrame:
-    rows = [
-        {
-            "test": test,
-            "origin": results.at[test, "origin"],
-            "skipped": f"{results.at[test, 'skipped_count']}/"
-            f"{results.at[test, 'skipped_count'] + results.at[test, 'ran_count']}",
-            "skipped_proportion": results.at[test, "skipped_proportion"],
-        }
-        for test in tests
-    ]
-    frame = _frame(rows, ["test", "origin", "skipped", "skipped_proportion"])
-    return frame.sort_values(["skipped_proportion", "test"], ascending=[False, True], ignore_index=True)
+    rows = []
+    for test in tests:
+        if not applies_to_a_model(results, test):
+            continue
+        skipped, decided, undecided = counts(results, test)
+        rows.append(
+            {
+                "test": test,
+                "origin": results.at[test, "origin"],
+                "skipped": f"{skipped}/{decided}",
+                "undecided": undecided,
+                "skipped_proportion": share(results, test),
+            }
+        )
+    frame = _frame(rows, TEST_COLUMNS)
+    return frame.sort_values(
+        ["skipped_proportion", "test"], ascending=[False, True], na_position="last", ignore_index=True
+    )
 
 
 def _proportion_changes(previous: pd.DataFrame, current: pd.DataFrame, common, min_change: float):
     rows = []
     for test in common:
-        before, after = previous.at[test, "skipped_proportion"], current.at[test, "skipped_proportion"]
-        if abs(after - before) > min_change + _TOLERANCE:
+        before, after = share(previous, test), share(current, test)
+        if pd.isna(before) and pd.isna(after):
+            continue
+        change = after - before
+        if pd.isna(change) or abs(change) > min_change + _TOLERANCE:
             rows.append(
                 {
                     "test": test,
                     "origin": current.at[test, "origin"],
                     "previous": before,
                     "current": after,
-                    "change": round(after - before, 4),
+                    "change": round(change, 4),
+                    "undecided before": counts(previous, test)[2],
+                    "undecided now": counts(current, test)[2],
                 }
             )
-    frame = _frame(rows, ["test", "origin", "previous", "current", "change"])
-    order = frame["change"].abs().sort_values(ascending=False, kind="stable").index
-    return frame.loc[order].reset_index(drop=True) if rows else frame
+    columns = ["test", "origin", "previous", "current", "change", "undecided before", "undecided now"]
+    frame = _frame(rows, columns)
+    if not rows:
+        return frame
+    order = frame["change"].abs().sort_values(ascending=False, kind="stable", na_position="last").index
+    return frame.loc[order].reset_index(drop=True)
 
 
-def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common):
+@dataclass
+class _ModelChanges:
+    newly: list[dict]
+    stopped: list[dict]
+    decided: list[dict]
+    undecided: list[dict]
+
+
+def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _ModelChanges:
     models_before, models_now = all_models(previous), all_models(current)
-    newly, stopped = [], []
+    found = _ModelChanges([], [], [], [])
     for test in common:
-        skipped_before = set(previous.at[test, "models_skipped"])
-        skipped_now = set(current.at[test, "models_skipped"])
+        before, now = model_states(previous, test), model_states(current, test)
         reasons_before, reasons_now = previous.at[test, "skip_reasons"], current.at[test, "skip_reasons"]
-        for model in sorted(skipped_now - skipped_before):
-            note = "" if model in models_before else "new model"
-            newly.append({"test": test, "model": model, "reason": reasons_now.get(model, ""), "note": note})
-        ran_now = set(current.at[test, "models_ran"])
-        for model in sorted(skipped_before - skipped_now):
-            if model in ran_now:
-                now = "runs"
-            elif model in models_now:
-                now = "not applicable"
-            else:
-                now = "model removed"
-            stopped.append(
-                {"test": test, "model": model, "previous reason": reasons_before.get(model, ""), "now": now}
-            )
+        why_before, why_now = undecided_reasons(previous, test), undecided_reasons(current, test)
+        for model in sorted(set(before) | set(now)):
+            was, is_ = before.get(model), now.get(model)
+            if was == is_:
+                continue
+            if was == UNDECIDED and is_ in (RAN, SKIPPED):
+                reason = reasons_now.get(model, "") if is_ == SKIPPED else ""
+                found.decided.append(
+                    {
+                        "test": test,
+                        "model": model,
+                        "now": is_,
+                        "reason": reason,
+                        "undecided before because": why_before.get(model, ""),
+                    }
+                )
+            elif is_ == UNDECIDED and was in (RAN, SKIPPED):
+                found.undecided.append(
+                    {"test": test, "model": model, "before": was, "because": why_now.get(model, "")}
+                )
+            elif is_ == SKIPPED and was != UNDECIDED:
+                note = "" if model in models_before else "new model"
+                found.newly.append(
+                    {"test": test, "model": model, "reason": reasons_now.get(model, ""), "note": note}
+                )
+            elif was == SKIPPED and is_ != UNDECIDED:
+                if is_ == RAN:
+                    where = "runs"
+                elif model in models_now:
+                    where = "not applicable"
+                else:
+                    where = "model removed"
+                found.stopped.append(
+                    {
+                        "test": test,
+                        "model": model,
+                        "previous reason": reasons_before.get(model, ""),
+                        "now": where,
+                    }
+                )
     # skips by models that already existed are the surprising ones: list them before new models'
-    newly.sort(key=lambda row: row["note"] == "new model")
-    return (
-        _frame(newly, ["test", "model", "reason", "note"]),
-        _frame(stopped, ["test", "model", "previous reason", "now"]),
-    )
+    found.newly.sort(key=lambda row: row["note"] == "new model")
+    return found
 
 
 def compute_trend(
@@ -119,16 +223,18 @@ def compute_trend(
         previous (`pandas.DataFrame` or `None`): the earlier result; `None` gives only the headline.
         current (`pandas.DataFrame`): the newer result.
         min_proportion_change (`float`, *optional*, defaults to 0): a test is listed as changed when
-            its skipped proportion moved by more than this.
+            its skipped proportion moved by more than this (or gained or lost its decided models).
     """
     # without a previous result, compare the current one with itself: every change table is empty
     baseline = current if previous is None else previous
     common = sorted(set(baseline.index) & set(current.index))
-    newly_skipped, no_longer_skipped = _model_changes(baseline, current, common)
+    changes = _model_changes(baseline, current, common)
     return SkipTrend(
         proportion_changes=_proportion_changes(baseline, current, common, min_proportion_change),
-        newly_skipped=newly_skipped,
-        no_longer_skipped=no_longer_skipped,
+        newly_skipped=_frame(changes.newly, ["test", "model", "reason", "note"]),
+        no_longer_skipped=_frame(changes.stopped, ["test", "model", "previous reason", "now"]),
+        now_decided=_frame(changes.decided, ["test", "model", "now", "reason", "undecided before because"]),
+        now_undecided=_frame(changes.undecided, ["test", "model", "before", "because"]),
         new_tests=_test_table(current, sorted(set(current.index) - set(baseline.index))),
         removed_tests=_test_table(baseline, sorted(set(baseline.index) - set(current.index))),
         most_skipped=_test_table(current, current.index),

@@ -9,21 +9,32 @@ from model_debugging.skips.report_settings import ReportSettings
 from model_debugging.skips.trend import SkipTrend
 
 
+def share_text(value: float, spec: str = ".1%") -> str:
+    """A share as text; "n/a" when no model is decided (NaN)."""
+    return "n/a" if pd.isna(value) else format(value, spec)
+
+
 def _formatted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    """Copy ``frame`` with the numeric ``columns`` formatted (``{column: format}``)."""
+    """Copy ``frame`` with the share ``columns`` formatted (``{column: format}``)."""
     shown = frame.copy()
     for column, spec in columns.items():
-        shown[column] = shown[column].map(lambda value, spec=spec: format(value, spec))
+        shown[column] = shown[column].map(lambda value, spec=spec: share_text(value, spec))
     return shown
 
 
 def _test_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    return _formatted(frame, {"skipped_proportion": ".1%"}).rename(columns={"skipped_proportion": "share"})
+    shown = _formatted(frame, {"skipped_proportion": ".1%"}).rename(columns={"skipped_proportion": "share"})
+    return shown.rename(columns={"skipped": "skipped/decided"})
 
 
 def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
     """The trend report: summary, the changes, then the headline table of the most skipped tests."""
-    summary = [f"{trend.current_tests} common tests, {trend.current_models} models in the current scan."]
+    applying = len(trend.most_skipped)
+    summary = [
+        f"{trend.current_tests} common tests ({applying} apply to some model), "
+        f"{trend.current_models} models in the current scan. Shares are over the models a test is "
+        "decided for (ran or skipped); undecided models are counted apart."
+    ]
     headline = Section("Most skipped tests", _test_rows(trend.most_skipped), settings.headline_rows)
     if trend.previous_tests is None:
         summary.append("No previous result to compare with: showing the current scan only.")
@@ -32,15 +43,17 @@ def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
     summary.append(
         f"Previous scan: {trend.previous_tests} common tests. New skips: {len(trend.newly_skipped)} "
         f"({by_new_models} by new models); skips gone: {len(trend.no_longer_skipped)}; "
+        f"now decided: {len(trend.now_decided)}; now undecided: {len(trend.now_undecided)}; "
         f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
     )
     changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
+    rows = settings.model_change_rows
     sections = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
-        Section("Newly skipped", trend.newly_skipped, settings.model_change_rows, "No new skips."),
-        Section(
-            "No longer skipped", trend.no_longer_skipped, settings.model_change_rows, "No skip was removed."
-        ),
+        Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),
+        Section("No longer skipped", trend.no_longer_skipped, rows, "No skip was removed."),
+        Section("Now decided (undecided before)", trend.now_decided, rows, "None."),
+        Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),
         Section("New common tests", _test_rows(trend.new_tests), settings.test_change_rows),
         Section("Removed common tests", _test_rows(trend.removed_tests), settings.test_change_rows),
         headline,

@@ -4,9 +4,8 @@ import weakref
 import pytest
 import torch
 
-from model_debugging import compare_traces
+from model_debugging import TraceError, compare_traces
 from model_debugging.compare import numeric as compare_module
-from model_debugging.debugger.trace_format import TraceError
 
 
 def test_identical_traces_are_equivalent(tmp_path, toy_trace):
@@ -160,6 +159,11 @@ def test_rename_rules_align_different_module_names(tmp_path, toy_trace):
     renamed = compare_traces(tmp_path / "a", tmp_path / "b", rename=[r"^stage\b=block"])
     assert renamed.equivalent
     assert renamed.modules[3].candidate_path == "Port.stage.linear"
+    rules = tmp_path / "renames.yaml"
+    rules.write_text("renames:\n  - pattern: '^stage\\b'\n    replacement: block\n")
+    for rename in (rules, str(rules)):  # a rules file as a Path or as a string
+        from_file = compare_traces(tmp_path / "a", tmp_path / "b", rename=rename, align=False)
+        assert from_file.equivalent and from_file.rename_rules == (r"^stage\b=block",)
 
 
 def test_an_exception_on_one_side_marks_the_outputs_as_different(tmp_path, trace_writer):

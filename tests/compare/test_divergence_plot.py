@@ -1,6 +1,6 @@
 import pytest
 
-from model_debugging.reporting.divergence_plot import plot_divergence
+from model_debugging.compare.divergence_plot import plot_divergence
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import compare_traces, model_addition_debugger_context
+from model_debugging import TraceError, compare_traces, model_addition_debugger_context
 from model_debugging.compare.command import main
-from model_debugging.debugger.trace_format import TraceError
 
 
 def trace(model, directory, *inputs, use_repr=False):
@@ -243,3 +242,39 @@ def test_same_shaped_calls_made_in_another_order_pair_by_their_values(tmp_path):
         ("Gated.signal", "GateFirst.value"),
         ("Gated.gate", "GateFirst.weighting"),
     ]
+
+
+class Stack(nn.Module):
+    def __init__(self, layers: int = 4):
+        super().__init__()
+        self.layers = nn.ModuleList(Block() for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class OtherStack(Stack):
+    """The same module paths under another class name."""
+
+
+def test_traces_pruned_differently_or_of_other_classes_with_the_same_paths_are_warned_about(tmp_path):
+    torch.manual_seed(0)
+    model, x = Stack().eval(), torch.randn(2, 8)
+    with model_addition_debugger_context(model, debug_path=str(tmp_path / "pruned"), use_repr=False):
+        model(x)
+    whole = trace(model, tmp_path / "whole", x)
+    result = compare_traces(whole, tmp_path / "pruned")
+    assert result.warnings == (
+        "only the candidate trace was pruned (numbered layers are missing): trace both with the same "
+        "do_prune_layers (False compares every layer)",
+    )
+    assert f"warning: {result.warnings[0]}" in result.summary_lines()
+    other = OtherStack().eval()
+    other.load_state_dict(model.state_dict())
+    (warning,) = compare_traces(whole, trace(other, tmp_path / "other", x)).warnings
+    assert warning.startswith(
+        "the traces come from different model classes (tests.compare.test_real_traces.Stack"
+    )
+    assert compare_traces(whole, whole).warnings == ()

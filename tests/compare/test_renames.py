@@ -7,6 +7,7 @@ from model_debugging.compare.renames import (
     RenameRuleError,
     apply_rename_rules,
     coerce_rename_rules,
+    command_line_rules,
     load_rename_rules,
     parse_rename_rule,
 )
@@ -59,8 +60,35 @@ def test_yaml_file(tmp_path):
     assert [rule.apply("h.3") for rule in coerce_rename_rules(path)] == ["layers.3"]
 
 
+@pytest.mark.parametrize("name", ["renames.yaml", "renames.yml", "RENAMES.YAML"])
+def test_a_string_ending_in_yaml_is_a_rules_file_like_a_path(tmp_path, monkeypatch, name):
+    (tmp_path / name).write_text("renames:\n  - pattern: h\n    replacement: layers\n")
+    monkeypatch.chdir(tmp_path)
+    assert coerce_rename_rules(name) == coerce_rename_rules(tmp_path / name)
+    assert [str(rule) for rule in coerce_rename_rules([name, "layers=blocks"])] == [
+        "h=layers",
+        "layers=blocks",
+    ]
+
+
+def test_a_missing_rules_file_is_an_error_naming_it_never_a_rule(tmp_path):
+    with pytest.raises(ConfigError, match="missing.yaml: file not found"):
+        coerce_rename_rules(str(tmp_path / "missing.yaml"))
+
+
+def test_a_rule_whose_replacement_ends_in_yaml_is_given_as_a_mapping():
+    assert [str(rule) for rule in coerce_rename_rules({"config": "config.yaml"})] == ["config=config.yaml"]
+
+
+def test_the_command_line_takes_rules_files_with_config_only(tmp_path):
+    with pytest.raises(
+        RenameRuleError, match="--rename 'renames.yaml' names a rules file: give rules files with --config"
+    ):
+        command_line_rules(None, ["renames.yaml"])
+
+
 def test_shipped_example_config_maps_gpt2_paths():
-    rules = load_rename_rules(Path(__file__).parents[2] / "configs" / "compare_renames.yaml")
+    rules = load_rename_rules(Path(__file__).parents[2] / "examples" / "compare_renames.yaml")
     assert apply_rename_rules(rules, "transformer.h.3.mlp.c_fc") == "model.layers.3.mlp.up_proj"
     assert apply_rename_rules(rules, "transformer.h.3.attn.c_proj") == "model.layers.3.self_attn.o_proj"
 

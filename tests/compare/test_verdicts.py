@@ -6,9 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import compare_traces, model_addition_debugger_context
+from model_debugging import TraceError, compare_traces, model_addition_debugger_context
 from model_debugging.compare.command import main
-from model_debugging.debugger.trace_format import TraceError
 
 
 class Scaled(nn.Module):
@@ -129,7 +128,7 @@ def test_deeply_nested_json_exits_2(tmp_path, capsys):
     )
     assert main([str(tmp_path), str(tmp_path)]) == 2
     error = capsys.readouterr().err.strip()
-    assert error.endswith("nested too deeply to read (beyond Python's recursion limit)")
+    assert error.endswith("nested 100002 levels deep at line 1: deeper than Python can read")
 
 
 def test_output_paths_are_checked_before_any_work(toy_traces, tmp_path, capsys):
@@ -148,3 +147,52 @@ def test_an_incomplete_trace_is_refused(tmp_path, toy_trace, capsys):
     (tmp_path / "Toy_debug_tree_INCOMPLETE").write_text("")
     assert main([str(tmp_path), str(tmp_path)]) == 2
     assert "incomplete trace: the run that wrote it stopped before finishing" in capsys.readouterr().err
+
+
+class Returning(nn.Module):
+    """A leaf that returns ``extra`` beside its output, then a head (so the leaf is not the last call)."""
+
+    def __init__(self, extra):
+        super().__init__()
+        self.extra = extra
+        self.attention, self.head = nn.Identity(), nn.Linear(4, 2)
+        self.attention.forward = self._attend
+
+    def _attend(self, x):
+        return (x * 2, *self.extra(x))
+
+    def forward(self, x):
+        return self.head(self.attention(x)[0])
+
+
+@pytest.mark.parametrize("use_repr", [False, True], ids=["tensors", "stats"])
+@pytest.mark.parametrize(
+    "options", [[], ["--no_align"], ["--boundaries"]], ids=["default", "no-align", "boundaries"]
+)
+@pytest.mark.parametrize(
+    ("reference", "candidate", "detail"),
+    [
+        (
+            lambda x: (x.softmax(-1),),
+            lambda x: (None,),
+            "outputs.1 a tensor [3, 4] in the reference, None in the other",
+        ),
+        (lambda x: (1, "mode-1"), lambda x: (7, "mode-7"), "outputs.1 1 vs 7"),
+    ],
+    ids=["tensor-on-one-side", "literals"],
+)
+def test_one_sided_tensors_and_differing_literals_are_differences_in_every_mode(
+    tmp_path, use_repr, options, reference, candidate, detail, capsys
+):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4)
+    models = Returning(reference).eval(), Returning(candidate).eval()
+    models[1].head.load_state_dict(models[0].head.state_dict())
+    directories = [
+        trace(model, tmp_path / name, x, use_repr=use_repr) for model, name in zip(models, "ab", strict=True)
+    ]
+    assert main([*map(str, directories), "--json", str(tmp_path / "r.json"), *options]) == 1
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["divergence_origin"]["module_path"] == "Returning.attention"
+    assert detail in result["divergence_origin"]["details"]
+    assert "divergence origin: Returning.attention (outputs.1" in capsys.readouterr().out

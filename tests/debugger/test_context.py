@@ -9,6 +9,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.trace_format import reading
 
 
 class Block(nn.Module):
@@ -36,6 +37,7 @@ class ToyModel(nn.Module):
 
 
 def read_trace(directory, name="ToyModel_debug_tree", kind="SUMMARY"):
+    """The JSON file as upstream's readers see it."""
     return json.loads((directory / f"{name}_{kind}.json").read_text())
 
 
@@ -70,29 +72,34 @@ def test_tree_keeps_first_and_last_layer_by_default(model, input_ids, tmp_path):
         "ToyModel.layers.3",
         "ToyModel.head",
     ]
-    assert root["module_class"] == f"{ToyModel.__module__}.ToyModel"
+    assert list(root) == ["module_path", "inputs", "children"]
     layer = root["children"][1]
-    assert list(layer) == ["module_path", "module_class", "inputs", "children"]  # outputs only on leaves
-    assert layer["module_class"] == f"{Block.__module__}.Block"
+    assert list(layer) == ["module_path", "inputs", "children"]  # outputs only on leaves
     assert [child["module_path"] for child in layer["children"]] == [
         "ToyModel.layers.0.norm",
         "ToyModel.layers.0.proj",
     ]
     assert layer["inputs"]["kwargs"] == {"scale": "1.0"}
     leaf = layer["children"][0]
-    assert list(leaf) == ["module_path", "module_class", "inputs", "outputs"]
-    assert leaf["module_class"] == "torch.nn.modules.normalization.LayerNorm"
-    assert leaf["outputs"] == {
-        "shape": "torch.Size([1, 5, 8])",
-        "dtype": "torch.float32",
-        "mean": leaf["outputs"]["mean"],
-        "std": leaf["outputs"]["std"],
-        "min": leaf["outputs"]["min"],
-        "max": leaf["outputs"]["max"],
-        "statistics": leaf["outputs"]["statistics"],
-    }
+    assert list(leaf) == ["module_path", "inputs", "outputs"]
+    assert list(leaf["outputs"]) == ["shape", "dtype", "mean", "std", "min", "max"]
+    assert leaf["outputs"]["shape"] == "torch.Size([1, 5, 8])"
     assert leaf["outputs"]["mean"].startswith("tensor(") and "e" in leaf["outputs"]["mean"]
-    assert set(leaf["outputs"]["statistics"]) == {"mean", "std", "min", "max", "nan", "posinf", "neginf"}
+    # what upstream does not record is read from the extra file
+    nodes = {node.module_path: node for node in reading.read_trace(tmp_path).nodes}
+    assert nodes["ToyModel"].module_class == f"{ToyModel.__module__}.ToyModel"
+    assert nodes["ToyModel.layers.0"].module_class == f"{Block.__module__}.Block"
+    norm = nodes["ToyModel.layers.0.norm"]
+    assert norm.module_class == "torch.nn.modules.normalization.LayerNorm"
+    assert [name for name, _ in norm.outputs[0].statistics] == [
+        "mean",
+        "std",
+        "min",
+        "max",
+        "nan",
+        "posinf",
+        "neginf",
+    ]
 
 
 def test_no_pruning_keeps_every_layer(model, input_ids, tmp_path):
@@ -166,21 +173,21 @@ def test_exception_leaves_model_clean_and_writes_partial_trace(model, input_ids,
     assert {name: dict(vars(module)) for name, module in model.named_modules()} == before
     assert torch._tensor_str.get_printoptions() == print_options
     root = read_trace(tmp_path)
-    assert "exception" not in root
     expected_layers = (
         ["ToyModel.layers.0", "ToyModel.layers.2"] if prune else [f"ToyModel.layers.{i}" for i in range(3)]
     )
     assert [child["module_path"] for child in root["children"]] == ["ToyModel.embed", *expected_layers]
     failing_layer = root["children"][-1]
     assert failing_layer["module_path"] == "ToyModel.layers.2"
-    assert "exception" not in failing_layer  # only the module that raised carries it
     raised = failing_layer["children"][-1]
     assert raised["module_path"] == "ToyModel.layers.2.proj"
-    assert raised["exception"] == {
-        "type": "ValueError",
-        "message": "bad hidden of shape (1, 5, 8) at <object object at 0xXXXXXXXX>",
-    }
-    assert "outputs" not in raised
+    assert list(raised) == ["module_path", "inputs"]  # the exception is in the extra file
+    exceptions = {node.module_path: node.exception for node in reading.read_trace(tmp_path).nodes}
+    # only the module that raised carries it
+    assert [path for path, exception in exceptions.items() if exception] == ["ToyModel.layers.2.proj"]
+    assert exceptions["ToyModel.layers.2.proj"] == (
+        "ValueError: bad hidden of shape (1, 5, 8) at <object object at 0xXXXXXXXX>"
+    )
     assert raised["inputs"]["args"][0]["mean"].startswith(
         "tensor("
     )  # recorded even in a possibly pruned layer
@@ -216,11 +223,16 @@ def test_module_called_twice_keeps_both_records_and_files(tmp_path):
     root = read_trace(tmp_path, name="SharedTwice_debug_tree", kind="FULL_TENSORS")
     first, second = root["children"]
     assert first["module_path"] == second["module_path"] == "SharedTwice.shared"
-    first_file, second_file = first["inputs"]["args"][0]["value"], second["inputs"]["args"][0]["value"]
-    assert first_file == "./SharedTwice.shared_inputs_args_0.safetensors"
-    assert second_file == "./SharedTwice.shared_inputs_args_0__2.safetensors"
-    assert load_file(tmp_path / first_file)["data"].tolist() == [[1.0, 1.0]]
-    assert load_file(tmp_path / second_file)["data"].abs().sum() > 0
+    # as upstream's: both calls name one file, which holds the second call's tensor
+    shared = "./SharedTwice.shared_inputs_args_0.safetensors"
+    assert first["inputs"]["args"][0]["value"] == second["inputs"]["args"][0]["value"] == shared
+    second_input = model.shared(torch.ones(1, 2)) * 10
+    assert torch.equal(load_file(tmp_path / shared)["data"], second_input)
+    # the first call's tensor is kept too, and our readers find it
+    first_call, second_call = reading.read_trace(tmp_path).nodes[1:]
+    assert first_call.inputs[0].file.name == "SharedTwice.shared_inputs_args_0__2.safetensors"
+    assert load_file(first_call.inputs[0].file)["data"].tolist() == [[1.0, 1.0]]
+    assert second_call.inputs[0].file == (tmp_path / shared).resolve()
 
 
 class HostileKeys(nn.Module):
@@ -277,12 +289,9 @@ def test_odd_values_do_not_crash(tmp_path):
         "dtype": "torch.float32",
         "value": ["tensor([], size=(0, 4))"],
     }
-    assert boolean == {
-        "shape": "torch.Size([2])",
-        "dtype": "torch.bool",
-        "value": ["tensor([ True, False])"],
-        "statistics": {"min": 0, "max": 1, "sum": 1, "weighted_sum": 1},
-    }
+    assert boolean == {"shape": "torch.Size([2])", "dtype": "torch.bool", "value": ["tensor([ True, False])"]}
+    boolean_record = reading.read_trace(tmp_path).nodes[2].outputs[0]
+    assert boolean_record.statistics == (("min", 0), ("max", 1), ("sum", 1), ("weighted_sum", 1))
     assert special["mean"] == "tensor(nan)" and special["max"] == "tensor(nan)"
     assert special["value"] == ["tensor([       nan,        inf, 1.0000e+00])"]
     assert single["std"] == "tensor(nan)" and single["mean"] == "tensor(2.5000e+00)"
@@ -291,9 +300,9 @@ def test_odd_values_do_not_crash(tmp_path):
 def test_leaf_model_records_its_outputs(tmp_path):
     trace(nn.Linear(2, 2), tmp_path, torch.ones(1, 2), use_repr=False)
     root = read_trace(tmp_path, name="Linear_debug_tree", kind="FULL_TENSORS")
-    assert list(root) == ["module_path", "module_class", "inputs", "outputs"]
-    assert root["module_class"] == "torch.nn.modules.linear.Linear"
+    assert list(root) == ["module_path", "inputs", "outputs"]
     assert root["outputs"]["value"] == "./Linear_outputs.safetensors"
+    assert reading.read_trace(tmp_path).nodes[0].module_class == "torch.nn.modules.linear.Linear"
 
 
 def test_unusable_debug_path_fails_before_the_forward(model, tmp_path):
@@ -329,12 +338,19 @@ class AttendLike(nn.Module):
         return query + value
 
 
-def test_summary_keeps_inputs_named_value(tmp_path):
+def test_an_input_named_value_leaves_the_summary_as_upstream_strips_it_and_is_read_from_the_full_file(
+    tmp_path,
+):
     trace(TakesValue(), tmp_path, torch.ones(2))
     (attend,) = read_trace(tmp_path, name="TakesValue_debug_tree")["children"]
-    assert list(attend["inputs"]["kwargs"]) == ["query", "value"]
-    assert attend["inputs"]["kwargs"]["value"]["shape"] == "torch.Size([2])"
-    assert "value" not in attend["inputs"]["kwargs"]["value"]
+    assert list(attend["inputs"]["kwargs"]) == ["query"]  # upstream drops every "value" key
+    (full,) = read_trace(tmp_path, name="TakesValue_debug_tree", kind="FULL_TENSORS")["children"]
+    assert list(full["inputs"]["kwargs"]) == ["query", "value"]
+    node = reading.read_trace(tmp_path / "TakesValue_debug_tree_SUMMARY.json").nodes[1]
+    assert [(record.sub_path, record.shape) for record in node.inputs] == [
+        ("kwargs.query", (2,)),
+        ("kwargs.value", (2,)),
+    ]
 
 
 class BrokenRepr:

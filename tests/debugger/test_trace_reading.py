@@ -6,8 +6,11 @@ import sys
 import pytest
 import torch
 
-from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import TraceError, load_trace, parse_shape, parse_stat, read_trace
+from model_debugging import TraceError, model_addition_debugger_context
+from model_debugging.debugger.trace_format.entries import parse_shape, parse_stat
+from model_debugging.debugger.trace_format.frame import load_trace
+from model_debugging.debugger.trace_format.reading import read_trace
+from tests.replay import toys
 
 
 @pytest.mark.parametrize(
@@ -106,7 +109,10 @@ def test_directory_with_several_traces_lists_them(tmp_path, toy_trace):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "invalid JSON at line 1"), (json.dumps({"inputs": {}}), "no 'module_path'")],
+    [
+        ("{not json", "invalid JSON at line 1"),
+        (json.dumps({"inputs": {}}), "node #0 \\(the root\\) is not an object"),
+    ],
 )
 def test_broken_trace_file_is_named(tmp_path, content, message):
     path = tmp_path / "Toy_debug_tree_SUMMARY.json"
@@ -145,7 +151,7 @@ def test_load_trace_has_one_row_per_module_call(tmp_path, toy_trace):
 def test_reading_traces_does_not_import_torch(tmp_path, toy_trace):
     toy_trace(tmp_path)
     code = (
-        "import sys; from model_debugging.debugger.trace_format import load_trace; "
+        "import sys; from model_debugging.debugger.trace_format.frame import load_trace; "
         f"load_trace({str(tmp_path)!r}); assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -164,9 +170,116 @@ def test_module_calls_are_read_with_their_class(tmp_path):
     assert list(load_trace(tmp_path)["module_class"]) == [node.module_class for node in trace.nodes]
 
 
-@pytest.mark.parametrize("recorded", [None, 3, "", ["Linear"]])
-def test_a_missing_or_unusable_module_class_reads_as_not_recorded(tmp_path, trace_writer, recorded):
+@pytest.mark.parametrize("recorded", [None, ""])
+def test_a_missing_module_class_reads_as_not_recorded(tmp_path, trace_writer, recorded):
     writer = trace_writer(tmp_path)
     extra = {} if recorded is None else {"module_class": recorded}
     (node,) = read_trace(writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, **extra))).nodes
     assert node.module_class is None
+
+
+@pytest.mark.parametrize("recorded", [3, ["Linear"]])
+def test_a_module_class_of_another_type_is_an_error_naming_the_node(tmp_path, trace_writer, recorded):
+    writer = trace_writer(tmp_path)
+    path = writer.write(writer.node("Toy", {"args": [torch.ones(2)]}, module_class=recorded))
+    with pytest.raises(TraceError, match=r"Toy_debug_tree_FULL_TENSORS.json: node #0 'Toy': module_class is"):
+        read_trace(path)
+
+
+def function_trace(directory):
+    """A trace of a model whose block calls a recorded function, as the debugger writes it."""
+    model = toys.build_model()
+    with model_addition_debugger_context(
+        model, debug_path=directory, use_repr=False, record_functions=["scale_and_shift"]
+    ):
+        model(toys.toy_inputs())
+    return directory
+
+
+def test_what_upstream_does_not_record_comes_from_the_extra_file_and_is_gone_without_it(tmp_path):
+    trace = read_trace(function_trace(tmp_path))
+    helper = next(node for node in trace.nodes if node.function is not None)
+    assert helper.module_path == "Toy.blocks.0.scale_and_shift" and helper.is_leaf
+    assert all(node.module_class for node in trace.nodes if node.function is None)
+    assert all(record.statistics for node in trace.nodes for record in node.records if record.is_tensor)
+    (tmp_path / "Toy_debug_tree_EXTRA.json").unlink()  # a trace as upstream's debugger leaves it
+    plain = read_trace(tmp_path)
+    assert [node.module_path for node in plain.nodes] == [
+        node.module_path for node in trace.nodes if node.function is None
+    ]
+    assert not any(node.module_class or node.function for node in plain.nodes)
+    assert not any(record.statistics for node in plain.nodes for record in node.records)
+    assert plain.mode == trace.mode == "tensors"
+
+
+def test_a_trace_of_an_older_version_with_our_keys_inline_reads_the_same(tmp_path):
+    trace = read_trace(function_trace(tmp_path / "new"))
+    full = json.loads(trace.path.read_text())
+    extra = json.loads((tmp_path / "new" / "Toy_debug_tree_EXTRA.json").read_text())["tree"]
+
+    def inline(node, ours):  # how versions before the extra file wrote a trace
+        node.update((key, ours[key]) for key in ("module_class", "function", "exception") if key in ours)
+        entries = list(_entries([node.get("inputs"), node.get("outputs")]))
+        for entry, item in zip(entries, ours.get("tensors", []), strict=False):
+            entry.update(item)
+        children = iter(node.get("children", []))
+        node["children"] = [
+            inline(
+                {key: extra_child[key] for key in ("module_path", "inputs", "outputs") if key in extra_child}
+                if "function" in extra_child
+                else next(children),
+                extra_child,
+            )
+            for extra_child in ours.get("children", [])
+        ]
+        if not node["children"]:
+            del node["children"]
+        return node
+
+    old = tmp_path / "old"
+    old.mkdir()
+    for path in (tmp_path / "new").glob("*.safetensors"):
+        (old / path.name).write_bytes(path.read_bytes())
+    (old / "Toy_debug_tree_FULL_TENSORS.json").write_text(json.dumps(inline(full, extra), indent=2))
+    assert described(read_trace(old)) == described(trace)
+
+
+def described(trace):
+    """Everything read for each node, with tensor files by name (the two traces are in two directories)."""
+    return [
+        (
+            node.module_path, node.depth, node.call_index, node.is_leaf, node.function, node.module_class,
+            [(r.sub_path, r.shape, r.dtype, r.stats, r.statistics, r.file.name if r.file else r.text) for r in node.records],
+        )
+        for node in trace.nodes
+    ]  # fmt: skip
+
+
+def _entries(value):
+    if isinstance(value, dict):
+        if "dtype" in value:
+            yield value
+        else:
+            for item in value.values():
+                yield from _entries(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _entries(item)
+
+
+def test_an_extra_file_of_other_trace_files_is_refused_naming_it(tmp_path):
+    function_trace(tmp_path)
+    full = tmp_path / "Toy_debug_tree_FULL_TENSORS.json"
+    full.write_text(full.read_text().replace("Toy.head", "Toy.tail"))  # as another tool rewriting it
+    with pytest.raises(TraceError, match="Toy_debug_tree_EXTRA.json: was written with another"):
+        read_trace(tmp_path)
+
+
+def test_an_extra_file_recording_another_call_is_refused_naming_the_node(tmp_path):
+    function_trace(tmp_path)
+    extra_path = tmp_path / "Toy_debug_tree_EXTRA.json"
+    document = json.loads(extra_path.read_text())
+    document["tree"]["children"][-1]["module_path"] = "Toy.tail"
+    extra_path.write_text(json.dumps(document))
+    with pytest.raises(TraceError, match=r"EXTRA.json: node #\d+ 'Toy': records a call of 'Toy.tail' where"):
+        read_trace(tmp_path)

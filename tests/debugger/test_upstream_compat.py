@@ -1,12 +1,15 @@
-"""Our traces against transformers' own model_addition_debugger_context on a tiny Llama.
+"""Our traces against transformers' own model_addition_debugger_context: the same files, byte for byte.
 
-Deliberate differences, accounted for here: upstream leaves .safetensors files for pruned
-layers and for the top-level outputs the tree drops (we do not write them), and upstream
-leaves torch's print options changed (we restore them, so each run starts from the defaults).
+The JSON files are compared whole, with nothing stripped, and every tensor file upstream's JSON
+names is compared bit for bit. Deliberate differences, accounted for here: upstream also leaves
+.safetensors files for pruned layers and for the top-level outputs the tree drops (we do not
+write them), and upstream leaves torch's print options changed (we restore them, so each run
+starts from the defaults). What we record beyond upstream is in our extra file.
 """
 
+import copy
+import functools
 import json
-import math
 import re
 
 import pytest
@@ -14,13 +17,10 @@ import torch
 from safetensors.torch import load_file
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.trace_format.reading import read_trace
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration
-
-# our extra keys, which upstream does not write: tensor entries' float64 statistics, module calls' class
-OUR_EXTRA_KEYS = frozenset({"statistics", "module_class"})
-STAT_PATTERN = re.compile(r"tensor\((.*?)(, dtype=torch\.\w+)?\)$")
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +37,14 @@ def tiny_llama():
     return transformers.LlamaForCausalLM(config).eval()
 
 
-def run_both(model, tmp_path, **options):
+def run_both(model, tmp_path, record_functions=(), **options):
+    """Trace ``model`` with upstream's context and ours (recording ``record_functions``, which upstream cannot)."""
     input_ids = torch.randint(0, 1000, (1, 12), generator=torch.Generator().manual_seed(1))
     saved = torch._tensor_str.get_printoptions()
     outputs = {}
     for name, context in (
         ("upstream", transformers.model_addition_debugger_context),
-        ("ours", model_addition_debugger_context),
+        ("ours", functools.partial(model_addition_debugger_context, record_functions=record_functions)),
     ):
         torch.set_printoptions(**saved)  # upstream does not restore them
         with context(model, debug_path=tmp_path / name, **options):
@@ -53,33 +54,17 @@ def run_both(model, tmp_path, **options):
     return tmp_path / "upstream", tmp_path / "ours"
 
 
-def load(directory, kind):
-    return upstream_keys_only(
-        json.loads((directory / f"LlamaForCausalLM_debug_tree_{kind}.json").read_text())
-    )
-
-
-def upstream_keys_only(tree):
-    """``tree`` without our extra keys (upstream does not write them)."""
-    if isinstance(tree, dict):
-        return {key: upstream_keys_only(value) for key, value in tree.items() if key not in OUR_EXTRA_KEYS}
-    if isinstance(tree, list):
-        return [upstream_keys_only(item) for item in tree]
-    return tree
-
-
-def assert_every_tensor_has_statistics(path):
-    text = path.read_text()
-    assert text.count('"statistics": {') == text.count('"dtype": "torch.') > 0
-
-
-def assert_every_call_has_its_module_class(path, model):
-    nodes = list(walk_nodes(json.loads(path.read_text())))
-    for node in nodes:
-        _, _, name = node["module_path"].partition(".")
-        cls = type(model.get_submodule(name))
-        assert node["module_class"] == f"{cls.__module__}.{cls.__qualname__}", node["module_path"]
-    assert nodes[0]["module_class"] == "transformers.models.llama.modeling_llama.LlamaForCausalLM"
+def assert_same_files(upstream_dir, ours_dir, class_name):
+    """Both JSON files byte for byte, and every tensor file upstream's JSON names bit for bit."""
+    referenced = set()
+    for kind in ("SUMMARY", "FULL_TENSORS"):
+        name = f"{class_name}_debug_tree_{kind}.json"
+        text = (ours_dir / name).read_text()
+        assert text == (upstream_dir / name).read_text(), name
+        referenced |= set(re.findall(r'"value": "\./([^"]+\.safetensors)"', text))
+    for name in sorted(referenced):
+        assert (ours_dir / name).read_bytes() == (upstream_dir / name).read_bytes(), name
+    return referenced
 
 
 def walk_nodes(node):
@@ -88,79 +73,107 @@ def walk_nodes(node):
         yield from walk_nodes(child)
 
 
-def upstream_text(path):
-    """The text upstream writes for our trace file ``path``: our keys it does not write removed."""
-    return json.dumps(upstream_keys_only(json.loads(path.read_text())), indent=2)
-
-
-def walk(node, path="root"):
-    """Yield (where, key, value) for every leaf of a trace tree (list items have their index as key)."""
-    for key, value in node.items() if isinstance(node, dict) else enumerate(node):
-        if isinstance(value, (dict, list)):
-            yield from walk(value, f"{path}/{key}")
-        else:
-            yield path, key, value
-
-
 def module_paths(node):
     return [each["module_path"] for each in walk_nodes(node)]
 
 
-def assert_same_summary(upstream, ours):
-    assert list(module_paths(ours)) == list(module_paths(upstream))
-    ours_leaves, upstream_leaves = list(walk(ours)), list(walk(upstream))
-    assert [(where, key) for where, key, _ in ours_leaves] == [
-        (where, key) for where, key, _ in upstream_leaves
-    ]
-    for (where, key, mine), (_, _, theirs) in zip(ours_leaves, upstream_leaves, strict=True):
-        if key in ("mean", "std", "min", "max"):
-            mine_match, theirs_match = STAT_PATTERN.match(mine), STAT_PATTERN.match(theirs)
-            assert mine_match.group(2) == theirs_match.group(2), where
-            assert math.isclose(
-                float(mine_match.group(1)), float(theirs_match.group(1)), rel_tol=1e-3, abs_tol=1e-6
-            ), where
-        else:
-            assert mine == theirs, (where, key)
+def assert_our_records_are_read(directory, model):
+    """What upstream does not write, read back: each call's module class, each tensor's statistics."""
+    nodes = read_trace(directory).nodes
+    for node in nodes:
+        _, _, name = node.module_path.partition(".")
+        cls = type(model.get_submodule(name))
+        assert node.module_class == f"{cls.__module__}.{cls.__qualname__}", node.module_path
+        for record in (record for record in node.records if record.is_tensor):
+            assert dict(record.statistics).keys() >= {"min", "max"}, (node.module_path, record.sub_path)
+    assert nodes[0].module_class == f"{type(model).__module__}.{type(model).__qualname__}"
+    assert sum(len(node.records) for node in nodes) > 20
 
 
 @pytest.mark.parametrize("prune", [True, False])
 def test_repr_traces_match_upstream(tiny_llama, tmp_path, prune):
     upstream_dir, ours_dir = run_both(tiny_llama, tmp_path, do_prune_layers=prune)
-    assert_same_summary(load(upstream_dir, "SUMMARY"), load(ours_dir, "SUMMARY"))
-    full_upstream, full_ours = load(upstream_dir, "FULL_TENSORS"), load(ours_dir, "FULL_TENSORS")
-    assert_same_summary(full_upstream, full_ours)
-    value_lines = [(where, line) for where, _, line in walk(full_ours) if where.endswith("/value")]
-    assert len(value_lines) > 100
-    assert value_lines == [
-        (where, line) for where, _, line in walk(full_upstream) if where.endswith("/value")
-    ]
-    # in practice the whole text is identical
-    assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
-    assert_every_call_has_its_module_class(
-        ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json", tiny_llama
-    )
-    assert (
-        upstream_text(ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json")
-        == (upstream_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text()
-    )
+    assert_same_files(upstream_dir, ours_dir, "LlamaForCausalLM")
+    full = (ours_dir / "LlamaForCausalLM_debug_tree_FULL_TENSORS.json").read_text()
+    assert full.count('"value": [') > 50
+    assert_our_records_are_read(ours_dir, tiny_llama)
 
 
 @pytest.mark.parametrize("prune", [True, False])
 def test_safetensors_traces_match_upstream(tiny_llama, tmp_path, prune):
     upstream_dir, ours_dir = run_both(tiny_llama, tmp_path, do_prune_layers=prune, use_repr=False)
-    assert_same_summary(load(upstream_dir, "SUMMARY"), load(ours_dir, "SUMMARY"))
-    full_ours = load(ours_dir, "FULL_TENSORS")
-    assert full_ours == load(upstream_dir, "FULL_TENSORS")
-    assert_every_tensor_has_statistics(ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json")
-    assert_every_call_has_its_module_class(ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json", tiny_llama)
-    referenced = sorted(value[2:] for _, key, value in walk(full_ours) if key == "value")
+    referenced = assert_same_files(upstream_dir, ours_dir, "LlamaForCausalLM")
     assert len(referenced) > 20
-    for name in referenced:
-        assert (ours_dir / name).read_bytes() == (upstream_dir / name).read_bytes(), name
-        assert load_file(ours_dir / name)["data"] is not None
+    assert all(load_file(ours_dir / name)["data"] is not None for name in referenced)
     # upstream also writes files the tree never points to (pruned layers, dropped top-level outputs)
-    assert sorted(path.name for path in ours_dir.glob("*.safetensors")) == referenced
-    assert {path.name for path in upstream_dir.glob("*.safetensors")} >= set(referenced)
+    assert {path.name for path in ours_dir.glob("*.safetensors")} == referenced
+    assert {path.name for path in upstream_dir.glob("*.safetensors")} >= referenced
+    assert_our_records_are_read(ours_dir, tiny_llama)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_bfloat16_traces_match_upstream(tiny_llama, tmp_path, use_repr):
+    # its statistics are computed off the forward's thread, by torch's own ops as upstream's are
+    dtype = torch.bfloat16
+    model = copy.deepcopy(tiny_llama).to(dtype)
+    upstream_dir, ours_dir = run_both(model, tmp_path, do_prune_layers=False, use_repr=use_repr)
+    assert_same_files(upstream_dir, ours_dir, "LlamaForCausalLM")
+    assert f'"dtype": "{dtype}"' in (ours_dir / "LlamaForCausalLM_debug_tree_SUMMARY.json").read_text()
+    assert_our_records_are_read(ours_dir, model)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_function_records_leave_upstreams_files_as_upstream_writes_them(tiny_llama, tmp_path, use_repr):
+    functions = ["apply_rotary_pos_emb", "torch.matmul"]
+    upstream_dir, ours_dir = run_both(
+        tiny_llama, tmp_path, functions, do_prune_layers=False, use_repr=use_repr
+    )
+    assert_same_files(upstream_dir, ours_dir, "LlamaForCausalLM")
+    recorded = [node for node in read_trace(ours_dir).nodes if node.function is not None]
+    assert len([node for node in recorded if node.function.endswith(".apply_rotary_pos_emb")]) == 3
+    assert recorded[0].module_path == "LlamaForCausalLM.model.layers.0.self_attn.apply_rotary_pos_emb"
+    assert all(record.statistics for node in recorded for record in node.records if record.is_tensor)
+
+
+class Attend(torch.nn.Module):
+    def forward(self, query, value):
+        return query + value
+
+
+class Product(torch.nn.Module):
+    """A leaf module calling a function that is recorded: upstream's files keep its outputs."""
+
+    def forward(self, hidden):
+        return torch.matmul(hidden, hidden.T)
+
+
+class TakesValue(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attend = Attend()
+        self.product = Product()
+
+    def forward(self, hidden):
+        return self.product(self.attend(query=hidden, value=hidden * 2))
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_an_input_named_value_and_a_recorded_call_in_a_leaf_module_match_upstream(tmp_path, use_repr):
+    model = TakesValue()
+    saved = torch._tensor_str.get_printoptions()
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", functools.partial(model_addition_debugger_context, record_functions=["torch.matmul"])),
+    ):
+        torch.set_printoptions(**saved)
+        with context(model, debug_path=tmp_path / name, use_repr=use_repr):
+            model(torch.ones(2, 3))
+    torch.set_printoptions(**saved)
+    assert_same_files(tmp_path / "upstream", tmp_path / "ours", "TakesValue")
+    _, attend, product, matmul = read_trace(tmp_path / "ours").nodes
+    assert [record.sub_path for record in attend.inputs] == ["kwargs.query", "kwargs.value"]
+    assert (product.is_leaf, [record.shape for record in product.outputs]) == (False, [(2, 2)])
+    assert (matmul.module_path, matmul.function) == ("TakesValue.product.matmul", "torch.matmul")
 
 
 class Inner(torch.nn.Module):
@@ -200,24 +213,27 @@ class Nested(torch.nn.Module):
         return self.shared(hidden)
 
 
-@pytest.mark.parametrize("prune", [True, False])
-def test_nested_layer_runs_match_upstream(tmp_path, prune):
-    torch.manual_seed(0)
-    model = Nested()
-    hidden = torch.randn(2, 4)
+def run_nested(model, tmp_path, **options):
     saved = torch._tensor_str.get_printoptions()
     for name, context in (
         ("upstream", transformers.model_addition_debugger_context),
         ("ours", model_addition_debugger_context),
     ):
-        torch.set_printoptions(**saved)
-        with context(model, debug_path=tmp_path / name, do_prune_layers=prune):
-            model(hidden.clone())
+        torch.set_printoptions(**saved)  # upstream does not restore them
+        with context(model, debug_path=tmp_path / name, **options):
+            model(torch.randn(2, 4, generator=torch.Generator().manual_seed(2)))
     torch.set_printoptions(**saved)
-    for kind in ("SUMMARY", "FULL_TENSORS"):
-        ours = upstream_text(tmp_path / "ours" / f"Nested_debug_tree_{kind}.json")
-        assert ours == (tmp_path / "upstream" / f"Nested_debug_tree_{kind}.json").read_text()
-    paths = list(module_paths(json.loads(ours)))
+    return tmp_path / "upstream", tmp_path / "ours"
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+@pytest.mark.parametrize("prune", [True, False])
+def test_nested_layer_runs_match_upstream(tmp_path, prune, use_repr):
+    torch.manual_seed(0)
+    model = Nested()
+    upstream_dir, ours_dir = run_nested(model, tmp_path, do_prune_layers=prune, use_repr=use_repr)
+    assert_same_files(upstream_dir, ours_dir, "Nested")
+    paths = module_paths(json.loads((ours_dir / "Nested_debug_tree_SUMMARY.json").read_text()))
     kept_stages = (
         ["Nested.stages.0", "Nested.stages.3"] if prune else [f"Nested.stages.{i}" for i in range(4)]
     )
@@ -225,33 +241,18 @@ def test_nested_layer_runs_match_upstream(tmp_path, prune):
     assert paths.count("Nested.shared") == 2
 
 
-def test_module_called_twice_keeps_the_file_upstream_overwrites(tmp_path):
-    """Upstream names both calls' files alike, so the second call overwrites the first's."""
+def test_module_called_twice_keeps_the_record_upstream_overwrites(tmp_path):
+    """Upstream names both calls' files alike: its file holds the second call's tensor, and so does ours.
+
+    The first call's tensor, which upstream loses, is kept in a file our extra file names.
+    """
     torch.manual_seed(0)
     model = Nested()
-    saved = torch._tensor_str.get_printoptions()
-    for name, context in (
-        ("upstream", transformers.model_addition_debugger_context),
-        ("ours", model_addition_debugger_context),
-    ):
-        torch.set_printoptions(**saved)
-        with context(model, debug_path=tmp_path / name, use_repr=False):
-            model(torch.randn(2, 4, generator=torch.Generator().manual_seed(2)))
-    torch.set_printoptions(**saved)
-    trees = {name: load_nested(tmp_path / name) for name in ("upstream", "ours")}
-    first, second = (child for child in trees["ours"]["children"] if child["module_path"] == "Nested.shared")
-    assert [child["module_path"] for child in trees["ours"]["children"]] == [
-        child["module_path"] for child in trees["upstream"]["children"]
-    ]
-    assert second["inputs"]["args"][0]["value"] == "./Nested.shared_inputs_args_0__2.safetensors"
-    upstream_file = (tmp_path / "upstream" / "Nested.shared_inputs_args_0.safetensors").read_bytes()
-    ours_first = (tmp_path / "ours" / first["inputs"]["args"][0]["value"]).read_bytes()
-    ours_second = (tmp_path / "ours" / second["inputs"]["args"][0]["value"]).read_bytes()
-    assert upstream_file == ours_second != ours_first
-    # apart from the renamed second-call files, the trees are identical
-    renamed = json.dumps(trees["ours"]).replace("__2.safetensors", ".safetensors")
-    assert json.loads(renamed) == trees["upstream"]
-
-
-def load_nested(directory):
-    return upstream_keys_only(json.loads((directory / "Nested_debug_tree_FULL_TENSORS.json").read_text()))
+    upstream_dir, ours_dir = run_nested(model, tmp_path, use_repr=False)
+    assert_same_files(upstream_dir, ours_dir, "Nested")
+    first, second = (node for node in read_trace(ours_dir).nodes if node.module_path == "Nested.shared")
+    assert second.inputs[0].file == (ours_dir / "Nested.shared_inputs_args_0.safetensors").resolve()
+    assert first.inputs[0].file.name == "Nested.shared_inputs_args_0__2.safetensors"
+    # the first call's input is the last stage's output, doubled in place afterwards
+    first_input, second_input = (load_file(call.inputs[0].file)["data"] for call in (first, second))
+    assert torch.equal(second_input, model.shared(first_input))

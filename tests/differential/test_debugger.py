@@ -21,8 +21,6 @@ CONTEXTS = {
     "transformers": transformers.model_addition_debugger_context,
     "ours": model_addition_debugger_context,
 }
-# the extra node keys only ours writes (upstream's readers ignore them)
-EXTRA_NODE_KEYS = {"transformers": set(), "ours": {"module_class"}}
 
 
 class EmbedThenProject(nn.Module):
@@ -60,7 +58,11 @@ class SixSteps(nn.Module):
 
 
 def trace(context, model, directory, **inputs_and_options):
-    options = {key: inputs_and_options.pop(key) for key in ("do_prune_layers",) if key in inputs_and_options}
+    options = {
+        key: inputs_and_options.pop(key)
+        for key in ("do_prune_layers", "use_repr")
+        if key in inputs_and_options
+    }
     saved = torch._tensor_str.get_printoptions()
     try:
         with context(model, debug_path=str(directory), **options):
@@ -89,6 +91,46 @@ def test_a_trace_writes_both_files_with_a_root_node_and_children(name, tmp_path)
 def test_pruning_keeps_the_first_and_last_numbered_layer(name, prune, kept, tmp_path):
     directory = trace(CONTEXTS[name], SixSteps(), tmp_path, x=torch.randn(1, 4), do_prune_layers=prune)
     root = json.loads((directory / "SixSteps_debug_tree_SUMMARY.json").read_text())
-    assert set(root) == {"module_path", "inputs", "children"} | EXTRA_NODE_KEYS[name]
+    assert set(root) == {"module_path", "inputs", "children"}
     paths = [child["module_path"] for child in root["children"]]
     assert paths == ["SixSteps.inputs", *(f"SixSteps.layers.{index}" for index in kept), "SixSteps.outputs"]
+
+
+def key_sets(value, where="root"):
+    """(where, sorted keys) of every object of a trace file: nodes, inputs, tensor entries."""
+    if isinstance(value, dict):
+        yield where, sorted(value)
+        for key, item in value.items():
+            yield from key_sets(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from key_sets(item, f"{where}/{index}")
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+@pytest.mark.parametrize("prune", [True, False])
+def test_every_node_and_tensor_entry_has_exactly_upstreams_keys(use_repr, prune, tmp_path):
+    keys, files = {}, {}
+    for name, context in CONTEXTS.items():
+        torch.manual_seed(0)
+        directory = trace(
+            context,
+            SixSteps(),
+            tmp_path / name,
+            x=torch.randn(1, 4),
+            do_prune_layers=prune,
+            use_repr=use_repr,
+        )
+        keys[name] = {
+            kind: list(key_sets(json.loads((directory / f"SixSteps_debug_tree_{kind}.json").read_text())))
+            for kind in ("SUMMARY", "FULL_TENSORS")
+        }
+        files[name] = sorted(path.name for path in directory.iterdir())
+    assert keys["ours"] == keys["transformers"]
+    tensor_keys = {tuple(names) for _, names in keys["ours"]["FULL_TENSORS"] if "dtype" in names}
+    assert tensor_keys == {("dtype", "max", "mean", "min", "shape", "std", "value")}
+    # the same files, and our own beside them; upstream also writes files for the layers it prunes
+    json_files = [name for name in files["ours"] if name.endswith(".json")]
+    assert json_files == [f"SixSteps_debug_tree_{kind}.json" for kind in ("EXTRA", "FULL_TENSORS", "SUMMARY")]
+    assert set(files["ours"]) - {"SixSteps_debug_tree_EXTRA.json"} <= set(files["transformers"])
+    assert len(files["ours"]) == 3 + (0 if use_repr else 11 if prune else 23)  # 3 tensors per layer, 5 others

@@ -44,7 +44,7 @@ def test_compare_with_renames_from_a_file(tmp_path):
     ("arguments", "message"),
     [
         (["{missing}"], "{missing}: no such file or directory"),
-        (["{trace}", "--rename", "a=b"], "--rename, --config and --no-align need --compare"),
+        (["{trace}", "--rename", "a=b"], "--rename, --config and --no_align need --compare"),
         (["{trace}", "--compare", "{trace}", "--config", "{missing}.yaml"], "{missing}.yaml"),
         (
             ["{trace}", "--compare", "{trace}", "--rename", "(=x"],

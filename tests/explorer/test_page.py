@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from model_debugging.explorer import write_view
+from model_debugging import write_view
 from tests.explorer.traces import ToySpec, write_llama_trace, write_toy_trace, write_upstream_llama_trace
 
 
@@ -145,6 +145,21 @@ def test_comparison_colours_diverged_calls_and_scrolls_to_the_origin(pages, open
     assert opened.row("ToyModel.extra.dropout").get_attribute("data-status") == "unmatched"
     assert opened.row("ToyModel.extra.norm").get_attribute("data-status") == "candidate-only"
     assert "divergence origin: ToyModel.layers.33.scale" in opened.page.text_content("#comparison-summary")
+
+
+def test_the_detail_pane_shows_the_candidates_value_beside_the_references(pages, open_page):
+    opened = open_page(pages["compare"], height=500)
+    opened.row("ToyModel.layers.33.scale").click()
+    detail = opened.page.locator("#detail")
+    assert detail.locator(".sides.legend").text_content() == "referencecandidate ToyModel.layers.33.scale"
+    (output,) = detail.locator(".pair.differs").all()
+    assert output.locator(".verdict").text_content().startswith("differs, paired by name, max abs diff")
+    sides = output.locator(".sides > .tensor").all()
+    assert [side.locator(".head").text_content() for side in sides] == ["(tensor)  [2, 3, 8] f32"] * 2
+    assert sides[0].locator("td").all_text_contents() != sides[1].locator("td").all_text_contents()
+    assert (
+        detail.locator(".pair:not(.differs) .verdict").first.text_content().startswith("equal")
+    )  # the input
 
 
 def _in_tree_viewport(opened, locator) -> bool:

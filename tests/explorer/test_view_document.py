@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from model_debugging.explorer import render_page, view_document
+from model_debugging import view_document
+from model_debugging.explorer.page import render_page
 from tests.explorer.traces import ToySpec, write_toy_trace, write_upstream_llama_trace
 
 
@@ -173,6 +174,17 @@ def test_comparison_marks_diverged_calls_and_the_origin(tmp_path):
     )
     origin = _by_path(document)["ToyModel.layers.1.scale"]["comparison"]
     assert origin["verdict"] == "outputs differ" and 1 <= origin["level"] <= 5
+    # each value with the candidate's value beside it, as compare paired them
+    given, made = origin["values"]
+    assert (given["place"], given["at"], given["candidateAt"], given["status"]) == (
+        "inputs",
+        "args.0",
+        "args.0",
+        "equal",
+    )
+    assert (made["place"], made["status"], made["pairedBy"]) == ("outputs", "differs", "name")
+    reference_stats = _by_path(document)["ToyModel.layers.1.scale"]["outputs"][0]["stats"]
+    assert made["candidate"]["shape"] == [2, 3, 8] and made["candidate"]["stats"] != reference_stats
 
 
 def test_calls_in_one_trace_only_are_shown_where_they_ran(tmp_path):

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from model_debugging.debugger.trace_format import TensorRecord
+from model_debugging.debugger.trace_format.records import TensorRecord
 from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
-from model_debugging.replay.arguments import UnrebuildableValue, rebuild_call, rebuild_outputs
+from model_debugging.replay.arguments import Sources, UnrebuildableValue, rebuild_call, rebuild_outputs
 
 
 def text(sub_path, value):
@@ -78,7 +78,7 @@ def test_what_cannot_be_rebuilt_is_named_with_the_reason(record, where, reason):
 def test_a_module_reference_becomes_the_candidates_module():
     block = torch.nn.Linear(2, 2)
     call = rebuild_call(
-        (text("args.0", "<module Toy.blocks.0>"),), modules={"Toy.blocks.0": block}.__getitem__
+        (text("args.0", "<module Toy.blocks.0>"),), Sources(modules={"Toy.blocks.0": block}.__getitem__)
     )
     assert call.args == (block,)
 

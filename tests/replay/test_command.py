@@ -1,10 +1,10 @@
 """``model-debugging replay``: verdicts, exit codes and one-line errors, on a toy model."""
 
 import pytest
+import torch
 
-from model_debugging import compare_traces, model_addition_debugger_context, replay
+from model_debugging import ReplayVerdict, compare_traces, model_addition_debugger_context, replay_trace
 from model_debugging.cli import main
-from model_debugging.replay import ReplayVerdict
 from tests.replay import toys
 
 TOY = "tests.replay.toys:build_model"
@@ -29,7 +29,7 @@ def reference_trace(tmp_path):
 
 def test_a_faithful_candidate_replays_correct_and_exits_0(reference_trace, capsys):
     assert main(["replay", str(reference_trace), "--model", TOY]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal width
     assert "0 wrong on identical inputs, 0 not replayed" in out
 
 
@@ -39,7 +39,7 @@ def test_a_wrong_helper_is_found_by_bisection_and_exits_1(reference_trace, tmp_p
         main(["replay", str(reference_trace), "--model", TOY, "--bisect", "--json", str(tmp_path / "r.json")])
         == 1
     )
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal width
     assert "smallest module wrong on identical inputs: Toy.blocks.0.scale_and_shift" in out
     assert '"smallest_wrong": "Toy.blocks.0.scale_and_shift"' in (tmp_path / "r.json").read_text()
 
@@ -48,22 +48,23 @@ def test_modules_selects_calls_and_the_verdict_of_a_parent_comes_from_its_leaves
     reference_trace, monkeypatch
 ):
     monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
-    result = replay(reference_trace, toys.build_model(), ["blocks.1", "embed"])
+    result = replay_trace(reference_trace, toys.build_model(), ["blocks.1", "embed"])
     assert [(m.module_path, m.verdict) for m in result.modules] == [
         ("Toy.embed", ReplayVerdict.CORRECT),
         ("Toy.blocks.1", ReplayVerdict.WRONG),
     ]
-    assert result.modules[1].first_wrong == "blocks.1.fc_out"
+    # what reaches fc_out already differs: the wrong helper runs before it
+    assert result.modules[1].first_wrong == "blocks.1.fc_out inputs.args.0"
 
 
 def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(reference_trace):
     model = toys.build_model()
     model.layers = model.blocks
     del model.blocks
-    without = replay(reference_trace, model, ["blocks.0.fc_in"])
+    without = replay_trace(reference_trace, model, ["blocks.0.fc_in"])
     assert without.modules[0].verdict is ReplayVerdict.NOT_REPLAYED
     assert "no submodule of the candidate matches 'blocks.0.fc_in'" in without.modules[0].reason
-    renamed = replay(reference_trace, model, ["blocks.0.fc_in"], rename=[r"^layers\.=blocks."])
+    renamed = replay_trace(reference_trace, model, ["blocks.0.fc_in"], rename=[r"^layers\.=blocks."])
     assert renamed.modules[0].verdict is ReplayVerdict.CORRECT
 
 
@@ -75,7 +76,6 @@ def test_a_candidate_with_other_module_names_is_matched_through_rename_rules(ref
         (["--model", "missing_script.py"], "missing_script.py: no such file"),
         (["--model", "tests.replay.toys:EXTRA_FACTOR"], "is a float, not a model or a function"),
         (["--model", TOY, "--module", "blocks.0.fc_inn"], "did you mean blocks.0.fc_in"),
-        (["--model", TOY, "--bisect", "--module", "embed"], "--bisect searches the whole model"),
     ],
 )
 def test_unusable_input_is_one_line_and_exit_2(reference_trace, capsys, arguments, message):
@@ -94,7 +94,7 @@ def test_a_trace_recorded_as_reprs_cannot_be_replayed(tmp_path, capsys):
 
 def test_replaying_every_call_blames_the_code_between_correct_leaves(reference_trace, monkeypatch):
     monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
-    verdicts = {m.module_path: m for m in replay(reference_trace, toys.build_model()).modules}
+    verdicts = {m.module_path: m for m in replay_trace(reference_trace, toys.build_model()).modules}
     assert verdicts["Toy.blocks.0.fc_out"].verdict is ReplayVerdict.CORRECT
     assert verdicts["Toy.blocks.0.scale_and_shift"].verdict is ReplayVerdict.WRONG
     block = verdicts["Toy.blocks.0"]
@@ -106,10 +106,38 @@ def test_replaying_every_call_blames_the_code_between_correct_leaves(reference_t
 def test_a_compare_result_aligns_a_differently_named_candidate(reference_trace, tmp_path):
     renamed = toys.build_renamed_model()
     trace_toy(renamed, tmp_path / "port")
-    unaligned = replay(reference_trace, renamed, ["embed"])
+    unaligned = replay_trace(reference_trace, renamed, ["embed"])
     assert unaligned.modules[0].verdict is ReplayVerdict.NOT_REPLAYED
 
     comparison = compare_traces(reference_trace, tmp_path / "port")
-    result = replay(reference_trace, renamed, comparison=comparison)
+    result = replay_trace(reference_trace, renamed, comparison=comparison)
     assert {m.verdict for m in result.modules} == {ReplayVerdict.CORRECT}
     assert {m.candidate_path for m in result.modules} >= {"proj", "layers.1.fc_out", "out"}
+
+
+def test_bisection_starts_at_the_module_given(reference_trace, monkeypatch, capsys):
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    assert main(["replay", str(reference_trace), "--model", TOY, "--bisect", "--module", "blocks.1"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "smallest module wrong on identical inputs: Toy.blocks.1.scale_and_shift" in out
+    assert "Toy.embed" not in out  # nothing outside blocks.1 was replayed
+
+
+class Wrapped(torch.nn.Module):
+    """The toy under a ``model`` wrapper, as transformers models hold their layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = toys.build_model()
+
+    def forward(self, x):
+        return self.model(x)
+
+
+def test_a_port_without_the_reference_wrapper_is_matched_through_it(tmp_path, monkeypatch):
+    reference_trace = trace_toy(Wrapped().eval(), tmp_path)
+    monkeypatch.setattr(toys, "EXTRA_FACTOR", 3.0)
+    found = replay_trace(reference_trace, toys.build_model(), bisect=True)  # the port: the toy, unwrapped
+    assert found.bug_in == "Wrapped.model.blocks.0.scale_and_shift"
+    model_call = next(call for call in found.modules if call.module_path == "Wrapped.model")
+    assert model_call.verdict is ReplayVerdict.NOT_REPLAYED  # looked through

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger.trace_format import read_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 from tests.replay import toys
 
 
@@ -36,12 +36,16 @@ def test_a_python_helper_is_recorded_as_a_child_of_the_module_calling_it(tmp_pat
     assert toys.scale_and_shift.__code__.co_name == "scale_and_shift"  # the wrapper is gone
 
 
-def test_the_file_is_still_a_plain_upstream_style_tree(tmp_path):
+def test_upstreams_files_hold_only_the_module_calls_and_the_extra_file_the_function_calls(tmp_path):
     trace = traced(tmp_path, ["scale_and_shift"])
-    tree = json.loads(trace.path.read_text())
-    block = tree["children"][1]
-    helper = block["children"][1]
-    assert set(helper) == {"module_path", "inputs", "outputs", "function"}
+    block = json.loads(trace.path.read_text())["children"][1]
+    assert [child["module_path"] for child in block["children"]] == [
+        "Toy.blocks.0.fc_in",
+        "Toy.blocks.0.fc_out",
+    ]
+    extra = json.loads(trace.path.with_name("Toy_debug_tree_EXTRA.json").read_text())
+    helper = extra["tree"]["children"][1]["children"][1]
+    assert helper["function"] == "tests.replay.toys.scale_and_shift"
     assert helper["outputs"]["value"].endswith(".safetensors")
 
 

@@ -3,9 +3,8 @@
 import pytest
 import torch
 
-from model_debugging import compare_traces, replay
-from model_debugging.debugger.trace_format import read_trace
-from model_debugging.replay import ReplayVerdict
+from model_debugging import ReplayVerdict, compare_traces, replay_trace
+from model_debugging.debugger.trace_format.reading import read_trace
 from tests.replay import ports
 from tests.replay.tracing import ATTENTION_FUNCTIONS, port_of, trace
 
@@ -25,7 +24,7 @@ def test_wrong_rope_rotation_is_named_at_function_level(tiny_llama, input_ids, t
     rope = "LlamaForCausalLM.model.layers.0.self_attn.apply_rotary_pos_emb"
     assert comparison.divergence_origin.module_path == rope
 
-    found = replay(reference_trace, port, bisect=True, comparison=comparison)
+    found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
     assert found.smallest_wrong.module_path == rope
     assert found.smallest_wrong.kind == "function"
     assert found.smallest_wrong.verdict is ReplayVerdict.WRONG
@@ -43,7 +42,7 @@ def test_wrong_mask_offset_is_named_at_function_level(tiny_llama, input_ids, tmp
     attention = "LlamaForCausalLM.model.layers.0.self_attn.eager_attention_forward"
     assert compare_traces(reference_trace, port_trace).divergence_origin.module_path == attention
     # the attention function gets the module itself as first argument: replay passes the port's module
-    found = replay(reference_trace, port, bisect=True)
+    found = replay_trace(reference_trace, port, bisect=True)
     assert found.smallest_wrong.module_path == attention
 
 
@@ -53,7 +52,7 @@ def test_a_correct_port_of_the_attention_replays_correct_everywhere(tiny_llama, 
         reference, tmp_path / "reference", input_ids, record_functions=ATTENTION_FUNCTIONS
     )
 
-    result = replay(reference_trace, port_of(reference, ports.port_attention))
+    result = replay_trace(reference_trace, port_of(reference, ports.port_attention))
     assert {module.verdict for module in result.modules} == {ReplayVerdict.CORRECT}
     assert any(module.kind == "function" for module in result.modules)
 
@@ -65,7 +64,7 @@ def test_a_port_only_noisier_in_bf16_replays_correct_for_every_module(tiny_llama
 
     comparison = compare_traces(reference_trace, trace(port, tmp_path / "port", input_ids))
     assert comparison.divergence_origin.module_path == "LlamaForCausalLM.model.layers.0.input_layernorm"
-    result = replay(reference_trace, port)
+    result = replay_trace(reference_trace, port)
     assert [m.module_path for m in result.modules] == [
         node.module_path for node in read_trace(reference_trace).nodes
     ]
@@ -83,7 +82,7 @@ def test_bisection_isolates_a_wrong_module_in_layer_3_that_compare_sees_from_lay
 
     comparison = compare_traces(reference_trace, trace(port, tmp_path / "port", input_ids))
     assert comparison.divergence_origin.module_path.startswith("LlamaForCausalLM.model.layers.0.")
-    found = replay(reference_trace, port, bisect=True, comparison=comparison)
+    found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
     assert found.smallest_wrong.module_path == "LlamaForCausalLM.model.layers.3.mlp.act_fn"
     replayed = {module.module_path for module in found.modules}
     assert "LlamaForCausalLM.model.layers.1.mlp.act_fn" not in replayed  # bisection, not a full replay
@@ -98,7 +97,7 @@ def test_noise_from_a_second_reference_run_judges_differences_against_its_spread
     port = port_of(reference, ports.low_precision_norms)
     port.model.layers[3].mlp.act_fn = ports.GeluMLPActivation()
 
-    result = replay(
+    result = replay_trace(
         reference_trace,
         port,
         ["model.layers.2.mlp.act_fn", "model.layers.3.mlp.act_fn"],
@@ -116,6 +115,8 @@ def test_a_torch_function_is_recorded_and_replayed_inside_sdpa_attention(tiny_ll
     sdpa = "torch.nn.functional.scaled_dot_product_attention"
     reference_trace = trace(reference, tmp_path / "reference", input_ids, record_functions=[sdpa])
 
-    result = replay(reference_trace, reference, ["model.layers.1.self_attn.scaled_dot_product_attention"])
+    result = replay_trace(
+        reference_trace, reference, ["model.layers.1.self_attn.scaled_dot_product_attention"]
+    )
     (call,) = result.modules
     assert call.kind == "function" and call.verdict is ReplayVerdict.CORRECT and call.compared == 1

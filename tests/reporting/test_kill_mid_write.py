@@ -12,7 +12,7 @@ SIZE = 16 * 1024 * 1024
 # rewrites the target forever, alternating two payloads of the same size
 WRITER = f"""
 import sys
-from model_debugging.reporting import atomic_write_bytes
+from model_debugging.reporting.atomic import atomic_write_bytes
 target = sys.argv[1]
 payloads = [b"A" * {SIZE}, b"B" * {SIZE}]
 print("ready", flush=True)

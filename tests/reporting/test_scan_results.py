@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from model_debugging.reporting import ScanResultsError, load_scan_results, render_csv, write_csv
+from model_debugging.reporting.csv_output import render_csv, write_csv
+from model_debugging.reporting.scan_results import ScanResultsError, load_scan_results
 
 RESULT = {
     "test_inputs_embeds": {
@@ -83,7 +84,7 @@ def test_csv_flattens_lists_and_keeps_the_test_index(tmp_path):
 
 
 def test_skip_plot_writes_an_image(tmp_path):
-    from model_debugging.reporting import plot_skipped_proportion
+    from model_debugging.reporting.skip_plot import plot_skipped_proportion
 
     frame = load_scan_results(write(tmp_path, RESULT))
     target = plot_skipped_proportion(frame, tmp_path / "skips.svg", top=1)

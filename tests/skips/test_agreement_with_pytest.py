@@ -1,4 +1,4 @@
-"""Each collection rule of issue 16 on a small tree, scanned and run by real pytest: the verdicts agree.
+"""Each collection rule (see docs/design/analyzer_robustness.md) on a small tree, scanned and run by real pytest: the verdicts agree.
 
 For every (model, test) pytest either runs the test in some class of the model (ran), skips it in
 every class (skipped, with a message), or never collects it (not applicable). The scanner's

@@ -224,7 +224,7 @@ def runs(tmp_path_factory):
         "tests/models",
         "-rA",
         f"--junitxml={reports / 'junit.xml'}",
-        f"--observed-json={reports / 'record.json'}",
+        f"--observed_json={reports / 'record.json'}",
         "-o",
         "enable_assertion_pass_hook=true",
         env={"PYTHONDONTWRITEBYTECODE": "1"},
@@ -236,7 +236,7 @@ def runs(tmp_path_factory):
     collated.parent.mkdir()
     collated.write_text(json.dumps(collate(reports / CI_FOLDER, "single-gpu", "abc1234")))
     stale = run_pytest(
-        root, "tests/models", f"--observed-json={root / 'stale.json'}", "--observed-ignore-skips"
+        root, "tests/models", f"--observed_json={root / 'stale.json'}", "--observed_ignore_skips"
     )
     assert "1 failed" in stale.stdout, stale.stdout
     return root

@@ -313,7 +313,7 @@ def test_environment_guards_are_conditions(make_repo, scan):
         "vision: require_vision",
     ]
     assert results["test_training"]["models_ran"] == ["gpu"]
-    # no tester, so `self.model_tester.is_training` is known only at run time (issue 10: never "ran")
+    # no tester, so `self.model_tester.is_training` is known only at run time (never "ran")
     assert results["test_training"]["models_undecided"] == ["vision"]
     assert results["test_training"]["conditions"][0].startswith("gpu: unittest.skipIf(not is_torch_greater")
 

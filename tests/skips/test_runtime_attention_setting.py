@@ -1,4 +1,4 @@
-"""``model_class._can_set_attn_implementation()`` decided by the checkout's own rule (issue 10).
+"""``model_class._can_set_attn_implementation()`` decided by the checkout's own rule.
 
 ``PreTrainedModel._can_set_attn_implementation`` reads the model's file: when it defines an
 ``XAttention(nn.Module)``, the file must hold the phrases the method names. The phrases changed

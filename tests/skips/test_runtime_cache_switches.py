@@ -1,5 +1,5 @@
 """``use_cache = False`` written under ``if`` tests in a modeling file (BERT's base model unless the
-configuration is a decoder, its head when labels are given), decided on the call (issue 10)."""
+configuration is a decoder, its head when labels are given), decided on the call."""
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned

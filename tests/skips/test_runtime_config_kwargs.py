@@ -1,4 +1,4 @@
-"""Run-time skips on a keyword the configuration class does not declare (issue 10).
+"""Run-time skips on a keyword the configuration class does not declare.
 
 The base configuration's ``__post_init__`` sets every keyword left in ``kwargs`` on the instance,
 so ``AlphaConfig(bos_token_id=1)`` has ``bos_token_id == 1`` though no field declares it (T5's

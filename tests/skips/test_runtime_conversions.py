@@ -1,4 +1,4 @@
-"""Weight conversions of a model whose part the tester's dict gives another model type (issue 10)."""
+"""Weight conversions of a model whose part the tester's dict gives another model type."""
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_module_tree import COMMON, LIBRARY, MODEL_TEST

@@ -1,4 +1,4 @@
-"""Run-time skips of the generation tests, decided from the library read statically (issue 10).
+"""Run-time skips of the generation tests, decided from the library read statically.
 
 Each mechanism has a model that must run (``alpha``) and one that must skip (``beta``):
 ``get_text_config`` and sub-configurations built from the tester's dict, ``config.to_dict()``

@@ -1,6 +1,6 @@
 """``"past_key_values" in outputs`` for a model whose cache is kept by a model it holds, read along
 its known module tree: the ``use_cache`` passed when every model on the way hands it on, else the
-values they could read, which must agree (issue 10)."""
+values they could read, which must agree."""
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned

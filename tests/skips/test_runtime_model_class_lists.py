@@ -1,6 +1,6 @@
 """Which model classes a common test's loop visits, and what an instance gathers from the models it holds.
 
-Found against pytest on the 2026-03-30 snapshot (issue 10): a test class's own
+Found against pytest on the 2026-03-30 snapshot: a test class's own
 ``all_generative_model_classes`` (``()`` in Musicgen's, a subset in others) decides the generation
 loop; a model's own ``XGenerationMixin`` base (Whisper's, in a file the library index does not read)
 makes it generative; and ``post_init`` adds the ``_keep_in_fp32_modules`` of the models an instance

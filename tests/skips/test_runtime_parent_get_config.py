@@ -1,4 +1,4 @@
-"""A tester's ``get_config`` that starts from ``config = super().get_config()`` (issue 10): the
+"""A tester's ``get_config`` that starts from ``config = super().get_config()``: the
 parent tester's ``get_config``, in another file, is followed and what the override sets goes on top;
 the conventional loop over the tester's attributes stands for them as when it is not overridden; a
 parent that cannot be read leaves its values unknown, never the configuration class's defaults."""

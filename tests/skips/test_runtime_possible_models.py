@@ -1,4 +1,4 @@
-"""What an instance may hold decides "none of them has it" (issue 10).
+"""What an instance may hold decides "none of them has it".
 
 When a constructor builds a model only under a condition, the module tree is not certain, but the
 models the instance may hold are bounded: if none of them declares ``_keep_in_fp32_modules``, the

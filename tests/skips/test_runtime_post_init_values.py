@@ -1,4 +1,4 @@
-"""Run-time skips on a value the configuration's ``__post_init__`` computes (issue 10).
+"""Run-time skips on a value the configuration's ``__post_init__`` computes.
 
 Qwen2's ``self.sliding_window = self.sliding_window if self.use_sliding_window else None`` and
 BLIP-2's ``kwargs["is_encoder_decoder"] = self.text_config.is_encoder_decoder`` are computed from

@@ -1,4 +1,4 @@
-"""Skips decided at run time from the library's own sources (issue 10), on a tiny fake checkout.
+"""Skips decided at run time from the library's own sources, on a tiny fake checkout.
 
 Each mechanism has a model that must skip and one that must run: ``alpha`` supports everything,
 ``beta`` lacks it. The fake ``src/transformers`` is read statically, never imported.
@@ -320,8 +320,8 @@ def test_what_only_the_run_knows_is_undecided_with_its_condition(checkout, scan)
     results = scan(checkout)
     assert verdicts(results, "test_outputs") == {"ran": [], "skipped": [], "undecided": ["alpha", "beta"]}
     assert (
-        "alpha: undecided: if 'past_key_values' not in outputs: skip (decided at run time)"
-        in (results["test_outputs"]["conditions"])
+        "alpha: undecided: which outputs `outputs` holds is only known by running the model "
+        "(if 'past_key_values' not in outputs: skip)" in (results["test_outputs"]["conditions"])
     )
     assert results["test_outputs"]["skipped_proportion"] == 0.0  # skipped / (ran + skipped), undecided apart
 

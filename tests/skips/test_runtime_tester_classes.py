@@ -1,4 +1,4 @@
-"""A model class a tester names in its class body, compared in a common test's loop (issue 10).
+"""A model class a tester names in its class body, compared in a common test's loop.
 
 T5Gemma's tester sets ``token_classification_class = T5GemmaForTokenClassification`` under ``if
 is_torch_available():``; ``test_generate_continue_from_past_key_values`` skips the class it names.

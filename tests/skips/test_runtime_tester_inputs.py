@@ -1,4 +1,4 @@
-"""Run-time skips decided by what the model tester builds (issue 10): the rank of its ``input_ids``,
+"""Run-time skips decided by what the model tester builds: the rank of its ``input_ids``,
 whether its attention mask holds a zero, and a sub-configuration it passes as an object.
 
 Each mechanism has a model that must run and one that must skip; a random mask too small to be

@@ -1,4 +1,4 @@
-"""``config.get_text_config()`` through a configuration's own override (issue 10): one that returns a
+"""``config.get_text_config()`` through a configuration's own override: one that returns a
 part (Dia's decoder), or asks a part in turn (ColQwen2's VLM part), is followed; any other body is
 left to the run."""
 

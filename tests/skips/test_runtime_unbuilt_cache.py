@@ -1,5 +1,5 @@
 """A modeling file whose forwards never build a cache (hybrid models such as Bamba build theirs in
-``prepare_inputs_for_generation``): ``model(**inputs)`` without a cache returns none (issue 10)."""
+``prepare_inputs_for_generation``): ``model(**inputs)`` without a cache returns none."""
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.test_runtime_cache_switches import LIBRARY as BASE

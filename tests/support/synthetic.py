@@ -278,13 +278,30 @@ def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
     tests += [(test, "GenerationMixin") for test in generation_test_names(spec)]
     results = {}
     for test, origin in tests:
-        ran, skips, not_applicable, conditions = [], [], [], set()
+        ran, skips, not_applicable, conditions, classes = [], [], [], set(), []
         for model in spec.models:
-            outcomes = [
-                _class_outcome(spec, model, index, layouts[model.name][index], test, common_lines)
+            named = [
+                (
+                    class_name(model, index),
+                    _class_outcome(spec, model, index, layouts[model.name][index], test, common_lines),
+                )
                 for index in range(len(model.classes))
             ]
-            outcomes = [outcome for outcome in outcomes if outcome is not None]
+            named = [(name, outcome) for name, outcome in named if outcome is not None]
+            if len(named) > 1 and any(outcome["status"] != "ran" for _, outcome in named):
+                # the verdict of each class, beside the model's, unless they all run the test
+                for name, outcome in named:
+                    skip = {key: value for key, value in (outcome["skip"] or {}).items()}
+                    classes.append(
+                        {
+                            "model": model.name,
+                            "test_class": name,
+                            "class_file": model_file(model.name),
+                            "status": outcome["status"],
+                            **skip,
+                        }
+                    )
+            outcomes = [outcome for _, outcome in named]
             ran_outcomes = [outcome for outcome in outcomes if outcome["status"] == "ran"]
             if not outcomes:
                 not_applicable.append(model.name)
@@ -307,6 +324,7 @@ def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
             "models_undecided": [],
             "skips": skips,
             "conditions": sorted(conditions),
+            "classes": sorted(classes, key=lambda entry: (entry["model"], entry["test_class"])),
         }
     return results
 

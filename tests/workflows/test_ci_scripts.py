@@ -1,5 +1,5 @@
-"""The scripts the workflows call that are not tested elsewhere: utils/install_scanner_deps.py and
-utils/fetch_previous_scan.py (against a fake `gh` on PATH)."""
+"""The scripts the workflows call that are not tested elsewhere: utils/scan_cache_key.py, and
+utils/fetch_previous_scan.py and utils/post_pr_comment.py (against a fake `gh` on PATH)."""
 
 import json
 import os
@@ -77,21 +77,92 @@ def test_fetch_reports_a_failing_gh(tmp_path):
     assert "HTTP 403" in result.stderr
 
 
-def test_install_scanner_deps_gives_the_version_for_the_cache_key(tmp_path):
+# a stand-in for `gh api`: lists the ids in $FAKE_COMMENT_IDS, logs what each edit would send
+FAKE_GH_API = textwrap.dedent(
+    f"""\
+    #!{sys.executable}
+    import json, os, sys
+    args = sys.argv[1:]
+    sent = json.load(open(args[args.index("--input") + 1])) if "--input" in args else None
+    with open(os.environ["FAKE_LOG"], "a") as log:
+        log.write(json.dumps([args, sent]) + "\\n")
+    if os.environ.get("FAKE_API_FAILS"):
+        sys.exit("HTTP 403: Resource not accessible by integration")
+    if "--jq" in args:
+        print(os.environ.get("FAKE_COMMENT_IDS", ""))
+    """
+)
+
+
+def post(workdir, body: str | None = "## New skipped tests\n", **fake_env):
+    """Run utils/post_pr_comment.py in ``workdir`` against the fake gh: its result and gh's calls."""
+    bin_dir = workdir / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "gh").write_text(FAKE_GH_API)
+    (bin_dir / "gh").chmod(0o755)
+    log, markdown = workdir / "gh.log", workdir / "new_skips.md"
+    if body is not None:
+        markdown.write_text(body, encoding="utf-8")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_LOG=str(log), **fake_env)
+    command = [
+        sys.executable,
+        str(ROOT / "utils" / "post_pr_comment.py"),
+        *("--repo", "me/transformers", "--pr", "12", "--body", str(markdown)),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return result, calls
+
+
+def test_the_first_run_creates_the_comment_and_later_runs_edit_it(tmp_path):
+    result, calls = post(tmp_path / "first")
+    assert result.returncode == 0, result.stderr
+    (listing, _), (create, sent) = calls
+    assert listing[:3] == ["api", "--paginate", "repos/me/transformers/issues/12/comments"]
+    assert create[:4] == ["api", "--method", "POST", "repos/me/transformers/issues/12/comments"]
+    assert sent["body"] == "<!-- model-debugging check-skips -->\n## New skipped tests\n"
+    result, calls = post(tmp_path / "again", FAKE_COMMENT_IDS="77\n")
+    assert result.returncode == 0 and "updated comment 77 on me/transformers#12" in result.stdout
+    assert calls[1][0][:4] == ["api", "--method", "PATCH", "repos/me/transformers/issues/comments/77"]
+
+
+def test_a_comment_that_cannot_be_posted_is_a_warning_and_a_missing_body_an_error(tmp_path):
+    result, _ = post(tmp_path / "fork", FAKE_API_FAILS="1")
+    assert result.returncode == 0 and "::warning::" in result.stdout and "HTTP 403" in result.stdout
+    result, calls = post(tmp_path / "no body", body=None)
+    assert result.returncode == 2 and "cannot read --body" in result.stderr and calls == []
+
+
+def test_the_cache_key_follows_every_file_a_scan_reads_and_nothing_else(tmp_path):
+    repo = tmp_path / "transformers"
+    for relative in (
+        "tests/test_modeling_common.py",
+        "src/transformers/modeling_utils.py",
+        "utils/check_repo.py",
+    ):
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text("x = 1\n")
     output = tmp_path / "github_output"
-    script = ROOT / "utils" / "install_scanner_deps.py"
-    command = [sys.executable, str(script), "--dry_run", "--github_output", str(output)]
-    subprocess.run(command, capture_output=True, text=True, check=True)
+
+    def key() -> str:
+        command = [sys.executable, str(ROOT / "utils" / "scan_cache_key.py"), "--repo", str(repo)]
+        subprocess.run([*command, "--github_output", str(output)], capture_output=True, text=True, check=True)
+        return output.read_text().splitlines()[-1]
+
+    first = key()
+    (repo / "utils/check_repo.py").write_text("x = 2\n")  # the analyzer never reads utils/
+    assert key() == first
+    (repo / "src/transformers/modeling_utils.py").write_text("x = 2\n")
+    changed = key()
+    assert changed != first and changed.startswith("key=")
+
+
+def test_the_cache_key_step_gives_the_installed_version_for_the_key_prefix(tmp_path):
+    (tmp_path / "tests").mkdir()
+    output = tmp_path / "github_output"
+    command = [sys.executable, str(ROOT / "utils" / "scan_cache_key.py"), "--repo", str(tmp_path)]
+    result = subprocess.run([*command, "--github_output", str(output)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
     version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    assert output.read_text() == f"version={version}\n"
-
-
-def test_install_scanner_deps_leaves_torch_out():
-    script = ROOT / "utils" / "install_scanner_deps.py"
-    result = subprocess.run(
-        [sys.executable, str(script), "--dry_run", "--with_plot"], capture_output=True, text=True, check=True
-    )
-    install_deps, install_project = result.stdout.splitlines()
-    assert "libcst" in install_deps and "pandas" in install_deps and "matplotlib" in install_deps
-    assert "torch" not in install_deps and "safetensors" not in install_deps
-    assert install_project.endswith(f"--no-deps {ROOT}")  # a regular install: nothing read from the checkout
+    assert output.read_text().splitlines()[0] == f"version={version}"
+    assert result.stdout == output.read_text()

@@ -85,6 +85,20 @@ def test_actions_are_pinned_to_commits(path):
             assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
 
 
+# `pip install` of this project alone, from its checkout: the base install, or with the plot extra
+INSTALL = re.compile(
+    r'python -m pip install --disable-pip-version-check "(\$GITHUB_ACTION_PATH|\./project(\[plot\])?)"'
+)
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / ".github" / "workflows" / "skip-report.yml", ACTION], ids=lambda path: path.name
+)
+def test_the_analyzer_jobs_install_this_project_without_the_debugger_extra(path):
+    installs = [step["run"] for step in steps_of(path) if "pip install" in step.get("run", "")]
+    assert len(installs) == 1 and INSTALL.fullmatch(installs[0].strip()), installs
+
+
 @pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda path: path.name)
 def test_every_run_step_calls_a_tested_script_of_this_project(path):
     tests_text = "\n".join(test.read_text(encoding="utf-8") for test in (ROOT / "tests").rglob("test_*.py"))
@@ -93,6 +107,8 @@ def test_every_run_step_calls_a_tested_script_of_this_project(path):
         if "run" not in step:
             continue
         command = step["run"]
+        if INSTALL.fullmatch(command.strip()):
+            continue
         if make := re.fullmatch(r"make (\w+)", command.strip()):
             assert re.search(rf"^{make.group(1)}:", makefile, re.MULTILINE), command
             continue

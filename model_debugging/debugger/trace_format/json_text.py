@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from json.encoder import encode_basestring_ascii
 
-from model_debugging.debugger.trace_format.records import TensorEntry
-
 
 def _float_text(value: float) -> str:
     if math.isnan(value):
@@ -49,9 +47,11 @@ def dumps_indented(value, indent: int = 2) -> str:
 
 
 def dumps_trace_texts(tree: dict, indent: int = 2) -> tuple[str, str]:
-    """The FULL_TENSORS text of ``tree`` and its SUMMARY text (no ``value`` in any ``TensorEntry``), in one walk.
+    """The FULL_TENSORS text of ``tree`` and its SUMMARY text, in one walk.
 
-    Each is exactly ``json.dumps(..., indent=indent)`` of its tree.
+    Each is exactly ``json.dumps(..., indent=indent)`` of its tree; the summary's tree is the
+    full one without the ``value`` key of any object, as upstream strips it (a tensor's printed
+    values or file, and also an input passed as ``value=``).
     """
     return _IndentedText(indent, with_summary=True).encode(tree)
 
@@ -107,13 +107,12 @@ class _IndentedText:
         if not item:
             self._append("{}", both)
             return
-        skips_value = both and isinstance(item, TensorEntry)  # the summary leaves out a tensor's "value"
         inner = "\n" + " " * (self._indent * (level + 1))
         opening = "{" + inner
         full_separator = summary_separator = opening
         for key, child in item.items():
             key_text = _key_text(key) + ": "
-            in_summary = both and not (skips_value and key == "value")
+            in_summary = both and key != "value"
             self._full.append(full_separator + key_text)
             full_separator = "," + inner
             if in_summary:

@@ -28,20 +28,28 @@ FULL_TENSORS_SUFFIX = "_FULL_TENSORS.json"
 # present beside a trace's files from its first tensor file until both JSON files are written:
 # a trace whose run was killed keeps it, and readers refuse that trace
 INCOMPLETE_SUFFIX = "_INCOMPLETE"
+# what this debugger records beyond upstream's files (see extra.py), beside them
+EXTRA_SUFFIX = "_EXTRA.json"
 SAFETENSORS_SUFFIX = ".safetensors"
 # the key a tensor file stores its tensor under
 TENSOR_KEY = "data"
-# the extra key of a node recording a function call (record_functions): the function's qualified name
+# Keys of the extra file's nodes (older versions wrote them into the trace JSON itself):
+# a function call's qualified name (record_functions)
 FUNCTION_KEY = "function"
-# the extra key of a node recording a module call: the module's class as "<Python module>.<qualname>"
-# (e.g. "transformers.models.llama.modeling_llama.LlamaAttention"); upstream's tools ignore it
+# a module call's class as "<Python module>.<qualname>", e.g. "transformers.models.llama.modeling_llama.LlamaAttention"
 MODULE_CLASS_KEY = "module_class"
+# {"type": ..., "message": ...} of the exception a call raised
+EXCEPTION_KEY = "exception"
 # the statistics a tensor entry carries, in the order upstream writes them (float16/bfloat16/float32)
 STAT_NAMES = ("mean", "std", "min", "max")
-# An extra key of every numeric tensor entry (upstream's tools ignore it): JSON numbers, computed
-# in float64 for floating dtypes (over the finite elements, with the counts of NaN and infinities),
-# exactly (min, max, sum) for integers and bools, and for each part of a complex tensor.
+# A tensor's statistics in the extra file: JSON numbers, computed in float64 for floating dtypes
+# (over the finite elements, with the counts of NaN and infinities), exactly (min, max, sum) for
+# integers and bools, and for each part of a complex tensor.
 STATISTICS_KEY = "statistics"
+# How a tensor of a torch.distributed run is laid out over the ranks (see distributed.py), and, at
+# the top of the extra file, the run itself: {"ranks": ..., "rank": ..., "world_size": ...}
+PLACEMENT_KEY = "placement"
+DISTRIBUTED_KEY = "distributed"
 COMPLEX_PARTS = ("real", "imag")
 # statistics compared for equality, never with a tolerance
 EXACT_STATISTICS = frozenset({"nan", "posinf", "neginf", "real.nan", "real.posinf", "real.neginf"})
@@ -107,6 +115,7 @@ class TracePaths:
     summary: Path
     full_tensors: Path
     incomplete_marker: Path
+    extra: Path
 
 
 def trace_paths(output_dir: str | os.PathLike, class_name: str, forward_number: int = 1) -> TracePaths:
@@ -118,4 +127,13 @@ def trace_paths(output_dir: str | os.PathLike, class_name: str, forward_number: 
         directory / f"{base}{SUMMARY_SUFFIX}",
         directory / f"{base}{FULL_TENSORS_SUFFIX}",
         directory / f"{base}{INCOMPLETE_SUFFIX}",
+        directory / f"{base}{EXTRA_SUFFIX}",
     )
+
+
+def trace_base(file_name: str) -> str:
+    """``X_debug_tree`` for any file name of that trace (``X_debug_tree_SUMMARY.json``, ...)."""
+    for suffix in (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, EXTRA_SUFFIX, INCOMPLETE_SUFFIX):
+        if file_name.endswith(suffix):
+            return file_name[: -len(suffix)]
+    return file_name

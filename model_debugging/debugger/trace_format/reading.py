@@ -1,7 +1,10 @@
 """Read a model addition debugger trace into plain records, without importing torch.
 
 A trace is the pair ``<Class>_debug_tree_SUMMARY.json`` / ``<Class>_debug_tree_FULL_TENSORS.json``
-(plus one ``.safetensors`` file per tensor when it was recorded with ``use_repr=False``).
+(plus one ``.safetensors`` file per tensor when it was recorded with ``use_repr=False``), as
+upstream's debugger writes them, and, when this debugger wrote it, ``<Class>_debug_tree_EXTRA.json``
+(see :mod:`.extra`), whose module classes, statistics and function records are read into the same
+records. Any value that is not what the format allows is a ``TraceError`` naming the file and node.
 
 Example::
 
@@ -12,30 +15,34 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from model_debugging.debugger.trace_format.extra import read_extra
+from model_debugging.debugger.trace_format.json_input import load_json, shown
 from model_debugging.debugger.trace_format.names import (
-    COMPLEX_PARTS,
+    DISTRIBUTED_KEY,
+    EXCEPTION_KEY,
+    EXTRA_SUFFIX,
     FULL_TENSORS_SUFFIX,
     FUNCTION_KEY,
     INCOMPLETE_SUFFIX,
     MODULE_CLASS_KEY,
     SAFETENSORS_SUFFIX,
-    STAT_NAMES,
-    STATISTICS_KEY,
     SUMMARY_SUFFIX,
+    trace_base,
 )
-from model_debugging.debugger.trace_format.records import TensorRecord, Trace, TraceError, TraceNode
-
-# "tensor(-8.9514e-01, device='cuda:0')", "tensor(nan)", "tensor(0.)", "tensor(1.2500e-01, dtype=torch.bfloat16)"
-_STAT_RE = re.compile(r"^tensor\(\s*([-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?))\s*[,)]", re.IGNORECASE)
-_SHAPE_RE = re.compile(r"^torch\.Size\(\[([\d,\s]*)\]\)$")
+from model_debugging.debugger.trace_format.nodes import (
+    Malformed,
+    check_extra_node,
+    children_of,
+    exception_text,
+    expect,
+    optional_text,
+    records,
+)
+from model_debugging.debugger.trace_format.records import DistributedRun, Trace, TraceError, TraceNode
 
 
 def find_traces(directory: str | os.PathLike) -> list[Path]:
@@ -84,11 +91,33 @@ def resolve_trace_file(path: str | os.PathLike) -> Path:
     return path
 
 
+def trace_files(path: str | os.PathLike) -> list[Path]:
+    """The files that make up the trace(s) at ``path`` (a trace directory or one of its JSON files).
+
+    Every file of its directory the debugger could have written: each trace's JSON files, extra
+    file and marker (also when absent: writing one would change how the trace reads) and every
+    ``.safetensors`` file, plus ``path`` itself. Commands refuse to write any of them.
+    """
+    path = Path(path)
+    directory = path if path.is_dir() else path.parent
+    files = [] if path.is_dir() else [path]
+    bases = set() if path.is_dir() else {trace_base(path.name)}
+    try:
+        entries = list(directory.iterdir())
+    except OSError:  # reading the trace will say what is wrong
+        entries = []
+    for entry in entries:
+        if entry.name.endswith(SAFETENSORS_SUFFIX):
+            files.append(entry)
+        elif trace_base(entry.name) != entry.name:
+            bases.add(trace_base(entry.name))
+    suffixes = (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, EXTRA_SUFFIX, INCOMPLETE_SUFFIX)
+    files += [directory / f"{base}{suffix}" for base in sorted(bases) for suffix in suffixes]
+    return files
+
+
 def _refuse_incomplete(trace_file: Path) -> None:
-    name = trace_file.name
-    for suffix in (SUMMARY_SUFFIX, FULL_TENSORS_SUFFIX, INCOMPLETE_SUFFIX):
-        name = name.removesuffix(suffix)
-    marker = trace_file.with_name(name + INCOMPLETE_SUFFIX)
+    marker = trace_file.with_name(trace_base(trace_file.name) + INCOMPLETE_SUFFIX)
     if marker.exists():
         raise TraceError(
             trace_file,
@@ -97,173 +126,138 @@ def _refuse_incomplete(trace_file: Path) -> None:
         )
 
 
-def parse_stat(text: Any) -> float | None:
-    """The number in a stats repr such as ``tensor(-8.9514e-01, device='cuda:0')``; None if there is none."""
-    match = _STAT_RE.match(text) if isinstance(text, str) else None
-    return float(match.group(1)) if match else None
+def _paired_children(node: dict | None, extra: dict | None) -> list[tuple[dict | None, dict | None]]:
+    """Each child of ``node`` with its node in the extra file; function records are only there (None in the trace)."""
+    children = [] if node is None else children_of(node)
+    if extra is None:
+        return [(child, None) for child in children]
+    pairs, remaining = [], iter(children)
+    for extra_child in children_of(extra, in_extra=True):
+        if FUNCTION_KEY in extra_child:
+            pairs.append((None, extra_child))
+            continue
+        child = next(remaining, None)
+        if child is None or child["module_path"] != extra_child["module_path"]:
+            found = "no call" if child is None else f"a call of {shown(child['module_path'])}"
+            raise Malformed(
+                f"records a call of {shown(extra_child['module_path'])} where the trace has {found}: "
+                "it belongs to another trace",
+                in_extra=True,
+            )
+        pairs.append((child, extra_child))
+    left = next(remaining, None)
+    if left is not None:
+        raise Malformed(
+            f"has no record of the call of {shown(left['module_path'])}: it belongs to another trace",
+            in_extra=True,
+        )
+    return pairs
 
 
-def parse_shape(text: Any) -> tuple[int, ...] | None:
-    """``torch.Size([1, 8, 32])`` -> ``(1, 8, 32)``; None if ``text`` is not a shape repr."""
-    match = _SHAPE_RE.match(text) if isinstance(text, str) else None
-    if match is None:
-        return None
-    return tuple(int(size) for size in match.group(1).replace(" ", "").split(",") if size)
-
-
-def _is_tensor_entry(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("dtype"), str)
-        and value["dtype"].startswith("torch.")
-        and parse_shape(value.get("shape")) is not None
+def _read_node(node: dict | None, extra: dict | None, directory: Path, **position) -> TraceNode:
+    """One node as read from the trace JSON's ``node`` and the extra file's ``extra`` (either may be None)."""
+    ours = {} if extra is None else extra
+    items = check_extra_node(ours, directory) if extra is not None else []
+    source = ours if node is None else node  # a function record is only in the extra file
+    inputs = source.get("inputs")
+    inputs = {} if inputs is None else expect(inputs, dict, "inputs", "an object")
+    outputs = source.get("outputs")
+    remaining = iter(items)
+    node_records = records(inputs, remaining, directory)
+    output_records = None if outputs is None else records(outputs, remaining, directory)
+    tensors = sum(record.is_tensor for record in (*node_records, *(output_records or ())))
+    if items and len(items) != tensors:
+        raise Malformed(
+            f"lists {len(items)} tensors for a call with {tensors}: it belongs to another trace",
+            in_extra=True,
+        )
+    legacy = {} if node is None else node  # older versions wrote these keys into the trace JSON
+    return TraceNode(
+        module_path=source["module_path"],
+        inputs=node_records,
+        outputs=output_records,
+        exception=exception_text(ours[EXCEPTION_KEY] if EXCEPTION_KEY in ours else legacy.get(EXCEPTION_KEY)),
+        function=optional_text(ours, FUNCTION_KEY) or optional_text(legacy, FUNCTION_KEY),
+        module_class=optional_text(ours, MODULE_CLASS_KEY) or optional_text(legacy, MODULE_CLASS_KEY),
+        **position,
     )
 
 
-def _join(prefix: str, key: Any) -> str:
-    return f"{prefix}.{key}" if prefix else str(key)
-
-
-def _safetensors_file(value: Any, trace_file: Path) -> Path | None:
-    if not (isinstance(value, str) and value.endswith(SAFETENSORS_SUFFIX)):
-        return None
-    directory = trace_file.parent.resolve()
-    file = (directory / value).resolve()
-    if not file.is_relative_to(directory):
-        raise TraceError(trace_file, f"tensor file {value!r} lies outside the trace directory")
-    return file
-
-
-def _repr_lines(value: Any) -> tuple[str, ...]:
-    is_lines = isinstance(value, list) and all(isinstance(line, str) for line in value)
-    return tuple(value) if is_lines else ()
-
-
-def _statistics(value: Any, trace_file: Path, where: str) -> tuple[tuple[str, int | float | None], ...]:
-    """The extra ``statistics`` of a tensor entry as (name, number) pairs; complex parts as "real.mean"."""
-    if value is None:
-        return ()
-    if not isinstance(value, dict):
+def _nodes(tree: object, extra_tree: dict | None, trace_file: Path, extra_file: Path) -> list[TraceNode]:
+    if not isinstance(tree, dict) or not isinstance(tree.get("module_path"), str):
         raise TraceError(
-            trace_file, f"{where}: {STATISTICS_KEY!r} is a {type(value).__name__}, expected an object"
+            trace_file,
+            "node #0 (the root) is not an object with a 'module_path' string: not a debugger trace",
         )
-    pairs: list[tuple[str, int | float | None]] = []
-    for name, item in value.items():
-        if name in COMPLEX_PARTS and isinstance(item, dict):
-            pairs += [(f"{name}.{part}", number) for part, number in _statistics(item, trace_file, where)]
-        elif item is None or (isinstance(item, (int, float)) and not isinstance(item, bool)):
-            pairs.append((name, item))
-        else:
-            raise TraceError(
-                trace_file, f"{where}: statistic {name!r} is {item!r}, expected a number or null"
-            )
-    return tuple(pairs)
-
-
-def _flatten(value: Any, prefix: str, trace_file: Path) -> Iterator[TensorRecord]:
-    if _is_tensor_entry(value):
-        stats = tuple((name, parse_stat(value[name])) for name in STAT_NAMES if name in value)
-        yield TensorRecord(
-            sub_path=prefix,
-            shape=parse_shape(value["shape"]),
-            dtype=value["dtype"],
-            stats=stats,
-            statistics=_statistics(value.get(STATISTICS_KEY), trace_file, prefix or "value"),
-            file=_safetensors_file(value.get("value"), trace_file),
-            value_lines=_repr_lines(value.get("value")),
+    if extra_tree is not None and extra_tree.get("module_path") != tree["module_path"]:
+        raise TraceError(
+            extra_file,
+            f"node #0 {shown(extra_tree.get('module_path'))}: the trace's root is {shown(tree['module_path'])}: "
+            "it belongs to another trace",
         )
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _flatten(item, _join(prefix, key), trace_file)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _flatten(item, _join(prefix, index), trace_file)
-    else:
-        yield TensorRecord(sub_path=prefix, text=None if value is None else str(value))
-
-
-def _exception_text(record: Any) -> str | None:
-    """``{"type": "ValueError", "message": "..."}`` (the debugger's exception record) as one line."""
-    if isinstance(record, dict):
-        kind, message = record.get("type", "exception"), record.get("message")
-        return f"{kind}: {message}" if message else str(kind)
-    return None if record is None else str(record)
-
-
-def _optional_text(value: Any) -> str | None:
-    """An optional extra key's string; anything else (absent, or not a string) counts as not recorded."""
-    return value if isinstance(value, str) and value else None
-
-
-def _walk(tree: dict, trace_file: Path) -> Iterator[TraceNode]:
+    directory = trace_file.parent.resolve()
     calls: Counter[str] = Counter()
-    stack: list[tuple[Any, int]] = [(tree, 0)]
-    order = 0
+    nodes: list[TraceNode] = []
+    stack: list[tuple[dict | None, dict | None, int]] = [(tree, extra_tree, 0)]
     while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, dict) or not isinstance(node.get("module_path"), str):
-            raise TraceError(trace_file, f"node #{order} has no 'module_path' string: not a debugger trace")
-        path = node["module_path"]
-        children = node.get("children") or []
-        if not isinstance(children, list):
-            raise TraceError(
-                trace_file, f"'children' of {path!r} is a {type(children).__name__}, expected a list"
+        node, extra, depth = stack.pop()
+        path = (extra if node is None else node)["module_path"]
+        try:
+            pairs = _paired_children(node, extra)
+            nodes.append(
+                _read_node(
+                    node,
+                    extra,
+                    directory,
+                    order=len(nodes),
+                    depth=depth,
+                    call_index=calls[path],
+                    is_leaf=not pairs,
+                )
             )
-        outputs = node.get("outputs")
-        yield TraceNode(
-            order=order,
-            module_path=path,
-            depth=depth,
-            call_index=calls[path],
-            is_leaf=not children,
-            inputs=tuple(_flatten(node.get("inputs") or {}, "", trace_file)),
-            outputs=None if outputs is None else tuple(_flatten(outputs, "", trace_file)),
-            exception=_exception_text(node.get("exception")),
-            function=_optional_text(node.get(FUNCTION_KEY)),
-            module_class=_optional_text(node.get(MODULE_CLASS_KEY)),
-        )
+        except Malformed as error:
+            in_extra = error.in_extra or node is None
+            raise TraceError(
+                extra_file if in_extra else trace_file, f"node #{len(nodes)} {shown(path)}: {error}"
+            ) from None
         calls[path] += 1
-        order += 1
-        stack.extend((child, depth + 1) for child in reversed(children))
+        stack.extend((child, extra_child, depth + 1) for child, extra_child in reversed(pairs))
+    return nodes
 
 
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        raise _DuplicateKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
-    return result
+def _distributed_run(document: dict | None, extra_file: Path) -> DistributedRun | None:
+    """The extra file's ``distributed`` (None for a trace recorded in one process, or by rank 0 alone)."""
+    value = None if document is None else document.get(DISTRIBUTED_KEY)
+    if value is None:
+        return None
+    try:
+        expect(value, dict, DISTRIBUTED_KEY, "an object")
+        return DistributedRun(
+            ranks=expect(value.get("ranks"), str, f"{DISTRIBUTED_KEY}.ranks", "a string"),
+            rank=expect(value.get("rank"), int, f"{DISTRIBUTED_KEY}.rank", "an integer"),
+            world_size=expect(value.get("world_size"), int, f"{DISTRIBUTED_KEY}.world_size", "an integer"),
+        )
+    except Malformed as error:
+        raise TraceError(extra_file, str(error)) from None
 
 
 def read_trace(path: str | os.PathLike) -> Trace:
     """Parse a trace given as a directory or as a ``_SUMMARY.json`` / ``_FULL_TENSORS.json`` path.
 
+    Its extra file (``_EXTRA.json``), when present, adds module classes, statistics and function
+    records; a trace without one (written by upstream's debugger) reads without them.
+
     Raises:
-        TraceError: the path holds no trace, several traces, or a file that is not a debugger trace.
+        TraceError: the path holds no trace or several; a file is unreadable or holds a value the
+            format does not allow (the message names the file and the node); the extra file belongs
+            to other trace files.
     """
     trace_file = resolve_trace_file(path)
     _refuse_incomplete(trace_file)
-    try:
-        tree = json.loads(
-            trace_file.read_text(encoding="utf-8"), object_pairs_hook=_object_without_duplicates
-        )
-        nodes = tuple(_walk(tree, trace_file))
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(trace_file, f"cannot read file: {error}") from None
-    except json.JSONDecodeError as error:
-        raise TraceError(trace_file, f"invalid JSON at line {error.lineno}: {error.msg}") from None
-    except _DuplicateKeyError as error:
-        raise TraceError(
-            trace_file, f"key {error.key!r} appears twice in one object: one record would be lost"
-        ) from None
-    except RecursionError:
-        raise TraceError(trace_file, "nested too deeply to read (beyond Python's recursion limit)") from None
+    tree, data = load_json(trace_file)
+    extra_file = trace_file.with_name(trace_base(trace_file.name) + EXTRA_SUFFIX)
+    extra = read_extra(extra_file, trace_file, data)
+    nodes = tuple(_nodes(tree, None if extra is None else extra["tree"], trace_file, extra_file))
     tensors = [record for node in nodes for record in node.records if record.is_tensor]
     mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
-    return Trace(path=trace_file, mode=mode, nodes=nodes)
+    return Trace(path=trace_file, mode=mode, nodes=nodes, distributed=_distributed_run(extra, extra_file))

@@ -4,7 +4,7 @@ The file holds the tensor under the key ``data`` (contiguous, on CPU), so it is 
 file upstream writes with ``safetensors.torch.save_file``: an 8-byte little-endian header length,
 the JSON header ``{"data":{"dtype":...,"shape":[...],"data_offsets":[0,n]}}`` padded with spaces
 to a multiple of 8 bytes, then the tensor's bytes. It is written here from the tensor's memory
-read through a read-only pointer, so a copy-on-write clone (see :mod:`..file_queue`) is written
+read through a read-only pointer, so a copy-on-write clone (see :mod:`..background`) is written
 without being copied, and the write itself lets other Python threads run. It appears under its
 name only once complete (a killed trace leaves no truncated tensor file). A failed write raises
 an ``OSError`` that names the file; a failed read a ``TraceError`` that does.

@@ -25,6 +25,32 @@ function tensorBlock(tensor) {
   }
   return block;
 }
+// With a comparison: each value beside the candidate's value compare paired it with, and how they compare.
+function valueBlocks(place, tensors, compared) {
+  if (!compared) return tensors.map(tensorBlock);
+  const mine = compared.filter((value) => value.place === place);
+  const blocks = tensors.map((tensor) => {
+    const value = mine.find((item) => item.at === tensor.at);
+    return value ? pairBlock(tensorBlock(tensor), value) : tensorBlock(tensor);
+  });
+  for (const value of mine.filter((item) => item.at === null)) {
+    blocks.push(pairBlock(el("div", { class: "tensor absent" }, "not passed by the reference"), value));
+  }
+  return blocks;
+}
+function pairBlock(referenceBlock, value) {
+  let verdict = value.status;
+  if (value.pairedBy && value.at !== null && value.candidateAt !== null) verdict += `, paired by ${value.pairedBy}`;
+  if (value.form) verdict += ` (compared as ${value.form})`;
+  if (value.maxAbsDiff !== undefined) verdict += `, max abs diff ${formatNumber(Number(value.maxAbsDiff))}`;
+  if (value.note) verdict += ` — ${value.note}`;
+  if (value.counted === false && value.status !== "equal") verdict += " (a note, not a difference)";
+  const other = value.candidate
+    ? tensorBlock(value.candidate)
+    : el("div", { class: "tensor absent" }, value.candidateAt === null ? "not passed by the candidate" : value.candidateAt);
+  const differs = value.status === "differs" && value.counted !== false;
+  return el("div", { class: differs ? "pair differs" : "pair" }, el("div", { class: "verdict" }, verdict), el("div", { class: "sides" }, referenceBlock, other));
+}
 function histogram(h) {
   const ns = "http://www.w3.org/2000/svg";
   const width = 300, height = 80, top = 4, bottom = 14;
@@ -82,11 +108,18 @@ function renderDetail(view, i) {
     };
     facts.push(["compare", unpaired[cmp.status]]);
   }
+  if (cmp) for (const line of cmp.notes || []) facts.push(["note", line]);
   if (comparison && comparison.origin === i) facts.push(["origin", "the first call whose inputs agree and outputs differ"]);
   const parts = [el("h2", {}, node.path), el("dl", {}, ...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]))];
-  parts.push(el("h3", {}, "Inputs"), ...(node.inputs.length ? node.inputs.map(tensorBlock) : [el("p", { class: "hint" }, "none recorded")]));
+  const compared = cmp && cmp.values ? cmp.values : null;
+  if (compared) parts.push(el("div", { class: "sides legend" }, el("span", {}, "reference"), el("span", {}, `candidate ${cmp.candidatePath}`)));
+  const inputs = valueBlocks("inputs", node.inputs, compared);
+  parts.push(el("h3", {}, "Inputs"), ...(inputs.length ? inputs : [el("p", { class: "hint" }, "none recorded")]));
   parts.push(el("h3", {}, "Outputs"));
   if (node.outputs === null) parts.push(el("p", { class: "hint" }, "not recorded (the debugger records outputs of leaf modules)"));
-  else parts.push(...(node.outputs.length ? node.outputs.map(tensorBlock) : [el("p", { class: "hint" }, "none")]));
+  else {
+    const outputs = valueBlocks("outputs", node.outputs, compared);
+    parts.push(...(outputs.length ? outputs : [el("p", { class: "hint" }, "none")]));
+  }
   view.pane.replaceChildren(...parts);
 }

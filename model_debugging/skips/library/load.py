@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from model_debugging.skips.cache import ParseCache, cache_key, entry_for_parent, entry_value
 from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import LibraryFile
+from model_debugging.skips.progress import Phase
+from model_debugging.skips.scanned_paths import LIBRARY_FOLDER
+from model_debugging.skips.worker_pool import worker_pool
 
 # Files outside models/ whose classes and mappings the common tests consult.
 _SHARED_FILES = (
@@ -42,7 +44,7 @@ LIBRARY_FORMAT = "library-28"
 
 def library_root(repo: Path) -> Path | None:
     """``src/<package>`` holding ``models/`` (``src/transformers`` in a transformers checkout), or None."""
-    source = repo / "src"
+    source = repo / LIBRARY_FOLDER
     if not source.is_dir():
         return None
     for package in sorted(source.iterdir()):
@@ -119,17 +121,19 @@ def load_library(
     jobs: int | None = None,
     keys: dict[str, str] | None = None,
     record_keys: dict[str, str] | None = None,
+    phase: Phase | None = None,
 ) -> tuple[Library | None, list[str]]:
     """The checkout's :class:`Library` (None without ``src/``) and the files that could not be read.
 
     The content key of every file read goes to ``keys`` (the scan snapshot checks them next time),
     the cache key of its record to ``record_keys`` (a rescan compares the old record with the new).
+    ``phase`` counts the files read and those taken from the cache.
     """
     root = library_root(repo)
     if root is None:
         return None, []
     with collector_paused():  # the records and the index built from them all live on
-        return _load(repo, root, cache, jobs, keys, record_keys)
+        return _load(repo, root, cache, jobs, keys, record_keys, phase)
 
 
 def _load(
@@ -139,6 +143,7 @@ def _load(
     jobs: int | None,
     keys: dict[str, str] | None,
     record_keys: dict[str, str] | None,
+    phase: Phase | None,
 ) -> tuple[Library, list[str]]:
     records: list[LibraryFile] = []
     cold: list[tuple[str, str]] = []
@@ -154,19 +159,26 @@ def _load(
             records.append(hit)
         else:
             cold.append((path, key))
+    if phase is not None:
+        phase.tally("from the cache", len(records))
+        phase.add(len(cold))
     if cold:
         batches = [cold[start : start + _BATCH] for start in range(0, len(cold), _BATCH)]
         jobs = jobs or os.cpu_count() or 1
         if jobs > 1 and len(batches) > 1:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as executor:
+            with worker_pool(min(jobs, len(batches))) as executor:
                 arguments = ([repo] * len(batches), batches, [cache] * len(batches))
                 for entries in executor.map(_read_batch_pickled, *arguments):
                     records += map(entry_value, entries)
+                    if phase is not None:
+                        phase.advance(len(entries))
         else:
             for path, key in cold:
                 (record,) = _read_batch(repo, [path])
                 if cache is not None and record.error is None:
                     cache.put_entry(key, record)
                 records.append(record)
+                if phase is not None:
+                    phase.advance()
     errors = [record.error for record in records if record.error is not None]
     return Library(records, repo), errors

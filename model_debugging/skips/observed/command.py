@@ -48,7 +48,7 @@ def add_observed_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="PATH",
         help="reports of test runs to join with the verdicts: junit XML, --make-reports folders, "
-        "collated_reports JSON, `pytest --observed-json` records, or folders of them",
+        "collated_reports JSON, `pytest --observed_json` records, or folders of them",
     )
     parser.add_argument(
         "--inert",
@@ -58,13 +58,11 @@ def add_observed_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stale_skips",
-        "--stale-skips",
         action="store_true",
         help=f"list written skips whose reason names no machine in {STALE_FILE}, and how to rerun them",
     )
     parser.add_argument(
         "--skip_age",
-        "--skip-age",
         action="store_true",
         help="with --stale_skips: the age of each skip's line from git blame (slow; needs a git checkout)",
     )
@@ -125,9 +123,9 @@ def write_observed(
         files = sorted({line.split("::", 1)[0] for line in selection})
         arguments = [
             *files,
-            f"--observed-select={select_path.resolve()}",
-            "--observed-ignore-skips",
-            f"--observed-json={(output_dir / RERUN_RECORD).resolve()}",
+            f"--observed_select={select_path.resolve()}",
+            "--observed_ignore_skips",
+            f"--observed_json={(output_dir / RERUN_RECORD).resolve()}",
             "-o",
             "enable_assertion_pass_hook=true",
         ]

@@ -24,7 +24,7 @@ from model_debugging.skips.observed.records import Report, ReportError
 from model_debugging.skips.observed.short_summary import read_summary
 
 SUMMARY_FILE = "summary_short.txt"
-_KNOWN = "junit XML, a --make-reports folder or its summary_short.txt, collated_reports JSON, or a pytest --observed-json record"
+_KNOWN = "junit XML, a --make-reports folder or its summary_short.txt, collated_reports JSON, or a pytest --observed_json record"
 
 
 def read_reports(paths: Iterable[str | os.PathLike]) -> list[Report]:

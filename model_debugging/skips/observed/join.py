@@ -19,7 +19,7 @@ static verdict:
   stands.
 - not applicable statically: stays so (a model's own test may share a common test's name).
 
-Runs with skip decorators ignored (our plugin's ``--observed-ignore-skips``) are left out here:
+Runs with skip decorators ignored (our plugin's ``--observed_ignore_skips``) are left out here:
 they answer which skips are stale (:mod:`~model_debugging.skips.observed.stale`).
 """
 

@@ -3,7 +3,7 @@
 A skip whose reason is a bug or a missing feature may be obsolete: the test would pass now. Each
 candidate is one skip (file, line, reason) with the (model, test) pairs it skips; with ``ages``, the
 date git gives the skip's line (``git blame``, slow on a long history); given a run with skip
-decorators ignored (our pytest plugin's ``--observed-ignore-skips``), what each pair did then.
+decorators ignored (our pytest plugin's ``--observed_ignore_skips``), what each pair did then.
 Only decorators (on the test, its class, ``pytestmark``) can be ignored by such a run; a skip in a
 test's body, its ``setUp``, a no-op override or a class flag is listed, never rerun.
 """
@@ -123,7 +123,7 @@ def with_reruns(
 
 def rerun_selection(candidates: Iterable[StaleSkip], repo: Path, settings: ScanSettings) -> list[str]:
     """``file::Class::test`` of every pair of the rerunnable candidates, for our plugin's
-    ``--observed-select`` (the file is the model test file that defines the class)."""
+    ``--observed_select`` (the file is the model test file that defines the class)."""
     selected = set()
     for candidate in candidates:
         if candidate.rerunnable:

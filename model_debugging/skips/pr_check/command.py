@@ -1,8 +1,8 @@
 """``model-debugging check-skips`` / ``utils/check_new_skips.py``: the skips a change introduces.
 
-The base revision is exported with ``git archive`` (the working tree and index are left alone) and
-both sides are scanned in this process; the parse cache makes the second scan warm for every file
-the change did not touch.
+The base revision is exported with ``git archive`` (the working tree and index are left alone)
+and both sides are scanned in this process (see ``scans.py``); the parse cache makes every scan
+after the first warm for the files the change did not touch.
 """
 
 from __future__ import annotations
@@ -11,54 +11,91 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_file_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    add_default_config_option,
+    fail,
+    outputs_problem,
+    write_error,
+)
 from model_debugging.config import ConfigError
-from model_debugging.reporting import ScanResultsError, atomic_write_text, scan_results_frame
+from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.report import render_markdown, render_text
-from model_debugging.skips.pr_check.git_snapshot import GitError, export_revision
+from model_debugging.skips.pr_check.git_snapshot import GitError, resolve_commit
 from model_debugging.skips.pr_check.introduced import find_introduced_skips
 from model_debugging.skips.pr_check.report import build_pr_report
-from model_debugging.skips.report_settings import load_settings
-from model_debugging.skips.scan import CheckoutError, scan_repository
+from model_debugging.skips.pr_check.scans import scan_sides
+from model_debugging.skips.progress import ScanProgress
+from model_debugging.skips.report_settings import BUILT_IN_CONFIG, load_settings
+from model_debugging.skips.scan import CheckoutError
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=prog,
         description="Scan the base revision and the working tree of a transformers checkout and list every "
-        "(model, test) skip the change introduces. Exit codes: 0 nothing to flag, 1 the change skips a "
-        "test that fewer than pr_check.min_skipped_share of models skipped before, 2 the check could not run.",
+        "(model, test class, test) skip the change introduces, with why it is new. Exit codes: 0 nothing to "
+        "flag, 1 a flagged skip (a test fewer than pr_check.min_skipped_share of models skipped before, or "
+        "a skip only a library change explains while pr_check.flag_library_skips is on), 2 the check "
+        "could not run.",
     )
     parser.add_argument(
-        "--repo", required=True, help="the transformers git checkout; its working tree is the head"
+        "--repo",
+        required=True,
+        metavar="DIR",
+        help="the transformers git checkout; its working tree is the head",
     )
     parser.add_argument(
-        "--base", required=True, help="the base revision (branch, tag or commit) to compare with"
+        "--base",
+        required=True,
+        metavar="REV",
+        help="the base revision (branch, tag or commit) to compare with",
     )
     parser.add_argument(
-        "--config", help="threshold and row count (default: built-in, the same as configs/skip_report.yaml)"
+        "--config",
+        metavar="FILE",
+        help="thresholds and row count (default: built-in, printed by --print_default_config)",
     )
-    parser.add_argument("--markdown", help="also write the result as GitHub markdown to this file")
+    parser.add_argument(
+        "--markdown",
+        action="append",
+        default=[],
+        metavar="OUT.md",
+        help="also write the result as GitHub markdown to this file (repeat for several files)",
+    )
+    parser.add_argument(
+        "--fetch_base_from",
+        metavar="REMOTE",
+        help="fetch the base from this remote when the checkout lacks it (that commit alone, no history)",
+    )
+    add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips") -> int:
     args = build_parser(prog).parse_args(argv)
-    problem = output_file_problem("--markdown", args.markdown) if args.markdown else None
-    if problem is not None:  # before two scans, not after them
+    inputs = [InputFile(Path(args.config), "the --config file")] if args.config else []
+    problem = outputs_problem([("--markdown", target) for target in args.markdown], inputs)
+    if problem is not None:  # before the scans, not after them
         return fail(prog, problem)
     repo = Path(args.repo)
     try:
         _, settings = load_settings(args.config)
+        commit = resolve_commit(repo, args.base, fetch_from=args.fetch_base_from)
         with tempfile.TemporaryDirectory(prefix="check_new_skips.") as scratch:
-            base_tree = export_revision(repo, args.base, Path(scratch) / "base")
-            base = scan_results_frame(scan_repository(base_tree).to_json(), f"{args.base} (base)")
-        head = scan_results_frame(scan_repository(repo).to_json(), f"{repo} (working tree)")
-    except (ConfigError, GitError, CheckoutError, ScanResultsError) as error:
+            scans = scan_sides(repo, commit, Path(scratch), progress=ScanProgress())
+    except (ConfigError, GitError, CheckoutError) as error:
         return fail(prog, str(error))
-    introduced = find_introduced_skips(base, head, min_skipped_share=settings.min_skipped_share)
-    report = build_pr_report(introduced, settings, args.base)
+    introduced = find_introduced_skips(scans, settings)
+    report = build_pr_report(introduced, scans, settings, args.base)
     print(render_text(report), end="")
-    if args.markdown:
-        print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+    markdown = render_markdown(report)
+    try:
+        for target in args.markdown:
+            print(f"markdown written to {atomic_write_text(target, markdown)}")
+    except OSError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, write_error(error))
     return EXIT_FINDING if introduced["flagged"].any() else EXIT_OK

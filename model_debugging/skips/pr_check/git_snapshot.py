@@ -1,7 +1,8 @@
-"""Materialise one revision of a git checkout into a directory without touching its work tree or index.
+"""Read a git checkout's base revision without touching its work tree or index.
 
-``git archive`` streams the revision's files; nothing is checked out, no worktree is registered,
-and the index is never written.
+``git archive`` streams the revision's files (nothing is checked out, no worktree is registered,
+the index is never written); ``git diff`` lists what the working tree changed since, with
+optional locks off so that not even the index's stat cache is refreshed.
 """
 
 from __future__ import annotations
@@ -12,43 +13,62 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-# the analyzer reads only the test suite
-SCANNED_PATHS = ("tests",)
+# git reads only: no opportunistic index refresh (``git diff`` would otherwise write it)
+_READ_ONLY = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
 
 
 class GitError(RuntimeError):
     """A git command failed; the message names the repository, the revision and git's own words."""
 
 
+def _one_line(text: str) -> str:
+    """git's words on one line (it may write several: "fatal: ...", a blank line, a hint)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_READ_ONLY)
     if result.returncode != 0:
-        raise GitError(f"{repo}: git {' '.join(args)} failed: {result.stderr.strip()}")
+        raise GitError(f"{repo}: git {' '.join(args)} failed: {_one_line(result.stderr)}")
     return result.stdout.strip()
 
 
-def resolve_commit(repo: str | os.PathLike, ref: str) -> str:
-    """The full commit id of ``ref``; a clear error when ``repo`` is no git checkout or ``ref`` is unknown."""
+def resolve_commit(repo: str | os.PathLike, ref: str, *, fetch_from: str | None = None) -> str:
+    """The full commit id of ``ref``; a clear error when ``repo`` is no git checkout or ``ref`` is unknown.
+
+    With ``fetch_from`` (a remote), a ``ref`` the repository does not hold is fetched first, alone
+    and without history (``git fetch --depth=1``): a shallow CI checkout then gets only the base's
+    files, not the project's history."""
     repo = Path(repo)
     _git(repo, "rev-parse", "--git-dir")  # fails with git's own "not a git repository"
     try:
         return _git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
     except GitError:
-        raise GitError(
-            f"{repo}: unknown revision {ref!r}; is it fetched? (on CI, check out with fetch-depth: 0)"
-        ) from None
+        if fetch_from is None:
+            raise GitError(
+                f"{repo}: unknown revision {ref!r}; is it fetched? (on CI, check out with fetch-depth: 0, "
+                "or pass --fetch_base_from origin)"
+            ) from None
+    _git(repo, "fetch", "--quiet", "--depth=1", "--no-tags", "--end-of-options", fetch_from, ref)
+    return _git(repo, "rev-parse", "--verify", "FETCH_HEAD^{commit}")
 
 
 def export_revision(
-    repo: str | os.PathLike, ref: str, destination: str | os.PathLike, paths: Sequence[str] = SCANNED_PATHS
+    repo: str | os.PathLike, commit: str, destination: str | os.PathLike, folders: Sequence[str]
 ) -> Path:
-    """Write the files of ``paths`` at revision ``ref`` of ``repo`` under ``destination`` and return it."""
+    """Write the files of ``folders`` at ``commit`` of ``repo`` under ``destination`` and return it.
+
+    A folder the revision does not have is left out (a checkout without ``src/`` is scanned as such)."""
     repo, destination = Path(repo), Path(destination)
-    commit = resolve_commit(repo, ref)
+    present = _git(repo, "ls-tree", "--name-only", "--end-of-options", commit, "--", *folders).splitlines()
+    if not present:
+        raise GitError(
+            f"{repo}: revision {commit} has none of {', '.join(folders)}: not a transformers checkout"
+        )
     destination.mkdir(parents=True, exist_ok=True)
-    command = ["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *paths]
+    command = ["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *present]
     unreadable = None
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_READ_ONLY) as process:
         try:
             with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
                 archive.extractall(destination, filter="data")
@@ -57,6 +77,15 @@ def export_revision(
             process.stdout.read()
         stderr = process.stderr.read().decode(errors="replace")
     if process.returncode != 0 or unreadable:
-        why = stderr.strip() or f"unreadable archive: {unreadable}"
-        raise GitError(f"{repo}: git archive {ref} -- {' '.join(paths)} failed: {why}")
+        why = _one_line(stderr) or f"unreadable archive: {unreadable}"
+        raise GitError(f"{repo}: git archive {commit} -- {' '.join(present)} failed: {why}")
     return destination
+
+
+def changed_files(repo: str | os.PathLike, commit: str, folders: Sequence[str]) -> set[str]:
+    """Paths under ``folders`` that differ between ``commit`` and the working tree (staged, unstaged
+    and untracked, deleted included), relative to ``repo``."""
+    repo = Path(repo)
+    tracked = _git(repo, "diff", "--name-only", "--relative", "--no-renames", "-z", commit, "--", *folders)
+    untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z", "--", *folders)
+    return {path for path in (tracked + "\0" + untracked).split("\0") if path}

@@ -5,27 +5,46 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
+from model_debugging.skips.pr_check.introduced import LIBRARY, TEST_FILES, Scans
 from model_debugging.skips.report_settings import PRCheckSettings
 
 
-def build_pr_report(introduced: pd.DataFrame, settings: PRCheckSettings, base_ref: str) -> Report:
+def _flag_text(row: pd.Series) -> str:
+    if not row["flagged"]:
+        return ""
+    return "⚠️ library change" if row["why new"].startswith(f"{LIBRARY}:") else "⚠️ rarely skipped"
+
+
+def build_pr_report(
+    introduced: pd.DataFrame, scans: Scans, settings: PRCheckSettings, base_ref: str
+) -> Report:
     """Lay out the introduced skips as a report whose summary says whether the check passes."""
-    flagged = int(introduced["flagged"].sum())
     threshold = f"{settings.min_skipped_share:.0%}"
     if introduced.empty:
         summary = [f"No new skips compared with `{base_ref}`."]
     else:
-        summary = [f"{len(introduced)} new (model, test) skips compared with `{base_ref}`."]
-        if flagged:
+        causes = introduced["why new"].str.partition(":")[0].value_counts()
+        by_cause = ", ".join(f"{count} by {cause}" for cause, count in causes.items())
+        summary = [f"{len(introduced)} new skips compared with `{base_ref}` ({by_cause})."]
+        flagged = introduced[introduced["flagged"]]
+        by_library = int(flagged["why new"].str.startswith(f"{LIBRARY}:").sum())
+        if len(flagged) > by_library:
             summary.append(
-                f"⚠️ {flagged} of these skips hit a test that fewer than {threshold} of models skipped before. "
+                f"⚠️ {len(flagged) - by_library} hit a test that fewer than {threshold} of models skipped before. "
                 "Such a test has rarely been skipped: maybe ponder whether the model can pass it instead."
             )
-        else:
+        if by_library:
+            summary.append(
+                f"⚠️ {by_library} come from a change in the library alone (no test file explains them): "
+                "the library files named under 'why new' changed what these tests decide at run time."
+            )
+        if flagged.empty:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
+    summary.append(
+        f"The change touches {len(scans.changed_tests)} of the scanned {TEST_FILES} and "
+        f"{len(scans.changed_library)} library file(s). Shares are skipped/decided models."
+    )
     shown = introduced.copy()
-    for column in ("share before", "share after"):
-        shown[column] = shown[column].map(lambda value: "" if pd.isna(value) else f"{value:.1%}")
-    shown["flagged"] = shown["flagged"].map(lambda value: "⚠️ rarely skipped" if value else "")
+    shown["flagged"] = shown.apply(_flag_text, axis=1) if not shown.empty else shown["flagged"]
     sections = [Section("Skips introduced by this change", shown, settings.max_rows, "None.")]
     return Report("New skipped tests", summary, sections)

@@ -18,7 +18,7 @@ from model_debugging.skips.library.texts import (
     text_contains,
     text_search,
 )
-from model_debugging.skips.runtime import held_models, module_types, modules
+from model_debugging.skips.runtime import environment, held_models, module_types, modules
 from model_debugging.skips.runtime.base_model import base_model
 from model_debugging.skips.runtime.config_values import config_value, library_value
 from model_debugging.skips.runtime.context import ABSENT, TestClassFacts
@@ -181,6 +181,11 @@ def attribute(
         return _model_attribute(facts, owner, name, unknown, missing)
     if owner is None or isinstance(owner, (bool, int, float, str)):
         return unknown.existing() if hasattr(owner, name) else missing
+    if isinstance(owner, (environment.Namespace, environment.Release)):
+        found = environment.attribute(owner, name)
+        if found is None and owner == environment.TORCH:
+            found = module_types.torch_package_attribute(name)
+        return unknown if found is None else found
     if isinstance(owner, (module_types.TorchNamespace, module_types.TorchModule, module_types.TorchClass)):
         return module_types.torch_attribute(owner, name, unknown)
     if isinstance(owner, Config):
@@ -228,7 +233,7 @@ def _test_attribute(facts: TestClassFacts, name: str, unknown: Unknown, missing:
     if name == "skipTest":
         return Helper(name)
     value = facts.attribute(name)
-    return missing if value is ABSENT else value
+    return missing if value is ABSENT else _named_model_class(facts.library, value)
 
 
 def _model_attribute(

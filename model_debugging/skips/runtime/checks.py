@@ -12,6 +12,7 @@ from model_debugging.skips.cache import ParseCache, analyzer_version, cache_key
 from model_debugging.skips.collect import CollectedClass
 from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.load import load_library
+from model_debugging.skips.progress import Phase
 from model_debugging.skips.resolve import ClassRef, Resolver
 from model_debugging.skips.runtime.common import (
     CommonDefinitions,
@@ -165,10 +166,11 @@ def load_runtime_checks(
     jobs: int | None,
     keys: dict[str, str],
     record_keys: dict[str, str] | None = None,
+    phase: Phase | None = None,
 ) -> RuntimeChecks:
     """Read the library (cached per file) and the common files; says once on stderr when there is no
-    library. ``keys`` and ``record_keys`` go to :func:`load_library`."""
-    library, errors = load_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys)
+    library. ``keys``, ``record_keys`` and ``phase`` go to :func:`load_library`."""
+    library, errors = load_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase)
     if library is None:
         print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
         library = Library(())

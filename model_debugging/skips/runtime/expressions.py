@@ -136,12 +136,10 @@ class Evaluator:
             return modules.base_model_class(self.facts, name) or Unknown(node=node)
         if name in _BUILTINS or name in _MODULES:
             return Builtin(name)
-        if name in environment.ENVIRONMENT_NAMES:
-            return environment.ENVIRONMENT_NAMES[name]
-        if environment.is_availability_check(name) or name in (
-            "get_device_properties",
-            "get_model_conversion_mapping",
-        ):
+        found = environment.name_value(name)
+        if found is not None:
+            return found
+        if name == "get_model_conversion_mapping":
             return Builtin(name)
         return Unknown(node=node)
 
@@ -162,7 +160,14 @@ class Evaluator:
         left = self.value(node.left, variables)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.value(right_node, variables)
-            if isinstance(op, (ast.In, ast.NotIn)):
+            versions = (
+                environment.compare(op, left, right)
+                if isinstance(left, environment.Release) or isinstance(right, environment.Release)
+                else None
+            )
+            if versions is not None:
+                outcome = versions
+            elif isinstance(op, (ast.In, ast.NotIn)):
                 found = (
                     outputs_contain(self.facts, right, left)
                     if isinstance(right, ModelOutputs) and isinstance(left, str)
@@ -186,8 +191,11 @@ class Evaluator:
             elif (
                 isinstance(op, (ast.Is, ast.IsNot))
                 and None in (left, right)
-                and module_types.is_module(right if left is None else left)
-            ):  # a module a constructor built (or the model itself) is never None
+                and (
+                    module_types.is_module(right if left is None else left)
+                    or isinstance(right if left is None else left, ModelClass)
+                )
+            ):  # a module a constructor built (or the model itself, or a model class) is never None
                 outcome = isinstance(op, ast.IsNot)
             elif isinstance(op, (ast.Is, ast.IsNot)) and compared_number(
                 right if left is None else left, left, right
@@ -299,6 +307,9 @@ class Evaluator:
             return self.call_helper(function.name, arguments, keywords)
         if isinstance(function, Builtin):
             return _builtin(self.facts, function.name, arguments, unknown)
+        if isinstance(function, environment.Function):
+            found = environment.call(function, arguments)
+            return unknown if found is None else found
         if isinstance(function, ModelInstance):  # model(**inputs)
             unpacked = [
                 self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg is None
@@ -398,10 +409,6 @@ def _builtin(facts: TestClassFacts, name: str, arguments: list[object], unknown:
         if value is ABSENT:
             return arguments[2] if len(arguments) > 2 else unknown
         return value
-    if environment.is_availability_check(name):
-        return True
-    if name == "get_device_properties":
-        return environment.DEVICE_PROPERTIES
     if name == "isinstance":
         verdict = module_types.is_instance(facts, *arguments[:2]) if len(arguments) == 2 else None
         return unknown if verdict is None else verdict

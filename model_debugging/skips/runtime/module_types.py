@@ -96,6 +96,8 @@ def is_torch_instance(facts: TestClassFacts, value: object, kind: str) -> bool |
         return False
     if isinstance(value, TorchModule):
         return _torch_subclass(value.name, kind)
+    if isinstance(value, TorchTensor):  # a module's weight: a parameter, so a tensor
+        return kind in ("Tensor", "Parameter")
     if not isinstance(value, ModelInstance):
         return None
     library, verdicts = facts.library, []
@@ -121,6 +123,13 @@ def _torch_subclass(name: str, kind: str) -> bool | None:
 def is_module(value: object) -> bool:
     """A model, a module of the library or of torch, or a tensor one always holds: never None."""
     return isinstance(value, (ModelInstance, TorchModule, TorchTensor, OtherModules))
+
+
+def torch_package_attribute(name: str) -> object | None:
+    """``torch.nn`` and ``torch.Tensor``; None for another attribute of ``torch``."""
+    if name == "nn":
+        return TORCH_NN
+    return TorchClass(name) if name == "Tensor" else None
 
 
 def torch_attribute(owner: object, name: str, unknown: Unknown) -> object:

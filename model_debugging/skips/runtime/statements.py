@@ -19,6 +19,7 @@ from model_debugging.skips.runtime.effects import effects, mutated_name, mutated
 from model_debugging.skips.runtime.embeddings import Raised
 from model_debugging.skips.runtime.expressions import Evaluator
 from model_debugging.skips.runtime.merge import merge_branches
+from model_debugging.skips.runtime.unknowns import explain
 from model_debugging.skips.runtime.values import Config, Signal, Skipped, Unknown
 
 _MAX_DEPTH = 6  # nested helper calls followed
@@ -29,22 +30,40 @@ _DELETED = object()  # bound by ``del x[key]``
 
 @dataclass(frozen=True)
 class RuntimeVerdict:
-    """What the test does for one test class: ``condition`` says why it is undecided."""
+    """What the test does for one test class: ``condition`` says where it is undecided, ``unknown``
+    which value only the run knows there (empty when the doubt is no value: a call not followed)."""
 
     status: Literal["ran", "skipped", "undecided"]
     reason: str = ""
     line: int = 0
     condition: str = ""
+    unknown: str = ""
     raised: bool = False  # it ran and ended by an exception (the test fails), not by reaching its end
 
 
+@dataclass(frozen=True)
+class _Doubt:
+    """A condition only the run decides, with the variables the test had when it met it."""
+
+    condition: ast.AST | str
+    variables: dict[str, object] | None = None
+
+
 class _Undecided(Signal):
-    def __init__(self, condition: ast.AST | str):
+    def __init__(self, doubt: _Doubt):
         super().__init__("undecided")
-        self.condition = condition
+        self.doubt = doubt
 
     def text(self) -> str:
-        return self.condition if isinstance(self.condition, str) else _describe(self.condition)
+        condition = self.doubt.condition
+        return condition if isinstance(condition, str) else _describe(condition)
+
+    def unknown(self, evaluate) -> str:
+        """Which value of the condition only the run knows (see ``unknowns.explain``)."""
+        condition, variables = self.doubt.condition, self.doubt.variables
+        if isinstance(condition, str) or variables is None:
+            return ""
+        return explain(evaluate, condition, variables)
 
 
 class _SkipSignal(Signal):
@@ -65,7 +84,7 @@ class _Exit(Signal):
 class _Frame:
     """One function being run: conditions under which some of its paths already ended."""
 
-    pending: list[ast.AST | str] = field(default_factory=list)
+    pending: list[_Doubt] = field(default_factory=list)
     relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
     forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
 
@@ -87,7 +106,9 @@ def evaluate_test(
     except _SkipSignal as signal:
         return RuntimeVerdict("skipped", signal.skipped.reason, signal.skipped.line)
     except _Undecided as undecided:
-        return RuntimeVerdict("undecided", condition=undecided.text())
+        return RuntimeVerdict(
+            "undecided", condition=undecided.text(), unknown=undecided.unknown(runner.evaluator.value)
+        )
     except Raised:  # an exception no handler catches: the test fails, it ran
         return RuntimeVerdict("ran", raised=True)
     return RuntimeVerdict("ran", raised=runner.raised)
@@ -143,7 +164,7 @@ class _Runner:
         definition = find(name) if find is not None else None
         if definition is None or arguments is None or self.depth >= _MAX_DEPTH:
             if name in self.skipping_helpers:  # a call that may skip and cannot be followed
-                raise _Undecided(f"{written} may skip")
+                raise _Undecided(_Doubt(f"{written} may skip"))
             return Unknown(written)
         self.depth += 1
         try:
@@ -239,7 +260,7 @@ class _Runner:
                 self.block(node.body, variables)
             except Raised as raised:
                 if raised.in_subtest(node):
-                    raise _Undecided(f"{raised.name} raised inside a subTest") from None
+                    raise _Undecided(_Doubt(f"{raised.name} raised inside a subTest")) from None
                 handler = raised.handler(node)
                 if handler is None:
                     raise
@@ -337,6 +358,7 @@ class _Runner:
     ) -> None:
         """Statements that cannot skip are not run: what they assign becomes unknown, and a path
         they may end makes later skips undecided."""
+        doubt = _Doubt(condition, dict(variables)) if condition is not None else None
         for statement in statements:
             found = effects(statement, self.skipping_helpers)
             for name in found.names:
@@ -346,7 +368,7 @@ class _Runner:
                 if isinstance(owner, Config):
                     variables[name] = owner.with_value(attribute, Unknown(f"{name}.{attribute}"))
             if found.ends is not None:
-                self.frame.pending.append(condition if condition is not None else found.ends)
+                self.frame.pending.append(doubt or _Doubt(found.ends))
                 self.frame.forks_ended += 1  # a loop around it may skip what follows in its body
 
     def _fork(
@@ -366,11 +388,11 @@ class _Runner:
         if "undecided" in kinds:
             raise next(detail for kind, detail in outcomes if kind == "undecided")
         if "skip" in kinds:
-            raise _Undecided(condition)
+            raise _Undecided(_Doubt(condition, dict(variables)))
         if kinds == {"exit"}:
             raise outcomes[0][1]
         if "exit" in kinds:
-            self.frame.pending.append(condition)
+            self.frame.pending.append(_Doubt(condition, dict(variables)))
             self.frame.forks_ended += 1
         going_on = [scope for (kind, _), scope in zip(outcomes, scopes, strict=True) if kind == "next"]
         merge_branches(variables, going_on)

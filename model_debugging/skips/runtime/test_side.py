@@ -9,6 +9,7 @@ from model_debugging.skips.library.index import Library
 from model_debugging.skips.library.records import ClassName, LibraryClass
 from model_debugging.skips.records import NonLiteral
 from model_debugging.skips.resolve import _MISSING, ClassRef, Resolver
+from model_debugging.skips.runtime import environment
 from model_debugging.skips.runtime.context import ABSENT, KeywordsRest, TestClassFacts
 from model_debugging.skips.runtime.held_testers import definitions_along, held_tester_method, method_along
 from model_debugging.skips.runtime.overrides import MODEL_FILES, HelperOverrides
@@ -80,7 +81,11 @@ def class_facts(
         if value is _MISSING:
             return ABSENT
         if isinstance(value, NonLiteral):
-            return Helper(key) if value.code.endswith(f".{key}()") else Unknown(value.code, exists=True)
+            return (
+                Helper(key)
+                if value.code.endswith(f".{key}()")
+                else Unknown(_installed(value.code), exists=True)
+            )
         return value
 
     def _tester_attribute(key: str) -> object:
@@ -283,8 +288,7 @@ def _classes_in(code: str, library: Library) -> tuple[LibraryClass, ...] | None:
         node = ast.parse(code, mode="eval").body
     except SyntaxError:
         return None
-    if isinstance(node, ast.IfExp):  # the `if is_torch_available()` guard: torch is there when tests run
-        node = node.body
+    node = environment.installed_branch(node)
     if not isinstance(node, (ast.Tuple, ast.List)):
         return None
     found = []
@@ -367,3 +371,14 @@ def _config_class(
             return library.find(value.name)
         return library.annotation(model_classes[0], "config")
     return None
+
+
+def _installed(code: str) -> str:
+    """``code`` as the test runs it: ``LlamaForCausalLM if is_torch_available() else None`` is
+    ``LlamaForCausalLM`` (see ``environment.installed_branch``)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return code
+    branch = environment.installed_branch(node)
+    return code if branch is node else ast.unparse(branch)

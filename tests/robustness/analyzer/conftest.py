@@ -1,7 +1,7 @@
 """Hypothesis strategies over generated checkouts (``tests/support/synthetic.py``), as fixtures.
 
 Every property runs with a fixed number of examples, derandomized, so CI draws the same cases each
-run; ``EXAMPLES`` records how many each property generates (the closing note of issue 7 lists them).
+run; ``EXAMPLES`` records how many each property generates.
 """
 
 import string

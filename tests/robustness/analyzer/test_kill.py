@@ -30,12 +30,18 @@ SPEC = synthetic.random_checkout(random.Random(11), 120, common_tests=10, genera
 PREVIOUS_SPEC = synthetic.CheckoutSpec(SPEC.models[:5], SPEC.common_tests, SPEC.generation_tests)
 # Runs the command with the write of the result file stopping halfway (flushed to the temporary file).
 HALF_WRITE_THEN_WAIT = """
-import sys, time
+import os, sys, time
 from model_debugging.reporting import atomic
 
 class HalfThenWait:
     def __init__(self, handle):
         self.handle = handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.handle.close()
 
     def write(self, data):
         self.handle.write(data[: len(data) // 2])
@@ -44,11 +50,12 @@ class HalfThenWait:
         time.sleep(60)
 
 original = atomic._write_atomically
+real_fdopen = os.fdopen
 
-def stalled(path, mode, fill, **options):
-    if str(path).endswith("{result}"):
-        return original(path, mode, lambda handle: fill(HalfThenWait(handle)), **options)
-    return original(path, mode, fill, **options)
+def stalled(path, data):
+    if str(path).endswith("{result}"):  # the temporary file of the result is opened with os.fdopen
+        atomic.os.fdopen = lambda *args, **kwargs: HalfThenWait(real_fdopen(*args, **kwargs))
+    return original(path, data)
 
 atomic._write_atomically = stalled
 from model_debugging.skips.command import main
@@ -146,18 +153,39 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _wait_for_new_workers(process: subprocess.Popen, earlier: set[int]) -> list[int]:
+    """The scan's live workers once one appears that is not in ``earlier`` (a later phase's pool)."""
+    deadline = time.monotonic() + 60
+    while True:
+        workers = _children(process.pid)
+        if workers and not earlier & set(workers):
+            return workers
+        assert process.poll() is None, "the scan ended before starting the expected workers"
+        assert time.monotonic() < deadline, "no worker of the expected phase started"
+        time.sleep(0.01)
+
+
+def _assert_exit_after_kill(process: subprocess.Popen, workers: list[int]) -> None:
+    _kill(process)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)], "workers outlived the killed scan"
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process parents from /proc (Linux)")
 def test_parsing_workers_of_a_killed_scan_exit(checkout):
     repo, output, _, _ = checkout
     with tempfile.TemporaryDirectory() as fresh_cache:
         process = _run(repo, output.parent / "killed-output", Path(fresh_cache))
-        deadline = time.monotonic() + 60
-        while not (workers := _children(process.pid)):
-            assert process.poll() is None, "the scan ended before starting its parsing workers"
-            assert time.monotonic() < deadline, "no parsing worker started"
-            time.sleep(0.01)
-        _kill(process)
-        deadline = time.monotonic() + 10
-        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [pid for pid in workers if _alive(pid)], "workers outlived the killed scan"
+        _assert_exit_after_kill(process, _wait_for_new_workers(process, set()))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process parents from /proc (Linux)")
+def test_evaluation_workers_of_a_killed_scan_exit(checkout):
+    """The models are evaluated in processes forked after parsing: killed then, they end too."""
+    repo, output, _, _ = checkout
+    with tempfile.TemporaryDirectory() as fresh_cache:
+        process = _run(repo, output.parent / "killed-output", Path(fresh_cache))
+        parsing = set(_wait_for_new_workers(process, set()))
+        _assert_exit_after_kill(process, _wait_for_new_workers(process, parsing))

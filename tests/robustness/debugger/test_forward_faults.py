@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn.modules import module as torch_module
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.trace_format.reading import read_trace
 
 
 class InjectedError(Exception):
@@ -180,10 +181,11 @@ def test_a_raising_forward_leaves_the_model_untouched_and_a_partial_trace(
 
         assert_same(before, snapshot(model))
         summary = json.loads((debug_path / "FaultyModel_debug_tree_SUMMARY.json").read_text())
-        failed = [node for node in nodes(summary) if "exception" in node]
+        assert not [node for node in nodes(summary) if "exception" in node]  # upstream's keys only
+        failed = [node for node in read_trace(debug_path).nodes if node.exception is not None]
         expected_path = f"FaultyModel.{where}" if where else "FaultyModel"
-        assert [node["module_path"] for node in failed] == [expected_path]
-        assert failed[0]["exception"] == {"type": fault_type.__name__, "message": str(fault)}
+        assert [node.module_path for node in failed] == [expected_path]
+        assert failed[0].exception == f"{fault_type.__name__}: {fault}"
 
         full = json.loads((debug_path / "FaultyModel_debug_tree_FULL_TENSORS.json").read_text())
         referenced = {

@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.trace_format.reading import read_trace
 
 DTYPES = [
     torch.float16,
@@ -37,6 +38,7 @@ DTYPES = [
     torch.float8_e4m3fn,
     torch.float8_e5m2,
 ]
+NOT_SPARSE = (torch.float8_e4m3fn, torch.float8_e5m2, torch.uint16, torch.uint32, torch.uint64)
 TWISTS = ["plain", "nan_inf", "transposed", "strided", "expanded", "conjugated", "meta", "sparse"]
 TRACE_PRINT_OPTIONS = {"sci_mode": True, "linewidth": 120}
 
@@ -62,7 +64,8 @@ def make_tensor(shape, dtype, twist, seed):
         tensor = tensor.conj()
     elif twist == "meta":
         tensor = torch.empty(shape, dtype=dtype, device="meta")
-    elif twist == "sparse" and tensor.dim() >= 1 and dtype not in (torch.float8_e4m3fn, torch.float8_e5m2):
+    # torch has no sparse form of float8 and of the wide unsigned integers
+    elif twist == "sparse" and tensor.dim() >= 1 and dtype not in NOT_SPARSE:
         tensor = tensor.to_sparse()
     return tensor
 
@@ -124,7 +127,27 @@ def trace_value(value, use_repr, do_prune_layers, directory, layers=4):
     assert output is value
     full = json.loads((directory / "OddModel_debug_tree_FULL_TENSORS.json").read_text())
     summary = json.loads((directory / "OddModel_debug_tree_SUMMARY.json").read_text())
-    return list(tensor_entries(full)), list(tensor_entries(summary))
+    # what upstream does not record, from our extra file: each entry's statistics, in the same order
+    statistics = [
+        nested(record.statistics)
+        for node in read_trace(directory).nodes
+        for record in node.records
+        if record.is_tensor
+    ]
+    entries = list(tensor_entries(full))
+    assert len(statistics) == len(entries)
+    return list(zip(entries, statistics, strict=True)), list(tensor_entries(summary))
+
+
+def nested(pairs):
+    """The statistics as the extra file holds them (complex parts as "real"/"imag" objects); None when absent."""
+    if not pairs:
+        return None
+    statistics = {}
+    for name, number in pairs:
+        part, _, key = name.rpartition(".")
+        (statistics.setdefault(part, {}) if part else statistics)[key] = number
+    return statistics
 
 
 def raw_bytes(tensor):
@@ -132,14 +155,13 @@ def raw_bytes(tensor):
     return flat.view(torch.uint8) if flat.numel() else torch.empty(0, dtype=torch.uint8)
 
 
-def check_statistics(value, entry):
-    """The extra ``statistics``: for every numeric tensor with values, exact counts and integer stats."""
+def check_statistics(value, statistics):
+    """Our ``statistics``: for every numeric tensor with values, exact counts and integer stats."""
     numeric = value.dtype.is_floating_point or value.dtype.is_complex or value.dtype in DTYPES
     expects = numeric and value.numel() > 0 and value.layout == torch.strided and value.device.type != "meta"
-    assert ("statistics" in entry) == expects, entry
+    assert (statistics is not None) == expects, statistics
     if not expects:
         return
-    statistics = entry["statistics"]
     if value.dtype.is_complex:
         parts = torch.view_as_real(value.resolve_conj().to(torch.complex128))
         checked = [(statistics["real"], parts[..., 0]), (statistics["imag"], parts[..., 1])]
@@ -169,7 +191,8 @@ def check_statistics(value, entry):
 def check_entries(value, entries, summary_entries, directory):
     assert entries  # the value was recorded (root inputs at least)
     lines = expected_repr_lines(value)
-    for entry in entries:
+    for entry, statistics in entries:
+        assert set(entry) <= {"shape", "dtype", "value", "mean", "std", "min", "max"}  # upstream's keys only
         assert entry["shape"] == repr(value.shape)
         assert entry["dtype"] == repr(value.dtype)
         has_stats = "mean" in entry
@@ -179,7 +202,7 @@ def check_entries(value, entries, summary_entries, directory):
             and value.layout == torch.strided
         )
         assert has_stats == expects_stats, entry
-        check_statistics(value, entry)
+        check_statistics(value, statistics)
         if isinstance(entry["value"], list):
             assert entry["value"] == lines
         else:
@@ -208,7 +231,7 @@ def test_odd_tensors_are_recorded_in_both_modes(shape, dtype, twist, seed, use_r
         check_entries(value, entries, summary_entries, directory)
         storable = value.layout == torch.strided and value.device.type != "meta" and dtype != torch.complex128
         # with use_repr=False a tensor goes to a file whenever safetensors can hold it
-        assert all(isinstance(entry["value"], str) == (storable and not use_repr) for entry in entries)
+        assert all(isinstance(entry["value"], str) == (storable and not use_repr) for entry, _ in entries)
 
 
 @pytest.mark.parametrize("use_repr", [True, False])
@@ -216,4 +239,4 @@ def test_a_very_large_tensor_is_summarized_and_written_whole(use_repr, tmp_path)
     value = torch.randn(2**24)  # 64 MiB: the repr is summarized, the file holds every element
     entries, summary_entries = trace_value(value, use_repr, True, tmp_path, layers=1)
     check_entries(value, entries, summary_entries, tmp_path)
-    assert all(len(json.dumps(entry)) < 2000 for entry in entries)
+    assert all(len(json.dumps(entry)) < 2000 for entry, _ in entries)

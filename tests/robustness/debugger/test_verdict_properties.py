@@ -1,4 +1,4 @@
-"""Generated cases for issue 18: compare's verdicts across dtypes and NaN/Inf, records after in-place
+"""Generated cases: compare's verdicts across dtypes and NaN/Inf, records after in-place
 ``.data`` changes, contexts exited in any order, and threads interleaving calls in one context."""
 
 import json
@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from model_debugging import compare_traces, model_addition_debugger_context
+from model_debugging.debugger.trace_format.reading import read_trace
 
 DTYPES = [
     torch.float64,
@@ -131,13 +132,12 @@ def test_records_follow_in_place_changes_through_data(steps, use_repr):
             model, debug_path=directory, use_repr=use_repr, do_prune_layers=False
         ):
             model(x)
-        tree = json.loads((Path(directory) / "Steps_debug_tree_FULL_TENSORS.json").read_text())
-        for child, value in zip(tree["children"], expected, strict=True):
-            entry = child["inputs"]["args"][0]
-            assert entry["statistics"]["max"] == float(value.double().max())
-            assert entry["statistics"]["mean"] == float(value.double().mean())
+        for node, value in zip(read_trace(directory).nodes[1:], expected, strict=True):
+            record = node.inputs[0]
+            assert dict(record.statistics)["max"] == float(value.double().max())
+            assert dict(record.statistics)["mean"] == float(value.double().mean())
             if not use_repr:
-                assert torch.equal(load_file(Path(directory) / entry["value"][2:])["data"], value)
+                assert torch.equal(load_file(record.file)["data"], value)
 
 
 class Pair(nn.Module):

@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 
 
-def scan_result(tests: dict[str, tuple[list[str], dict[str, str]]], origin: str = "common") -> dict:
-    """An analyzer result from ``{test: (models that ran, {model that skipped: reason})}``."""
+def scan_result(tests: dict[str, tuple], origin: str = "common") -> dict:
+    """An analyzer result from ``{test: (models that ran, {model that skipped: reason})}``, optionally
+    with a third item ``{undecided model: why}`` (then with the analyzer's extra keys)."""
     result = {}
-    for name, (ran, skipped) in tests.items():
+    for name, (ran, skipped, *rest) in tests.items():
         total = len(ran) + len(skipped)
         result[name] = {
             "origin": origin,
@@ -18,6 +19,12 @@ def scan_result(tests: dict[str, tuple[list[str], dict[str, str]]], origin: str 
             "skipped_proportion": round(len(skipped) / total, 4) if total else 0.0,
             "reasons_skipped": sorted(f"{model}: {reason}" for model, reason in skipped.items()),
         }
+        if rest:
+            (undecided,) = rest
+            result[name]["models_undecided"] = sorted(undecided)
+            result[name]["conditions"] = sorted(
+                f"{model}: undecided: {why}" for model, why in undecided.items()
+            )
     return result
 
 

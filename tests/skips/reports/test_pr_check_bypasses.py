@@ -1,4 +1,4 @@
-"""Every way of taking a test out of "ran" is a new skip for the PR check (issue 16): exit 1, named."""
+"""Every way of taking a test out of "ran" is a new skip for the PR check: exit 1, named."""
 
 import pytest
 

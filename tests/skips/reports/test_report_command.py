@@ -33,14 +33,19 @@ def test_markdown_lists_every_change(write_scan, tmp_path, capsys):
     assert code == 0
     markdown = out.read_text(encoding="utf-8")
     assert markdown.startswith("## Skipped tests trend\n")
-    assert "New skips: 1 (0 by new models); skips gone: 0; new tests: 1; removed tests: 1." in markdown
+    assert (
+        "New skips: 1 (0 by new models); skips gone: 0; now decided: 0; now undecided: 0; new tests: 1; "
+        "removed tests: 1." in markdown
+    )
     assert "### Skipped proportion changed (1)" in markdown
-    assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% |" in markdown
+    assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% | 0 | 0 |" in markdown
     assert "| test_inputs_embeds | llama | uses cache only |  |" in markdown
     assert "| test_old_api | llama | removed | model removed |" not in markdown  # llama still exists
-    assert "| test_old_api | common | 1/2 | 50.0% |" in markdown  # under removed tests
-    assert "### New common tests (1)" in markdown and "| test_new_thing | common | 1/2 | 50.0% |" in markdown
-    assert "| test_inputs_embeds | common | 2/3 | 66.7% |" in markdown  # headline
+    assert "| test_old_api | common | 1/2 | 0 | 50.0% |" in markdown  # under removed tests
+    assert (
+        "### New common tests (1)" in markdown and "| test_new_thing | common | 1/2 | 0 | 50.0% |" in markdown
+    )
+    assert "| test_inputs_embeds | common | 2/3 | 0 | 66.7% |" in markdown  # headline
     terminal = capsys.readouterr().out
     assert "Skipped proportion changed (1)" in terminal and "uses cache only" in terminal
 
@@ -52,7 +57,7 @@ def test_row_counts_come_from_the_config(write_scan, tmp_path):
     main(["--current", write_scan("new", CURRENT), "--markdown", str(out), "--config", str(config)])
     markdown = out.read_text(encoding="utf-8")
     assert "No previous result to compare with" in markdown
-    assert "| test_inputs_embeds | common | 2/3 | 66.7% |" in markdown
+    assert "| test_inputs_embeds | common | 2/3 | 0 | 66.7% |" in markdown
     assert "test_new_thing" not in markdown
     assert "_… and 2 more (showing 1 of 3)_" in markdown
 
@@ -88,3 +93,34 @@ def test_script_and_cli_subcommand(write_scan, tmp_path):
     )
     assert "Most skipped tests (3)" in script.stdout
     assert cli_main(["report", "--current", current]) == 0
+
+
+def test_undecided_pairs_have_sections_of_their_own_and_shares_say_n_a(write_scan, tmp_path):
+    previous = {
+        "test_compile": ([], {}, {"bert": "torch version", "llama": "torch version"}),
+        "test_integration": ([], {}),
+    }
+    current = {
+        "test_compile": (["bert"], {"llama": "no compile class"}, {}),
+        "test_sdpa": ([], {}, {"bert": "`x` is only known at run time"}),
+        "test_integration": ([], {}),
+    }
+    out = tmp_path / "trend.md"
+    main(
+        [
+            "--previous",
+            write_scan("old", previous),
+            "--current",
+            write_scan("new", current),
+            "--markdown",
+            str(out),
+        ]
+    )
+    markdown = out.read_text(encoding="utf-8")
+    assert "### Newly skipped (0)" in markdown
+    assert "### Now decided (undecided before) (2)" in markdown
+    assert "| test_compile | llama | skipped | no compile class | torch version |" in markdown
+    assert "| test_compile | common | n/a | 50.0% | n/a | 2 | 0 |" in markdown
+    assert "| test_sdpa | common | 0/0 | 1 | n/a |" in markdown  # headline and new tests
+    assert "test_integration" not in markdown
+    assert "3 common tests (2 apply to some model)" in markdown

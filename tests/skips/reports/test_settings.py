@@ -1,10 +1,6 @@
-from pathlib import Path
-
 import pytest
 
 from model_debugging.config import ConfigError
-from model_debugging.skips import DEFAULT_SETTINGS
-from model_debugging.skips import settings as scan_settings
 from model_debugging.skips.report_settings import (
     BUILT_IN_CONFIG,
     PRCheckSettings,
@@ -12,20 +8,9 @@ from model_debugging.skips.report_settings import (
     load_settings,
 )
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-
 
 def test_the_built_in_config_holds_the_defaults():
     assert load_settings() == load_settings(BUILT_IN_CONFIG) == (ReportSettings(), PRCheckSettings())
-
-
-def test_the_example_configs_agree_with_the_built_in_defaults():
-    # configs/ are the editable examples; the package ships the same files as its defaults
-    assert load_settings(CONFIGS / "skip_report.yaml") == load_settings()
-    assert scan_settings.load_settings(CONFIGS / "scan_skipped_tests.yaml") == DEFAULT_SETTINGS
-    for name in ("skip_report.yaml", "scan_skipped_tests.yaml"):
-        shipped = (BUILT_IN_CONFIG.parent / name).read_text(encoding="utf-8")
-        assert (CONFIGS / name).read_text(encoding="utf-8") == shipped, name
 
 
 def test_partial_config_keeps_other_defaults(tmp_path):

@@ -1,4 +1,4 @@
-from model_debugging.reporting import load_scan_results
+from model_debugging.reporting.scan_results import load_scan_results
 from model_debugging.skips.trend import compute_trend
 
 PREVIOUS = {
@@ -59,7 +59,13 @@ def test_no_longer_skipped_says_what_happens_now(write_scan):
 def test_new_and_removed_tests(write_scan):
     trend = trend_of(write_scan)
     assert trend.new_tests.to_dict("records") == [
-        {"test": "test_new_thing", "origin": "common", "skipped": "1/2", "skipped_proportion": 0.5}
+        {
+            "test": "test_new_thing",
+            "origin": "common",
+            "skipped": "1/2",
+            "undecided": 0,
+            "skipped_proportion": 0.5,
+        }
     ]
     assert trend.removed_tests["test"].tolist() == ["test_old_api"]
 
@@ -75,3 +81,64 @@ def test_without_previous_only_the_headline_has_rows(write_scan):
     assert trend.previous_tests is None
     assert trend.newly_skipped.empty and trend.new_tests.empty and trend.proportion_changes.empty
     assert len(trend.most_skipped) == 4
+
+
+# test_compile: undecided everywhere before (a version guard read as unknown), decided now;
+# test_sdpa: llama's skip became undecided, bert's run became undecided, vit stays undecided
+UNDECIDED_BEFORE = {
+    "test_compile": ([], {}, {"bert": "torch version", "llama": "torch version", "vit": "torch version"}),
+    "test_sdpa": (["bert"], {"llama": "no SDPA"}, {"vit": "`x` is only known at run time"}),
+    "test_integration": ([], {}),  # an integration class of a common file: applies to no model
+}
+UNDECIDED_AFTER = {
+    "test_compile": (["bert"], {"llama": "no compile class", "vit": "no compile class"}, {}),
+    "test_sdpa": ([], {}, {"bert": "`y` is only known at run time", "llama": "`z`", "vit": "`x`"}),
+    "test_integration": ([], {}),
+    "test_integration_new": ([], {}),
+}
+
+
+def test_a_pair_undecided_on_either_side_is_never_newly_or_no_longer_skipped(write_scan):
+    trend = trend_of(write_scan, UNDECIDED_BEFORE, UNDECIDED_AFTER)
+    assert trend.newly_skipped.empty and trend.no_longer_skipped.empty
+    assert trend.now_decided.to_dict("records") == [
+        {
+            "test": "test_compile",
+            "model": "bert",
+            "now": "ran",
+            "reason": "",
+            "undecided before because": "torch version",
+        },
+        {
+            "test": "test_compile",
+            "model": "llama",
+            "now": "skipped",
+            "reason": "no compile class",
+            "undecided before because": "torch version",
+        },
+        {
+            "test": "test_compile",
+            "model": "vit",
+            "now": "skipped",
+            "reason": "no compile class",
+            "undecided before because": "torch version",
+        },
+    ]
+    assert trend.now_undecided.to_dict("records") == [
+        {"test": "test_sdpa", "model": "bert", "before": "ran", "because": "`y` is only known at run time"},
+        {"test": "test_sdpa", "model": "llama", "before": "skipped", "because": "`z`"},
+    ]
+
+
+def test_a_test_without_a_decided_model_has_no_share_and_tests_of_no_model_are_left_out(write_scan):
+    trend = trend_of(write_scan, UNDECIDED_BEFORE, UNDECIDED_AFTER)
+    changes = trend.proportion_changes.astype(object).fillna("n/a")  # NaN: no model decided
+    assert changes[["test", "previous", "current", "undecided before", "undecided now"]].values.tolist() == [
+        ["test_compile", "n/a", 0.6667, 3, 0],
+        ["test_sdpa", 0.5, "n/a", 1, 3],
+    ]
+    assert trend.new_tests.empty  # test_integration_new applies to no model
+    assert trend.most_skipped.astype(object).fillna("n/a").values.tolist() == [
+        ["test_compile", "common", "2/3", 0, 0.6667],
+        ["test_sdpa", "common", "0/0", 3, "n/a"],
+    ]

@@ -1,0 +1,103 @@
+"""Pairing the leaf calls the tree alignment left over, across levels.
+
+A port often moves a module up or down a level: T5's relative position bias is an embedding inside
+the first block's attention in the reference and one embedding per stack in a port, the token
+embedding sits inside each stack in the reference and at the top of a port. Such a leaf finds no
+partner among its siblings' counterparts. After the tree alignment, every leaf left over is
+looked for under the counterpart of its nearest paired ancestor, then of the next one up:
+
+- a leaf of the same kind (:mod:`.kinds`) and the same input and output shapes;
+- or a projection whose output holds the same elements in another layout (a ``Conv2d`` output
+  ``[2, 32, 4, 4]`` against a ``Linear`` output ``[2, 16, 32]``: patches embedded with unfold and a
+  Linear instead of a Conv2d).
+
+It pairs when it is the only such leaf there and the leaf is the only one of its side that could
+pair with it; several candidates are told apart by the statistics of their outputs, else left
+unpaired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from model_debugging.compare.call_tree import CallTree
+from model_debugging.compare.forms import layout_permutation
+from model_debugging.compare.fused import first_tensor, signature, single_output
+from model_debugging.compare.kinds import compatible_kinds, kind_of
+from model_debugging.compare.result import AlignmentKind
+
+
+def _could_pair(reference: CallTree, left: int, candidate: CallTree, right: int) -> bool:
+    left_node, right_node = reference.node(left), candidate.node(right)
+    left_kind, right_kind = kind_of(left_node), kind_of(right_node)
+    if not compatible_kinds(left_kind, right_kind):
+        return False
+    left_output, right_output = single_output(reference, left), single_output(candidate, right)
+    if left_output is None or right_output is None:
+        return False
+    same_input = signature(first_tensor(left_node.inputs)) == signature(first_tensor(right_node.inputs))
+    if same_input and signature(left_output) == signature(right_output):
+        return True
+    return (
+        left_kind == right_kind == "projection"
+        and left_output.dtype == right_output.dtype
+        and layout_permutation(left_output.shape, right_output.shape) is not None
+    )
+
+
+def leftover_pairs(
+    reference: CallTree,
+    candidate: CallTree,
+    partners: Mapping[int, int],
+    free: Callable[[int, int], bool],
+    outputs_agree: Callable[[int, int], bool],
+) -> list[tuple[AlignmentKind, tuple[int, ...], tuple[int, ...]]]:
+    """Pairs of leftover leaves (``free(side, call)``), as (kind, reference calls, candidate calls).
+
+    ``partners`` maps the reference calls paired one to one to their candidate calls;
+    ``outputs_agree(reference_call, candidate_call)`` compares the outputs' statistics.
+    """
+    sides = (reference, candidate)
+    leftovers = [
+        [index for index in range(len(tree.trace.nodes)) if tree.is_leaf(index) and free(side, index)]
+        for side, tree in enumerate(sides)
+    ]
+    taken: tuple[set[int], set[int]] = (set(), set())
+    pairs = []
+    for left in leftovers[0]:
+        ancestor, options = reference.parent[left], []
+        while ancestor >= 0 and not options:
+            if ancestor in partners:
+                region = partners[ancestor]
+                options = [
+                    right
+                    for right in leftovers[1]
+                    if right not in taken[1]
+                    and candidate.contains(region, right)
+                    and _could_pair(reference, left, candidate, right)
+                ]
+                if options:
+                    break
+            ancestor = reference.parent[ancestor]
+        if len(options) > 1:
+            options = [right for right in options if outputs_agree(left, right)]
+        if len(options) != 1:
+            continue
+        right = options[0]
+        rivals = [
+            other
+            for other in leftovers[0]
+            if other != left
+            and other not in taken[0]
+            and ancestor >= 0
+            and reference.contains(ancestor, other)
+            and _could_pair(reference, other, candidate, right)
+        ]
+        if rivals and not (
+            outputs_agree(left, right) and not any(outputs_agree(other, right) for other in rivals)
+        ):
+            continue
+        taken[0].add(left)
+        taken[1].add(right)
+        pairs.append((AlignmentKind.INFERRED, (left,), (right,)))
+    return pairs

@@ -1,0 +1,155 @@
+"""The work of a trace done off the forward's thread: tensor statistics and tensor files.
+
+Most of what a trace costs beyond the forward is per recorded tensor: its statistics (a few passes
+over its values) and, with ``use_repr=False``, its ``.safetensors`` file (a copy into the page
+cache). Neither is needed before the trace's JSON is written once the forward is over, so one
+worker thread (one per process, shared by the traces of all threads) does them in the order they
+were asked for, while the forward goes on: the statistics of a contiguous floating CPU tensor
+(the numbers, see :func:`.statistics.threads_off_thread`; their text is made on the forward's
+thread afterwards), and every file and the hard links of reused entries (a link always follows
+the file it names).
+The write itself and torch's ops release the GIL. The worker's torch ops run on one thread, so it
+never starts a second team of torch threads beside the forward's.
+
+What stays as it was:
+
+- Each file appears under its final name only once complete (written under a temporary name and
+  renamed, see :mod:`.trace_format.tensor_files`).
+- A queued tensor cannot be changed by the model before the worker reads it: the queue holds a
+  copy-on-write clone of a CPU tensor that owns its storage (no byte is copied unless the model
+  writes to the tensor meanwhile; torch then gives the model a fresh copy, see :mod:`.reuse`) and
+  a private contiguous copy of any other tensor (a view into a larger storage, a non-contiguous or
+  non-CPU tensor: that copy was made before the write anyway).
+- Memory: at most ``QUEUE_BYTES`` of tensors wait; beyond that the forward's thread first waits
+  for the queue to drain (a larger tensor then waits alone). A tensor is let go as soon as its
+  statistics or file are done.
+- The first write error (an ``OSError`` naming the file) is kept, no later job is attempted,
+  and the error is raised by the trace once the forward is over; :meth:`BackgroundWork.wait`
+  returns only when nothing is being done, so a trace that is abandoned (the forward raised,
+  the recording failed) removes every file it wrote, none is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+
+from model_debugging.debugger.fused_statistics import FusedResult
+from model_debugging.debugger.reuse import unchanging_copy
+from model_debugging.debugger.statistics import Statistics, numbers_off_thread, statistics_from
+from model_debugging.debugger.tensor_repr import PrintOptions
+from model_debugging.debugger.trace_format.tensor_files import link_tensor_file, write_tensor_file
+
+QUEUE_BYTES = 16 * 1024 * 1024
+
+
+def _one_torch_thread() -> None:
+    # thread-local for the forward's thread, which set its own count when it first ran an op
+    if torch.get_num_threads() > 1:
+        torch.set_num_threads(1)
+
+
+_worker_lock = threading.Lock()
+_worker: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, the executor)
+
+
+def _shared_worker() -> ThreadPoolExecutor:
+    """The process's one worker thread, made on first use and kept (a new thread per trace, and its
+    torch and allocator state, cost time and grew the forward's peak); remade in a forked child."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or _worker[0] != os.getpid():
+            executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="model-debugger", initializer=_one_torch_thread
+            )
+            _worker = (os.getpid(), executor)
+        return _worker[1]
+
+
+class PendingStatistics:
+    """The statistics of one tensor: numbers computed by the worker, text made on the forward's thread."""
+
+    __slots__ = ("_snapshot", "_threads", "_numbers", "_statistics")
+
+    def __init__(self, snapshot: torch.Tensor, threads: int):
+        self._snapshot: torch.Tensor | None = snapshot
+        self._threads = threads
+        self._numbers: FusedResult | None = None
+        self._statistics: Statistics | None = None
+
+    def compute(self) -> None:
+        """On the worker: the numbers; the tensor is let go unless the general path needs it (NaN, inf)."""
+        self._numbers = numbers_off_thread(self._snapshot, self._threads)
+        if self._numbers is not None:  # the reprs only need its dtype and device
+            self._snapshot = self._snapshot.new_empty(1)
+
+    def result(self, options: PrintOptions) -> Statistics:
+        """Upstream's reprs and our numbers, once :meth:`BackgroundWork.wait` has returned."""
+        if self._statistics is None:
+            self._statistics = statistics_from(self._numbers, self._snapshot, options)
+            self._snapshot = None
+        return self._statistics
+
+
+class BackgroundWork:
+    """Computes statistics and writes and links the tensor files of one trace, in order, on one worker thread."""
+
+    def __init__(self) -> None:
+        self._worker = _shared_worker()
+        self._pending: deque[tuple[Future, int]] = deque()
+        self._pending_bytes = 0
+        self.error: OSError | None = None  # the first failure; set by the worker only
+        self.written: list[Path] = []  # the files on disk under their final name, in order
+
+    def statistics(self, tensor: torch.Tensor, threads: int) -> PendingStatistics:
+        """Queue the statistics of ``tensor`` (see :func:`.statistics.threads_off_thread`); it may change once this returns."""
+        pending = PendingStatistics(unchanging_copy(tensor.detach()), threads)
+        self._submit(pending.compute, None, tensor.nbytes)
+        return pending
+
+    def write(self, path: Path, tensor: torch.Tensor) -> None:
+        """Queue ``tensor``'s file at ``path``; the tensor may change once this returns."""
+        data = tensor.detach()
+        if data.device.type == "cpu" and data.is_contiguous():
+            held = unchanging_copy(data)
+        else:  # the copy a file needs (contiguous, on CPU) is a private one
+            held = data.contiguous().cpu()
+        self._submit(lambda: write_tensor_file(path, held), path, held.nbytes)
+
+    def link(self, existing: Path, path: Path) -> None:
+        """Queue a second name, ``path``, for the file ``existing`` (queued before)."""
+        self._submit(lambda: link_tensor_file(existing, path), path, 0)
+
+    def wait(self) -> None:
+        """Return once every queued job is done (or given up after an error)."""
+        while self._pending:
+            self._finish_oldest()
+
+    def _submit(self, job: Callable[[], None], path: Path | None, size: int) -> None:
+        while self._pending and self._pending_bytes + size > QUEUE_BYTES:
+            self._finish_oldest()
+        if self.error is None:  # after an error, no further job is attempted
+            self._pending.append((self._worker.submit(self._run, job, path), size))
+            self._pending_bytes += size
+
+    def _run(self, job: Callable[[], None], path: Path | None) -> None:
+        if self.error is not None:
+            return
+        try:
+            job()
+        except OSError as error:
+            self.error = error
+        else:
+            if path is not None:
+                self.written.append(path)
+
+    def _finish_oldest(self) -> None:
+        future, size = self._pending.popleft()
+        self._pending_bytes -= size
+        future.result()  # the job keeps an OSError; anything else is a debugger bug and surfaces here

@@ -1,0 +1,250 @@
+"""``debug_port``: the whole loop of checking a port in one call.
+
+It traces the reference and the port on the same inputs (every layer, tensors in files), compares
+the traces with compare's defaults, compares the outputs the two models returned, writes the
+explorer page of the comparison, prints the verdict and returns it. Run it again after each fix.
+
+Example::
+
+    from model_debugging import debug_port
+
+    result = debug_port(reference_model, my_port, {"input_ids": input_ids})
+    result.equivalent  # True once the port computes what the reference computes
+
+The output directory (``debug_port`` by default) holds ``reference/`` and ``port/`` (the two
+traces), ``comparison.json``, ``comparison.html`` and ``renames.yaml`` (the alignment as rename
+rules for ``model-debugging compare --config``). A later run replaces them; a directory that
+holds anything else is refused rather than overwritten.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.rendering import render_terminal
+from model_debugging.compare.result import TraceComparison
+from model_debugging.debugger.context import model_addition_debugger_context
+from model_debugging.explorer.view import write_view
+from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
+
+RESULT_NAME = "comparison.json"
+PAGE_NAME = "comparison.html"
+RENAMES_NAME = "renames.yaml"
+_OURS = {"reference", "port", RESULT_NAME, PAGE_NAME, RENAMES_NAME}
+
+
+class DebugPortError(ValueError):
+    """An unusable argument: an output directory holding files ``debug_port`` did not write (it is
+    not overwritten), or a ``record_functions`` name the debugger does not know."""
+
+
+@dataclass(frozen=True)
+class PortCheck:
+    """The result of :func:`debug_port`: the trace comparison, and the outputs the models returned.
+
+    ``outputs_max_abs_diff`` is the largest difference between the first tensor each model
+    returned (the logits, the last hidden state, ...); None when one returned no tensor or another
+    shape (``outputs_note`` says which).
+    """
+
+    comparison: TraceComparison
+    outputs_match: bool
+    outputs_max_abs_diff: float | None
+    outputs_note: str | None
+    directory: Path
+
+    @property
+    def equivalent(self) -> bool:
+        """Every compared call agrees and so do the outputs the models returned."""
+        return self.outputs_match and self.comparison.equivalent
+
+    @property
+    def page(self) -> Path:
+        return self.directory / PAGE_NAME
+
+    def summary_line(self) -> str:
+        if self.outputs_note:
+            return f"returned outputs: {self.outputs_note}"
+        state = "equal within tolerance" if self.outputs_match else "DIFFER"
+        return f"returned outputs: {state} (max abs diff {self.outputs_max_abs_diff:.3g})"
+
+
+def _call(model: nn.Module, inputs: Any) -> Any:
+    if isinstance(inputs, Mapping):
+        return model(**inputs)
+    if isinstance(inputs, (tuple, list)):
+        return model(*inputs)
+    return model(inputs)
+
+
+def _first_tensor(value: Any) -> torch.Tensor | None:
+    """The first tensor in what a model returned (a tensor, a ModelOutput, a dict, a tuple, ...)."""
+    if isinstance(value, torch.Tensor):
+        return value
+    items = (
+        value.values() if isinstance(value, Mapping) else value if isinstance(value, (tuple, list)) else ()
+    )
+    return next((found for item in items if (found := _first_tensor(item)) is not None), None)
+
+
+def _prepared(directory: Path) -> None:
+    """Remove the files of an earlier run from ``directory``; refuse a directory with anything else."""
+    if directory.exists() and not directory.is_dir():
+        raise DebugPortError(f"{directory} exists and is not a directory")
+    if directory.is_dir():
+        others = sorted(path.name for path in directory.iterdir() if path.name not in _OURS)
+        if others:
+            raise DebugPortError(
+                f"{directory} holds files debug_port did not write ({', '.join(others[:3])}): "
+                "choose another output directory"
+            )
+        for name in ("reference", "port"):
+            shutil.rmtree(directory / name, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+
+
+def _trace(
+    model: nn.Module, inputs: Any, directory: Path, record_functions: Sequence[str]
+) -> tuple[Any, str | None]:
+    """What ``model`` returned, or why it returned nothing: a forward that raises is a finding
+    (the trace records the call it went through), not a reason to stop."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(
+                model_addition_debugger_context(
+                    model,
+                    debug_path=directory,
+                    do_prune_layers=False,
+                    use_repr=False,
+                    record_functions=record_functions,
+                )
+            )
+        except ValueError as error:  # an unknown record_functions name or an unusable directory
+            raise DebugPortError(str(error)) from None
+        try:
+            return _call(model, inputs), None
+        except Exception as error:  # the user's forward: what it raised is reported, as the trace shows
+            return None, f"{type(error).__name__}: {error}"
+
+
+def debug_port(
+    reference: nn.Module,
+    port: nn.Module,
+    inputs: Any,
+    *,
+    port_inputs: Any = None,
+    output_dir: str | os.PathLike = "debug_port",
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    boundaries: bool = False,
+    ignore: Iterable[str] = (),
+    record_functions: Sequence[str] = (),
+    verbose: bool = True,
+) -> PortCheck:
+    """Trace ``reference`` and ``port`` on ``inputs``, compare them, write the page, print the verdict.
+
+    Args:
+        reference (`torch.nn.Module`): the model the port must reproduce (in eval mode, with its weights).
+        port (`torch.nn.Module`): the port, with the converted weights.
+        inputs: what the models are called with: a dict (``model(**inputs)``), a tuple or list
+            (``model(*inputs)``) or a single value (``model(inputs)``).
+        port_inputs (*optional*): the port's inputs when its signature differs; defaults to ``inputs``.
+        output_dir (`str` or `os.PathLike`, *optional*, defaults to `"debug_port"`): where the traces,
+            ``comparison.json`` and ``comparison.html`` go (see the module docstring).
+        atol, rtol (`float`): compare's tolerances.
+        boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (see
+            `model_debugging.compare.boundaries`).
+        ignore (*optional*): regular expressions silencing calls on one side only.
+        record_functions (*optional*): functions to record in both models, e.g.
+            ``["torch.nn.functional.gelu"]`` (see `model_addition_debugger_context`).
+        verbose (`bool`, *optional*, defaults to `True`): print compare's report and the outputs' line.
+
+    Returns:
+        `PortCheck`: ``.equivalent``, ``.comparison`` (a `TraceComparison`: ``divergence_origin``, ...),
+        the returned outputs' difference and ``.page``.
+
+    Raises:
+        DebugPortError: ``output_dir`` holds files this function did not write, or a
+            ``record_functions`` name is unknown.
+        ValueError: a negative tolerance.
+    """
+    if atol < 0 or rtol < 0:
+        raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
+    directory = Path(output_dir)
+    _prepared(directory)
+    (expected, reference_error), (actual, port_error) = (
+        _trace(reference, inputs, directory / "reference", record_functions),
+        _trace(port, inputs if port_inputs is None else port_inputs, directory / "port", record_functions),
+    )
+    comparison = compare_traces(
+        directory / "reference",
+        directory / "port",
+        atol=atol,
+        rtol=rtol,
+        boundaries=boundaries,
+        ignore=ignore,
+    )
+    if reference_error or port_error:
+        raised = f"the {'reference' if reference_error else 'port'} raised {reference_error or port_error}"
+        check = PortCheck(comparison, False, None, f"{raised}: not compared", directory)
+    else:
+        check = _checked(comparison, _first_tensor(expected), _first_tensor(actual), atol, rtol, directory)
+    atomic_write_json(
+        directory / RESULT_NAME,
+        {
+            **comparison.to_dict(),
+            "outputs_match": check.outputs_match,
+            "outputs_max_abs_diff": check.outputs_max_abs_diff,
+        },
+    )
+    write_view(directory / "reference", check.page, compare=directory / "port", comparison=comparison)
+    if comparison.alignment is not None:
+        atomic_write_text(directory / RENAMES_NAME, comparison.alignment.rename_rules_yaml)
+    if verbose:
+        width = shutil.get_terminal_size().columns
+        lines = [
+            check.summary_line(),
+            f"page: {check.page}",
+            f"rename rules of the alignment: {directory / RENAMES_NAME}",
+            f"verdict: {'EQUIVALENT' if check.equivalent else 'NOT EQUIVALENT'}",
+        ]
+        print(render_terminal(comparison, width, rules=False))
+        print(
+            "\n".join(
+                wrapped for line in lines for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")
+            )
+        )
+    return check
+
+
+def _checked(
+    comparison: TraceComparison,
+    expected: torch.Tensor | None,
+    actual: torch.Tensor | None,
+    atol: float,
+    rtol: float,
+    directory: Path,
+) -> PortCheck:
+    if expected is None or actual is None:
+        note = f"the {'reference' if expected is None else 'port'} returned no tensor: not compared"
+        return PortCheck(comparison, False, None, note, directory)
+    if expected.shape != actual.shape:
+        note = f"DIFFER: shape {list(expected.shape)} vs {list(actual.shape)}"
+        return PortCheck(comparison, False, None, note, directory)
+    expected, actual = expected.detach().double(), actual.detach().double()
+    difference = (actual - expected).abs()
+    largest = float(difference.max()) if difference.numel() else 0.0
+    match = bool(torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True).all())
+    return PortCheck(comparison, match, largest if math.isfinite(largest) else math.inf, None, directory)

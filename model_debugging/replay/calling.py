@@ -1,0 +1,77 @@
+"""Making one call of the candidate on a reference call's arguments, and seeing what it did to them.
+
+The reference's rebuilt arguments become the candidate's through the target's own mapping (a
+function paired with a module) or an argument adapter; a call the candidate's signature does not
+accept is never attempted (:class:`~model_debugging.replay.adapters.CannotCall`). The call runs
+under ``torch.no_grad()``. Its tensor arguments are copied first and compared afterwards: a
+candidate that modifies an input in place (``x.add_(...)``) is seen even when what it returns is right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from model_debugging.replay.adapters import ArgumentAdapters, adapted_call, check_signature
+from model_debugging.replay.arguments import RecordedCall, flatten_output
+from model_debugging.replay.targets import Target
+
+
+def candidate_call(
+    target: Target, call: RecordedCall, adapters: ArgumentAdapters
+) -> tuple[RecordedCall, bool]:
+    """The arguments to give ``target`` for the reference's ``call``, and whether an argument adapter
+    made them (raises ``CannotCall``)."""
+    if target.arguments is not None:
+        call = target.arguments(call)
+    elif target.module is not None and target.call is target.module:
+        adapter = adapters.find(target.module, target.candidate_path)
+        if adapter is not None:
+            call = adapted_call(adapter, target.module, call)
+        shown = f"{target.candidate_path or 'the model'} ({type(target.module).__name__}).forward"
+        check_signature(target.module.forward, call, shown)
+        return call, adapter is not None
+    check_signature(target.call, call, target.candidate_path)
+    return call, False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call returned, or the exception it raised, and the inputs it modified in place."""
+
+    output: Any = None
+    error: Exception | None = None
+    modified: tuple[str, ...] = ()  # e.g. "args.0 (max change 100)"
+
+
+def run_call(function: Callable, call: RecordedCall) -> Outcome:
+    """Run ``function(*call.args, **call.kwargs)`` without gradients, watching its tensor arguments."""
+    given = {"args": call.args, "kwargs": call.kwargs}
+    before = {path: value.clone() for path, value in flatten_output(given) if isinstance(value, torch.Tensor)}
+    try:
+        with torch.no_grad():
+            output = function(*call.args, **call.kwargs)
+    except Exception as error:  # the candidate failing on the recorded inputs is reported, not raised
+        return Outcome(error=error)
+    after = dict(flatten_output(given))
+    return Outcome(output=output, modified=tuple(_changes(before, after)))
+
+
+def _changes(before: dict[str, torch.Tensor], after: dict[str, Any]):
+    for path, saved in before.items():
+        now = after[path]
+        if now.shape != saved.shape:
+            yield f"{path} (resized to {list(now.shape)})"
+            continue
+        inexact = now.is_floating_point() or now.is_complex()
+        same = (now == saved) | (now.isnan() & saved.isnan()) if inexact else now == saved
+        if bool(same.all()):
+            continue
+        if inexact:
+            change = float((now - saved).abs().double().nan_to_num(nan=float("inf")).max())
+            yield f"{path} (max change {change:.4g})"
+        else:
+            yield f"{path} ({int((~same).sum())} elements changed)"

@@ -1,0 +1,71 @@
+"""The scans of a check: the base revision, head's test files on base's library, and head.
+
+Base is exported with everything the scan reads (``scanned_paths``), so that an unchanged tree
+gives the same result on both sides. The middle scan is needed only when the change touches both
+the test files and the library: it is base's export with head's test files copied in. Head is
+scanned last: its test files are those of the middle scan (or of base, when only the library
+changed), so the parse cache answers it with a rescan of the models a library change concerns,
+which also says which changed files each of them read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from model_debugging.skips.pr_check.git_snapshot import changed_files, export_revision
+from model_debugging.skips.pr_check.introduced import Scans
+from model_debugging.skips.progress import ScanProgress
+from model_debugging.skips.rescan import ScanStats
+from model_debugging.skips.scan import scan_repository
+from model_debugging.skips.scanned_paths import LIBRARY_FOLDER, is_library_path, scanned_folders
+from model_debugging.skips.settings import DEFAULT_SETTINGS
+
+
+def scan_sides(repo: Path, commit: str, scratch: Path, *, progress: ScanProgress | None = None) -> Scans:
+    """Scan ``commit`` of ``repo`` (exported under ``scratch``) and ``repo``'s working tree."""
+    folders = scanned_folders(DEFAULT_SETTINGS)
+    base_tree = export_revision(repo, commit, scratch / "base", folders)
+    changed = changed_files(repo, commit, folders)
+    library = tuple(sorted(path for path in changed if is_library_path(path)))
+    tests = tuple(sorted(path for path in changed if not is_library_path(path)))
+
+    _say(progress, f"base {commit[:12]}:")
+    base = scan_repository(base_tree, progress=progress)
+    tests_only = None
+    if library and tests:
+        _say(progress, "head's test files on base's library:")
+        tests_only = scan_repository(_with_test_files_of(base_tree, repo, folders), progress=progress)
+    _say(progress, "head (working tree):")
+    stats = ScanStats()
+    head = scan_repository(repo, progress=progress, stats=stats)
+    if tests_only is None:
+        tests_only = head if tests else base
+    causes = stats.library_causes if stats.answer == "rescan" else None
+    return Scans(base, tests_only, head, tests, library, causes)
+
+
+def _say(progress: ScanProgress | None, text: str) -> None:
+    if progress is not None:
+        progress.line(text)
+
+
+def _with_test_files_of(tree: Path, repo: Path, folders: tuple[str, ...]) -> Path:
+    """``tree`` with its test folders replaced by ``repo``'s (their Python files: all a scan reads)."""
+    for folder in folders:
+        if folder == LIBRARY_FOLDER:
+            continue
+        shutil.rmtree(tree / folder, ignore_errors=True)
+        if (repo / folder).is_dir():
+            shutil.copytree(repo / folder, tree / folder, ignore=_not_python, symlinks=True)
+    return tree
+
+
+def _not_python(folder: str, names: list[str]) -> set[str]:
+    return {
+        name
+        for name in names
+        if name in ("__pycache__", ".git")
+        or (not name.endswith(".py") and not os.path.isdir(os.path.join(folder, name)))
+    }

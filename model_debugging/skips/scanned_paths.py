@@ -1,0 +1,44 @@
+"""What a scan reads of a checkout, named once: the PR check exports exactly these folders of the
+base revision, and the CI cache key hashes them.
+
+The scan reads the test files (the common files, every model's test files and the test modules they
+import, all under ``tests/``) and the library's sources under ``src/<package>/``; nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path, PurePosixPath
+
+from model_debugging.skips.settings import ScanSettings
+
+TESTS_FOLDER = "tests"  # imports of the test files are followed into this folder only
+LIBRARY_FOLDER = "src"  # src/<package>/ holds the library (see library/load.py)
+
+
+def scanned_folders(settings: ScanSettings) -> tuple[str, ...]:
+    """The top-level folders of a checkout a scan with ``settings`` reads, sorted."""
+    written = [settings.models_dir, *(common.path for common in settings.common_test_files)]
+    return tuple(sorted({TESTS_FOLDER, LIBRARY_FOLDER, *(PurePosixPath(path).parts[0] for path in written)}))
+
+
+def is_library_path(path: str) -> bool:
+    """Whether the checkout-relative ``path`` is one of the library's sources (else a test file)."""
+    return PurePosixPath(path).parts[:1] == (LIBRARY_FOLDER,)
+
+
+def scanned_files_digest(repo: str | os.PathLike, settings: ScanSettings) -> str:
+    """A digest of every Python file under the scanned folders of ``repo`` (paths and contents):
+    equal digests, equal inputs of a scan."""
+    repo = Path(repo)
+    digest = hashlib.sha256()
+    for folder in scanned_folders(settings):
+        for root, dirs, files in os.walk(repo / folder):
+            dirs[:] = sorted(name for name in dirs if name != "__pycache__" and not name.startswith("."))
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = Path(root, name)
+                    digest.update(f"{path.relative_to(repo).as_posix()}\0".encode())
+                    digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()

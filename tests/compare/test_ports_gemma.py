@@ -1,0 +1,77 @@
+"""compare, with its defaults and no rename file, on hand-written Gemma ports (tests/ports/gemma.py):
+each correct port is equivalent and each planted bug is found where it is."""
+
+import pytest
+
+from tests.compare.port_checks import check_rules_round_trip, check_verdict, run_compare
+from tests.ports import Style
+from tests.ports.gemma import Bug
+from tests.ports.traced import PortTraces
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("transformers")
+
+ROOT = "GemmaForCausalLM"
+# the reference module each bug is in (None: no bug)
+ORIGINS = {
+    Bug.NONE: None,
+    Bug.ROPE_CONVENTION: "model.layers.0.self_attn",
+    Bug.ROPE_SIGN: "model.layers.0.self_attn",
+    Bug.SWAPPED_FUSED_HALVES: "model.layers.1.mlp.gate_proj",
+    Bug.MISSING_ONE_PLUS_W: "model.layers.1.post_attention_layernorm",
+    Bug.RESIDUAL_FROM_NORMED: "model.layers.1",
+}
+# the mask is made by the model's own code: the plain port has no model wrapper, the other has
+MASK_ORIGINS = {Style.PLAIN: "", Style.KEYWORDS: "model"}
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    return PortTraces(tmp_path_factory.mktemp("gemma"))
+
+
+@pytest.mark.parametrize("style", list(Style), ids=str)
+@pytest.mark.parametrize("bug", list(Bug), ids=lambda bug: bug.name.lower())
+def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path):
+    code, result, printed = run_compare(*traces.get("gemma", style, bug), tmp_path / "result.json")
+    origin = MASK_ORIGINS[style] if bug is Bug.MASK_OFF_BY_ONE else ORIGINS[bug]
+    check_verdict(result, code, ROOT, origin, printed)
+    if bug is Bug.MASK_OFF_BY_ONE:  # the input that differs is named
+        assert "the inputs of GemmaForCausalLM.model.layers.0 differ: inputs.kwargs.attention_mask" in printed
+    if bug is Bug.SWAPPED_FUSED_HALVES:
+        assert "the parts are in another order" in " ".join(result["divergence_origin"]["details"])
+    if bug is Bug.RESIDUAL_FROM_NORMED:
+        assert f"before {ROOT}.model.layers.1.post_attention_layernorm" in result["origin_note"]
+        assert result["origin_note"].endswith("in its own code")
+
+
+@pytest.mark.parametrize("style", list(Style), ids=str)
+def test_with_gelu_recorded_the_activation_module_pairs_with_the_function(traces, style, tmp_path):
+    reference, port = traces.get("gemma", style, Bug.NONE, functions=True)
+    code, result, printed = run_compare(reference, port, tmp_path / "result.json")
+    check_verdict(result, code, ROOT, None, printed)
+    assert not any("act_fn" in call for call in result["unmatched_reference"])
+
+
+def test_logic_moved_out_of_the_embedding_is_equivalent_at_block_boundaries(traces, tmp_path):
+    reference, port = traces.get("gemma", Style.PLAIN, Bug.NONE, scale_in_forward=True)
+    code, result, printed = run_compare(reference, port, tmp_path / "all.json")
+    check_verdict(result, code, ROOT, "model.embed_tokens", printed)
+    code, result, printed = run_compare(reference, port, tmp_path / "boundaries.json", "--boundaries")
+    check_verdict(result, code, ROOT, None, printed)
+    assert [module["module_path"] for module in result["modules"]] == [
+        f"{ROOT}.model.layers.0", f"{ROOT}.model.layers.1", f"{ROOT}.model.norm", f"{ROOT}.lm_head"
+    ]  # fmt: skip
+    # a bug inside a block is still found, at the block it is in
+    code, result, printed = run_compare(
+        *traces.get("gemma", Style.PLAIN, Bug.MISSING_ONE_PLUS_W), tmp_path / "bug.json", "--boundaries"
+    )
+    check_verdict(result, code, ROOT, "model.layers.1", printed)
+
+
+@pytest.mark.parametrize("style", list(Style), ids=str)
+@pytest.mark.parametrize(
+    "bug", [Bug.NONE, Bug.MASK_OFF_BY_ONE, Bug.ROPE_SIGN], ids=lambda bug: bug.name.lower()
+)
+def test_the_inferred_alignment_passed_back_as_rules_gives_the_same_verdict(traces, style, bug, tmp_path):
+    check_rules_round_trip(*traces.get("gemma", style, bug), tmp_path)

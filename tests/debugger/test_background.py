@@ -1,0 +1,86 @@
+"""Tensor files written off the forward's thread: the bytes safetensors writes, the values the tensor had when recorded."""
+
+import errno
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.background import BackgroundWork
+from model_debugging.debugger.trace_format import tensor_files
+from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
+
+DTYPES = [
+    *(torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.bool),
+    *(torch.int64, torch.int32, torch.int16, torch.int8),
+    *(torch.uint64, torch.uint32, torch.uint16, torch.uint8),
+    *(torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0, 3), (1,), (2, 3), (3, 1, 5)], ids=str)
+def test_files_are_byte_identical_to_safetensors_save_file(tmp_path, dtype, shape):
+    tensor = (torch.randn(shape) * 4).to(dtype)
+    write_tensor_file(tmp_path / "ours.safetensors", tensor)
+    save_file({"data": tensor}, str(tmp_path / "theirs.safetensors"))
+    assert (tmp_path / "ours.safetensors").read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()
+
+
+def test_non_contiguous_and_negated_views_are_written_as_their_values(tmp_path):
+    base = torch.randn(4, 6)
+    views = {"transposed": base.t(), "strided": base[:, ::2], "negated": torch._neg_view(base)}
+    for name, tensor in views.items():
+        write_tensor_file(tmp_path / f"{name}.safetensors", tensor)
+        assert torch.equal(load_file(tmp_path / f"{name}.safetensors")["data"], tensor)
+
+
+@pytest.mark.parametrize("view", [False, True], ids=["owns its storage", "view into a larger storage"])
+def test_a_tensor_changed_after_it_was_queued_is_written_as_it_was(tmp_path, view):
+    storage = torch.arange(12, dtype=torch.float32)
+    tensor = storage[2:8] if view else storage
+    expected = tensor.clone()
+    queue = BackgroundWork()
+    queue.write(tmp_path / "a.safetensors", tensor)
+    tensor.add_(100)  # the model goes on and changes it in place
+    queue.link(tmp_path / "a.safetensors", tmp_path / "b.safetensors")
+    queue.wait()
+    assert queue.error is None and queue.written == [tmp_path / "a.safetensors", tmp_path / "b.safetensors"]
+    for name in ("a", "b"):
+        assert torch.equal(load_file(tmp_path / f"{name}.safetensors")["data"], expected)
+
+
+def test_after_a_failed_write_no_further_file_is_attempted(tmp_path, monkeypatch):
+    def disk_full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tensor_files, "_write_safetensors", disk_full)
+    queue = BackgroundWork()
+    for name in ("a", "b", "c"):
+        queue.write(tmp_path / f"{name}.safetensors", torch.ones(3))
+    queue.wait()
+    assert "a.safetensors" in str(queue.error) and "No space left" in str(queue.error)
+    assert queue.written == [] and list(tmp_path.iterdir()) == []
+
+
+class Doubler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Identity()
+        self.second = nn.Identity()
+
+    def forward(self, x):
+        y = self.first(x)
+        y.mul_(2)  # in place, while the first record's file may still be queued
+        return self.second(y)
+
+
+def test_a_trace_records_each_tensor_as_it_was_when_recorded(tmp_path):
+    x = torch.arange(6, dtype=torch.float32)
+    with model_addition_debugger_context(Doubler(), debug_path=tmp_path, use_repr=False) as model:
+        model(x.clone())
+    files = {path.name: load_file(path)["data"] for path in tmp_path.glob("*.safetensors")}
+    assert torch.equal(files["Doubler.first_outputs.safetensors"], x)
+    assert torch.equal(files["Doubler.second_inputs_args_0.safetensors"], x * 2)

@@ -1,0 +1,181 @@
+"""debug_port and ``model-debugging debug-port``: the whole loop in one call, as a porter runs it."""
+
+import json
+import textwrap
+
+import pytest
+import torch
+
+from model_debugging import debug_port
+from model_debugging.porting.api import DebugPortError
+from model_debugging.porting.command import main
+
+REFERENCE = """
+import torch
+from torch import nn
+
+
+class Reference(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed, self.norm, self.head = nn.Linear(4, 8), nn.LayerNorm(8), nn.Linear(8, 3)
+
+    def forward(self, features, scale=1.0):
+        return self.head(self.norm(self.embed(features)) * scale)
+"""
+# the port lives in a file of its own beside the script, as a porter's package would
+PORT = """
+import torch
+from torch import nn
+
+
+class Port(nn.Module):
+    def __init__(self, bug=False):
+        super().__init__()
+        self.bug = bug
+        self.proj, self.ln, self.out = nn.Linear(4, 8), nn.LayerNorm(8), nn.Linear(8, 3)
+
+    def forward(self, features, scale=1.0):
+        hidden = self.ln(self.proj(features)) * scale
+        if self.bug:
+            hidden = hidden.flip(-1)
+        return self.out(hidden)
+
+
+def converted(reference, bug=False):
+    port = Port(bug)
+    port.load_state_dict(dict(zip(port.state_dict(), reference.state_dict().values())))
+    return port.eval()
+"""
+SCRIPT = """
+import torch
+
+from my_port import converted
+from my_reference import Reference
+
+
+def build_reference():
+    return Reference().eval()
+
+
+def build_port(reference):
+    return converted(reference, bug=BUG)
+
+
+def build_inputs():
+    return {"features": torch.randn(2, 5, 4, generator=torch.Generator().manual_seed(1)), "scale": 2.0}
+"""
+
+
+@pytest.fixture
+def script(tmp_path):
+    """``script(bug)``: a porter's script in a folder of its own, beside the files it imports."""
+
+    def write(bug: bool) -> str:
+        folder = tmp_path / f"project_{bug}"
+        folder.mkdir()
+        (folder / "my_reference.py").write_text(REFERENCE)
+        (folder / "my_port.py").write_text(PORT)
+        (folder / "check_port.py").write_text(textwrap.dedent(SCRIPT).replace("BUG", str(bug)))
+        return str(folder / "check_port.py")
+
+    return write
+
+
+def test_a_correct_port_is_equivalent_in_one_command(script, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    output = tmp_path / "out"
+    assert main([script(False), "--output_dir", str(output)]) == 0
+    printed = capsys.readouterr().out
+    assert "result: EQUIVALENT within tolerance" in printed
+    assert "returned outputs: equal within tolerance (max abs diff 0)" in printed
+    assert printed.rstrip().endswith("verdict: EQUIVALENT")
+    assert max(map(len, printed.splitlines())) <= 100
+    assert {path.name for path in output.iterdir()} == {
+        "reference", "port", "comparison.json", "comparison.html", "renames.yaml"
+    }  # fmt: skip
+    assert json.loads((output / "comparison.json").read_text())["equivalent"] is True
+    assert "Port.proj" in (output / "comparison.html").read_text()
+
+
+def test_a_bug_is_named_and_a_second_run_replaces_the_first(script, tmp_path, capsys):
+    output = tmp_path / "out"
+    assert main([script(False), "--output_dir", str(output)]) == 0
+    assert main([script(True), "--output_dir", str(output)]) == 1
+    printed = capsys.readouterr().out
+    assert "divergence origin: Reference (inside it, the inputs of Reference.head differ" in printed
+    assert "returned outputs: DIFFER" in printed
+    assert json.loads((output / "comparison.json").read_text())["equivalent"] is False
+
+
+def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, capsys):
+    output = tmp_path / "mine"
+    output.mkdir()
+    (output / "notes.txt").write_text("keep me")
+    assert main([script(False), "--output_dir", str(output)]) == 2
+    error = capsys.readouterr().err
+    assert error.strip() == (
+        f"model-debugging debug-port: error: {output} holds files debug_port did not write (notes.txt): "
+        "choose another output directory"
+    )
+    assert [path.name for path in output.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["nowhere.py"], "nowhere.py: no such file"),
+        (["--port", "build_it"], "check_port defines no 'build_it'"),
+        (
+            ["--record_function", "no_such_function"],
+            "record_functions: no Python function 'no_such_function'",
+        ),
+    ],
+)
+def test_unusable_input_exits_2_with_one_line(script, tmp_path, capsys, arguments, message):
+    path = script(False)
+    argv = arguments if arguments[0].endswith(".py") else [path, *arguments]
+    assert main([*argv, "--output_dir", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and message in error
+
+
+class Raising(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.second(self.first(x).view(2, 3))
+
+
+def test_a_port_that_raises_is_a_finding_named_at_the_module(tmp_path, capsys):
+    torch.manual_seed(0)
+    reference, port = Raising().eval(), Raising().eval()
+    reference.forward = lambda x: reference.second(reference.first(x))
+    port.load_state_dict(reference.state_dict())
+    result = debug_port(reference, port, torch.randn(2, 4), output_dir=tmp_path / "out")
+    assert not result.equivalent
+    assert result.outputs_note.startswith("the port raised RuntimeError: shape '[2, 3]' is invalid")
+    assert result.comparison.divergence_origin is not None
+    assert "verdict: NOT EQUIVALENT" in capsys.readouterr().out
+    with pytest.raises(DebugPortError, match="holds files debug_port did not write"):
+        (tmp_path / "out" / "x.txt").write_text("")
+        debug_port(reference, port, torch.randn(2, 4), output_dir=tmp_path / "out", verbose=False)
+
+
+@pytest.mark.integration
+def test_a_hand_written_gemma_port_with_the_api(tmp_path, capsys):
+    pytest.importorskip("transformers")
+    from tests.ports import Style, gemma
+
+    reference = gemma.reference()
+    check = debug_port(
+        reference, gemma.port(reference, Style.PLAIN), gemma.inputs(), output_dir=tmp_path / "ok"
+    )
+    assert check.equivalent and check.outputs_max_abs_diff == 0.0
+    buggy = gemma.port(reference, Style.KEYWORDS, gemma.Bug.ROPE_SIGN)
+    check = debug_port(reference, buggy, gemma.inputs(), output_dir=tmp_path / "bug", verbose=False)
+    assert check.comparison.divergence_origin.module_path == "GemmaForCausalLM.model.layers.0.self_attn"
+    assert check.page.is_file()

@@ -1,0 +1,51 @@
+"""Ports written by hand the way porters write them, of three transformers architectures, for the
+tests of compare and replay.
+
+Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
+at random so that norms and biases matter), two ports of it and the conversion of its weights:
+
+- :mod:`.gemma`: a decoder (GemmaForCausalLM: ``1 + w`` norms, RoPE, grouped-query attention);
+- :mod:`.vit`: a vision encoder (ViTForImageClassification);
+- :mod:`.t5`: an encoder-decoder (T5ForConditionalGeneration, gated-GELU feed-forward).
+
+Both ports of an architecture compute the same function as the reference, written differently:
+fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where
+the reference has an activation module, and one of two signature styles (:class:`Style`). Each
+module's ``Bug`` lists the porting bugs it can plant, one at a time; with ``Bug.NONE`` the port's
+outputs agree with the reference's to float32 rounding.
+
+Usage::
+
+    from tests.ports import Style, gemma
+
+    reference = gemma.reference()
+    port = gemma.port(reference, Style.PLAIN, gemma.Bug.ROPE_SIGN)
+    reference(gemma.inputs()), port(gemma.inputs())
+"""
+
+from __future__ import annotations
+
+import enum
+
+import torch
+from torch import nn
+
+
+class Style(str, enum.Enum):
+    """How a port's modules are called."""
+
+    # Block(x, cos, sin, mask): positional arguments, boolean masks, no ``model`` wrapper, own names
+    PLAIN = "plain"
+    # transformers-style keyword arguments (hidden_states=, attention_mask=, position_embeddings=)
+    KEYWORDS = "keywords"
+
+
+def randomize(model: nn.Module, seed: int = 0, scale: float = 0.2) -> nn.Module:
+    """Draw every parameter of ``model`` at random (norm weights around 1 stay around 1, biases
+    around 0 leave 0), so that a bug in a norm or a bias changes the outputs."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            noise = torch.randn(parameter.shape, generator=generator) * scale
+            parameter.copy_(parameter + noise)
+    return model.eval()

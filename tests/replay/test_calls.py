@@ -1,0 +1,181 @@
+"""Calls a port cannot take as the reference's were made: said so (in the terminal), adapted, never blamed.
+
+The port is the plain-style Gemma port of ``tests/ports`` (``Block(x, cos, sin, mask)``, a boolean
+mask, fused projections, no ``model`` wrapper), given to ``--model`` as a script the way a porter
+writes one, with and without argument adapters.
+"""
+
+import sys
+import textwrap
+
+import pytest
+
+from model_debugging.cli import main
+from tests.ports import Style, gemma
+from tests.ports.catalog import trace
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("transformers")
+
+SCRIPT = """
+from tests.ports import Style, gemma
+
+def build_model():
+    return gemma.port(gemma.reference(), Style.PLAIN, gemma.Bug.{bug})
+"""
+ADAPTERS = """
+def block_arguments(block, hidden_states, attention_mask=None, position_embeddings=None, **_):
+    cos, sin = position_embeddings
+    return (hidden_states, cos[:, None], sin[:, None], attention_mask == 0), {}
+
+REPLAY_ADAPTERS = {gemma.Block: block_arguments, "blocks.*.attn": block_arguments}
+"""
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    """The reference's trace and the plain ports' (correct, and with a residual bug), for --compare."""
+    directory = tmp_path_factory.mktemp("gemma")
+    reference = gemma.reference()
+    ports = {
+        bug: trace(gemma.port(reference, Style.PLAIN, gemma.Bug[bug]), directory / bug, gemma.inputs())
+        for bug in ("NONE", "RESIDUAL_FROM_NORMED")
+    }
+    return trace(reference, directory / "reference", gemma.inputs()), ports
+
+
+def script(tmp_path, bug="NONE", adapters=False):
+    path = tmp_path / "port.py"
+    path.write_text(textwrap.dedent(SCRIPT.format(bug=bug)) + (ADAPTERS if adapters else ""))
+    return str(path)
+
+
+def replay_command(traces, model, *options, bug="NONE"):
+    reference, ports = traces
+    return main(["replay", str(reference), "--model", model, "--compare", str(ports[bug]), *options])
+
+
+def test_a_call_the_port_cannot_take_is_not_replayed_and_the_terminal_says_why(traces, tmp_path, capsys):
+    assert replay_command(traces, script(tmp_path), "--module", "model.layers.0") == 2
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())  # the report is wrapped to the terminal's width
+    assert "0 wrong on identical inputs, 1 not replayed" in out
+    assert (
+        "GemmaForCausalLM.model.layers.0: blocks.0 (Block).forward(x, cos, sin, mask) does not accept" in out
+    )
+    assert "missing a required argument: 'cos'" in out
+    assert "give replay an argument adapter" in out
+    assert captured.err.strip().endswith(
+        "no call could be replayed on the candidate (1 tried; reasons above)"
+    )
+
+
+def test_an_argument_adapter_defined_beside_build_model_makes_the_call(traces, tmp_path, capsys):
+    model = script(tmp_path, adapters=True)
+    assert (
+        replay_command(traces, model, "--module", "model.layers.0", "--module", "model.layers.1.self_attn")
+        == 0
+    )
+    assert "2 correct on identical inputs, 0 wrong on identical inputs, 0 not replayed" in " ".join(
+        capsys.readouterr().out.split()
+    )
+
+
+@pytest.mark.parametrize(
+    ("adapters", "bug_in"),
+    [
+        # the block cannot be called: the bug is placed in the smallest call replay could make,
+        # and the block is named only as where the first difference lies
+        (False, "GemmaForCausalLM"),
+        (True, "GemmaForCausalLM.model.layers.1"),
+    ],
+)
+def test_bisection_never_blames_a_module_it_could_not_call(traces, tmp_path, capsys, adapters, bug_in):
+    model = script(tmp_path, "RESIDUAL_FROM_NORMED", adapters)
+    json_path = tmp_path / "result.json"
+    assert (
+        replay_command(traces, model, "--bisect", "--json", str(json_path), bug="RESIDUAL_FROM_NORMED") == 1
+    )
+    out = " ".join(capsys.readouterr().out.split())
+    assert f'"bug_in": "{bug_in}"' in json_path.read_text()
+    assert f"smallest module wrong on identical inputs: {bug_in}" in out
+    if not adapters:
+        assert "lies in GemmaForCausalLM.model.layers.1, which could not be replayed alone" in out
+        assert "the bug is in its own code or in what it is given" in out
+    else:
+        assert (
+            "the bug is in its own code, before model.layers.1.post_attention_layernorm inputs.args.0" in out
+        )
+
+
+TOY_PORT = """
+import torch
+from torch import nn
+
+from toy_sizes import HIDDEN, WIDE  # a sibling file, imported when the script is loaded
+
+
+def scale_and_shift(x, block, factor=2.0):  # found by replay in the module defining Block
+    return x * factor * block.gain
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc_in, self.fc_out = nn.Linear(HIDDEN, WIDE), nn.Linear(WIDE, HIDDEN)
+        self.gain = nn.Parameter(torch.ones(WIDE))
+
+    def forward(self, x, scale=True, mode="plain"):
+        hidden = self.fc_in(x)
+        if scale:
+            hidden = scale_and_shift(hidden, self, factor=0.5)
+        return x + self.fc_out(torch.nn.functional.softmax(hidden, dim=-1))
+
+
+class Toy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed, self.blocks = nn.Linear(4, HIDDEN), nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(HIDDEN, 2)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x, scale=True, mode="plain")
+        return self.head(x)
+
+
+def build_model():
+    from toy_weights import load  # a sibling file, imported only when the model is built
+
+    return load(Toy()).eval()
+"""
+TOY_SIZES = """
+HIDDEN, WIDE = 8, 16
+"""
+TOY_WEIGHTS = """
+from tests.replay import toys
+
+
+def load(model):
+    model.load_state_dict(toys.build_model().state_dict())
+    return model
+"""
+
+
+def test_a_model_script_is_a_real_module_with_its_folder_importable_for_the_whole_run(tmp_path, capsys):
+    from tests.replay import toys
+    from tests.replay.test_command import trace_toy
+
+    reference = trace_toy(toys.build_model(), tmp_path / "reference")
+    folder = tmp_path / "port"
+    folder.mkdir()
+    for name, text in (("toy_port", TOY_PORT), ("toy_sizes", TOY_SIZES), ("toy_weights", TOY_WEIGHTS)):
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    path_before = list(sys.path)
+
+    assert main(["replay", str(reference), "--model", str(folder / "toy_port.py")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    # the recorded helper is found in the script that defines the candidate's classes
+    assert "11 correct on identical inputs, 0 wrong on identical inputs, 0 not replayed" in out
+    assert sys.path == path_before and "toy_port" not in sys.modules

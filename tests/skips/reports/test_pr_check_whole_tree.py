@@ -1,0 +1,279 @@
+"""The PR check on a whole checkout in one git repository (tests/, src/, utils/), as transformers is.
+
+The base revision is scanned with the library, as the working tree is: an unchanged tree has no
+new skip. A skip added to one class of a model with two classes is listed with its class, file and
+line; a library edit that flips a run-time skip is listed with the library file that caused it.
+"""
+
+import re
+import textwrap
+
+import pytest
+
+from model_debugging.skips.pr_check.command import main
+
+from .conftest import git
+
+COMMON = """
+import inspect
+import unittest
+
+
+class ModelTesterMixin:
+    model_tester = None
+    all_model_classes = ()
+
+    def test_forward(self):
+        run()
+
+    def test_sdpa(self):
+        for model_class in self.all_model_classes:
+            if not model_class._supports_sdpa:
+                self.skipTest(f"{model_class.__name__} does not support SDPA")
+
+    def test_inputs_embeds(self):
+        for model_class in self.all_model_classes:
+            if "inputs_embeds" not in inspect.signature(model_class.forward).parameters:
+                self.skipTest(reason="This model doesn't use `inputs_embeds`")
+"""
+
+GENERATION = """
+import unittest
+
+
+class GenerationTesterMixin:
+    def test_greedy_generate(self):
+        run()
+
+
+class GenerationIntegrationTests(unittest.TestCase):
+    def test_stopping_criteria(self):
+        run()
+"""
+
+# alpha has two test classes, as whisper has; gamma's model is built on alpha's classes
+ALPHA = """
+import unittest
+
+from transformers import AlphaForCausalLM, AlphaModel
+
+from ...test_modeling_common import ModelTesterMixin
+
+
+def check_outputs(test):
+    test.assertTrue(True)
+
+
+class AlphaModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = (AlphaModel, AlphaForCausalLM) if is_torch_available() else ()
+
+    def test_forward(self):
+        check_outputs(self)
+
+
+class AlphaEncoderModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = (AlphaModel,) if is_torch_available() else ()
+
+    @unittest.skip("the encoder takes no embeddings")
+    def test_inputs_embeds(self):
+        pass
+"""
+
+MODEL_TEST = """
+import unittest
+
+from transformers import {name}Model
+
+from ...test_modeling_common import ModelTesterMixin
+
+
+class {name}ModelTest(ModelTesterMixin, unittest.TestCase):
+    all_model_classes = ({name}Model,) if is_torch_available() else ()
+"""
+
+LIBRARY = {
+    "src/transformers/modeling_utils.py": """
+        class PreTrainedModel(nn.Module):
+            _supports_sdpa = False
+    """,
+    "src/transformers/configuration_utils.py": """
+        class PreTrainedConfig:
+            pass
+    """,
+    "src/transformers/models/alpha/modeling_alpha.py": """
+        class AlphaPreTrainedModel(PreTrainedModel):
+            base_model_prefix = "alpha"
+            _supports_sdpa = True
+
+        class AlphaModel(AlphaPreTrainedModel):
+            def forward(self, input_ids=None, inputs_embeds=None):
+                pass
+
+        class AlphaForCausalLM(AlphaPreTrainedModel):
+            def forward(self, input_ids=None, inputs_embeds=None, labels=None):
+                pass
+    """,
+    "src/transformers/models/beta/modeling_beta.py": """
+        class BetaModel(PreTrainedModel):
+            def forward(self, input_ids=None):
+                pass
+    """,
+    "src/transformers/models/gamma/modeling_gamma.py": """
+        from ..alpha.modeling_alpha import AlphaPreTrainedModel
+
+        class GammaModel(AlphaPreTrainedModel):
+            def forward(self, input_ids=None, inputs_embeds=None):
+                pass
+    """,
+}
+
+
+def write(repo, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = repo / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def edit(repo, relative: str, old: str, new: str) -> None:
+    path = repo / relative
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def whole_tree(tmp_path, monkeypatch):
+    """A transformers-like git repository: tests/, src/ and utils/, three models, one commit."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = tmp_path / "transformers"
+    write(
+        repo,
+        {
+            "tests/__init__.py": "",
+            "tests/models/__init__.py": "",
+            "tests/test_modeling_common.py": COMMON,
+            "tests/generation/test_utils.py": GENERATION,
+            "tests/models/alpha/test_modeling_alpha.py": ALPHA,
+            "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta"),
+            "tests/models/gamma/test_modeling_gamma.py": MODEL_TEST.format(name="Gamma"),
+            # two files of gamma define a class of the same name (as dpt's do); the second skips a test
+            "tests/models/gamma/test_modeling_gamma_backbone.py": MODEL_TEST.format(name="Gamma")
+            + '\n    @unittest.skip("no backbone output")\n    def test_forward(self):\n        pass\n',
+            "utils/check_repo.py": "print('checked')\n",
+            "README.md": "transformers\n",
+            **LIBRARY,
+        },
+    )
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    return repo
+
+
+def rows(output: str) -> list[list[str]]:
+    """The rows of the terminal table, split on runs of two or more spaces."""
+    return [re.split(r" {2,}", line.strip()) for line in output.splitlines() if line.startswith("test_")]
+
+
+def test_an_unchanged_whole_tree_has_no_new_skip(whole_tree, capsys):
+    """Not even alpha's encoder class, which skips a test alpha's other class runs, nor gamma's
+    second GammaModelTest, which does the same from another file."""
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "No new skips compared with `HEAD`." in out
+    assert rows(out) == []
+
+
+def test_a_skip_in_one_class_of_a_model_is_listed_with_its_class_file_and_line(whole_tree, tmp_path, capsys):
+    edit(
+        whole_tree,
+        "tests/models/alpha/test_modeling_alpha.py",
+        "    def test_forward(self):\n        check_outputs(self)",
+        '    def test_forward(self):\n        self.skipTest(reason="flaky on CI")\n        check_outputs(self)',
+    )
+    markdown = tmp_path / "new_skips.md"
+    assert main(["--repo", str(whole_tree), "--base", "HEAD", "--markdown", str(markdown)]) == 1
+    assert (
+        "| test_forward | alpha | AlphaModelTest | tests/models/alpha/test_modeling_alpha.py:15 | flaky on CI "
+        "| ran | 0/3 (0.0%) | 0/3 (0.0%) | test files | ⚠️ rarely skipped |"
+    ) in markdown.read_text(encoding="utf-8")  # alpha still runs the test in AlphaEncoderModelTest
+    assert len(rows(capsys.readouterr().out)) == 1
+
+
+def test_a_library_edit_that_flips_a_run_time_skip_names_the_library_file(whole_tree, tmp_path, capsys):
+    edit(whole_tree, "src/transformers/models/alpha/modeling_alpha.py", "    _supports_sdpa = True\n", "")
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 1
+    found = rows(capsys.readouterr().out)
+    cause = "library: src/transformers/models/alpha/modeling_alpha.py"
+    assert [(row[0], row[1], row[2], row[-2], row[-1]) for row in found] == [
+        ("test_sdpa", "alpha", "AlphaEncoderModelTest", cause, "⚠️ library change"),
+        ("test_sdpa", "alpha", "AlphaModelTest", cause, "⚠️ library change"),
+        ("test_sdpa", "gamma", "GammaModelTest", cause, "⚠️ library change"),  # built on alpha's classes
+        ("test_sdpa", "gamma", "GammaModelTest", cause, "⚠️ library change"),  # and in its second file
+    ]
+    listed_only = tmp_path / "listed.yaml"
+    listed_only.write_text("pr_check:\n  flag_library_skips: false\n", encoding="utf-8")
+    assert main(["--repo", str(whole_tree), "--base", "HEAD", "--config", str(listed_only)]) == 0
+    assert len(rows(capsys.readouterr().out)) == 4
+
+
+def test_a_test_and_a_library_change_together_each_explain_their_own_skips(whole_tree, capsys):
+    edit(whole_tree, "src/transformers/models/alpha/modeling_alpha.py", "    _supports_sdpa = True\n", "")
+    edit(
+        whole_tree,
+        "tests/models/beta/test_modeling_beta.py",
+        "    all_model_classes",
+        '    @unittest.skip("not yet")\n    def test_forward(self):\n        pass\n\n    all_model_classes',
+    )
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 1
+    causes = {(row[0], row[1]): row[-2] for row in rows(capsys.readouterr().out)}
+    assert causes[("test_forward", "beta")] == "test files"
+    assert causes[("test_sdpa", "gamma")] == "library: src/transformers/models/alpha/modeling_alpha.py"
+
+
+def test_harmless_refactors_give_no_rows(whole_tree, capsys):
+    alpha = "tests/models/alpha/test_modeling_alpha.py"
+    edit(whole_tree, alpha, "def check_outputs(test):", "def verify_outputs(test):")  # a renamed helper
+    edit(whole_tree, alpha, "        check_outputs(self)", "        verify_outputs(self)")
+    text = (whole_tree / alpha).read_text(encoding="utf-8")  # a moved class: the encoder test first
+    head, model_test, encoder_test = re.split(r"\n\n\n(?=class )", text)
+    (whole_tree / alpha).write_text(
+        f"{head}\n\n\n{encoder_test.rstrip()}\n\n\n{model_test}", encoding="utf-8"
+    )
+    edit(  # a reformatted file
+        whole_tree,
+        "tests/models/beta/test_modeling_beta.py",
+        "    all_model_classes = (BetaModel,) if is_torch_available() else ()",
+        "    # the classes under test\n    all_model_classes = (\n        (BetaModel,)\n        if is_torch_available()\n"
+        "        else ()\n    )",
+    )
+    edit(
+        whole_tree,
+        "src/transformers/models/alpha/modeling_alpha.py",
+        "        pass",
+        "        return None",
+    )
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 0
+    assert rows(capsys.readouterr().out) == []
+
+
+def test_a_shallow_checkout_fetches_the_base_commit_alone(whole_tree, tmp_path, capsys):
+    edit(whole_tree, "README.md", "transformers", "transformers, again")  # the base has a parent
+    git(whole_tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "readme")
+    base = git(whole_tree, "rev-parse", "HEAD").strip()
+    edit(whole_tree, "utils/check_repo.py", "checked", "checked again")  # a commit the check does not read
+    git(whole_tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "utils")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{whole_tree}", str(clone))
+    assert main(["--repo", str(clone), "--base", base]) == 2
+    assert "--fetch_base_from origin" in capsys.readouterr().err
+    assert main(["--repo", str(clone), "--base", base, "--fetch_base_from", "origin"]) == 0
+    assert "No new skips" in capsys.readouterr().out
+    assert git(clone, "rev-list", "--count", base).strip() == "1"  # the base commit, not its history
+
+
+def test_a_base_that_cannot_be_fetched_is_a_one_line_error(whole_tree, capsys):
+    assert main(["--repo", str(whole_tree), "--base", "f" * 40, "--fetch_base_from", "nowhere"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "git fetch" in err and "nowhere" in err

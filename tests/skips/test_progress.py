@@ -1,0 +1,40 @@
+"""A long scan shows every phase with its count: a bar on a terminal, a line with its time in a CI log."""
+
+import io
+
+from model_debugging.skips import scan_repository
+from model_debugging.skips.progress import ScanProgress
+from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+
+
+def test_a_terminal_gets_a_bar_per_phase_with_its_count(checkout, tmp_path):  # noqa: F811
+    shown = io.StringIO()
+    scan_repository(
+        checkout, cache_dir=tmp_path / "cache", jobs=1, progress=ScanProgress(shown, interactive=True)
+    )
+    bars = shown.getvalue()
+    for phase, count in (
+        ("parsing test files", "4/4"),
+        ("reading the library", "11/11"),
+        ("evaluating models", "2/2"),
+    ):
+        assert phase in bars and count in bars, phase
+
+
+def test_a_log_gets_one_line_per_phase_and_says_how_a_warm_scan_was_answered(checkout, tmp_path):  # noqa: F811
+    lines = io.StringIO()
+    scan_repository(
+        checkout, cache_dir=tmp_path / "cache", jobs=1, progress=ScanProgress(lines, interactive=False)
+    )
+    first = lines.getvalue().splitlines()
+    assert [line.split(" in ")[0] for line in first] == [
+        "parsing test files: 4 files",
+        "reading the library: 11 files",
+        "evaluating models: 2 models",
+    ]
+    assert all(line.endswith(" s") for line in first)
+    again = io.StringIO()
+    scan_repository(
+        checkout, cache_dir=tmp_path / "cache", jobs=1, progress=ScanProgress(again, interactive=False)
+    )
+    assert again.getvalue() == "no scanned file changed since a scan of the same files: its result stands\n"
