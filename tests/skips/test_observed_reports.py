@@ -12,7 +12,8 @@ import pytest
 
 from model_debugging.skips import scan_repository
 from model_debugging.skips.command import main as scan_main
-from model_debugging.skips.observed import ReportError, read_reports, with_combined_status
+from model_debugging.reporting.scan_results import ScanResultsError, scan_results_frame
+from model_debugging.skips.observed import ReportError, read_reports
 
 MODEL = """
 import unittest
@@ -269,15 +270,23 @@ def test_reports_compare_results_by_the_combined_status():
                 "models_skipped": ["b", "d"],
                 "models_undecided": [],
                 "models_not_applicable": [],
+                "decided_by_observation": ["c", "d"],
+                "disagreements": [],
                 "reasons_observed": {"d": "no outputs"},
             },
         },
-        "test_y": {"origin": "common", "models_ran": ["a"], "models_skipped": []},
+        "test_y": {
+            "origin": "common",
+            "models_ran": ["a"],
+            "models_skipped": [],
+            "skipped_proportion": 0.0,
+            "reasons_skipped": [],
+        },
     }
-    combined = with_combined_status(results)
-    assert combined["test_y"] == results["test_y"]
+    frame = scan_results_frame(results)
+    assert frame.at["test_y", "models_ran"] == ["a"]
     assert {
-        key: combined["test_x"][key]
+        key: frame.at["test_x", key]
         for key in ("models_ran", "models_skipped", "models_inert", "models_undecided")
     } == {
         "models_ran": ["c"],
@@ -285,5 +294,12 @@ def test_reports_compare_results_by_the_combined_status():
         "models_inert": ["a"],
         "models_undecided": [],
     }
-    assert combined["test_x"]["skipped_proportion"] == 0.5  # the inert pair ran
-    assert combined["test_x"]["reasons_skipped"] == ["b: broken", "d: no outputs"]
+    assert frame.at["test_x", "skipped_proportion"] == 0.5  # the inert pair ran
+    assert frame.at["test_x", "reasons_skipped"] == ["b: broken", "d: no outputs"]
+    note = frame.attrs["combined"]
+    assert (note.tests, note.decided_by_runs, note.disagreements, note.inert) == (1, 2, 0, 1)
+    del results["test_x"]["combined"]["models_inert"]
+    with pytest.raises(
+        ScanResultsError, match="scan.json: test 'test_x': missing key 'combined.models_inert'"
+    ):
+        scan_results_frame(results, "scan.json")

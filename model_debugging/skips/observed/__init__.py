@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from model_debugging.skips.observed.combined import ObservedJoin, join_observed, with_combined_status
+from model_debugging.skips.observed.combined import ObservedJoin, join_observed
 from model_debugging.skips.observed.detect import read_reports
 from model_debugging.skips.observed.naming import Namer
 from model_debugging.skips.observed.records import Report, ReportError
@@ -24,7 +24,6 @@ __all__ = [
     "Report",
     "ReportError",
     "read_reports",
-    "with_combined_status",
     "with_observations",
 ]
 

@@ -3,15 +3,15 @@
 :func:`join_observed` is what ``scan_repository(..., observed=...)`` attaches to its result. Each
 test's entry of ``all_tests_scan_result.json`` then gets a ``combined`` key with the combined
 lists (``models_ran``, ``models_inert``, ``models_skipped``, ``models_undecided``,
-``models_not_applicable``); :func:`with_combined_status` gives a result JSON whose upstream keys hold
-them, for the reports that compare results.
+``models_not_applicable``); the reports that compare results read them
+(:mod:`model_debugging.reporting.scan_results`).
 """
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,8 @@ class ObservedJoin:
     """The join of a scan with the reports of test runs (see :mod:`~model_debugging.skips.observed.join`).
 
     ``pairs`` holds every pair a run saw; ``stale_runs`` the pairs runs with skip decorators ignored
-    saw (they decide nothing here); ``tallies`` how each report's items were named.
+    saw (they decide nothing here); ``tallies`` how each report's items were named;
+    ``static_inert`` the pairs found inert from the sources (test -> models).
     """
 
     tests: Mapping[str, CombinedTest]
@@ -51,6 +52,7 @@ class ObservedJoin:
     stale_runs: Mapping[tuple[str, str], JoinedPair]
     tallies: tuple[ReportTally, ...]
     warnings: tuple[str, ...]
+    static_inert: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def undecided(self) -> tuple[int, int]:
@@ -118,6 +120,7 @@ def join_observed(
         join_pairs(tests, stale_seen, {}),
         all_tallies,
         tuple(_warnings(all_tallies, repo)),
+        {name: tuple(models) for name, models in inert.items()},
     )
 
 
@@ -180,34 +183,3 @@ def _warnings(tallies: Sequence[ReportTally], repo: Path) -> list[str]:
                 "in this run: their tests are not observed"
             )
     return warnings
-
-
-def with_combined_status(results: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """A scan result JSON whose upstream keys (``models_ran``, ``models_skipped``,
-    ``skipped_proportion``, ``reasons_skipped``) and ``models_undecided`` / ``models_not_applicable``
-    hold the combined status of each test that has a ``combined`` entry, with ``models_inert`` beside
-    them (inert pairs are listed apart from ran, and count as run in ``skipped_proportion``). Tests without one are returned as they are."""
-    combined = {}
-    for name, entry in results.items():
-        observed = entry.get("combined")
-        if not isinstance(observed, Mapping):
-            combined[name] = dict(entry)
-            continue
-        skipped = set(observed["models_skipped"])
-        ran = observed["models_ran"]
-        decided = len(ran) + len(observed["models_inert"]) + len(skipped)  # an inert pair runs
-        combined[name] = {
-            **entry,
-            "models_ran": list(ran),
-            "models_skipped": list(observed["models_skipped"]),
-            "skipped_proportion": round(len(skipped) / decided, 4) if decided else 0.0,
-            "reasons_skipped": sorted(
-                [line for line in entry.get("reasons_skipped", []) if line.split(": ", 1)[0] in skipped]
-                + [f"{model}: {reason}" for model, reason in observed.get("reasons_observed", {}).items()]
-            ),
-            "models_undecided": list(observed["models_undecided"]),
-            "models_not_applicable": list(observed["models_not_applicable"]),
-            "models_inert": list(observed["models_inert"]),
-            "skips": [skip for skip in entry.get("skips", []) if skip.get("model") in skipped],
-        }
-    return combined
