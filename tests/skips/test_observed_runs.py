@@ -18,138 +18,9 @@ from model_debugging.skips.command import main as scan_main
 from model_debugging.skips.inert import find_static_inert
 from model_debugging.skips.observed import read_reports, with_observations
 from tests.skips.conftest import write_tree
+from tests.support.observed_tree import observed_tree_files
 from tests.support.pytest_runs import make_reports_files, run_pytest
 
-COMMON = """
-import os
-import unittest
-
-from parameterized import parameterized
-
-
-class ModelTesterMixin:
-    all_model_classes = ()
-    has_attentions = True
-
-    def test_forward(self):
-        for model_class in self.all_model_classes:
-            self.assertIsNotNone(model_class())
-
-    def test_gradients(self):
-        for model_class in self.all_model_classes:
-            if not getattr(model_class, "supports_gradients", False):
-                continue
-            self.assertTrue(model_class.supports_gradients)
-
-    def test_attentions(self):
-        if not self.has_attentions:
-            return
-        self.assertTrue(self.has_attentions)
-
-    def test_outputs(self):
-        for model_class in self.all_model_classes:
-            outputs = model_class()()
-            if outputs is None:
-                self.skipTest(reason="This model returns no outputs")
-            self.assertTrue(outputs)
-
-    @unittest.skipUnless(os.environ.get("HAS_GPU"), "test requires a GPU")
-    def test_on_gpu(self):
-        self.assertTrue(True)
-
-    def test_legacy_api(self):
-        self.assertTrue(True)
-
-    @parameterized.expand([("fp32", 4), ("fp16", 2)])
-    def test_cases(self, name, size):
-        self.assertGreater(size, 0)
-"""
-HEADER = "import sys\nimport unittest\n\nfrom ...test_modeling_common import ModelTesterMixin\n"
-# The library the tests import their model classes from, as transformers' src/transformers:
-# the analyzer reads it (never imports it), pytest imports it.
-LIBRARY = {
-    "src/mylib/modeling_utils.py": "class PreTrainedModel:\n    supports_gradients = False\n",
-    "src/mylib/models/alpha/modeling_alpha.py": """
-        from mylib.modeling_utils import PreTrainedModel
-
-
-        class AlphaModel(PreTrainedModel):
-            supports_gradients = True
-
-            def __call__(self):
-                return {"logits": 1}
-        """,
-    "src/mylib/models/beta/modeling_beta.py": """
-        from mylib.modeling_utils import PreTrainedModel
-
-
-        class BetaModel(PreTrainedModel):
-            def __call__(self):
-                return None
-        """,
-    "src/mylib/models/delta/modeling_delta.py": """
-        import unittest
-
-        from mylib.modeling_utils import PreTrainedModel
-
-
-        class DeltaModel(PreTrainedModel):
-            def __call__(self):
-                raise unittest.SkipTest("test requires a GPU kernel")
-        """,
-    "src/mylib/models/gamma/modeling_gamma.py": """
-        from mylib.modeling_utils import PreTrainedModel
-
-
-        class GammaModel(PreTrainedModel):
-            supports_gradients = True
-
-            def __call__(self):
-                return [1]
-        """,
-}
-MODELS = {
-    "alpha": f"""{HEADER}from mylib.models.alpha.modeling_alpha import AlphaModel
-
-
-class AlphaModelTest(ModelTesterMixin, unittest.TestCase):
-    all_model_classes = (AlphaModel,)
-
-    @unittest.skip("flaky since the cache refactor")
-    def test_forward(self):
-        self.assertTrue(True)
-
-    def test_alpha_only(self):
-        self.assertTrue(True)
-""",
-    "beta": f"""{HEADER}from mylib.models.beta.modeling_beta import BetaModel
-
-
-class BetaModelTest(ModelTesterMixin, unittest.TestCase):
-    all_model_classes = (BetaModel,)
-
-    @unittest.skipIf(sys.version_info >= (3, 8), "legacy API removed")
-    def test_legacy_api(self):
-        self.assertTrue(True)
-""",
-    "delta": f"""{HEADER}from mylib.models.delta.modeling_delta import DeltaModel
-
-
-class DeltaModelTest(ModelTesterMixin, unittest.TestCase):
-    all_model_classes = (DeltaModel,)
-    has_attentions = False
-""",
-    "gamma": f"""{HEADER}from mylib.models.gamma.modeling_gamma import GammaModel
-
-
-class GammaModelTest(ModelTesterMixin, unittest.TestCase):
-    all_model_classes = (GammaModel,)
-
-    @unittest.skip("crashes on empty input")
-    def test_forward(self):
-        raise ValueError("empty input")
-""",
-}
 # (test, model) -> (static verdict, combined status, its source, difference) after the runs; the
 # static verdicts with the pairs found inert from the sources (a loop that passes over every class
 # of a model, an early return)
@@ -210,13 +81,7 @@ def collate(folder, machine_type: str, commit: str) -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("observed")
-    files = {"tests/__init__.py": "", "tests/models/__init__.py": "", "tests/test_modeling_common.py": COMMON}
-    for model, text in MODELS.items():
-        files[f"tests/models/{model}/__init__.py"] = ""
-        files[f"tests/models/{model}/test_modeling_{model}.py"] = text
-    files.update(LIBRARY)
-    files["pytest.ini"] = "[pytest]\npythonpath = src\n"
-    files.update(make_reports_files())
+    files = {**observed_tree_files(), **make_reports_files()}
     write_tree(root, files)
     reports = root / "reports"
     run = run_pytest(
