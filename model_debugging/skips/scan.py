@@ -343,9 +343,7 @@ def _rescan(
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
-        model_paths = {
-            model: paths for model, paths in by_model(scope.model_files).items() if model in dirty
-        }
+        model_paths = {model: paths for model, paths in by_model(scope.model_files).items() if model in dirty}
         store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
         parse_with_imports(store, scope.repo, wanted)

@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
+from model_debugging.reporting.scan_results import ScanResultsError, scan_results_frame
 from model_debugging.skips import scan_repository
 from model_debugging.skips.command import main as scan_main
-from model_debugging.reporting.scan_results import ScanResultsError, scan_results_frame
 from model_debugging.skips.observed import ReportError, read_reports
 
 MODEL = """
