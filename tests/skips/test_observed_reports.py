@@ -14,6 +14,9 @@ from model_debugging.reporting.scan_results import ScanResultsError, scan_result
 from model_debugging.skips import scan_repository
 from model_debugging.skips.command import main as scan_main
 from model_debugging.skips.observed import ReportError, read_reports
+from tests.skips.conftest import write_tree
+from tests.support.observed_tree import observed_tree_files
+from tests.support.pytest_runs import run_pytest
 
 MODEL = """
 import unittest
@@ -303,3 +306,19 @@ def test_reports_compare_results_by_the_combined_status():
         ScanResultsError, match="scan.json: test 'test_x': missing key 'combined.models_inert'"
     ):
         scan_results_frame(results, "scan.json")
+
+
+def test_a_test_class_named_in_lower_case_is_a_class_of_its_junit_case(tmp_path):
+    """transformers has ``xLSTMModelTest``: its junit ``classname`` ends in a lower-case class name."""
+    files = observed_tree_files()
+    gamma = "tests/models/gamma/test_modeling_gamma.py"
+    files[gamma] = files[gamma].replace("class GammaModelTest(", "class gLSTMModelTest(")
+    root = write_tree(tmp_path / "checkout", files)
+    run = run_pytest(root, "tests/models/gamma", f"--junitxml={tmp_path / 'junit.xml'}")
+    assert run.returncode == 0, run.stdout
+    join = scan_repository(
+        root, cache_dir=tmp_path / "cache", jobs=1, observed=[tmp_path / "junit.xml"]
+    ).combined
+    assert join.warnings == ()
+    pair = join.pairs[("test_attentions", "gamma")]
+    assert (pair.status, pair.source, pair.seen[0].test_class) == ("ran", "both-agree", "gLSTMModelTest")

@@ -32,13 +32,14 @@ def _outcome(case: ElementTree.Element) -> tuple[RunOutcome, str]:
 
 
 def _place(classname: str, name: str) -> tuple[str, str | None, str | None]:
-    """(file, class, name) of a case; the last dotted part of ``classname`` is a class when it is
-    capitalized (test modules are ``test_*.py``), else part of the module. A module that could not
-    be imported is a case with no classname, named after the module."""
+    """(file, class, name) of a case; the last dotted part of ``classname`` is part of the module
+    when it is named like a test module (pytest's ``test_*.py`` / ``*_test.py``), else a class (which
+    may start in lower case: ``xLSTMModelTest``). A module that could not be imported is a case with
+    no classname, named after the module."""
     if not classname:
         return name.replace(".", "/") + ".py", None, None
     parts = classname.split(".")
-    if parts[-1][:1].isupper():
+    if len(parts) > 1 and not (parts[-1].startswith("test_") or parts[-1].endswith("_test")):
         return "/".join(parts[:-1]) + ".py", parts[-1], name
     return "/".join(parts) + ".py", None, name
 
