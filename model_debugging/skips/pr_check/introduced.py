@@ -8,10 +8,11 @@ between that scan and head the library's.
 
 When the sides were joined with test runs or inert findings (``scans.py``), a model's state is its
 combined status: a pair a run decided is what the run saw, and a pair that runs without reaching an
-assertion is *inert*. A pair that base ran and head runs inertly is a row like a new skip. The runs
-were made at one revision and cannot see the change: where the two sides' sources decide a pair
-differently (neither undecided), each side's own verdict stands (found inert from the sources
-counting as a verdict), and the skips of the test classes come from the verdicts.
+assertion is *inert*. A pair that base ran and head runs inertly is a row like a new skip. A report
+does not say which revision it ran: where the two sides' sources decide a pair differently (the
+change touches it), each side's own verdict stands (undecided included; found inert from the sources
+counting as a verdict), so the runs decide only the pairs the change leaves alone; the skips of the
+test classes come from the verdicts.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def _static_state(scan: ScanResult, test: str, model: str) -> str:
 
 def _states(scans: Scans, test: str, model: str) -> tuple[str, str]:
     """The pair's state on base and on head: combined, unless the sources of the two sides decide
-    it differently (the change did: a run of one revision cannot tell)."""
+    it differently (the change touches it, and a report does not say which revision it ran): then
+    each side's own verdict stands, undecided included."""
     before, after = _static_state(scans.base, test, model), _static_state(scans.head, test, model)
-    if before != after and "undecided" not in (before, after):
+    if before != after:
         return before, after
     return _pair_state(scans.base, test, model), _pair_state(scans.head, test, model)
 
@@ -193,8 +195,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
     found = []
     for (model, test_class, class_file), skip in head.class_skips().items():
         before = _class_state(base, model, test_class, class_file)
-        if before == "undecided" and _combined_state(scans.base, test, model) == "skipped":
-            before = "skipped"  # a run decided it
+        before = _states(scans, test, model)[0] if before == "undecided" else before
         if before == "skipped" or (
             before == "new class" and _pair_state(scans.base, test, model) == "skipped"
         ):
