@@ -64,6 +64,7 @@ def _combined_text(scans: Scans, introduced: pd.DataFrame) -> str:
     inert = int((introduced["reason"] == INERT).sum()) if not introduced.empty else 0
     return (
         f"States are the combined status: each side's verdicts joined with {' and '.join(joined)}. "
-        f"A pair that ran before and now runs without reaching an assertion is listed as inert ({inert}); "
-        "the skips the change writes come from the verdicts of each side (the runs did not see the change)."
+        f"A pair that ran before and now runs without reaching an assertion is listed as inert ({inert}). "
+        "Where the change alters what the sources decide for a pair, each side's own verdict stands "
+        "(a report does not say which revision it ran)."
     )
