@@ -8,7 +8,7 @@ import difflib
 import fnmatch
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from model_debugging.skips.aggregate import TestSummary
 from model_debugging.skips.cache import ParseCache, ScanSnapshot, ScratchCache, cache_key, default_cache_dir
 from model_debugging.skips.conftest_notes import conftest_notes
 from model_debugging.skips.library.load import load_library
+from model_debugging.skips.observed import read_reports, with_observations
 from model_debugging.skips.progress import ScanProgress, phase_of
 from model_debugging.skips.pytest_settings import PytestSettings, PytestSettingsError, read_pytest_settings
 from model_debugging.skips.records import ParsedFile
@@ -67,6 +68,14 @@ class UnknownTestError(Exception):
         super().__init__(f"unknown common test {shorten(repr(name))}{hint}")
 
 
+def checkout_pytest_settings(repo: Path) -> PytestSettings:
+    """The checkout's pytest settings (what pytest collects); a malformed file is a CheckoutError."""
+    try:
+        return read_pytest_settings(repo)
+    except PytestSettingsError as error:
+        raise CheckoutError(str(error)) from None
+
+
 def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSettings) -> list[str]:
     """Relative paths of model test files, sorted (their folder name is the model name): the files
     pytest collects (its ``python_files``) whose name matches the settings' pattern."""
@@ -105,7 +114,7 @@ def _module_path(repo: Path, module: str) -> str | None:
     return None
 
 
-def _parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
+def parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:
     """Parse ``paths`` and, transitively, the repository files they import from.
 
     Returns the names of the modules (under the followed folders) that some parsed file imports.
@@ -156,6 +165,7 @@ def scan_repository(
     progress: ScanProgress | None = None,
     on_start: Callable[[int], None] | None = None,
     stats: ScanStats | None = None,
+    observed: Iterable[str | os.PathLike] | None = None,
 ) -> ScanResult:
     """Scan a transformers checkout statically (nothing in it is imported or run).
 
@@ -171,6 +181,9 @@ def scan_repository(
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
         stats (`ScanStats`, *optional*): filled with what the scan did (where its answer came from,
             how many models it evaluated).
+        observed (`list`, *optional*): reports of test runs (junit XML, ``--make-reports`` folders,
+            collated reports, our pytest plugin's records, or folders of them) to join with the
+            verdicts: ``result.combined`` (raises `ReportError` for a file that is not one, before scanning).
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
@@ -178,14 +191,25 @@ def scan_repository(
         applicable), ``errors`` lists the files that could not be parsed or imported. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
+    if observed is not None:  # every report is read before the scan: a bad one fails first
+        reports = read_reports(observed)
+        result = scan_repository(
+            repo,
+            config=config,
+            test_method_name=test_method_name,
+            jobs=jobs,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            progress=progress,
+            on_start=on_start,
+            stats=stats,
+        )
+        return with_observations(result, reports, Path(repo), config or DEFAULT_SETTINGS)
     repo = Path(repo)
     stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
     check_checkout(repo, settings)
-    try:
-        pytest = read_pytest_settings(repo)
-    except PytestSettingsError as error:
-        raise CheckoutError(str(error)) from None
+    pytest = checkout_pytest_settings(repo)
     model_files = find_model_test_files(repo, settings, pytest)
     notes = conftest_notes(repo, model_files)
     if on_start is not None:
@@ -217,7 +241,7 @@ def scan_repository(
     with _records_cache(cache) as records_cache:
         store = RecordStore(repo, records_cache, elide=model_files, jobs=jobs, pytest=pytest)
         with phase_of(progress, "parsing test files", "file") as phase:
-            imported = _parse_with_imports(store, repo, paths, phase=phase, keys=keys)
+            imported = parse_with_imports(store, repo, paths, phase=phase, keys=keys)
         # Records that other files import stay in memory; the others are read again for their model.
         store.pin(common_paths)
         store.pin(sorted(filter(None, map(store.path_of_module, imported))))
@@ -235,10 +259,10 @@ def scan_repository(
         # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
         summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
         entries = []
-        by_model = _by_model(model_files)
+        model_paths = by_model(model_files)
         with phase_of(progress, "evaluating models", "model") as phase:
-            phase.add(len(by_model))
-            for model, outcomes, reads in evaluate_models(store, runtime, by_model, tests, jobs=jobs):
+            phase.add(len(model_paths))
+            for model, outcomes, reads in evaluate_models(store, runtime, model_paths, tests, jobs=jobs):
                 for summary, outcome in zip(summaries.values(), outcomes, strict=True):
                     summary.add(model, outcome)
                 stats.models_evaluated += 1
@@ -275,7 +299,7 @@ class _Scope:
     pytest: PytestSettings
 
 
-def _by_model(model_files: list[str]) -> dict[str, list[str]]:
+def by_model(model_files: list[str]) -> dict[str, list[str]]:
     """Model name (the folder) -> its test files."""
     model_paths: dict[str, list[str]] = {}
     for path in model_files:
@@ -333,12 +357,10 @@ def _rescan(
         from model_debugging.skips.evaluation import evaluate_models  # see scan_repository
         from model_debugging.skips.runtime.checks import runtime_checks
 
-        model_paths = {
-            model: paths for model, paths in _by_model(scope.model_files).items() if model in dirty
-        }
+        model_paths = {model: paths for model, paths in by_model(scope.model_files).items() if model in dirty}
         store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
-        _parse_with_imports(store, scope.repo, wanted)
+        parse_with_imports(store, scope.repo, wanted)
         store.pin(scope.common_paths)
         tests = common_tests(
             {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings

@@ -38,6 +38,7 @@ class RuntimeVerdict:
     line: int = 0
     condition: str = ""
     unknown: str = ""
+    raised: bool = False  # it ran and ended by an exception (the test fails), not by reaching its end
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,9 @@ def evaluate_test(
         return RuntimeVerdict(
             "undecided", condition=undecided.text(), unknown=undecided.unknown(runner.evaluator.value)
         )
-    except Raised:
-        pass  # an exception no handler catches: the test fails, it ran
-    return RuntimeVerdict("ran")
+    except Raised:  # an exception no handler catches: the test fails, it ran
+        return RuntimeVerdict("ran", raised=True)
+    return RuntimeVerdict("ran", raised=runner.raised)
 
 
 class _Runner:
@@ -119,6 +120,7 @@ class _Runner:
         self.depth = 0
         self.evaluator = Evaluator(facts, self._call_helper)
         self.frame = _Frame()
+        self.raised = False  # the test itself ended by a raise
 
     # -- functions --------------------------------------------------------------------------------
     def call(
@@ -129,6 +131,7 @@ class _Runner:
         try:
             self.block(function.body, variables)
         except _Exit as exit_:
+            self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
             return exit_.value if exit_.kind == "return" else None
         except Skipped as skipped:
             raise self._skip(skipped) from None
