@@ -51,23 +51,13 @@ from benchmarks.pytest_truth import (  # noqa: E402
     tests_named_in,
 )
 from model_debugging.skips import CheckoutError, scan_repository  # noqa: E402
+from model_debugging.skips.observed.environment import (  # noqa: E402
+    ENVIRONMENT_REASON,
+    LEAKED_STATE_FAILURE,
+    OFFLINE_FAILURE,
+    PLACEHOLDER_FAILURE,
+)
 
-# Skip reasons that depend on the machine, not on the model.
-ENVIRONMENT_REASON = re.compile(
-    r"\b(gpus?|cuda|accelerators?|xpu|npu|hpu|mps|multi[- ]gpu)\b|flash|\bslow\b|test requires|"
-    r"not installed|is not available|deepspeed|bitsandbytes|torchvision|timm|\bkernels\b|compute capability|"
-    r"requires? .*(torch|optimum|quanto)",
-    re.IGNORECASE,
-)
-# The import placeholder a library leaves for a model class whose optional package is missing.
-PLACEHOLDER_FAILURE = re.compile(r"requires the (\S+) library but it was not found")
-# A failure caused by state an earlier test of the same worker leaked, not by the test itself.
-LEAKED_STATE_FAILURE = re.compile(r"Cannot copy out of meta tensor")
-# A failure of the offline run to fetch a file from the Hub (edgetam builds its backbone from one;
-# clvp's test class loads a dataset).
-OFFLINE_FAILURE = re.compile(
-    r"couldn't connect to 'https://huggingface\.co'|Couldn't reach '[^']+' on the Hub \(OfflineModeIsEnabled\)"
-)
 VERDICTS = ("ran", "skipped", "undecided", "not_applicable")
 PytestVerdict = Literal["ran", "skipped", "environment", "placeholder", "leaked", "offline", "not_collected"]
 LEFT_OUT: tuple[PytestVerdict, ...] = ("environment", "placeholder", "leaked", "offline")

@@ -20,6 +20,8 @@ PACKAGE = PACKAGE_ROOT.name
 # The analyzer's floors, top first: a module may import its own floor and those after it.
 SKIPS_FLOORS = (
     ("command", "scan", "report"),
+    ("observed",),
+    ("inert",),
     ("incremental",),
     ("decide",),
     ("results",),

@@ -25,6 +25,10 @@ import pytest
 import tomllib
 from packaging.requirements import Requirement
 
+from tests.skips.conftest import write_tree
+from tests.support.observed_tree import observed_tree_files
+from tests.support.pytest_runs import run_pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "mini_transformers"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -196,6 +200,31 @@ def test_scan_report_and_check_skips_run_in_the_base_install(base, tmp_path):
     check = base.run("model-debugging", "check-skips", "--repo", str(repo), "--base", "main", cwd=tmp_path)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "test_greedy_generate" in check.stdout and "generation is fused" in check.stdout
+
+
+def test_scan_joins_a_test_run_and_finds_inert_tests_in_the_base_install(base, tmp_path):
+    repo = write_tree(tmp_path / "checkout", observed_tree_files())
+    run = run_pytest(repo, "tests/models", f"--junitxml={tmp_path / 'junit.xml'}")  # this project's pytest
+    assert run.returncode == 0, run.stdout
+    scan = base.run(
+        "model-debugging",
+        "scan",
+        "--repo",
+        str(repo),
+        "--output_dir",
+        "out",
+        "--observed",
+        str(tmp_path / "junit.xml"),
+        "--inert",
+        cwd=tmp_path,
+    )
+    assert scan.returncode == 0, scan.stderr
+    assert "Undecided pairs: 4 -> 1 (3 decided by the runs)" in scan.stdout
+    assert "Inert pairs (ran without reaching an assertion): 3" in scan.stdout
+    report = base.run(
+        "model-debugging", "report", "--current", "out/all_tests_scan_result.json", cwd=tmp_path
+    )
+    assert report.returncode == 0 and "Current scan: the combined status of 7 tests" in report.stdout
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 - :mod:`.matching`: pairs module calls of two traces (paths after rename rules, call order);
 - :mod:`.align`: :func:`align_traces`, the calls paths leave unpaired aligned automatically
   (:mod:`.call_tree`, :mod:`.kinds`, :mod:`.evidence`, :mod:`.siblings`, :mod:`.fused`,
-  :mod:`.leftovers`), written back as rules by :mod:`.inferred_renames`;
+  :mod:`.wrappers`, :mod:`.leftovers`), written back as rules by :mod:`.inferred_renames`;
 - :mod:`.renames`: the rename rules;
 - :mod:`.arguments` and :mod:`.forms`: which value of a call is compared with which, and in what form;
 - :mod:`.numeric`: differences between two recorded tensors (files or statistics);

@@ -6,7 +6,8 @@ left unpaired are aligned automatically (:mod:`.siblings`, with :mod:`.kinds` an
 
 - a leaf whose only output equals its input (dropout in eval mode, ``nn.Identity``) drops out;
 - a call with children that finds no partner is looked through: its children join its parent's
-  (so is a pair of such calls whose inputs disagree, when looking through pairs better);
+  (so is a pair of such calls whose inputs disagree, when looking through pairs better, and a
+  call paired with only a part of what it computes, :mod:`.wrappers`);
 - one call whose output has the shape of several calls' outputs concatenated pairs with them as a
   fused (or split) projection (:mod:`.fused`);
 - leaves that shapes alone cannot tell apart pair by their values, whatever their order;
@@ -29,13 +30,13 @@ from dataclasses import dataclass
 
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.evidence import Evidence
-from model_debugging.compare.fused import first_tensor, single_output
-from model_debugging.compare.leftovers import leftover_pairs
+from model_debugging.compare.leftovers import leftover_pairs, why_unaligned
 from model_debugging.compare.matching import describe_call, match_keys
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import AlignmentKind
 from model_debugging.compare.siblings import Item, compatible, group_projections, item_of, pair_items
+from model_debugging.compare.wrappers import wrappers_of_parts
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace
 
@@ -104,25 +105,10 @@ class TraceAlignment:
             why = (
                 "paths and rename rules only (--no_align)"
                 if not self.inferred
-                else _why(tree, top[0], other, paired)
+                else why_unaligned(tree, top[0], other, paired)
             )
             parts.append(f"{len(top)} {side} call(s), first {describe_call(first)}: {why}")
         return "could not align " + "; ".join(parts) if parts else None
-
-
-def _why(tree: CallTree, index: int, other: str, paired: set[int]) -> str:
-    node = tree.node(index)
-    given = first_tensor(node.inputs)
-    taken = (
-        f"input {list(given.shape)} {given.dtype}" if given is not None and given.shape else "no tensor input"
-    )
-    output = single_output(tree, index)
-    made = f", output {list(output.shape)} {output.dtype}" if output is not None else ""
-    parent = tree.parent[index]
-    while parent >= 0 and parent not in paired:  # a call with no counterpart of its own was looked through
-        parent = tree.parent[parent]
-    where = tree.node(parent).module_path if parent >= 0 else "the model"
-    return f"no {other} call left under the counterpart of {where} has its {taken}{made}"
 
 
 def align_traces(
@@ -224,6 +210,11 @@ class _Aligner:
         scopes = ([reference_parent], [candidate_parent])
         outcome = self._pair_scopes(scopes)
         while True:
+            wrappers = wrappers_of_parts(outcome.found, self.trees, self.partner[0], self._children_paired)
+            if any(wrappers):
+                scopes = tuple(scope + wrappers[side] for side, scope in enumerate(scopes))
+                outcome = self._pair_scopes(scopes)
+                continue
             forced = any(outcome.opaque)
             extra = outcome.opaque if forced else outcome.weak
             if not any(extra):
@@ -249,17 +240,7 @@ class _Aligner:
     def _pair_scopes(self, scopes: Sequence[list[int]]) -> _Outcome:
         """The pairs among the children of ``scopes``, their weight, and per side the unpaired calls
         with children and the calls with children paired although their inputs disagree."""
-        sequences = [self._sequence(side, scopes[side]) for side in (0, 1)]
-        sequences = [
-            group_projections(
-                sequences[side],
-                self.trees[side],
-                sequences[1 - side],
-                set(self.partner[side]),
-                lambda first, other, side=side: self.evidence.same_input(side, first, other),
-            )
-            for side in (0, 1)
-        ]
+        sequences = self._sequences(scopes)
         by_value = self._pair_by_value(sequences[0], sequences[1])
         if by_value:  # paired whatever their order; the rest pair by order
             taken = ({left.calls for left, _ in by_value}, {right.calls for _, right in by_value})
@@ -292,10 +273,29 @@ class _Aligner:
         )
         return _Outcome(found, weight + 5 * len(by_value), confirmed + 4 * len(by_value), opaque, weak_calls)
 
+    def _children_paired(self, calls: tuple[int, int]) -> int:
+        """How many of the children of two calls pair by kinds and shapes alone."""
+        sequences = self._sequences(([calls[0]], [calls[1]]))
+        return len(pair_items(*sequences, self.partner[0], lambda left, right: 1)[0])
+
     def _weight(self, left: Item, right: Item) -> int:
         """1 for a pair shapes allow; more when the values confirm it (first inputs: +2; outputs of leaves: +2)."""
         inputs_agree, outputs_agree = self.evidence.agreement(left, right)
         return 1 + 2 * inputs_agree + 2 * (left.is_leaf and outputs_agree)
+
+    def _sequences(self, scopes: Sequence[list[int]]) -> list[list[Item]]:
+        """Per side, the children of ``scopes`` (:meth:`_sequence`), fused projections grouped."""
+        sequences = [self._sequence(side, scopes[side]) for side in (0, 1)]
+        return [
+            group_projections(
+                sequences[side],
+                self.trees[side],
+                sequences[1 - side],
+                set(self.partner[side]),
+                lambda first, other, side=side: self.evidence.same_input(side, first, other),
+            )
+            for side in (0, 1)
+        ]
 
     def _sequence(self, side: int, scope: list[int]) -> list[Item]:
         """The free children (and anchored ones) of the calls in ``scope``, in execution order;

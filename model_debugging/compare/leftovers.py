@@ -101,3 +101,20 @@ def leftover_pairs(
         taken[1].add(right)
         pairs.append((AlignmentKind.INFERRED, (left,), (right,)))
     return pairs
+
+
+def why_unaligned(tree: CallTree, index: int, other: str, paired: set[int]) -> str:
+    """Why the call ``index`` found no ``other`` call to pair with: what it takes and makes, and
+    under which paired ancestor (``paired``: the calls of its side that did pair) it was looked for."""
+    node = tree.node(index)
+    given = first_tensor(node.inputs)
+    taken = (
+        f"input {list(given.shape)} {given.dtype}" if given is not None and given.shape else "no tensor input"
+    )
+    output = single_output(tree, index)
+    made = f", output {list(output.shape)} {output.dtype}" if output is not None else ""
+    parent = tree.parent[index]
+    while parent >= 0 and parent not in paired:  # a call with no counterpart of its own was looked through
+        parent = tree.parent[parent]
+    where = tree.node(parent).module_path if parent >= 0 else "the model"
+    return f"no {other} call left under the counterpart of {where} has its {taken}{made}"

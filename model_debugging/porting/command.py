@@ -9,9 +9,9 @@
     def build_inputs():           # a dict (model(**inputs)), a tuple (model(*inputs)) or one value
         ...
 
-and optionally ``build_port_inputs()`` when the port takes other inputs. The file is imported as a
-module of its own (registered in ``sys.modules``), with its folder importable for the whole run, so
-it can import its neighbours (the port's own files).
+and optionally ``build_port_inputs()`` when the port takes other inputs. The file is loaded by
+:mod:`model_debugging.script_loading`: a module of its own (registered in ``sys.modules``), with its
+folder importable for the whole run, so it can import its neighbours (the port's own files).
 
 Exit codes: 0 the port is equivalent (every compared call and the returned outputs agree), 1 it
 is not, 2 unusable input (one line naming the file, the function and what went wrong).
@@ -20,22 +20,16 @@ is not, 2 unusable input (one line naming the file, the function and what went w
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import inspect
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
 from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
 from model_debugging.porting.api import DebugPortError, debug_port
+from model_debugging.script_loading import ScriptError, loaded_script, raised_by
 
 PROG = "model-debugging debug-port"
-
-
-class ScriptError(ValueError):
-    """The script is missing, raised, or lacks a function; the message says which."""
 
 
 def _pattern(text: str) -> str:
@@ -82,39 +76,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
-def load_script(spec: str) -> ModuleType:
-    """The module ``spec`` names: a ``.py`` file (imported under its own name, its folder on
-    ``sys.path`` for the rest of the run) or a dotted module name."""
-    if spec.endswith(".py"):
-        path = Path(spec).resolve()
-        if not path.is_file():
-            raise ScriptError(f"{spec}: no such file")
-        folder = str(path.parent)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module  # so that functions and classes defined there can be found by name
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as error:
-            del sys.modules[path.stem]
-            raise ScriptError(f"{spec}: importing it raised {type(error).__name__}: {error}") from None
-        return module
-    try:
-        return importlib.import_module(spec)
-    except Exception as error:
-        raise ScriptError(f"cannot import {spec!r}: {type(error).__name__}: {error}") from None
-
-
-def _called(module: ModuleType, name: str, *arguments, required: bool = True):
+def _called(module: ModuleType, shown: str, name: str, *arguments, required: bool = True):
+    """``module.name(*arguments)`` (as many arguments as it requires); ``shown``: the script as given."""
     function = getattr(module, name, None)
     if function is None:
         if required:
-            raise ScriptError(f"{module.__name__} defines no {name!r}")
+            raise ScriptError(f"{shown} defines no {name!r}")
         return None
     if not callable(function):
-        raise ScriptError(f"{module.__name__}.{name} is a {type(function).__name__}, not a function")
+        raise ScriptError(f"{shown}:{name} is a {type(function).__name__}, not a function")
     parameters = [
         parameter
         for parameter in inspect.signature(function).parameters.values()
@@ -124,7 +94,8 @@ def _called(module: ModuleType, name: str, *arguments, required: bool = True):
     try:
         return function(*arguments[: len(parameters)])
     except Exception as error:
-        raise ScriptError(f"{module.__name__}.{name}() raised {type(error).__name__}: {error}") from None
+        where = raised_by(function, error, shown)
+        raise ScriptError(f"{where}: {name}() raised {type(error).__name__}: {error}") from None
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -133,23 +104,23 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
     try:
-        module = load_script(args.script)
-        reference = _called(module, args.reference)
-        port = _called(module, args.port, reference)
-        inputs = _called(module, args.inputs)
-        port_inputs = _called(module, "build_port_inputs", required=False)
-        result = debug_port(
-            reference,
-            port,
-            inputs,
-            port_inputs=port_inputs,
-            output_dir=args.output_dir,
-            atol=args.atol,
-            rtol=args.rtol,
-            boundaries=args.boundaries,
-            ignore=args.ignore,
-            record_functions=args.functions,
-        )
+        with loaded_script(args.script) as module:
+            reference = _called(module, args.script, args.reference)
+            port = _called(module, args.script, args.port, reference)
+            inputs = _called(module, args.script, args.inputs)
+            port_inputs = _called(module, args.script, "build_port_inputs", required=False)
+            result = debug_port(
+                reference,
+                port,
+                inputs,
+                port_inputs=port_inputs,
+                output_dir=args.output_dir,
+                atol=args.atol,
+                rtol=args.rtol,
+                boundaries=args.boundaries,
+                ignore=args.ignore,
+                record_functions=args.functions,
+            )
     except (ScriptError, DebugPortError) as error:
         return fail(prog, str(error))
     return EXIT_OK if result.equivalent else EXIT_FINDING

@@ -5,5 +5,6 @@
 - :mod:`.judging`: tensor differences (compare's numeric diff) and dtype-aware tolerances;
 - :mod:`.noise`: the reference's own spread, from a second run of it;
 - :mod:`.runner`: one call replayed and judged; :mod:`.bisection`: the smallest wrong module;
-- :mod:`.api`: :func:`~model_debugging.replay.api.replay_trace`; :mod:`.command`: ``model-debugging replay``.
+- :mod:`.api`: :func:`~model_debugging.replay.api.replay_trace`; :mod:`.command`: ``model-debugging replay``,
+  with :mod:`.candidate` the model its ``--model`` names.
 """

@@ -23,9 +23,10 @@ from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.reading import trace_files
 from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.replay.api import replay_trace
-from model_debugging.replay.model_loading import ModelLoadError, loaded_candidate
+from model_debugging.replay.candidate import loaded_candidate, script_of
 from model_debugging.replay.rendering import render_terminal
 from model_debugging.reporting.atomic import atomic_write_json
+from model_debugging.script_loading import ScriptError
 
 PROG = "model-debugging replay"
 
@@ -112,9 +113,7 @@ def _inputs(args) -> list[InputFile]:
     ]
     if args.config is not None:
         inputs.append(InputFile(args.config, "the --config file"))
-    script = (
-        args.model.rpartition(":")[0] if ":" in args.model else args.model
-    )  # as loaded_candidate reads it
+    script = script_of(args.model)
     if script.endswith(".py"):
         inputs.append(InputFile(Path(script), "the --model script"))
     return inputs
@@ -146,7 +145,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             )
         if args.json:
             atomic_write_json(args.json, result.to_dict())
-    except (TraceError, ConfigError, RenameRuleError, ModelLoadError, ValueError) as error:
+    except (TraceError, ConfigError, RenameRuleError, ScriptError, ValueError) as error:
         return fail(prog, str(error))
     except OSError as error:
         return fail(prog, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))

@@ -20,6 +20,14 @@ from model_debugging.command_line import (
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 from model_debugging.skips.decide.scope import UnknownTestError
+from model_debugging.skips.observed import ReportError
+from model_debugging.skips.observed.command import (
+    EPILOG,
+    add_observed_arguments,
+    observed_problem,
+    with_static_inert,
+    write_observed,
+)
 from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
 from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
@@ -41,7 +49,7 @@ _EPILOG = f"""\
 output files (in --output_dir):
   {RESULT_FILE}   full scan: one entry per common test (upstream keys + extras)
   scan_<test>.json              --test_method_name: the entry of that test
-  {ERRORS_FILE}   files that could not be parsed: [{{"path", "line", "message"}}]
+  {ERRORS_FILE}   files that could not be parsed, or that pytest cannot import: [{{"path", "line", "message"}}]
   scan_<test>_errors.json       the same for a single-test scan
 
 exit codes:
@@ -57,7 +65,7 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
         prog=prog,
         description="Report, for each common test, which models run it and which skip it (and why), "
         "by reading the test files and the library sources under src/; nothing in the checkout is imported or run.",
-        epilog=_EPILOG,
+        epilog=_EPILOG + EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -89,6 +97,7 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
         help="after a full scan, print a table of the most skipped tests (default: only when stdout is a terminal)",
     )
     add_default_config_option(parser, BUILT_IN_CONFIG)
+    add_observed_arguments(parser)
     return parser
 
 
@@ -169,7 +178,9 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         settings = load_settings(args.config) if args.config else DEFAULT_SETTINGS
     except ConfigError as error:
         return fail(prog, str(error))
-    problem = output_dir_problem(args.output_dir) or _outputs_problem(args, settings)
+    problem = (
+        output_dir_problem(args.output_dir) or _outputs_problem(args, settings) or observed_problem(args)
+    )
     if problem is not None:  # before the scan, not after it
         return fail(prog, problem)
 
@@ -186,25 +197,30 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
             use_cache=not args.no_cache,
             progress=ScanProgress(),
             on_start=announce,
+            observed=args.observed,
         )
-    except (CheckoutError, UnknownTestError) as error:
+    except (CheckoutError, UnknownTestError, ReportError) as error:
         return fail(prog, str(error))
     for error in result.errors:
         print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    result = with_static_inert(args, result, settings)
 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name
     if name:
         _print_single(name, result.tests[name])
-        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.tests[name].to_json())
+        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
         atomic_write_json(output_dir / f"scan_{name}_errors.json", result.errors_json())
     else:
         if args.summary or sys.stdout.isatty():
             _print_summary(result)
         result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
         atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
+    write_observed(args, result, settings, output_dir)
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
         errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"
-        print(f"{len(result.errors)} file(s) could not be parsed; see {errors_name}")
+        print(f"{len(result.errors)} file(s) could not be parsed or imported; see {errors_name}")
     return EXIT_OK

@@ -8,16 +8,23 @@ cache (``incremental/``) unless told not to.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from model_debugging.skips.decide.scope import ScanScope, check_known
 from model_debugging.skips.incremental.answer import cached_scan
 from model_debugging.skips.incremental.memory import ScanStats
+from model_debugging.skips.observed import read_reports, with_observations
 from model_debugging.skips.results.scan_result import ScanResult
-from model_debugging.skips.source.checkout import check_checkout, find_model_test_files
+from model_debugging.skips.source.checkout import (
+    check_checkout,
+    checkout_pytest_settings,
+    find_model_test_files,
+)
+from model_debugging.skips.source.conftest_notes import conftest_notes
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.work.entries import ParseCache, ScratchCache, default_cache_dir
 from model_debugging.skips.work.progress import ScanProgress
@@ -34,6 +41,7 @@ def scan_repository(
     progress: ScanProgress | None = None,
     on_start: Callable[[int], None] | None = None,
     stats: ScanStats | None = None,
+    observed: Iterable[str | os.PathLike] | None = None,
 ) -> ScanResult:
     """Scan a transformers checkout statically (nothing in it is imported or run).
 
@@ -49,32 +57,51 @@ def scan_repository(
         on_start (`callable`, *optional*): called with the number of model test files before parsing.
         stats (`ScanStats`, *optional*): filled with what the scan did (where its answer came from,
             how many models it evaluated).
+        observed (`list`, *optional*): reports of test runs (junit XML, ``--make-reports`` folders,
+            collated reports, our pytest plugin's records, or folders of them) to join with the
+            verdicts: ``result.combined`` (raises `ReportError` for a file that is not one, before scanning).
 
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
         :class:`~model_debugging.skips.results.scan_result.TestResult` (every model ran, skipped, undecided or not
-        applicable), ``errors`` lists the files that could not be parsed. ``to_json()`` gives the
+        applicable), ``errors`` lists the files that could not be parsed or imported. ``to_json()`` gives the
         upstream ``all_tests_scan_result.json`` mapping.
     """
+    if observed is not None:  # every report is read before the scan: a bad one fails first
+        reports = read_reports(observed)
+        result = scan_repository(
+            repo,
+            config=config,
+            test_method_name=test_method_name,
+            jobs=jobs,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            progress=progress,
+            on_start=on_start,
+            stats=stats,
+        )
+        return with_observations(result, reports, Path(repo), config or DEFAULT_SETTINGS)
     repo = Path(repo)
     stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
     check_checkout(repo, settings)
-    model_files = find_model_test_files(repo, settings)
+    pytest = checkout_pytest_settings(repo)
+    model_files = find_model_test_files(repo, settings, pytest)
+    notes = conftest_notes(repo, model_files)
     if on_start is not None:
         on_start(len(model_files))
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
-    scope = ScanScope(repo, settings, model_files, common_paths, jobs)
+    scope = ScanScope(repo, settings, pytest, model_files, common_paths, jobs)
     if use_cache:
         cache = ParseCache(cache_dir or default_cache_dir())
         result = cached_scan(scope, cache, test_method_name=test_method_name, progress=progress, stats=stats)
-        return _selected(result, test_method_name)
+        return _selected(result, test_method_name, notes)
     from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
 
     with _scratch_entries() as entries:
         full = scan(scope, entries, test_method_name=test_method_name, progress=progress)
     stats.models_evaluated = full.evaluated
-    return full.result
+    return dataclasses.replace(full.result, notes=notes)
 
 
 @contextlib.contextmanager
@@ -84,9 +111,9 @@ def _scratch_entries() -> Iterator[ParseCache]:
         yield ScratchCache(scratch)
 
 
-def _selected(result: ScanResult, name: str | None) -> ScanResult:
-    """``result`` whole, or with only the test ``name``."""
+def _selected(result: ScanResult, name: str | None, notes: tuple[str, ...]) -> ScanResult:
+    """``result`` whole, or with only the test ``name``; with this scan's ``notes``."""
     if name is None:
-        return result
+        return dataclasses.replace(result, notes=notes)
     check_known(result.tests, name)
-    return ScanResult({name: result.tests[name]}, result.errors)
+    return ScanResult({name: result.tests[name]}, result.errors, notes)

@@ -55,6 +55,20 @@ def test_a_bias_computed_once_and_moved_embeddings_are_paired_or_noted(traces, s
     assert "passed by the candidate only" in notes  # the bias handed to the first block
 
 
+@pytest.mark.parametrize("style", list(Style), ids=str)
+def test_after_a_bug_a_wrapper_is_never_paired_with_only_a_part_of_itself(traces, style, tmp_path):
+    """T5LayerSelfAttention and T5LayerFF (a norm, the sublayer, dropout and the residual) are looked
+    through in every block, as where the values agree: the port's sublayer pairs with the sublayer."""
+    _, result, _ = run_compare(*traces.get("t5", style, Bug.ATTENTION_SCALE), tmp_path / "result.json")
+    pairs = {module["module_path"]: module["candidate_path"] for module in result["modules"]}
+    attention = {Style.PLAIN: "attn", Style.KEYWORDS: "self_attn"}[style]
+    for block in (0, 1):
+        assert f"{ROOT}.encoder.block.{block}.layer.0" not in pairs
+        assert f"{ROOT}.encoder.block.{block}.layer.1" not in pairs
+        assert pairs[f"{ROOT}.encoder.block.{block}.layer.0.SelfAttention"].endswith(f".{block}.{attention}")
+    assert not [path for path in result["unmatched_candidate"] if "norm" in path]
+
+
 def test_with_gelu_recorded_the_activation_module_pairs_with_the_function(traces, tmp_path):
     code, result, printed = run_compare(
         *traces.get("t5", Style.PLAIN, Bug.NONE, functions=True), tmp_path / "r.json"

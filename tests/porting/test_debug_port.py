@@ -126,7 +126,7 @@ def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, cap
     ("arguments", "message"),
     [
         (["nowhere.py"], "nowhere.py: no such file"),
-        (["--port", "build_it"], "check_port defines no 'build_it'"),
+        (["--port", "build_it"], "check_port.py defines no 'build_it'"),
         (
             ["--record_function", "no_such_function"],
             "record_functions: no Python function 'no_such_function'",

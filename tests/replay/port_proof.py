@@ -82,8 +82,14 @@ class PortSession:
         return directory
 
     def replay(
-        self, style: Style, bug: str = "NONE", dtype: torch.dtype | None = None, **options
+        self,
+        style: Style,
+        bug: str = "NONE",
+        dtype: torch.dtype | None = None,
+        adapted: bool = True,
+        **options,
     ) -> ReplayResult:
+        """Replay the port (``adapted``: with its porter's argument adapters) on the reference's trace."""
         port = self.architecture.port(self.reference, style, self.architecture.Bug[bug])
         port_trace = trace(port, self.directory / f"{style.value}_{bug}", self.inputs)
         comparison = compare_traces(self.trace, port_trace)
@@ -93,9 +99,8 @@ class PortSession:
             port = port.to(dtype)
             options["noise_from"] = self.reference_trace_in(dtype)
         name = self.architecture.__name__.rpartition(".")[2]
-        return replay_trace(
-            self.trace, port, comparison=comparison, adapters=ADAPTERS[(name, style)], **options
-        )
+        adapters = ADAPTERS[(name, style)] if adapted else None
+        return replay_trace(self.trace, port, comparison=comparison, adapters=adapters, **options)
 
 
 def verdict_counts(result: ReplayResult) -> collections.Counter:

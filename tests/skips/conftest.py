@@ -57,13 +57,25 @@ def verdicts(results: dict, test: str) -> dict[str, list[str]]:
     return {key: entry[f"models_{key}"] for key in ("ran", "skipped", "undecided")}
 
 
+def add_package_markers(root: Path) -> Path:
+    """An empty ``__init__.py`` in every folder under ``tests/`` that holds a Python file and has
+    none, as in a real checkout (pytest's relative imports need them)."""
+    for folder in {path.parent for path in (root / "tests").rglob("*.py")}:
+        while folder != root and not (folder / "__init__.py").exists():
+            (folder / "__init__.py").write_text("")
+            folder = folder.parent
+    return root
+
+
 @pytest.fixture
 def make_repo(tmp_path):
-    """``make_repo({"tests/models/x/test_modeling_x.py": "..."})`` -> the checkout's root."""
+    """``make_repo({"tests/models/x/test_modeling_x.py": "..."})`` -> the checkout's root (with the
+    ``__init__.py`` files a real checkout has; ``packages=False`` leaves them out)."""
 
-    def make(files: dict[str, str], *, with_common: bool = True) -> Path:
+    def make(files: dict[str, str], *, with_common: bool = True, packages: bool = True) -> Path:
         base = {"tests/test_modeling_common.py": COMMON, "tests/generation/test_utils.py": GENERATION}
-        return write_tree(tmp_path / "repo", {**(base if with_common else {}), **files})
+        root = write_tree(tmp_path / "repo", {**(base if with_common else {}), **files})
+        return add_package_markers(root) if packages and (root / "tests").is_dir() else root
 
     return make
 

@@ -5,6 +5,7 @@ every class (skipped, with a message), or never collects it (not applicable). Th
 answer, read without importing anything, must be the same, and a skip's reason must be pytest's.
 """
 
+import ast
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -73,7 +74,146 @@ MODELS = {
     )
     .replace("\n", "\r")
     .encode(),
+    # a skip in a `with` block or a `try` is reached unless the block catches it
+    "with_block": (
+        f"{HEADER}import tempfile\n\n\nclass WithBlockModelTest{BASES}:\n    def test_forward(self):\n"
+        '        with tempfile.TemporaryDirectory() as tmp:\n            self.skipTest("inside a with block")\n'
+    ),
+    "with_call": (
+        f"{HEADER}import tempfile\n\n\nclass WithCallModelTest{BASES}:\n    def test_forward(self):\n"
+        "        with tempfile.TemporaryDirectory() as tmp:\n            self.test_training()\n\n"
+        '    @unittest.skip("called in a with block")\n    def test_training(self):\n        self.assertTrue(True)\n'
+    ),
+    "try_finally": (
+        f"{HEADER}\n\nclass TryFinallyModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
+        '            self.skipTest("inside try/finally")\n        finally:\n            self.assertTrue(True)\n'
+    ),
+    "try_caught": (
+        f"{HEADER}\n\nclass TryCaughtModelTest{BASES}:\n    def test_forward(self):\n        try:\n"
+        '            self.skipTest("caught")\n        except Exception:\n            self.assertTrue(True)\n'
+    ),
+    # a name the module binds once stands for its expression
+    "skip_bound": (
+        f'{HEADER}\nskip_me = unittest.skip("bound to a name")\n\n\nclass SkipBoundModelTest{BASES}:\n'
+        "    @skip_me\n    def test_forward(self):\n        self.assertTrue(True)\n"
+    ),
+    "mark_bound": (
+        f'{HEADER}\nskip_mark = pytest.mark.skip(reason="a mark bound to a name")\n\n\n'
+        f"@skip_mark\nclass MarkBoundModelTest{BASES}:\n    pass\n"
+    ),
+    "constant": (
+        f"{HEADER}\nFLAG = True\n\n\nclass ConstantModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag is set")\n    def test_forward(self):\n        self.assertTrue(True)\n\n'
+        '    @unittest.skipUnless(not FLAG, "the flag is not unset")\n    def test_training(self):\n'
+        "        self.assertTrue(True)\n"
+    ),
+    "constant_false": (
+        f"{HEADER}\nFLAG = False\n\n\nclass ConstantFalseModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag is set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
+    ),
+    "constant_rebound": (
+        f"{HEADER}\nFLAG = True\nFLAG = False\n\n\nclass ConstantReboundModelTest{BASES}:\n"
+        '    @unittest.skipIf(FLAG, "the flag was set")\n    def test_forward(self):\n        self.assertTrue(True)\n'
+    ),
+    # what unittest's loader collects from a class, and attributes set after the class body
+    "dunder_skip": (
+        f"{HEADER}\n\nclass DunderSkipModelTest{BASES}:\n    __unittest_skip__ = True\n"
+        '    __unittest_skip_why__ = "set by hand"\n'
+    ),
+    "property_test": (
+        f"{HEADER}\n\nclass PropertyTestModelTest{BASES}:\n    @property\n    def test_forward(self):\n"
+        "        return 1\n"
+    ),
+    "lambda_test": (
+        f"{HEADER}\n\nclass LambdaTestModelTest{BASES}:\n    test_forward = lambda self: self.assertTrue(True)  # noqa: E731\n"
+        '    test_training = lambda self: self.skipTest("a lambda that skips")  # noqa: E731\n'
+    ),
+    "bound_after": (
+        f"{HEADER}\n\nclass BoundAfterModelTest{BASES}:\n    pass\n\n\n"
+        'BoundAfterModelTest.test_forward = unittest.skip("set after the class")(BoundAfterModelTest.test_forward)\n'
+        'setattr(BoundAfterModelTest, "test_training", None)\n'
+    ),
+    "setattr_after": (
+        f"{HEADER}\n\nclass SetattrAfterModelTest{BASES}:\n    def test_forward(self):\n"
+        '        self.skipTest("replaced below")\n\n\n'
+        'setattr(SetattrAfterModelTest, "test_training", unittest.skip("setattr after")(lambda self: None))\n'
+        "SetattrAfterModelTest.test_forward = lambda self: self.assertTrue(True)\n"
+    ),
+    # a function of the module the test calls, which skips
+    "helper_function": (
+        f'{HEADER}\n\ndef skip_here():\n    raise unittest.SkipTest("the helper says no")\n\n\n'
+        f"class HelperFunctionModelTest{BASES}:\n    def test_forward(self):\n        skip_here()\n\n"
+        "    def test_training(self):\n        check(self)\n\n\ndef check(test):\n    test.assertTrue(True)\n"
+    ),
+    # what running the module does before pytest collects it
+    "module_skip": (
+        f'{HEADER}\npytest.skip("the whole module", allow_module_level=True)\n\n\n'
+        f"class ModuleSkipModelTest{BASES}:\n    pass\n"
+    ),
+    "module_raise": (
+        f'{HEADER}\nraise unittest.SkipTest("raised at module level")\n\n\nclass ModuleRaiseModelTest{BASES}:\n    pass\n'
+    ),
+    "module_skip_unallowed": (
+        f'{HEADER}\npytest.skip("an error")\n\n\nclass ModuleSkipUnallowedModelTest{BASES}:\n    pass\n'
+    ),
+    "mixin_twice": (
+        f"{HEADER}\n\nclass MixinTwiceModelTest(ModelTesterMixin, ModelTesterMixin, unittest.TestCase):\n    pass\n"
+    ),
+    "imports_skipping": (
+        f"{HEADER}from ..module_skip import test_modeling_module_skip\n\n\nclass ImportsSkippingModelTest{BASES}:\n"
+        "    pass\n"
+    ),
+    "imports_failing": (
+        f"{HEADER}from ..mixin_twice.test_modeling_mixin_twice import ModelTesterMixin as Mixin\n\n\n"
+        "class ImportsFailingModelTest(Mixin, unittest.TestCase):\n    pass\n"
+    ),
+    "no_package": f"{HEADER}\n\nclass NoPackageModelTest{BASES}:\n    pass\n",  # no __init__.py: see below
+    "no_package_absolute": (
+        "import unittest\n\nfrom tests.test_modeling_common import ModelTesterMixin\n\n\n"
+        f"class NoPackageAbsoluteModelTest{BASES}:\n    pass\n"
+    ),
+    # a class that is not a TestCase: pytest collects it by its name; a file by pytest's patterns
+    "plain_class": (
+        f"{HEADER}\n\nclass TestPlain(ModelTesterMixin):\n    pass\n\n\n"
+        'class TestPlainSkips(ModelTesterMixin):\n    @unittest.skip("a skip decorator on a plain test")\n'
+        "    def test_forward(self):\n        pass\n\n\n"
+        f'@pytest.mark.skip(reason="a mark on a plain class")\nclass TestPlainMarked(ModelTesterMixin):\n    pass\n\n\n'
+        "class PlainNotCollected(ModelTesterMixin):\n    pass\n\n\n"
+        "class TestPlainWithInit(ModelTesterMixin):\n    def __init__(self):\n        pass\n"
+    ),
+    "plain_marked": (
+        f'{HEADER}\n\n@pytest.mark.skip(reason="a mark on a plain class")\nclass TestPlainMarked(ModelTesterMixin):\n'
+        "    pass\n"
+    ),
+    "plain_skips": (
+        f'{HEADER}\n\n@unittest.skip("ignored on a plain class")\nclass TestPlainSkips(ModelTesterMixin):\n'
+        '    @unittest.skip("a skip decorator on a plain test")\n    def test_forward(self):\n        pass\n'
+    ),
+    "plain_not_collected": f"{HEADER}\n\nclass PlainModelTest(ModelTesterMixin):\n    pass\n",
+    "suffix_file": f"{HEADER}\n\nclass SuffixFileModelTest{BASES}:\n    pass\n",  # modeling_suffix_file_test.py
+    # the skip after an early return is reached only when the condition is false
+    "early_return": (
+        f"{HEADER}\n\nclass EarlyReturnModelTest{BASES}:\n    supports_it = True\n\n    def test_forward(self):\n"
+        "        if self.supports_it:\n            found = super().test_forward()\n            return found\n"
+        '        self.skipTest("not supported")\n'
+    ),
+    "early_return_direct": (
+        f"{HEADER}\n\nclass EarlyReturnDirectModelTest{BASES}:\n    supports_it = True\n\n"
+        "    def test_forward(self):\n        if self.supports_it:\n            return super().test_forward()\n"
+        '        self.skipTest("not supported")\n'
+    ),
+    "early_return_not_taken": (
+        f"{HEADER}\n\nclass EarlyReturnNotTakenModelTest{BASES}:\n    supports_it = False\n\n"
+        "    def test_forward(self):\n        if self.supports_it:\n            return super().test_forward()\n"
+        '        self.skipTest("not supported")\n'
+    ),
 }
+
+
+# model folders without an __init__.py: a relative import there fails, an absolute one works
+NOT_PACKAGES = {"no_package", "no_package_absolute"}
+# test files named otherwise than test_modeling_<model>.py
+FILE_NAMES = {"suffix_file": "modeling_suffix_file_test.py"}
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +221,9 @@ def tree(tmp_path_factory):
     root = tmp_path_factory.mktemp("agreement")
     files = {"tests/__init__.py": "", "tests/models/__init__.py": "", "tests/test_modeling_common.py": COMMON}
     for model, text in MODELS.items():
-        files[f"tests/models/{model}/__init__.py"] = ""
-        files[f"tests/models/{model}/test_modeling_{model}.py"] = text
+        if model not in NOT_PACKAGES:
+            files[f"tests/models/{model}/__init__.py"] = ""
+        files[f"tests/models/{model}/{FILE_NAMES.get(model, f'test_modeling_{model}.py')}"] = text
     for relative, content in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +232,11 @@ def tree(tmp_path_factory):
 
 
 def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
-    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run."""
+    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run.
+
+    A module that skips itself when imported is one skipped case named after the module: each
+    test of the model is skipped with its message. A module that cannot be imported is one error
+    case: none of its tests is collected."""
     report = root / "junit.xml"
     settings = root / "pytest.ini"  # an empty one of its own, so no project settings leak in
     settings.write_text("[pytest]\n")
@@ -105,12 +250,20 @@ def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
         "no:cacheprovider",
         "-c",
         str(settings),
+        "--continue-on-collection-errors",
     ]
     subprocess.run([*command, "--rootdir", str(root), f"--junitxml={report}"], cwd=root, capture_output=True)
     outcomes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for case in ElementTree.parse(report).iter("testcase"):
-        model = case.get("classname").split(".")[2]
         skipped = case.find("skipped")
+        if not case.get("classname"):  # the module, at collection
+            if skipped is not None:
+                _, _, message = ast.literal_eval(skipped.text)
+                message = message.removeprefix("unittest.case.SkipTest: ")
+                for test in ("test_forward", "test_training"):
+                    outcomes[case.get("name").split(".")[2], test].append(("skipped", message))
+            continue
+        model = case.get("classname").split(".")[2]
         outcome = ("skipped", skipped.get("message", "")) if skipped is not None else ("ran", "")
         outcomes[model, case.get("name")].append(outcome)
     verdicts = {}
@@ -124,7 +277,11 @@ def test_the_scanner_agrees_with_pytest_on_every_pair(tree, tmp_path):
     from tests.support.scanning import scan_json
 
     results, errors = scan_json(tree, cache_dir=tmp_path / "cache", jobs=1)
-    assert errors == []
+    assert {error["path"].split("/")[2]: error["line"] for error in errors} == {
+        "mixin_twice": 8,
+        "module_skip_unallowed": 7,
+        "no_package": 5,
+    }
     truth = pytest_verdicts(tree)
     assert len(truth) > 10  # pytest did run
     for model in MODELS:

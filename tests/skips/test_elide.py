@@ -42,6 +42,29 @@ TRICKY = textwrap.dedent(
             # a comment kept as the reason
             pass
 
+        def test_early_return(self):
+            if self.supports_it:
+                found = super().test_early_return()
+                return found
+            self.skipTest("read only when the block cannot return")
+
+        def test_loop_return(self):
+            for model_class in self.all_model_classes:
+                if model_class.ok:
+                    return
+            self.check_model()
+
+        def test_blocks(self):
+            with torch.no_grad():
+                try:
+                    if not self.has_attentions:
+                        self.skipTest("in a try in a with")
+                        print("after the skip")
+                except ValueError:
+                    return
+                finally:
+                    cleanup()
+
 
     @unittest.skip("whole class")
     class ToyIntegrationTest(unittest.TestCase):

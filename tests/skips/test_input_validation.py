@@ -72,6 +72,13 @@ def test_settings_must_stay_inside_the_checkout_and_match_files(repo, tmp_path, 
     assert str(config) in err and message in err
 
 
+def test_a_pytest_configuration_pytest_cannot_read_is_refused(repo, capsys):
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\npython_files = [unclosed\n")
+    assert scan_main(["--repo", str(repo), "--no_cache"]) == 2
+    err = one_line_error(capsys)
+    assert str(repo / "pyproject.toml") in err and "not valid TOML" in err
+
+
 def test_a_symlink_out_of_the_checkout_is_refused(repo, tmp_path, capsys):
     outside = tmp_path / "outside"
     (outside / "x").mkdir(parents=True)

@@ -400,6 +400,57 @@ def test_guards_of_helpers_and_super_calls_apply(make_repo, scan):
     assert results["test_forward"]["reasons_skipped"] == ["base: broken upstream"]
 
 
+def test_a_function_the_test_calls_skips_it_from_its_module_or_the_one_it_is_imported_from(make_repo, scan):
+    repo = make_repo(
+        {
+            "tests/test_helpers.py": """
+                import unittest
+
+                def needs_attentions(self):
+                    if not self.has_attentions:
+                        raise unittest.SkipTest("helper: no attentions")
+
+                def never_skips():
+                    return
+            """,
+            "tests/models/own/test_modeling_own.py": """
+                import unittest
+                from ...test_modeling_common import ModelTesterMixin
+
+                def skip_here():
+                    pytest.skip("said here")
+
+                class OwnModelTest(ModelTesterMixin, unittest.TestCase):
+                    def test_forward(self):
+                        skip_here()
+            """,
+            "tests/models/imported/test_modeling_imported.py": """
+                import unittest
+                from ...test_modeling_common import ModelTesterMixin
+                from ...test_helpers import never_skips, needs_attentions as attentions_needed
+
+                class ImportedModelTest(ModelTesterMixin, unittest.TestCase):
+                    def test_forward(self):
+                        never_skips()
+                        attentions_needed(self)
+
+                class NoAttentionsModelTest(ImportedModelTest):
+                    has_attentions = False
+            """,
+        }
+    )
+    results = scan(repo)
+    assert results["test_forward"]["reasons_skipped"] == ["own: said here"]
+    assert results["test_forward"]["models_ran"] == ["imported"]
+    assert results["test_forward"]["skips"][0]["file"] == "tests/models/own/test_modeling_own.py"
+    (no_attentions,) = [found for found in results["test_forward"]["classes"] if found["status"] == "skipped"]
+    assert (no_attentions["test_class"], no_attentions["reason"], no_attentions["file"]) == (
+        "NoAttentionsModelTest",
+        "helper: no attentions",
+        "tests/test_helpers.py",
+    )
+
+
 def test_a_plain_test_case_inherited_from_another_file_is_read_in_full(make_repo, scan):
     repo = make_repo(
         {

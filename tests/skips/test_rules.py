@@ -94,3 +94,48 @@ def test_fast_string_values_match_libcst(literal):
     node = cst.parse_expression(literal)
     if isinstance(node, cst.SimpleString):
         assert simple_string_value(node) == node.evaluated_value
+
+
+def test_a_name_the_module_binds_once_stands_for_its_expression():
+    source = textwrap.dedent(
+        """
+        import os
+        import unittest
+
+        skip_me = unittest.skip("bound")
+        skip = unittest.skip
+        needs_env = unittest.skipIf(not os.environ.get("X"), "needs X")
+        ON = True
+        TWICE = True
+        TWICE = False
+
+
+        class SomeTest(unittest.TestCase):
+            @skip_me
+            def test_a(self):
+                run()
+
+            @skip("an alias")
+            def test_b(self):
+                run()
+
+            @needs_env
+            def test_c(self):
+                run()
+
+            @unittest.skipUnless(ON, "only when on")
+            def test_d(self):
+                run()
+
+            @unittest.skipIf(TWICE, "bound twice")
+            def test_e(self):
+                run()
+        """
+    )
+    methods = {method.name: method for method in parse_source(source, "tests/test_x.py").classes[0].methods}
+    assert methods["test_a"].skip.reason == "bound"
+    assert methods["test_b"].skip.reason == "an alias"
+    assert (methods["test_c"].skip, [c.text for c in methods["test_c"].conditions]) == (None, ["needs_env"])
+    assert (methods["test_d"].skip, methods["test_d"].conditions) == (None, ())
+    assert methods["test_e"].skip is None
+    assert [c.text for c in methods["test_e"].conditions] == ['unittest.skipIf(TWICE, "bound twice")']

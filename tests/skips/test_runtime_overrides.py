@@ -73,3 +73,38 @@ def test_an_override_that_only_calls_the_common_test_is_decided_by_it(checkout, 
     assert results["test_conversions"]["reasons_skipped"] == [
         "beta: No conversion found for <class 'BetaModel'>"
     ]
+
+
+EARLY_RETURN = """
+    supports_it = {value}
+
+    def test_gradient_checkpointing(self):
+        if self.supports_it:
+            return super().test_gradient_checkpointing()
+        self.skipTest("not supported by this model")
+"""
+
+
+def test_a_skip_after_an_early_return_is_reached_only_when_it_does_not_return(make_repo, scan):
+    """The skip after `if self.supports_it: return super().test_x()` skips only when the flag is
+    false; when it is true the common test decides, and with the flag unknown the pair is
+    undecided (it was called skipped whatever the flag)."""
+    files = {"tests/test_modeling_common.py": COMMON}
+    for folder, name, value in (
+        ("alpha_on", "Alpha", "True"),  # AlphaModel supports gradient checkpointing, BetaModel not
+        ("beta_on", "Beta", "True"),
+        ("alpha_off", "Alpha", "False"),
+        ("alpha_unknown", "Alpha", "is_supported()"),
+    ):
+        source = MODEL_TEST.format(name=name, bos=1) + EARLY_RETURN.format(value=value)
+        files[f"tests/models/{folder}/test_modeling_{folder}.py"] = source
+    results = scan(write_tree(make_repo(files), LIBRARY))
+    assert verdicts(results, "test_gradient_checkpointing") == {
+        "ran": ["alpha_on"],
+        "skipped": ["alpha_off", "beta_on"],
+        "undecided": ["alpha_unknown"],
+    }
+    assert results["test_gradient_checkpointing"]["reasons_skipped"] == [
+        "alpha_off: not supported by this model",
+        "beta_on: BetaForCausalLM does not support gradient checkpointing",
+    ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tests.support.synthetic_patterns import PATTERNS, WORD_PATTERNS
@@ -216,6 +216,10 @@ def write_checkout(spec: CheckoutSpec, root: str | Path) -> Path:
     files = {COMMON_FILE: _render_common(spec)[0], GENERATION_FILE: _render_generation(spec)}
     for model in spec.models:
         files[model_file(model.name)] = _render_model(model)[0]
+    for folder in {PurePosixPath(relative).parent for relative in files}:  # packages, as in a checkout
+        while folder.parts:
+            files.setdefault(f"{folder}/__init__.py", "")
+            folder = folder.parent
     for relative, text in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -99,9 +99,16 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
     the facts the evaluator knows) and may skip (itself, or through ``self.<helper>`` /
     ``super().<helper>`` where a common definition of ``helper`` may). An override that only hands
     over to ``super().<its name>(...)`` (to change an argument) is run too: the definition it
-    delegates to decides. Other overrides keep the rules' answer: their top-level skips and guards."""
+    delegates to decides. So is one that may return before a skip (``if self.supports_it: return
+    super().test_x()`` then ``self.skipTest(...)``), whose skip the rules cannot tell is reached.
+    Other overrides keep the rules' answer: their top-level skips and guards."""
     if _delegates_to_parent(function) and function.name in skipping_helpers:
         return True
+    if _returns_early(function):
+        skips, called = _skips_and_calls(function)
+        supers = {name for node in ast.walk(function) if (name := super_method(node)) is not None}
+        if skips or (called | supers) & skipping_helpers:
+            return True
     loops = any(
         isinstance(node, ast.For)
         and ast.unparse(node.iter) in ("self.all_model_classes", "self.all_generative_model_classes")
@@ -112,6 +119,15 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
     skips, called = _skips_and_calls(function)
     supers = {name for node in ast.walk(function) if (name := super_method(node)) is not None}
     return skips or bool((called | supers) & skipping_helpers)
+
+
+def _returns_early(function: ast.FunctionDef) -> bool:
+    """A block of the body's top level holds a ``return`` (the rest may not run)."""
+    return any(
+        isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try))
+        and any(isinstance(node, ast.Return) for node in ast.walk(statement))
+        for statement in function.body
+    )
 
 
 def _delegates_to_parent(function: ast.FunctionDef) -> bool:

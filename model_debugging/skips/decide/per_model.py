@@ -94,8 +94,8 @@ def _evaluate(
     for model, paths_of_model in items:
         with collector_paused():  # one collection after the model rather than hundreds during it
             with runtime.library.recording() as reads:
-                resolver = _model_resolver(store, paths_of_model)
-                classes = collect_test_classes(resolver, paths_of_model, tests)
+                resolver = model_resolver(store, paths_of_model)
+                classes = collect_test_classes(resolver, paths_of_model, tests, store.pytest)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
             _set_aside_survivors()
         yield model, outcomes, Reads.of(reads)
@@ -112,7 +112,7 @@ def _set_aside_survivors() -> None:
     gc.freeze()
 
 
-def _model_resolver(store: RecordStore, model_files: list[str]) -> Resolver:
+def model_resolver(store: RecordStore, model_files: list[str]) -> Resolver:
     """A resolver for one model's files; elided classes they inherit are parsed in full first."""
     resolver = Resolver(store.view())
     needed = _inheriting_elided(resolver, model_files)

@@ -91,6 +91,20 @@ class RuntimeChecks:
         verdicts = (evaluate_test(facts, function, self.definitions.may_skip, case) for case in distinct)
         return _any_case_runs(verdicts, verdict)
 
+    def runs(
+        self, resolver: Resolver, test_class: CollectedClass, test_name: str
+    ) -> tuple[ast.FunctionDef, TestClassFacts] | None:
+        """The definition of ``test_name`` the class runs (a common file's, or its override in a
+        model's test file) and the facts of the class, for evaluating it otherwise; None when the
+        definition cannot be read."""
+        found = test_class.definitions.get(test_name)
+        if found is None:
+            return None
+        facts = self._class_facts(resolver, test_class)
+        function = self.definitions.get(resolver.path_of(found[0]) or "", found[0].name, test_name)
+        function = function or facts.definition(test_name)
+        return (function, facts) if function is not None else None
+
     def case_names(self, resolver: Resolver, owner: ClassRef, test_name: str) -> tuple[str, ...] | None:
         """The case names of a ``parameterized.expand`` test of the common files, from its computed
         parameters (None for another definition, or parameters not computed from literals)."""

@@ -46,7 +46,7 @@ def scan(
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     paths = sorted(set(scope.common_paths + scope.model_files))
-    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs)
+    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
     with phase_of(progress, "parsing test files", "file") as phase:
         imported = parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
     # Records that other files import stay in memory; the others are read again for their model.

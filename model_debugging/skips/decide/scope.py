@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from model_debugging.command_line import shorten
 from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.source.pytest_settings import PytestSettings
 from model_debugging.skips.source.settings import ScanSettings
 
 if TYPE_CHECKING:
@@ -29,10 +30,12 @@ class UnknownTestError(Exception):
 
 @dataclass(frozen=True)
 class ScanScope:
-    """What one scan covers: the checkout, its settings, its model and common test files."""
+    """What one scan covers: the checkout, its settings (ours and pytest's), its model and common
+    test files."""
 
     repo: Path
     settings: ScanSettings
+    pytest: PytestSettings
     model_files: list[str]
     common_paths: list[str]
     jobs: int | None = None

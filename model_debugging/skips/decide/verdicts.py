@@ -37,6 +37,8 @@ def class_outcome(
     With ``runtime``, a test the source does not skip outright is then run on the library's facts
     (see ``skips/interp``): a skip it reaches counts, a condition it cannot evaluate makes it undecided.
     """
+    if test_class.plain:
+        return _plain_outcome(resolver, test_class, test_name, runtime)
     if test_class.class_skip is not None:
         owner, skip = test_class.class_skip
         return Outcome(Status.SKIPPED, skip, test_class.ref.name, resolver.path_of(owner))
@@ -61,6 +63,9 @@ def _definition_outcome(
     set_up = _setup_outcome(resolver, test_class, test_name)
     if set_up is not None:
         return set_up
+    if method.unread is not None:
+        where = resolver.path_of(owner)
+        return Outcome(Status.UNDECIDED, None, test_class.ref.name, where, undecided_because=method.unread)
     if method.skip is None and not method.guards and not method.conditions and not method.calls:
         decided = _runtime_outcome(
             resolver, test_class, test_name, runtime, test_class.ran.conditions, overridden
@@ -101,6 +106,43 @@ def _runtime_outcome(
     if verdict.unknown:
         because = f"{verdict.unknown} (if {verdict.condition}: skip)"
     return Outcome(Status.UNDECIDED, None, test_class.ref.name, where, conditions, undecided_because=because)
+
+
+def _plain_outcome(
+    resolver: Resolver, test_class: CollectedClass, test_name: str, runtime: RuntimeChecks | None
+) -> Outcome:
+    """A test of a plain pytest class (not a ``unittest.TestCase``): pytest honours its marks, the
+    module's skips and a skip decorator on the test (whose wrapper raises ``SkipTest``), but it
+    ignores ``@unittest.skip`` on the class, runs no ``setUp``, and the class has no ``skipTest``
+    (the test fails there, and so runs). A skip written in the body may thus skip (``pytest.skip``)
+    or fail: undecided."""
+    name, owner_file = test_class.ref.name, test_class.file
+    plain = f"{name} is a plain pytest class, not a unittest.TestCase"
+    infos = [(base, resolver.info(base)) for base in test_class.linearization]
+    marked = [(base, info.skip) for base, info in infos if info and info.skip and not info.skip_by_unittest]
+    class_skip = test_class.class_skip
+    if class_skip is not None and class_skip[1].kind in (SkipKind.PYTESTMARK, SkipKind.MODULE):
+        marked.append(class_skip)  # the module's mark or skip: marks of the class come first
+    if marked:
+        owner, skip = marked[0]
+        return Outcome(Status.SKIPPED, skip, name, resolver.path_of(owner))
+    if test_class.undecided is not None:
+        return Outcome(Status.UNDECIDED, None, name, owner_file, undecided_because=test_class.undecided)
+    owner, method = test_class.definitions[test_name]
+    if method.skip is not None and method.skip.kind is SkipKind.DECORATOR:
+        return Outcome(Status.SKIPPED, method.skip, name, resolver.path_of(owner))
+    conditions = list(test_class.ran.conditions)
+    found = method_skip(resolver, test_class, owner, method, conditions, set())
+    undecidable = len(conditions) > len(test_class.ran.conditions)
+    if (
+        found is not None
+        or undecidable
+        or method.unread
+        or (runtime and test_name in runtime.definitions.may_skip)
+    ):
+        because = f"{plain}: a skip in the test skips it (pytest.skip) or fails it (self.skipTest)"
+        return Outcome(Status.UNDECIDED, None, name, owner_file, undecided_because=because)
+    return test_class.ran
 
 
 def _setup_outcome(resolver: Resolver, test_class: CollectedClass, test_name: str) -> Outcome | None:

@@ -39,7 +39,8 @@ def cached_scan(
     from model_debugging.skips.decide.scan import scan
     from model_debugging.skips.incremental.rescan import rescan
 
-    checkout = Checkout.read(scope.repo, sorted(set(scope.common_paths + scope.model_files)), scope.settings)
+    paths = sorted(set(scope.common_paths + scope.model_files))
+    checkout = Checkout.read(scope.repo, paths, scope.settings, scope.pytest)
     snapshot = valid_snapshot(scope.repo, get_snapshot(cache, checkout.lookup), checkout)
     if snapshot is not None:
         changed = changed_library_files(scope.repo, snapshot, checkout)

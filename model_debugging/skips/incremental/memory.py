@@ -32,6 +32,8 @@ from model_debugging.skips.records.library import LibraryFile
 from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.resolve.library_reads import FactKey, Reads
 from model_debugging.skips.source.files import read_source
+from model_debugging.skips.source.pytest_settings import PytestSettings
+from model_debugging.skips.source.scanned_paths import package_depth
 from model_debugging.skips.source.settings import ScanSettings
 from model_debugging.skips.work.entries import ParseCache, analyzer_version, cache_key
 
@@ -158,7 +160,7 @@ class Checkout:
     library_keys: dict[str, str] | None  # None: no library sources
 
     @classmethod
-    def read(cls, repo: Path, paths: list[str], settings: ScanSettings) -> Checkout:
+    def read(cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings) -> Checkout:
         keys = []
         for path in paths:
             try:
@@ -169,8 +171,11 @@ class Checkout:
         library_keys = None
         if root is not None:
             library_keys = {path: file_key(repo, path) for path in library_paths(repo, root)}
+        # which folders are packages decides whether relative imports work (see parse/record_store.py)
+        depths = [package_depth(repo, path) for path in paths]
         lookup = cache_key(
-            "snapshot", repr((analyzer_version(), settings, library_keys is None, keys)).encode()
+            "snapshot",
+            repr((analyzer_version(), settings, pytest, library_keys is None, keys, depths)).encode(),
         )
         return cls(lookup, dict(keys), library_keys)
 

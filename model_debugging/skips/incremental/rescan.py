@@ -74,7 +74,7 @@ def rescan(
         model_paths = {
             model: paths for model, paths in models_of(scope.model_files).items() if model in dirty
         }
-        store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs)
+        store = RecordStore(scope.repo, cache, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
         wanted = sorted({*scope.common_paths, *(path for paths in model_paths.values() for path in paths)})
         parse_with_imports(store, scope.repo, wanted)
         store.pin(scope.common_paths)

@@ -28,6 +28,7 @@ class RuntimeVerdict:
     line: int = 0
     condition: str = ""
     unknown: str = ""
+    raised: bool = False  # it ran and ended by an exception (the test fails), not by reaching its end
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,9 @@ def evaluate_test(
             condition=undecided.text(),
             unknown=undecided.unknown(runner.evaluator.value, runner.evaluator.handlers),
         )
-    except Raised:
-        pass  # an exception no handler catches: the test fails, it ran
-    return RuntimeVerdict("ran")
+    except Raised:  # an exception no handler catches: the test fails, it ran
+        return RuntimeVerdict("ran", raised=True)
+    return RuntimeVerdict("ran", raised=runner.raised)
 
 
 class _Runner:
@@ -67,6 +67,7 @@ class _Runner:
         self.depth = 0
         self.evaluator = Evaluator(facts, self._call_helper)
         self.frame = _Frame()
+        self.raised = False  # the test itself ended by a raise
 
     # -- functions --------------------------------------------------------------------------------
     def call(
@@ -77,6 +78,7 @@ class _Runner:
         try:
             self.block(function.body, variables)
         except Exit as exit_:
+            self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
             return exit_.value if exit_.kind == "return" else None
         except Skipped as skipped:
             raise self._skip(skipped) from None

@@ -8,9 +8,11 @@ replaces it by ``pass``:
   that another class of the file inherits from is kept whole, and the scanner parses a file again
   in full when a class elsewhere inherits an elided one;
 - inside methods (but ``__init__``, ``setUp`` and methods reading ``self._testMethodName``, whose
-  loops may skip some tests by name), the nested blocks of loops, ``with``, ``try``,
-  nested functions and classes, and the statements of an ``if`` after its first one: the scanner
-  reads only the top-level statements of a method and the first statement under a top-level ``if``.
+  loops may skip some tests by name), the blocks of loops, nested functions and classes, ``except``
+  handlers, and the statements of an ``if`` after its first one: the scanner reads the statements
+  a method always reaches (its top level and the bodies of ``with`` and ``try``, see
+  ``rules/reach.py``) and the first statement under an ``if``. A blanked block that held a
+  ``return`` of the method becomes ``return``, so the scanner still sees that it may end the method.
 
 Line numbers are unaffected: they come from the original text.
 """
@@ -22,17 +24,8 @@ import re
 
 PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
 _READ_WHOLE = {"__init__", "setUp"}  # the scanner reads nested statements of these
-_BLOCK_STATEMENTS = (
-    ast.For,
-    ast.AsyncFor,
-    ast.While,
-    ast.With,
-    ast.AsyncWith,
-    ast.Try,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-)
+_BLOCK_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_READ_BLOCKS = (ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
@@ -43,22 +36,33 @@ def _start(node: ast.stmt) -> int:
     return min([node.lineno] + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
 
 
-def _block_span(header_line: int, block: list[ast.stmt]) -> tuple[int, int, int] | None:
-    """(first line, last line, indent) of a block written on its own lines below its header."""
+def _block_span(header_line: int, block: list[ast.stmt]) -> tuple[int, int, int, bool] | None:
+    """(first line, last line, indent, whether it holds a ``return``) of a block written on its own
+    lines below its header."""
     if not block or _start(block[0]) <= header_line or block[-1].end_lineno is None:
         return None
-    return _start(block[0]), block[-1].end_lineno, block[0].col_offset
+    return _start(block[0]), block[-1].end_lineno, block[0].col_offset, any(map(_returns, block))
 
 
-def _unread_blocks(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int, int]]:
+def _returns(node: ast.AST) -> bool:
+    """Whether ``node`` holds a ``return`` of the function it is written in."""
+    if isinstance(node, ast.Return):
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.expr)):
+        return False
+    return any(_returns(child) for child in ast.iter_child_nodes(node))
+
+
+def _unread_blocks(body: list[ast.stmt]) -> list[tuple[int, int, int, bool]]:
     spans = []
-    for statement in method.body:
+    for statement in body:
         if isinstance(statement, ast.If):
             blocks = [(statement.lineno, statement.body[1:])]
+        elif isinstance(statement, _READ_BLOCKS):  # a skip in their body is reached: read like the method's
+            spans += _unread_blocks(statement.body)
+            blocks = [(handler.lineno, handler.body) for handler in getattr(statement, "handlers", ())]
         elif isinstance(statement, _BLOCK_STATEMENTS):
             blocks = [(statement.lineno, statement.body)]
-            for handler in getattr(statement, "handlers", ()):
-                blocks.append((handler.lineno, handler.body))
         else:
             continue
         spans += [span for line, block in blocks if (span := _block_span(line, block)) is not None]
@@ -115,16 +119,16 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
                 continue
             if not (lines is not None and "_testMethodName" in _text_of(lines, method)):
-                spans += _unread_blocks(method)
+                spans += _unread_blocks(method.body)
     if not spans:
         return source, frozenset()
     lines = _split_lines(source)
     kept, position = [], 0
-    for first, last, indent in sorted(spans):
+    for first, last, indent, returns in sorted(spans):
         if first - 1 < position:
             continue
         kept.extend(lines[position : first - 1])
-        kept.append(" " * indent + "pass\n")
+        kept.append(" " * indent + ("return\n" if returns else "pass\n"))
         position = last
     kept.extend(lines[position:])
     return "".join(kept), frozenset(elided)

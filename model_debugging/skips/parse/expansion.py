@@ -29,13 +29,14 @@ def read_expansion(function: cst.FunctionDef, context: Context) -> tuple[Expansi
     """The expansion of ``function`` (None without ``parameterized.expand``) and the function as each
     case runs it: with only the decorators below ``expand``."""
     for index, decorator in enumerate(function.decorators):
-        name, call = decorator_call(decorator, context.aliases)
+        name, call = decorator_call(decorator, context.aliases, context.names)
         if name is None or not (name == _EXPAND or name.endswith(f".{_EXPAND}")) or call is None:
             continue
         above = function.decorators[:index]
         skips = [skip for item in above if (skip := decorator_skip(item, context)) is not None]
         marks_only = bool(above) and all(
-            (decorator_call(item, context.aliases)[0] or "").startswith("pytest.mark.") for item in above
+            (decorator_call(item, context.aliases, context.names)[0] or "").startswith("pytest.mark.")
+            for item in above
         )
         expansion = Expansion(
             _case_names(function.name.value, call),

@@ -2,27 +2,32 @@
 
 - ``pytestmark`` (one mark or a list of them) at module level marks every test the module's
   classes give; in a class body it marks the class's tests (and its subclasses').
-- A name bound last in a class body by anything but a ``def`` (``test_x = False``, ``test_x = None``)
-  shadows the test: pytest does not collect it. ``del test_x`` in the body unbinds the class's own
-  definition, so the inherited one is collected again.
+- A name bound last in a class body by something that cannot be called (``test_x = False``,
+  ``test_x = None``, a ``@property``) shadows the test: unittest's loader, which pytest uses,
+  collects only callables. ``test_x = lambda self: ...`` is collected, as the ``def`` it stands
+  for. ``del test_x`` in the body unbinds the class's own definition, so the inherited one is
+  collected again.
 - ``X = unittest.skip("r")(X)`` after the class body skips the class as the decorator would;
-  ``X.test_x = None`` there shadows the test and ``del X.test_x`` unbinds the class's own one.
+  ``X.test_x = <value>`` or ``setattr(X, "test_x", <value>)`` there binds the test anew: a literal
+  shadows it, ``unittest.skip("r")(...)`` makes it a test that skips, a lambda a test that runs
+  its body, and any other value a test the scanner cannot read (undecided); ``del X.test_x``
+  unbinds the class's own one.
 - A class name defined twice in a module: only the last definition exists when pytest collects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
 import libcst as cst
 
 from model_debugging.skips.parse.rules import Context
 from model_debugging.skips.parse.rules.condition_decorator import decorator_condition
-from model_debugging.skips.parse.rules.nodes import literal_value
+from model_debugging.skips.parse.rules.nodes import code, decorator_call, dotted_name, literal_value
 from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
 from model_debugging.skips.records.literals import NonLiteral
-from model_debugging.skips.records.test_files import ClassInfo, Condition, Skip, SkipKind
+from model_debugging.skips.records.test_files import ClassInfo, Condition, Method, Skip, SkipKind
 
 
 def _small_statements(statements: Iterable[cst.BaseStatement]) -> Iterator[cst.BaseSmallStatement]:
@@ -43,16 +48,42 @@ def _target_names(small: cst.BaseSmallStatement) -> Iterator[str]:
             yield small.target.value
 
 
-def class_bindings(statements: Sequence[cst.BaseStatement]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(shadowing, deleted)``: names whose last binding in the body is not a ``def``, and unbound ones."""
+# decorators that leave a descriptor the class returns as a value: unittest does not collect it
+_NOT_CALLABLE = frozenset({"property", "functools.cached_property", "cached_property"})
+
+
+def lambda_definition(name: str, value: cst.Lambda) -> cst.FunctionDef:
+    """The ``def`` that ``name = lambda <params>: <body>`` stands for (a literal body does nothing)."""
+    does_nothing = not isinstance(literal_value(value.body), NonLiteral)
+    statement = cst.Pass() if does_nothing else cst.Expr(value.body)
+    return cst.FunctionDef(
+        cst.Name(name), value.params, cst.IndentedBlock([cst.SimpleStatementLine([statement])])
+    )
+
+
+def class_lambdas(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.FunctionDef]:
+    """The ``def`` each ``name = lambda ...`` of a class body stands for."""
+    for small in _small_statements(statements):
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda):
+            for name in _target_names(small):
+                yield lambda_definition(name, small.value)
+
+
+def class_bindings(
+    statements: Sequence[cst.BaseStatement], context: Context
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(shadowing, deleted)``: names whose last binding in the body is not callable, and unbound ones."""
     last: dict[str, str] = {}
     for statement in statements:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            last[statement.name.value] = "def"
+            decorators = (decorator_call(item, context.aliases)[0] for item in statement.decorators)
+            not_callable = isinstance(statement, cst.FunctionDef) and not _NOT_CALLABLE.isdisjoint(decorators)
+            last[statement.name.value] = "value" if not_callable else "def"
             continue
         for small in _small_statements([statement]):
+            lambdas = isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda)
             for name in _target_names(small):
-                last[name] = "value"
+                last[name] = "def" if lambdas else "value"
             if isinstance(small, cst.Del) and isinstance(small.target, cst.Name):
                 last[small.target.value] = "deleted"
     shadowing = tuple(name for name, kind in last.items() if kind == "value")
@@ -107,39 +138,83 @@ def _post_hoc_decorator(small: cst.BaseSmallStatement) -> tuple[str, cst.BaseExp
     return target.value, call.func
 
 
-def _class_attribute_rebound(small: cst.BaseSmallStatement) -> tuple[str, str, str] | None:
-    """``X.test_x = <literal>`` ("value": shadows) or ``del X.test_x`` ("deleted") at module level."""
+def _class_attribute_rebound(
+    small: cst.BaseSmallStatement,
+) -> tuple[str, str, cst.BaseExpression | None] | None:
+    """``(class, attribute, value)`` for ``X.test_x = value`` / ``setattr(X, "test_x", value)`` at
+    module level, with value None for ``del X.test_x``."""
     if isinstance(small, cst.Del):
-        target, kind = small.target, "deleted"
+        target, value = small.target, None
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target, value = small.targets[0].target, small.value
     elif (
-        isinstance(small, cst.Assign)
-        and len(small.targets) == 1
-        and not isinstance(literal_value(small.value), NonLiteral)
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and dotted_name(small.value.func) == "setattr"
     ):
-        target, kind = small.targets[0].target, "value"
+        args = small.value.args
+        if len(args) != 3 or any(arg.keyword is not None or arg.star for arg in args):
+            return None
+        attribute = literal_value(args[1].value)
+        if not isinstance(args[0].value, cst.Name) or not isinstance(attribute, str):
+            return None
+        return args[0].value.value, attribute, args[2].value
     else:
         return None
     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-        return target.value.value, target.attr.value, kind
+        return target.value.value, target.attr.value, value
     return None
 
 
+# reads a method the way the parser reads those of a class body: (def, line) -> record
+MethodReader = Callable[[cst.FunctionDef, int], Method]
+
+
+def _bound_method(
+    name: str, value: cst.BaseExpression, line: int, context: Context, read: MethodReader
+) -> Method | None:
+    """What ``X.<name> = value`` after the class makes of the test (None: a literal, which shadows it)."""
+    if not isinstance(literal_value(value), NonLiteral):
+        return None
+    if isinstance(value, cst.Lambda):
+        return read(lambda_definition(name, value), line)
+    if isinstance(value, cst.Call):  # unittest.skip("r")(function): a function that skips
+        skip = decorator_skip(cst.Decorator(decorator=value.func), replace(context, line=line))
+        if skip is not None:
+            return Method(name, line, skip)
+    return Method(name, line, unread=f"{name} is bound after the class to `{code(value)}`, which is not read")
+
+
+def _rebind(info: ClassInfo, attribute: str, method: Method | None, deleted: bool) -> ClassInfo:
+    """``info`` once ``attribute`` is unbound (``deleted``), shadowed (no ``method``) or rebound."""
+    shadowing = tuple(name for name in info.shadowing if name != attribute)
+    if deleted:
+        return replace(info, deleted=(*info.deleted, attribute), shadowing=shadowing)
+    if method is None:
+        return replace(info, shadowing=(*shadowing, attribute))
+    methods = tuple(found for found in info.methods if found.name != attribute)
+    return replace(info, methods=(*methods, method), shadowing=shadowing)
+
+
 def module_level_classes(
-    statements: Sequence[cst.BaseStatement], classes: list[ClassInfo], context: Context
+    statements: Sequence[cst.BaseStatement],
+    classes: list[ClassInfo],
+    context: Context,
+    read: MethodReader,
+    line_of: Callable[[str, str], int],
 ) -> list[ClassInfo]:
     """``classes`` (in file order) as pytest finds them once the module has run: the last definition
-    of each name, with the decorators applied after the class body (``X = skip("r")(X)``)."""
+    of each name, with the decorators applied after the class body (``X = skip("r")(X)``) and the
+    attributes bound or deleted there. ``line_of(class, attribute)`` is the line of such a binding."""
     last = {info.name: index for index, info in enumerate(classes)}
     kept = {info.name: info for index, info in enumerate(classes) if last[info.name] == index}
     for small in _small_statements(statements):
         rebound = _class_attribute_rebound(small)
         if rebound is not None and rebound[0] in kept:
-            name, attribute, kind = rebound
-            info = kept[name]
-            if kind == "value":
-                kept[name] = replace(info, shadowing=(*info.shadowing, attribute))
-            else:
-                kept[name] = replace(info, deleted=(*info.deleted, attribute))
+            name, attribute, value = rebound
+            line = line_of(name, attribute) or kept[name].line
+            method = None if value is None else _bound_method(attribute, value, line, context, read)
+            kept[name] = _rebind(kept[name], attribute, method, deleted=value is None)
             continue
         found = _post_hoc_decorator(small)
         if found is None or found[0] not in kept:

@@ -11,12 +11,18 @@ with the number of files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from model_debugging.skips.parse.batch import iter_parsed
+from model_debugging.skips.parse.module_import import RELATIVE_IMPORT
 from model_debugging.skips.records.test_files import ParsedFile, ParseError
+from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import imported_modules, module_name
+from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
+from model_debugging.skips.source.scanned_paths import package_depth
 from model_debugging.skips.work.entries import ParseCache
 
 
@@ -24,13 +30,22 @@ class RecordStore:
     """The records of one scan, by path; :meth:`view` gives a resolver its module -> record mapping."""
 
     def __init__(
-        self, repo: Path, cache: ParseCache, *, elide: Collection[str] = (), jobs: int | None = None
+        self,
+        repo: Path,
+        cache: ParseCache,
+        *,
+        elide: Collection[str] = (),
+        jobs: int | None = None,
+        pytest: PytestSettings = DEFAULT_PYTEST,
     ):
+        """``pytest``: the checkout's pytest settings (what it collects, how it names modules)."""
         self._repo, self._cache, self._elide, self._jobs = repo, cache, set(elide), jobs
+        self.pytest = pytest
         self._keys: dict[str, str | None] = {}  # path -> cache key of its record
         self._paths: dict[str, str] = {}  # module name -> path
         self._pinned: dict[str, ParsedFile] = {}
         self._errors: dict[str, ParseError] = {}
+        self._depths: dict[str, int] = {}  # path -> how many folders above it are packages
 
     def __contains__(self, path: str) -> bool:
         return path in self._keys
@@ -59,11 +74,36 @@ class RecordStore:
         self._keys[path] = key
         self._paths[module_name(path)] = path
         self._errors.pop(path, None)
+        parsed = self._in_its_package(path, parsed)
         if parsed.error is not None:  # small, and the cache does not keep them
             self._errors[path] = parsed.error
             self._pinned[path] = parsed
         elif path in self._pinned:  # parsed again: the new record replaces the kept one
             self._pinned[path] = parsed
+        if parsed.import_error is not None:
+            self._errors[path] = parsed.import_error
+
+    def _in_its_package(self, path: str, parsed: ParsedFile) -> ParsedFile:
+        """The record with the error its relative imports meet when they go above its package
+        (a folder without ``__init__.py`` on the way): Python raises at the import, pytest collects
+        nothing from the file. Its folders are the store's to know, not the content-keyed record's."""
+        deepest = max((item.level for item in parsed.imports), default=0)
+        if deepest == 0 or parsed.error is not None or not self.pytest.relative_imports_need_packages:
+            return parsed
+        if path not in self._depths:
+            self._depths[path] = package_depth(self._repo, path)
+        depth = self._depths[path]
+        if deepest <= depth:
+            return parsed
+        why = "with no known parent package" if depth == 0 else "beyond top-level package"
+        pattern = re.compile(rb"^[ \t]*from[ \t]+\.{%d,}" % (depth + 1), re.MULTILINE)
+        try:
+            match = pattern.search(read_source(self._repo / path))
+        except OSError:
+            match = None
+        line = 1 if match is None else match.string.count(b"\n", 0, match.start()) + 1
+        error = ParseError(path, line, f"{RELATIVE_IMPORT} {why}")
+        return replace(parsed, import_error=error, import_skip=None)
 
     def pin(self, paths: Iterable[str]) -> None:
         """Keep the records of ``paths`` (those the store holds) in memory from now on."""
@@ -89,7 +129,7 @@ class RecordStore:
                 self._repo, [path], cache=self._cache, jobs=1, elide=self._elide
             )
             self._keys[path] = key
-        return parsed
+        return self._in_its_package(path, parsed)
 
     def keep_errors(self, errors: Iterable[ParseError]) -> None:
         """Add the parse errors met elsewhere (a forked evaluation parsing files in full)."""

@@ -17,6 +17,8 @@ import libcst as cst
 from model_debugging.skips.parse import module_level as collection
 from model_debugging.skips.parse.elide import elide_unread_code
 from model_debugging.skips.parse.expansion import read_expansion
+from model_debugging.skips.parse.module_import import first_line, import_outcome
+from model_debugging.skips.parse.module_names import names_bound_once
 from model_debugging.skips.parse.rules import (
     BodySkip,
     ConditionDecorator,
@@ -28,7 +30,8 @@ from model_debugging.skips.parse.rules import (
     SkipDecorator,
     TestNameSkip,
 )
-from model_debugging.skips.parse.rules.nodes import code, dotted_name, literal_value
+from model_debugging.skips.parse.rules.nodes import code, decorator_call, dotted_name, literal_value
+from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
 from model_debugging.skips.records.test_files import (
     STAR,
     ClassInfo,
@@ -49,10 +52,26 @@ class _Lines:
     """Where each ``class``/``def`` name is defined: name -> [(line, indent)] in source order."""
 
     def __init__(self, source: str):
+        self.source = source
         self.by_name: dict[str, list[tuple[int, int]]] = {}
         for match in _DEFINITION_LINE.finditer(source):
             line = source.count("\n", 0, match.start()) + 1
             self.by_name.setdefault(match.group(3), []).append((line, len(match.group(1))))
+
+    def search(self, pattern: str, after: int = 0) -> int:
+        """The line of the first match of ``pattern`` (a multi-line regex) below line ``after``, or 0."""
+        start = 0
+        for _ in range(after):
+            start = self.source.find("\n", start) + 1
+            if start == 0:
+                return 0
+        match = re.compile(pattern, re.MULTILINE).search(self.source, start)
+        return 0 if match is None else self.source.count("\n", 0, match.start()) + 1
+
+    def rebinding(self, owner: str, attribute: str) -> int:
+        """The line of ``owner.attribute = ...`` or ``setattr(owner, "attribute", ...)`` at module level."""
+        owner, attribute = re.escape(owner), re.escape(attribute)
+        return self.search(rf"^(?:{owner}\.{attribute}\s*=|setattr\(\s*{owner}\s*,\s*[\"']{attribute}[\"'])")
 
     def find(self, name: str, after: int = 0, max_indent: int | None = None, min_indent: int = 0) -> int:
         for line, indent in self.by_name.get(name, ()):
@@ -181,13 +200,14 @@ def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
     return None
 
 
-def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Method:
+def _method(function: cst.FunctionDef, module: Context, line: int, helper: bool = False) -> Method:
+    """A method's record (``helper``: a function of the module, read as a helper whatever its name)."""
     name = function.name.value
-    context = Context(aliases, line)
+    context = replace(module, line=line)
     calls = DelegatedCalls.check(function, context)
     guards = FlagGuard.check(function, context)
     guard_conditions = RuntimeGuard.check(function, context)
-    if not name.startswith("test"):  # a helper: only what skips whoever calls it (a no-op does not)
+    if helper or not name.startswith("test"):  # only what skips whoever calls it (a no-op does not)
         skip = SkipDecorator.check(function, context) or BodySkip.check(function, context)
         name_skips = TestNameSkip.check(function, context)
         return Method(name, line, skip, guards, guard_conditions, calls, name_skips)
@@ -201,22 +221,31 @@ def _method(function: cst.FunctionDef, aliases: dict[str, str], line: int) -> Me
     return Method(name, line, skip, guards, conditions + guard_conditions, calls, expansion=expansion)
 
 
-def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int) -> ClassInfo:
+def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> ClassInfo:
     bases = tuple(dotted_name(arg.value) or code(arg.value) for arg in node.bases)
-    context = Context(aliases, line)
+    context = replace(module, line=line)
     found = SkipDecorator.check(node, context)
     skip = None if found is None else Skip(SkipKind.CLASS_DECORATOR, found.reason, line)
+    skipping = [item for item in node.decorators if decorator_skip(item, context) is not None][:1]
+    by_unittest = any(
+        not (decorator_call(item, context.aliases, context.names)[0] or "").startswith("pytest.")
+        for item in skipping
+    )
     conditions = ConditionDecorator.check(node, context)
     statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
     marked, mark_conditions = collection.pytestmark(statements, context)
     skip, conditions = skip or marked, conditions + mark_conditions
-    shadowing, deleted = collection.class_bindings(statements)
+    shadowing, deleted = collection.class_bindings(statements, context)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
+    for function in collection.class_lambdas(statements):
+        name = re.escape(function.name.value)
+        method_line = lines.search(rf"^[ \t]+{name}[ \t]*(?::[^=\n]*)?=[ \t]*lambda\b", after=line) or line
+        methods.append(_method(function, module, method_line))
     for statement in _flatten(body):
         if isinstance(statement, cst.FunctionDef):
             method_line = lines.find(statement.name.value, after=line, min_indent=1)
-            methods.append(_method(statement, aliases, method_line))
+            methods.append(_method(statement, module, method_line))
             if statement.name.value == "setUp":
                 tester_call = _tester_call(statement)
             elif statement.name.value == "__init__":
@@ -233,6 +262,7 @@ def _class(node: cst.ClassDef, aliases: dict[str, str], lines: _Lines, line: int
         init_defaults=init_defaults,
         shadowing=shadowing,
         deleted=deleted,
+        skip_by_unittest=by_unittest,
     )
 
 
@@ -284,21 +314,48 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     statements = list(_flatten(module.body))
     for statement in statements:
         imports.extend(_imports(statement))
-    aliases = _aliases(imports)
-    classes, functions = [], []
+    context = Context(_aliases(imports), 1, names_bound_once(module, source))
+    classes, functions, helpers = [], [], []
     for statement in statements:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
-            info = _class(statement, aliases, lines, line)
+            info = _class(statement, context, lines, line)
             classes.append(replace(info, elided=True) if info.name in elided else info)
-        elif isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test_"):
-            functions.append(statement.name.value)
-    context = Context(aliases, 1)
-    classes = collection.module_level_classes(statements, classes, context)
-    module_skip, module_conditions = collection.pytestmark(statements, context)
-    return ParsedFile(
-        path, tuple(imports), tuple(classes), tuple(functions), None, module_skip, module_conditions
+        elif isinstance(statement, cst.FunctionDef):
+            if statement.name.value.startswith("test_"):
+                functions.append(statement.name.value)
+            line = lines.find(statement.name.value, max_indent=8)
+            helpers.append(_method(statement, context, line, helper=True))
+    classes = collection.module_level_classes(
+        statements,
+        classes,
+        context,
+        lambda function, line: _method(function, context, line),
+        lines.rebinding,
     )
+    module_skip, module_conditions = collection.pytestmark(statements, context)
+    import_skip, import_error, import_conditions = import_outcome(
+        module.body, context, path, lambda node: _line_of(lines, node)
+    )
+    return ParsedFile(
+        path,
+        tuple(imports),
+        tuple(classes),
+        tuple(functions),
+        None,
+        module_skip,
+        module_conditions + import_conditions,
+        tuple(helpers),
+        import_skip,
+        import_error,
+    )
+
+
+def _line_of(lines: _Lines, node: cst.CSTNode) -> int:
+    """The line of a module-level statement, found by its first line of text (1 if not found)."""
+    if isinstance(node, cst.ClassDef):
+        return lines.find(node.name.value, max_indent=8) or 1
+    return lines.search(rf"^[ \t]*{re.escape(first_line(node))}") or 1
 
 
 def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:

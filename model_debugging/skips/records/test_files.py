@@ -23,6 +23,7 @@ class SkipKind(str, Enum):
     PYTESTMARK = "pytestmark"  # `pytestmark = pytest.mark.skip(...)` in the module or a class of the MRO
     SETUP = "setup"  # setUp / setUpClass skips before the test runs
     RUNTIME = "runtime"  # a skip the common test reaches at run time, decided from the library's sources
+    MODULE = "module"  # the test file (or one it imports) skips itself when pytest imports it
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,12 @@ class Method:
     skip: Skip | None = None  # for an expanded test: of the decorators below ``expand`` (the cases')
     guards: tuple[Guard, ...] = ()
     conditions: tuple[Condition, ...] = ()
-    # ("self" | "super", name) for `self.name(...)` / `super().name(...)` statements at the top level
+    # ("self" | "super" | "module", name) for `self.name(...)` / `super().name(...)` / `name(...)`
+    # statements the body always reaches
     calls: tuple[tuple[str, str], ...] = ()
     name_skips: tuple[NameSkip, ...] = ()  # in setUp and the helpers it calls
     expansion: Expansion | None = None
+    unread: str | None = None  # why the test's body cannot be read (it is bound to something unknown)
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class ClassInfo:
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, LiteralValue], ...] = ()
     elided: bool = False  # a plain TestCase whose body was not parsed (see skips/parse/elide.py)
+    skip_by_unittest: bool = False  # ``skip`` is unittest's (a plain pytest class ignores it), not a mark
     # names bound last by something other than a `def` (they shadow an inherited test), or deleted
     shadowing: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
@@ -214,9 +218,20 @@ class ParsedFile:
     # module-level `pytestmark`: applies to the tests of the classes this module defines
     module_skip: Skip | None = None
     module_conditions: tuple[Condition, ...] = ()
+    functions: tuple[Method, ...] = ()  # the module's functions, read as helpers a test may call
+    # what running the module does before pytest collects it: skip (`pytest.skip(...,
+    # allow_module_level=True)`, `raise SkipTest`), or fail (`class X(A, A)`: pytest collects nothing)
+    import_skip: Skip | None = None
+    import_error: ParseError | None = None
 
     def class_named(self, name: str) -> ClassInfo | None:
         for info in self.classes:
             if info.name == name:
                 return info
+        return None
+
+    def function_named(self, name: str) -> Method | None:
+        for function in self.functions:
+            if function.name == name:
+                return function
         return None

@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     except (ConfigError, ScanResultsError) as error:
         return fail(prog, str(error))
     trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
-    report = build_trend_report(trend, report_settings)
+    notes = (previous.attrs["combined"] if previous is not None else None, current.attrs["combined"])
+    report = build_trend_report(trend, report_settings, notes)
     print(render_text(report), end="")
     try:
         if args.markdown:

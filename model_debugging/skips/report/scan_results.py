@@ -5,13 +5,22 @@ One row per common test, indexed by test name (the same frame as upstream's
 
 - ``ran_count`` / ``skipped_count``: the lengths of ``models_ran`` / ``models_skipped``;
 - ``skip_reasons``: ``{model: reason}`` parsed from ``reasons_skipped`` (``"<model>: <reason>"``).
+
+A result made with test runs or inert findings (``scan --observed`` / ``--inert``) gives each test a
+``combined`` entry: every model by combined status. The frame then holds the combined status in the
+upstream columns, with ``models_inert`` beside them (an inert pair is listed apart from ran and
+counts as run in ``skipped_proportion``), and ``frame.attrs["combined"]`` (a :class:`CombinedNote`)
+says so; without one, ``frame.attrs["combined"]`` is None.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -19,6 +28,21 @@ from model_debugging.command_line import shorten
 
 UPSTREAM_COLUMNS = ("origin", "models_ran", "models_skipped", "skipped_proportion", "reasons_skipped")
 _LIST_COLUMNS = ("models_ran", "models_skipped", "reasons_skipped")
+# the lists of a test's ``combined`` entry (every model once, by combined status)
+COMBINED_LISTS = ("models_ran", "models_inert", "models_skipped", "models_undecided", "models_not_applicable")
+_COMBINED_COUNTED = ("decided_by_observation", "disagreements")
+
+
+@dataclass(frozen=True)
+class CombinedNote:
+    """Where a result's statuses come from when they are combined: how many tests have a
+    ``combined`` entry, the pairs test runs decided (undecided statically), the disagreements
+    between a run and the analyzer, and the inert pairs."""
+
+    tests: int
+    decided_by_runs: int
+    disagreements: int
+    inert: int
 
 
 class ScanResultsError(ValueError):
@@ -65,6 +89,52 @@ def _check_entry(path: str | os.PathLike, test: str, entry: object) -> None:
         )
 
 
+def _check_string_list(path: str | os.PathLike, test: str, key: str, value: object) -> None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ScanResultsError(
+            f"{path}: test '{test}': key '{key}' must list strings, got {shorten(repr(value))}"
+        )
+
+
+def _check_combined(path: str | os.PathLike, test: str, combined: object) -> None:
+    if not isinstance(combined, dict):
+        raise ScanResultsError(
+            f"{path}: test '{test}': key 'combined' must be an object, got {type(combined).__name__}"
+        )
+    for key in (*COMBINED_LISTS, *_COMBINED_COUNTED):
+        if key not in combined:
+            raise ScanResultsError(f"{path}: test '{test}': missing key 'combined.{key}'")
+        _check_string_list(path, test, f"combined.{key}", combined[key])
+    reasons = combined.get("reasons_observed", {})
+    if not isinstance(reasons, dict) or not all(isinstance(text, str) for text in reasons.values()):
+        raise ScanResultsError(
+            f"{path}: test '{test}': key 'combined.reasons_observed' must map models to reasons, "
+            f"got {shorten(repr(reasons))}"
+        )
+
+
+def _with_combined_status(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """One test's entry with its upstream keys holding the combined status."""
+    combined = entry["combined"]
+    skipped = set(combined["models_skipped"])
+    decided = len(combined["models_ran"]) + len(combined["models_inert"]) + len(skipped)  # inert runs
+    details = (
+        {"skips": [skip for skip in entry["skips"] if skip.get("model") in skipped]}
+        if "skips" in entry
+        else {}
+    )
+    return {
+        **entry,
+        **details,
+        **{key: list(combined[key]) for key in COMBINED_LISTS},
+        "skipped_proportion": round(len(skipped) / decided, 4) if decided else 0.0,
+        "reasons_skipped": sorted(
+            [line for line in entry["reasons_skipped"] if parse_reason(line)[0] in skipped]
+            + [f"{model}: {reason}" for model, reason in combined.get("reasons_observed", {}).items()]
+        ),
+    }
+
+
 def load_scan_results(path: str | os.PathLike) -> pd.DataFrame:
     """Read an analyzer result; errors name the file (and line, or test and key)."""
     path = Path(path)
@@ -77,6 +147,22 @@ def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>"
         raise ScanResultsError(f"{source}: expected an object keyed by test name, got {type(data).__name__}")
     for test, entry in data.items():
         _check_entry(source, test, entry)
+        if "combined" in entry:
+            _check_combined(source, test, entry["combined"])
+    combined = {test: entry for test, entry in data.items() if "combined" in entry}
+    note = None
+    if combined:
+        note = CombinedNote(
+            tests=len(combined),
+            decided_by_runs=sum(
+                len(entry["combined"]["decided_by_observation"]) for entry in combined.values()
+            ),
+            disagreements=sum(len(entry["combined"]["disagreements"]) for entry in combined.values()),
+            inert=sum(len(entry["combined"]["models_inert"]) for entry in combined.values()),
+        )
+        data = {
+            test: _with_combined_status(entry) if test in combined else entry for test, entry in data.items()
+        }
     frame = pd.DataFrame.from_dict(data, orient="index")
     if frame.empty:
         frame = pd.DataFrame(columns=list(UPSTREAM_COLUMNS))
@@ -85,4 +171,5 @@ def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>"
     frame["ran_count"] = frame["models_ran"].map(len).astype(int)
     frame["skipped_count"] = frame["models_skipped"].map(len).astype(int)
     frame["skip_reasons"] = frame["reasons_skipped"].map(lambda entries: dict(map(parse_reason, entries)))
+    frame.attrs["combined"] = note
     return frame

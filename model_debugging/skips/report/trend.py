@@ -3,7 +3,10 @@
 Undecided is a state of its own: a (test, model) pair undecided on either side is never "newly
 skipped" nor "no longer skipped"; it is listed as "now decided" or "now undecided" instead. A share
 is taken over the decided models only and comes with the undecided count; a test no model is
-decided for has no share (NaN). Tests that apply to no model (an integration class of a common
+decided for has no share (NaN). Inert is a state of its own too, in results that hold the combined
+status (see :mod:`~model_debugging.skips.report.scan_results`): the test runs for the model but
+reaches no assertion. It counts as run in the shares; a pair that becomes inert is listed as
+"newly inert", one that checks something again as "no longer inert". Tests that apply to no model (an integration class of a common
 file) stay in the data but out of the test tables.
 """
 
@@ -17,14 +20,16 @@ from model_debugging.skips.results.environment_needs import needs_accelerator, n
 
 # differences below this are rounding noise of the 4-digit proportions
 _TOLERANCE = 1e-9
-RAN, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "skipped", "undecided", "not applicable"
+RAN, INERT, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "inert", "skipped", "undecided", "not applicable"
+_RUNNING = (RAN, INERT)
 _STATE_COLUMNS = {
     "models_ran": RAN,
+    "models_inert": INERT,
     "models_skipped": SKIPPED,
     "models_undecided": UNDECIDED,
     "models_not_applicable": NOT_APPLICABLE,
 }
-TEST_COLUMNS = ["test", "origin", "skipped", "undecided", "skipped_proportion", "needs"]
+TEST_COLUMNS = ["test", "origin", "skipped", "undecided", "inert", "skipped_proportion", "needs"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +41,14 @@ class SkipTrend:
     - ``newly_skipped``: test, model, reason, note ("new model" when the model did not exist before);
     - ``no_longer_skipped``: test, model, previous reason, now ("runs", "not applicable", "model removed");
     - ``now_decided``: test, model, now (ran or skipped), reason, undecided before because;
-    - ``now_undecided``: test, model, before (ran or skipped), because;
+    - ``now_undecided``: test, model, before (ran, inert or skipped), because;
+    - ``newly_inert``: test, model, before (ran, skipped, undecided, not applicable, or "new model");
+    - ``no_longer_inert``: test, model, now (ran, skipped, undecided, not applicable, "model removed");
     - ``new_tests`` / ``removed_tests`` / ``most_skipped`` / ``most_skipped_on_accelerators``: test,
-      origin, skipped (count/decided), undecided, skipped_proportion (NaN without a decided model),
-      needs (the environment every model running it needs), for the tests that apply to a model;
-      ``most_skipped`` holds the tests that run on any machine, ``most_skipped_on_accelerators``
-      those that need a GPU or another accelerator.
+      origin, skipped (count/decided), undecided, inert (for a result with the combined status),
+      skipped_proportion (NaN without a decided model), needs (the environment every model running
+      it needs), for the tests that apply to a model; ``most_skipped`` holds the tests that run on
+      any machine, ``most_skipped_on_accelerators`` those that need a GPU or another accelerator.
     ``previous_tests`` is ``None`` when there was no previous result.
     """
 
@@ -50,6 +57,8 @@ class SkipTrend:
     no_longer_skipped: pd.DataFrame
     now_decided: pd.DataFrame
     now_undecided: pd.DataFrame
+    newly_inert: pd.DataFrame
+    no_longer_inert: pd.DataFrame
     new_tests: pd.DataFrame
     removed_tests: pd.DataFrame
     most_skipped: pd.DataFrame
@@ -69,7 +78,7 @@ def _names(results: pd.DataFrame, test: str, column: str) -> list[str]:
 
 
 def model_states(results: pd.DataFrame, test: str) -> dict[str, str]:
-    """``{model: ran | skipped | undecided | not applicable}`` for one test of a result."""
+    """``{model: ran | inert | skipped | undecided | not applicable}`` for one test of a result."""
     return {
         model: state for column, state in _STATE_COLUMNS.items() for model in _names(results, test, column)
     }
@@ -96,8 +105,9 @@ def all_models(results: pd.DataFrame) -> set[str]:
 
 
 def counts(results: pd.DataFrame, test: str) -> tuple[int, int, int]:
-    """``(skipped, decided, undecided)`` models of one test."""
-    skipped, ran = len(_names(results, test, "models_skipped")), len(_names(results, test, "models_ran"))
+    """``(skipped, decided, undecided)`` models of one test (an inert model ran it: it is decided)."""
+    skipped = len(_names(results, test, "models_skipped"))
+    ran = len(_names(results, test, "models_ran")) + len(_names(results, test, "models_inert"))
     return skipped, skipped + ran, len(_names(results, test, "models_undecided"))
 
 
@@ -137,11 +147,14 @@ def _test_table(results: pd.DataFrame, tests, on_accelerators: bool | None = Non
                 "origin": results.at[test, "origin"],
                 "skipped": f"{skipped}/{decided}",
                 "undecided": undecided,
+                "inert": len(_names(results, test, "models_inert")),
                 "skipped_proportion": share(results, test),
                 "needs": needs_text(needs),
             }
         )
     frame = _frame(rows, TEST_COLUMNS)
+    if "models_inert" not in results.columns:  # a result without the combined status knows no inert pair
+        frame = frame.drop(columns="inert")
     return frame.sort_values(
         ["skipped_proportion", "test"], ascending=[False, True], na_position="last", ignore_index=True
     )
@@ -180,11 +193,13 @@ class _ModelChanges:
     stopped: list[dict]
     decided: list[dict]
     undecided: list[dict]
+    inert: list[dict]
+    checking: list[dict]
 
 
 def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _ModelChanges:
     models_before, models_now = all_models(previous), all_models(current)
-    found = _ModelChanges([], [], [], [])
+    found = _ModelChanges([], [], [], [], [], [])
     for test in common:
         before, now = model_states(previous, test), model_states(current, test)
         reasons_before, reasons_now = previous.at[test, "skip_reasons"], current.at[test, "skip_reasons"]
@@ -193,7 +208,13 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
             was, is_ = before.get(model), now.get(model)
             if was == is_:
                 continue
-            if was == UNDECIDED and is_ in (RAN, SKIPPED):
+            if is_ == INERT and was != UNDECIDED:
+                earlier = was or ("not applicable" if model in models_before else "new model")
+                found.inert.append({"test": test, "model": model, "before": earlier})
+            elif was == INERT and is_ != UNDECIDED:
+                now = is_ or ("not applicable" if model in models_now else "model removed")
+                found.checking.append({"test": test, "model": model, "now": now})
+            if was == UNDECIDED and is_ in (RAN, INERT, SKIPPED):
                 reason = reasons_now.get(model, "") if is_ == SKIPPED else ""
                 found.decided.append(
                     {
@@ -204,7 +225,7 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
                         "undecided before because": why_before.get(model, ""),
                     }
                 )
-            elif is_ == UNDECIDED and was in (RAN, SKIPPED):
+            elif is_ == UNDECIDED and was in (RAN, INERT, SKIPPED):
                 found.undecided.append(
                     {"test": test, "model": model, "before": was, "because": why_now.get(model, "")}
                 )
@@ -214,8 +235,8 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
                     {"test": test, "model": model, "reason": reasons_now.get(model, ""), "note": note}
                 )
             elif was == SKIPPED and is_ != UNDECIDED:
-                if is_ == RAN:
-                    where = "runs"
+                if is_ in _RUNNING:
+                    where = "runs" if is_ == RAN else "runs, reaching no assertion (inert)"
                 elif model in models_now:
                     where = "not applicable"
                 else:
@@ -254,6 +275,8 @@ def compute_trend(
         no_longer_skipped=_frame(changes.stopped, ["test", "model", "previous reason", "now"]),
         now_decided=_frame(changes.decided, ["test", "model", "now", "reason", "undecided before because"]),
         now_undecided=_frame(changes.undecided, ["test", "model", "before", "because"]),
+        newly_inert=_frame(changes.inert, ["test", "model", "before"]),
+        no_longer_inert=_frame(changes.checking, ["test", "model", "now"]),
         new_tests=_test_table(current, sorted(set(current.index) - set(baseline.index))),
         removed_tests=_test_table(baseline, sorted(set(baseline.index) - set(current.index))),
         most_skipped=_test_table(current, current.index, on_accelerators=False),

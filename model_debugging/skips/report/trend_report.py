@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
+from model_debugging.skips.report.scan_results import CombinedNote
 from model_debugging.skips.report.settings import ReportSettings
 from model_debugging.skips.report.trend import SkipTrend
 
@@ -27,14 +28,41 @@ def _test_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return shown.rename(columns={"skipped": "skipped/decided"})
 
 
-def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
-    """The trend report: summary, the changes, then the headline table of the most skipped tests."""
+def combined_text(side: str, note: CombinedNote | None) -> str:
+    """What a result's statuses come from, for the summary of a report that compares results."""
+    if note is None:
+        return f"{side}: the analyzer's verdicts (no test runs joined)."
+    return (
+        f"{side}: the combined status of {note.tests} tests (the analyzer's verdicts joined with test "
+        f"runs and inert findings): {note.decided_by_runs} pairs decided by the runs, "
+        f"{note.disagreements} disagreements, {note.inert} inert pairs (listed apart from ran)."
+    )
+
+
+def build_trend_report(
+    trend: SkipTrend,
+    settings: ReportSettings,
+    combined: tuple[CombinedNote | None, CombinedNote | None] = (None, None),
+) -> Report:
+    """The trend report: summary, the changes, then the headline table of the most skipped tests.
+
+    ``combined``: what the previous and current results' statuses come from (``frame.attrs["combined"]``
+    of each); the summary says it when either holds the combined status."""
     applying = len(trend.most_skipped) + len(trend.most_skipped_on_accelerators)
     summary = [
         f"{trend.current_tests} common tests ({applying} apply to some model), "
         f"{trend.current_models} models in the current scan. Shares are over the models a test is "
-        "decided for (ran or skipped); undecided models are counted apart."
+        "decided for (ran, inert or skipped); undecided models are counted apart."
     ]
+    previous_note, current_note = combined
+    if current_note is not None or previous_note is not None:
+        summary.append(combined_text("Current scan", current_note))
+        if trend.previous_tests is not None:
+            summary.append(combined_text("Previous scan", previous_note))
+        if trend.previous_tests is not None and (previous_note is None) != (current_note is None):
+            summary.append(
+                "⚠️ Only one side joins test runs: a change between them may come from the runs, not the code."
+            )
     headline = [
         Section("Most skipped tests", _test_rows(trend.most_skipped), settings.headline_rows),
         Section(
@@ -53,14 +81,24 @@ def build_trend_report(trend: SkipTrend, settings: ReportSettings) -> Report:
         f"now decided: {len(trend.now_decided)}; now undecided: {len(trend.now_undecided)}; "
         f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
     )
-    changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
     rows = settings.model_change_rows
+    inert_sections = []
+    if current_note is not None or previous_note is not None:
+        summary.append(
+            f"Newly inert: {len(trend.newly_inert)}; no longer inert: {len(trend.no_longer_inert)}."
+        )
+        inert_sections = [
+            Section("Newly inert (runs, reaching no assertion)", trend.newly_inert, rows, "None."),
+            Section("No longer inert", trend.no_longer_inert, rows, "None."),
+        ]
+    changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
     sections = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
         Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),
         Section("No longer skipped", trend.no_longer_skipped, rows, "No skip was removed."),
         Section("Now decided (undecided before)", trend.now_decided, rows, "None."),
         Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),
+        *inert_sections,
         Section("New common tests", _test_rows(trend.new_tests), settings.test_change_rows),
         Section("Removed common tests", _test_rows(trend.removed_tests), settings.test_change_rows),
         *headline,

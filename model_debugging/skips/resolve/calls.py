@@ -65,9 +65,12 @@ def name_skips(
 def called_method(
     resolver: Resolver, test_class: ResolvedClass, owner: ClassRef, kind: str, name: str
 ) -> tuple[ClassRef, Method] | None:
-    """The method ``self.name`` / ``super().name`` (written in ``owner``) runs for this class."""
+    """The method ``self.name`` / ``super().name`` / the function ``name`` (written in ``owner``)
+    runs for this class; a function is one of ``owner``'s module or one it imports by name."""
     if kind == "self":
         return test_class.definitions.get(name)
+    if kind == "module":
+        return resolver.function(owner.module, name) if owner.module is not None else None
     linearization = test_class.linearization
     for ref in linearization[linearization.index(owner) + 1 :] if owner in linearization else ():
         info = resolver.info(ref)

@@ -17,6 +17,7 @@ from model_debugging.skips.records.test_files import (
     Equals,
     Flag,
     FlagExpression,
+    Method,
     Not,
     ParsedFile,
 )
@@ -62,6 +63,23 @@ class Resolver:
             parsed = self.modules.get(ref.module) if ref.module is not None else None
             self._infos[ref] = None if parsed is None else parsed.class_named(ref.name)
         return self._infos[ref]
+
+    def function(self, module: str, name: str) -> tuple[ClassRef, Method] | None:
+        """The function ``name`` written in ``module`` calls: defined there, or imported by name
+        from another module of the checkout (its ref names the function in its module)."""
+        parsed = self.modules.get(module)
+        if parsed is None:
+            return None
+        found = parsed.function_named(name)
+        if found is not None:
+            return ClassRef(module, name), found
+        for item in reversed(parsed.imports):
+            if item.local == name and item.name not in (None, STAR):
+                target = absolute_module(module, self._is_package(module), item.module, item.level)
+                imported = self.modules.get(target)
+                found = imported.function_named(item.name) if imported is not None else None
+                return None if found is None else (ClassRef(target, item.name), found)
+        return None
 
     def path_of(self, ref: ClassRef) -> str | None:
         parsed = self.modules.get(ref.module) if ref.module is not None else None

@@ -1,7 +1,10 @@
 """Which test classes pytest collects from a model's files, and what each test name resolves to.
 
 A class is collected when it is a ``unittest.TestCase`` defined in one of the files and ``__test__``
-is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). In the
+is not false in its MRO (a ``__test__`` that is not a literal makes its tests undecided). A class
+that is not a ``TestCase`` is collected as a plain pytest class when its name matches pytest's
+``python_classes`` (``Test...`` by default) and no class of its MRO defines ``__init__`` or
+``__new__``. In the
 class, a test resolves to the first definition in the MRO; a name bound last by something other
 than a ``def`` (``test_x = None``) shadows the test, which pytest then does not collect; ``del``
 in a class body unbinds that class's own definition. A class is skipped as a whole by a skip
@@ -14,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from model_debugging.skips.parse.module_import import RELATIVE_IMPORT
+from model_debugging.skips.parse.rules.nodes import UNCONDITIONAL_REASON
 from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.outcome import Outcome, Status
 from model_debugging.skips.records.test_files import (
@@ -22,12 +27,14 @@ from model_debugging.skips.records.test_files import (
     Method,
     NameSkip,
     ParsedFile,
+    ParseError,
     Skip,
     SkipKind,
 )
 from model_debugging.skips.resolve.calls import method_skip, name_skips
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
-from model_debugging.skips.source.modules import module_name
+from model_debugging.skips.source.modules import absolute_module, module_name
+from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
 
 # Every model test class needs torch; listing it for every test of every model would drown the rest.
 BASELINE_CONDITIONS = frozenset({"require_torch"})
@@ -48,7 +55,9 @@ class CollectedClass:
     applicable: frozenset[str]  # common tests defined by a class of the common files in the MRO
     ran: Outcome  # shared by every test this class runs without conditions
     setup_skip: tuple[ClassRef, Skip] | None = None  # a skip setUpClass / setUp always raises
-    undecided: str | None = None  # why every test of the class is undecided (a non-literal __test__)
+    # why every test of the class is undecided (a non-literal __test__ or __unittest_skip__)
+    undecided: str | None = None
+    plain: bool = False  # a plain pytest class: setUp does not run, self.skipTest does not exist
     setup_name_skips: tuple[tuple[ClassRef, NameSkip], ...] = ()  # setUp skips only some tests by name
     # name -> the nearest definition of that name under ``parameterized.expand`` (whose cases stay
     # in the class even when a later definition rebinds the name)
@@ -80,11 +89,19 @@ def _definitions(resolver: Resolver, mro: tuple[ClassRef, ...]) -> tuple[Definit
 
 def _class_skip(
     resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], parsed: ParsedFile
-) -> tuple[ClassRef, Skip] | None:
+) -> tuple[ClassRef, Skip] | str | None:
+    """The skip of the whole class, or why it is undecided (``__unittest_skip__`` not a literal)."""
     for base in mro:
         info = resolver.info(base)
         if info is not None and info.skip is not None:
             return base, info.skip
+        found, value = info.attribute("__unittest_skip__") if info is not None else (False, None)
+        if found and isinstance(value, NonLiteral):
+            return f"__unittest_skip__ = {value.code}"
+        if found and value:  # what @unittest.skip sets on a class, written by hand
+            why = resolver.class_attribute(mro, "__unittest_skip_why__")[0]
+            reason = why if isinstance(why, str) and why else UNCONDITIONAL_REASON
+            return base, Skip(SkipKind.CLASS_DECORATOR, reason, info.line)
     return (ref, parsed.module_skip) if parsed.module_skip is not None else None
 
 
@@ -146,39 +163,102 @@ def _module_classes(
             yield ref, info
 
 
+def _import_failure(
+    resolver: Resolver, module: str, seen: set[str]
+) -> ParseError | tuple[ClassRef, Skip] | None:
+    """What importing ``module`` meets first: an error (pytest collects nothing from it), a skip of
+    the whole module (with the module that skips), or None. Its imports of the checkout's modules
+    run first and pass their failure on."""
+    seen.add(module)
+    parsed = resolver.modules.get(module)
+    if parsed is None:
+        return None
+    if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
+        return parsed.import_error  # met at the import statement, before anything else
+    for imported in _imported_in_order(parsed):
+        if imported not in seen and imported in resolver.modules:
+            failure = _import_failure(resolver, imported, seen)
+            if failure is not None:
+                return failure
+    if parsed.import_error is not None:
+        return parsed.import_error
+    return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
+
+
+def _imported_in_order(parsed: ParsedFile) -> Iterator[str]:
+    current, package = module_name(parsed.path), parsed.path.endswith("__init__.py")
+    for item in parsed.imports:
+        target = absolute_module(current, package, item.module, item.level)
+        if item.name not in (None, STAR):
+            yield f"{target}.{item.name}"  # a submodule imported by name
+        yield target
+
+
+def _plain_collected(
+    resolver: Resolver, ref: ClassRef, mro: tuple[ClassRef, ...], pytest: PytestSettings
+) -> tuple[bool, str | None]:
+    """``(collected, why undecided)`` for a class that is not a ``TestCase``: pytest collects it when
+    its name matches ``python_classes`` and nothing in its MRO defines ``__init__`` / ``__new__``."""
+    if not pytest.collects_class(ref.name):
+        return False, None
+    for base in mro:
+        info = resolver.info(base)
+        if info is None and base.name not in ("object", "builtins.object"):
+            return True, (
+                f"{ref.name} is a plain pytest class whose base {base.name} is not read "
+                "(pytest does not collect it when that base defines __init__)"
+            )
+        if info is not None and (info.method("__init__") or info.method("__new__")):
+            return False, None
+    return True, None
+
+
 def collect_test_classes(
-    resolver: Resolver, files: Iterable[str], tests: Mapping[str, tuple[str, frozenset[ClassRef]]]
+    resolver: Resolver,
+    files: Iterable[str],
+    tests: Mapping[str, tuple[str, frozenset[ClassRef]]],
+    pytest: PytestSettings = DEFAULT_PYTEST,
 ) -> list[CollectedClass]:
     """The test classes pytest collects from ``files``.
 
-    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``.
+    ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``;
+    ``pytest`` holds the checkout's collection settings.
     """
     found = []
     for path in files:
         parsed = resolver.modules.get(module_name(path))
-        if parsed is None:
+        failure = _import_failure(resolver, module_name(path), set()) if parsed is not None else None
+        if parsed is None or isinstance(failure, ParseError):  # pytest collects nothing from the file
             continue
         for ref, info in _module_classes(resolver, parsed, module_name(path)):
             mro = resolver.mro(ref)
-            if not resolver.is_test_case(mro):
-                continue
+            plain = not resolver.is_test_case(mro)
+            plain_undecided = None
+            if plain:
+                collected, plain_undecided = _plain_collected(resolver, ref, mro, pytest)
+                if not collected:
+                    continue
             not_collected, undecided = _not_collected(resolver, mro)
+            undecided = undecided or plain_undecided
             if not_collected:
                 continue
+            class_skip = failure or _class_skip(resolver, ref, mro, parsed)  # the module skips first
+            if isinstance(class_skip, str):
+                class_skip, undecided = None, undecided or class_skip
             definitions, expanded = _definitions(resolver, mro)
             bases = set(mro)
             applicable = frozenset(
                 name for name in definitions if name in tests and not bases.isdisjoint(tests[name][1])
             )
             conditions = list(_conditions(resolver, mro, parsed))
-            class_skip = _class_skip(resolver, ref, mro, parsed)
             ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))
             collected = CollectedClass(
                 ref, path, info.line, mro, class_skip, definitions, applicable, ran,
-                undecided=undecided, expanded=expanded,
+                undecided=undecided, expanded=expanded, plain=plain,
             )  # fmt: skip
-            setup_skip = _setup_skip(resolver, collected, conditions)
-            by_name = _setup_name_skips(resolver, collected)
+            # unittest runs setUp / setUpClass; pytest does not for a plain class
+            setup_skip = None if plain else _setup_skip(resolver, collected, conditions)
+            by_name = () if plain else _setup_name_skips(resolver, collected)
             conditions = list(dict.fromkeys(conditions))
             if setup_skip is not None or by_name or tuple(conditions) != ran.conditions:
                 ran = Outcome(Status.RAN, None, info.name, path, tuple(conditions))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from model_debugging.skips.records.outcome import Status
 from model_debugging.skips.records.test_files import ParseError, SkipKind
@@ -127,15 +128,32 @@ class TestResult:
         }
 
 
+class CombinedStatus(Protocol):
+    """The scan joined with test runs and inert findings (``skips/observed``): what each test's JSON
+    entry gets of it."""
+
+    def test_json(self, name: str) -> dict[str, object] | None: ...
+
+
 @dataclass(frozen=True)
 class ScanResult:
-    """A whole scan: ``tests`` in the common files' order, and the files that could not be read."""
+    """A whole scan: ``tests`` in the common files' order, the files that could not be read or
+    imported, and ``notes`` on what the scan does not model (a ``conftest.py`` that skips tests);
+    ``combined``: the scan joined with test runs and inert findings, when given (each test's JSON
+    entry then has a ``combined`` entry: every model by combined status)."""
 
     tests: Mapping[str, TestResult]
     errors: tuple[ParseError, ...]
+    notes: tuple[str, ...] = ()
+    combined: CombinedStatus | None = None
 
     def to_json(self) -> dict[str, dict[str, object]]:
-        return {name: result.to_json() for name, result in self.tests.items()}
+        if self.combined is None:
+            return {name: result.to_json() for name, result in self.tests.items()}
+        return {
+            name: {**result.to_json(), "combined": self.combined.test_json(name)}
+            for name, result in self.tests.items()
+        }
 
     def errors_json(self) -> list[dict[str, str | int]]:
         return [error.as_dict() for error in self.errors]

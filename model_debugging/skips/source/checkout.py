@@ -7,6 +7,11 @@ import os
 from pathlib import Path
 
 from model_debugging.command_line import shorten
+from model_debugging.skips.source.pytest_settings import (
+    PytestSettings,
+    PytestSettingsError,
+    read_pytest_settings,
+)
 from model_debugging.skips.source.settings import ScanSettings
 
 
@@ -33,14 +38,23 @@ def check_checkout(repo: Path, settings: ScanSettings) -> None:
             )
 
 
-def find_model_test_files(repo: Path, settings: ScanSettings) -> list[str]:
-    """Relative paths of model test files, sorted (their folder name is the model name)."""
+def checkout_pytest_settings(repo: Path) -> PytestSettings:
+    """The checkout's pytest settings (what pytest collects); a malformed file is a CheckoutError."""
+    try:
+        return read_pytest_settings(repo)
+    except PytestSettingsError as error:
+        raise CheckoutError(str(error)) from None
+
+
+def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSettings) -> list[str]:
+    """Relative paths of model test files, sorted (their folder name is the model name): the files
+    pytest collects (its ``python_files``) whose name matches the settings' pattern."""
     models_dir = repo / settings.models_dir
     found = []
     for root, dirs, files in os.walk(models_dir):
         dirs[:] = [name for name in dirs if not name.startswith((".", "__pycache__"))]
         for name in files:
-            if fnmatch.fnmatch(name, settings.test_file_pattern):
+            if fnmatch.fnmatch(name, settings.test_file_pattern) and pytest.collects_file(name):
                 found.append(Path(root, name).relative_to(repo).as_posix())
     return sorted(found)
 

@@ -23,6 +23,16 @@ def scanned_folders(settings: ScanSettings) -> tuple[str, ...]:
     return tuple(sorted({TESTS_FOLDER, LIBRARY_FOLDER, *(PurePosixPath(path).parts[0] for path in written)}))
 
 
+def package_depth(repo: Path, path: str) -> int:
+    """How many folders above the file ``path`` are packages (hold an ``__init__.py``), counting up
+    from its own folder to the first that is not: pytest's default import mode names the module from
+    there (``tests.models.x.test_modeling_x``), so a relative import may go up that many levels."""
+    depth, folder = 0, PurePosixPath(path).parent
+    while folder.parts and (repo / folder / "__init__.py").is_file():
+        depth, folder = depth + 1, folder.parent
+    return depth
+
+
 def is_library_path(path: str) -> bool:
     """Whether the checkout-relative ``path`` is one of the library's sources (else a test file)."""
     return PurePosixPath(path).parts[:1] == (LIBRARY_FOLDER,)

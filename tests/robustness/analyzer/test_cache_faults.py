@@ -6,6 +6,7 @@ Two scans running at the same time over the same checkout and cache both write c
 import json
 import pickle
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,8 +92,8 @@ def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(pickle.dumps((key, value)))
     assert old == EXPECTED
-    (repo / synthetic.model_file(SPEC.models[0].name)).unlink()
-    (repo / synthetic.model_file(SPEC.models[0].name)).parent.rmdir()
+    # the model's folder, as git rm -r
+    shutil.rmtree((repo / synthetic.model_file(SPEC.models[0].name)).parent)
     assert scan_json(repo, cache_dir=tmp_path / "cache", jobs=1) == (
         synthetic.expected_results(edited),
         [],

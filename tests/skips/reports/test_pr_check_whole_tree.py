@@ -152,6 +152,8 @@ def whole_tree(tmp_path, monkeypatch):
         {
             "tests/__init__.py": "",
             "tests/models/__init__.py": "",
+            "tests/generation/__init__.py": "",
+            **{f"tests/models/{name}/__init__.py": "" for name in ("alpha", "beta", "gamma")},
             "tests/test_modeling_common.py": COMMON,
             "tests/generation/test_utils.py": GENERATION,
             "tests/models/alpha/test_modeling_alpha.py": ALPHA,

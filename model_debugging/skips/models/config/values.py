@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from model_debugging.skips.interp.values import ABSENT, Config, ConfigClass, Method, ModelClass, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS, is_configuration
+from model_debugging.skips.models.config.constructor import NOT_RUN, ConstructedConfig
 from model_debugging.skips.models.config.kwargs import keeps_keyword
 from model_debugging.skips.models.config.post_init_values import NOT_READ, post_init_value
 from model_debugging.skips.models.config.sub_configs import sub_config, sub_config_value
@@ -68,13 +69,17 @@ def config_value(
         return unknown  # what a parent get_config that was not read passes
     passed = keywords.get(name, ABSENT) if read else facts.tester_attribute(name)
     if declared is MISSING and init_default is MISSING and not computed and not is_part:
+        constructed = _constructed(facts, config, name, unknown)
+        if constructed is not ABSENT:
+            return constructed
         if passed is ABSENT and is_configuration(library, info):
             return missing  # neither declared nor passed: the attribute does not exist
         if read and passed is not ABSENT and keeps_keyword(library, info, name):
             return passed.existing() if isinstance(passed, Unknown) else passed  # set from kwargs
         return unknown
     if isinstance(declared, MethodValue):
-        return Method(info, name)
+        constructed = _constructed(facts, config, name, unknown)  # a property the constructors set
+        return Method(info, name) if constructed is ABSENT else constructed
     if is_part:  # built from what the tester passes
         none_given = read and info is facts.config_class and (passed is ABSENT or passed is None)
         return sub_config(library, info, name, sub_configs[name], passed, unknown, none_given=none_given)
@@ -90,9 +95,39 @@ def config_value(
     if passed is not ABSENT:
         return passed.existing() if isinstance(passed, Unknown) else passed  # its code says what it is
     if computed:
-        return unknown.existing()
+        constructed = _constructed(facts, config, name, unknown)
+        return unknown.existing() if constructed is ABSENT else constructed
     value = init_default if init_default is not MISSING else declared
     return library_value(library, value, unknown.existing())
+
+
+def _constructed(facts: TestClassFacts, config: Config, name: str, unknown: Unknown) -> object:
+    """What running the configuration's constructors on the tester's keywords sets ``name`` to,
+    for a configuration whose base class has a constructor (before dataclass fields: ``self.x =
+    kwargs.pop("x", False)``); :data:`ABSENT` when they set nothing of that name, or cannot be run."""
+    library, info = facts.library, config.info
+    base = next((ancestor for ancestor in library.mro(info) if ancestor.name in BASE_CONFIGS), None)
+    if base is None or "__init__" not in base.methods:
+        return ABSENT
+    key = ("constructed configuration", id(info))
+    run = facts.kept.get(key)
+    if run is None:
+        run = facts.kept[key] = ConstructedConfig(library, info, lambda key: _passed(facts, key))
+    value = run.value(name)
+    if value is NOT_RUN or value is ABSENT:
+        return ABSENT
+    if isinstance(value, Unknown):
+        return unknown.existing() if value.exists else unknown
+    return value
+
+
+def _passed(facts: TestClassFacts, name: str) -> object:
+    """What the tester passes to its configuration for ``name``: a value, an ``Unknown``, or ABSENT."""
+    keywords = facts.config_keywords
+    read = keywords is not None and (name in keywords or facts.config_rest is KeywordsRest.DEFAULT)
+    if not read and facts.config_rest is KeywordsRest.UNKNOWN:
+        return Unknown(f"config.{name}")  # what a parent get_config that was not read passes
+    return keywords.get(name, ABSENT) if read else facts.tester_attribute(name)
 
 
 def library_value(library: Library, value: object, unknown: Unknown) -> object:

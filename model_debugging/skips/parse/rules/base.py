@@ -8,18 +8,22 @@ methods it must flag (find a skip, a condition, a guard, a call), ``VALID`` ones
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
 
+from model_debugging.skips.parse.rules.nodes import NO_NAMES
+
 
 @dataclass(frozen=True)
 class Context:
-    """What a rule knows besides the node: the file's import aliases and the definition's line."""
+    """What a rule knows besides the node: the file's import aliases, the definition's line, and
+    the names the module binds once (see ``parse/module_names.py``)."""
 
     aliases: Mapping[str, str]
     line: int
+    names: Mapping[str, cst.BaseExpression] = field(default_factory=lambda: NO_NAMES)
 
 
 class Rule:

@@ -1,63 +1,40 @@
-"""A skip statement at the top level of a test's body: it runs whatever the class."""
+"""A skip statement a test's body always reaches: it skips whatever the class."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import libcst as cst
 
 from model_debugging.skips.parse.rules.base import Context, Rule, body_of, register
-from model_debugging.skips.parse.rules.nodes import (
-    SKIP_CALLS,
-    SKIP_EXCEPTIONS,
-    UNCONDITIONAL_REASON,
-    canonical,
-    dotted_name,
-    is_return,
-    reason_of,
-)
+from model_debugging.skips.parse.rules.reach import reached, skip_statement
 from model_debugging.skips.records.test_files import Skip, SkipKind
-
-
-def skip_statement(statement: cst.BaseStatement, aliases: Mapping[str, str]) -> str | None:
-    """The reason if ``statement`` is ``self.skipTest(...)``, ``pytest.skip(...)`` or ``raise SkipTest(...)``."""
-    if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
-        return None
-    small = statement.body[0]
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        call = small.value
-        name = dotted_name(call.func)
-        if name == "self.skipTest" or canonical(name, aliases) in SKIP_CALLS:
-            return reason_of(call.args) or UNCONDITIONAL_REASON
-    if isinstance(small, cst.Raise) and small.exc is not None:
-        exc = small.exc
-        call = exc if isinstance(exc, cst.Call) else None
-        name = canonical(dotted_name(call.func if call else exc), aliases)
-        if name in SKIP_EXCEPTIONS or (name or "").endswith("SkipTest"):
-            return (reason_of(call.args) if call else None) or UNCONDITIONAL_REASON
-    return None
 
 
 @register
 class BodySkip(Rule):
-    """``self.skipTest`` / ``pytest.skip`` / ``raise SkipTest`` reached before any ``return``."""
+    """``self.skipTest`` / ``pytest.skip`` / ``raise SkipTest`` the body always reaches: at its top
+    level, or in a ``with`` block or a ``try`` that cannot catch it, before anything that may return."""
 
     INVALID = (
         'def test_x(self):\n    self.skipTest(reason="broken")',
         'def test_x(self):\n    """Doc."""\n    pytest.skip("broken")',
         'def test_x(self):\n    raise unittest.SkipTest("broken")',
+        'def test_x(self):\n    with tempfile.TemporaryDirectory() as tmp:\n        self.skipTest("in a with block")',
+        'def test_x(self):\n    try:\n        self.skipTest("in try/finally")\n    finally:\n        cleanup()',
+        'def test_x(self):\n    try:\n        self.skipTest("not caught")\n    except ValueError:\n        pass',
     )
     VALID = (
         'def test_x(self):\n    for m in self.all_model_classes:\n        self.skipTest("inside a loop")',
         'def test_x(self):\n    return\n    self.skipTest("unreachable")',
         'def test_x(self):\n    if has_cuda():\n        self.skipTest("gpu")',
+        'def test_x(self):\n    if self.supports_it:\n        return super().test_x()\n    self.skipTest("not always")',
+        'def test_x(self):\n    try:\n        self.skipTest("caught")\n    except Exception:\n        pass',
+        'def test_x(self):\n    with self.assertRaises(unittest.SkipTest):\n        self.skipTest("caught")',
+        'def test_x(self):\n    try:\n        self.skipTest("swallowed")\n    finally:\n        return',
     )
 
     @staticmethod
     def check(node: cst.FunctionDef, context: Context) -> Skip | None:
-        for statement in body_of(node):
-            if is_return(statement):
-                return None
+        for statement in reached(body_of(node), context.aliases):
             reason = skip_statement(statement, context.aliases)
             if reason is not None:
                 return Skip(SkipKind.BODY, reason, context.line)

@@ -13,7 +13,7 @@ _CONDITIONAL = nodes.SKIP_IF_DECORATORS | nodes.SKIP_UNLESS_DECORATORS
 
 
 def decorator_condition(decorator: cst.Decorator, context: Context) -> Condition | None:
-    name, call = nodes.decorator_call(decorator, context.aliases)
+    name, call = nodes.decorator_call(decorator, context.aliases, context.names)
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
@@ -21,7 +21,7 @@ def decorator_condition(decorator: cst.Decorator, context: Context) -> Condition
         return Condition(nodes.code(decorator.decorator), context.line)
     if name in _CONDITIONAL and call is not None:
         condition = nodes.condition_argument(call.args)
-        if condition is None or isinstance(nodes.literal_value(condition), NonLiteral):
+        if condition is None or isinstance(nodes.literal_value(condition, context.names), NonLiteral):
             return Condition(nodes.code(decorator.decorator), context.line)
     return None
 

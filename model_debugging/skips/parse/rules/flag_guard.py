@@ -7,31 +7,20 @@ from collections.abc import Iterator, Mapping, Sequence
 import libcst as cst
 
 from model_debugging.skips.parse.rules.base import Context, Rule, body_of, register
-from model_debugging.skips.parse.rules.body_skip import skip_statement
-from model_debugging.skips.parse.rules.nodes import code, dotted_name, is_return, literal_value
+from model_debugging.skips.parse.rules.nodes import code, dotted_name, literal_value
+from model_debugging.skips.parse.rules.reach import is_guard, reached, skip_statement
 from model_debugging.skips.records.literals import NonLiteral
-from model_debugging.skips.records.test_files import (
-    BoolOp,
-    Equals,
-    Flag,
-    FlagExpression,
-    Guard,
-    Not,
-)
+from model_debugging.skips.records.test_files import BoolOp, Equals, Flag, FlagExpression, Guard, Not
 
 
 def guarded_skips(
     body: Sequence[cst.BaseStatement], aliases: Mapping[str, str]
 ) -> Iterator[tuple[cst.If, str]]:
-    """Top-level ``if`` statements (before any ``return``) whose first statement skips, with the reason."""
-    for statement in body:
-        if is_return(statement):
-            return
-        if not isinstance(statement, cst.If) or not statement.body.body:
-            continue
-        reason = skip_statement(statement.body.body[0], aliases)
-        if reason is not None:
-            yield statement, reason
+    """The ``if`` statements the body always reaches (see ``reach.py``) whose first statement
+    skips, with the reason."""
+    for statement in reached(body, aliases):
+        if isinstance(statement, cst.If) and is_guard(statement, aliases):
+            yield statement, skip_statement(statement.body.body[0], aliases)
 
 
 def _getattr_flag(node: cst.Call) -> Flag | None:
@@ -84,11 +73,14 @@ class FlagGuard(Rule):
         'def test_x(self):\n    if not getattr(self.model_tester, "is_training", False):\n'
         '        self.skipTest("no")\n    run()',
         'def test_x(self):\n    if self.model_tester.vocab_size == 0:\n        self.skipTest("no")\n    run()',
+        'def test_x(self):\n    with torch.no_grad():\n        if not self.has_attentions:\n            self.skipTest("no")',
     )
     VALID = (
         'def test_x(self):\n    if not torch.cuda.is_available():\n        self.skipTest("gpu")\n    run()',
         'def test_x(self):\n    if not self.has_attentions:\n        print("no skip here")\n    run()',
         'def test_x(self):\n    return\n    if not self.has_attentions:\n        self.skipTest("unreachable")',
+        "def test_x(self):\n    if self.supports_it:\n        return\n    if not self.has_attentions:\n"
+        '        self.skipTest("only when it does not return first")',
     )
 
     @staticmethod

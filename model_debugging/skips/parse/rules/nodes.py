@@ -7,6 +7,7 @@ Names are canonicalised through the file's imports first (``from unittest import
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 import libcst as cst
 
@@ -20,6 +21,7 @@ SKIP_UNLESS_DECORATORS = {"unittest.skipUnless", "unittest.case.skipUnless"}
 SKIP_CALLS = {"pytest.skip"}
 SKIP_EXCEPTIONS = {"unittest.SkipTest", "unittest.case.SkipTest", "pytest.skip.Exception"}
 _EMPTY_MODULE = cst.Module(body=[])
+NO_NAMES: Mapping[str, cst.BaseExpression] = MappingProxyType({})
 
 
 def code(node: cst.CSTNode) -> str:
@@ -54,10 +56,18 @@ def simple_string_value(node: cst.SimpleString) -> str | bytes:
     return node.evaluated_value
 
 
-def literal_value(node: cst.BaseExpression) -> LiteralValue:
-    """The Python value of a literal node, or a :class:`NonLiteral` holding its code."""
+def literal_value(
+    node: cst.BaseExpression, names: Mapping[str, cst.BaseExpression] = NO_NAMES
+) -> LiteralValue:
+    """The Python value of a literal node, or a :class:`NonLiteral` holding its code.
+
+    A name the module binds once to a literal (``names``, see ``parse/module_names.py``) has its value.
+    """
     if isinstance(node, cst.Name) and node.value in {"True", "False", "None"}:
         return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Name) and node.value in names:
+        value = literal_value(names[node.value])
+        return NonLiteral(node.value) if isinstance(value, NonLiteral) else value
     if isinstance(node, cst.SimpleString):
         return simple_string_value(node)
     if isinstance(node, cst.ConcatenatedString):
@@ -71,7 +81,7 @@ def literal_value(node: cst.BaseExpression) -> LiteralValue:
         if isinstance(inner, (int, float)) and not isinstance(inner, bool):
             return -inner
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        inner = literal_value(node.expression)
+        inner = literal_value(node.expression, names)
         if not isinstance(inner, NonLiteral):
             return not inner
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
@@ -146,9 +156,18 @@ def is_return(statement: cst.BaseStatement) -> bool:
 
 
 def decorator_call(
-    decorator: cst.Decorator, aliases: Mapping[str, str]
+    decorator: cst.Decorator, aliases: Mapping[str, str], names: Mapping[str, cst.BaseExpression] = NO_NAMES
 ) -> tuple[str | None, cst.Call | None]:
-    """The canonical name of a decorator and its call node (None for ``@name`` without arguments)."""
+    """The canonical name of a decorator and its call node (None for ``@name`` without arguments).
+
+    A name the module binds once (``names``) stands for its expression: ``@skip_me`` after
+    ``skip_me = unittest.skip("r")``, or ``@skip("r")`` after ``skip = unittest.skip``.
+    """
     target = decorator.decorator
+    if isinstance(target, cst.Name) and target.value in names:
+        target = names[target.value]
     call = target if isinstance(target, cst.Call) else None
-    return canonical(dotted_name(call.func if call else target), aliases), call
+    func = call.func if call else target
+    if isinstance(func, cst.Name) and dotted_name(names.get(func.value, func)) is not None:
+        func = names.get(func.value, func)
+    return canonical(dotted_name(func), aliases), call

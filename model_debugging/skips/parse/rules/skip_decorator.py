@@ -22,13 +22,13 @@ from model_debugging.skips.records.test_files import Skip, SkipKind
 
 def decorator_skip(decorator: cst.Decorator, context: Context) -> Skip | None:
     """The skip one decorator always applies, or None (runtime conditions are not skips)."""
-    name, call = decorator_call(decorator, context.aliases)
+    name, call = decorator_call(decorator, context.aliases, context.names)
     args = call.args if call else ()
     if name in SKIP_DECORATORS:
         return Skip(SkipKind.DECORATOR, reason_of(args) or UNCONDITIONAL_REASON, context.line)
     if name in SKIP_IF_DECORATORS | SKIP_UNLESS_DECORATORS and call is not None:
         condition = condition_argument(args)
-        value = literal_value(condition) if condition is not None else NonLiteral("")
+        value = literal_value(condition, context.names) if condition is not None else NonLiteral("")
         if isinstance(value, NonLiteral):
             return None
         if bool(value) == (name in SKIP_IF_DECORATORS):

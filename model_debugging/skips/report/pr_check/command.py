@@ -25,6 +25,7 @@ from model_debugging.command_line import (
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.report import render_markdown, render_text
+from model_debugging.skips.observed import ReportError, read_reports
 from model_debugging.skips.report.pr_check.git_snapshot import GitError, resolve_commit
 from model_debugging.skips.report.pr_check.introduced import find_introduced_skips
 from model_debugging.skips.report.pr_check.report import build_pr_report
@@ -74,6 +75,18 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         metavar="REMOTE",
         help="fetch the base from this remote when the checkout lacks it (that commit alone, no history)",
     )
+    parser.add_argument(
+        "--observed",
+        nargs="+",
+        metavar="PATH",
+        help="reports of test runs (as for scan --observed) joined with both sides: the rows use the combined status",
+    )
+    parser.add_argument(
+        "--inert",
+        action="store_true",
+        help="also find the tests that run without reaching an assertion in each side's sources; a pair "
+        "the change makes inert is a row like a new skip (evaluates every model again on each side)",
+    )
     add_default_config_option(parser, BUILT_IN_CONFIG)
     return parser
 
@@ -93,10 +106,13 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
         return fail(prog, problem)
     try:
         _, settings = load_settings(args.config)
+        observed = read_reports(args.observed) if args.observed else None  # before the scans
         commit = resolve_commit(repo, args.base, fetch_from=args.fetch_base_from)
         with tempfile.TemporaryDirectory(prefix="check_new_skips.") as scratch:
-            scans = scan_sides(repo, commit, Path(scratch), progress=ScanProgress())
-    except (ConfigError, GitError, CheckoutError) as error:
+            scans = scan_sides(
+                repo, commit, Path(scratch), progress=ScanProgress(), observed=observed, inert=args.inert
+            )
+    except (ConfigError, GitError, CheckoutError, ReportError) as error:
         return fail(prog, str(error))
     introduced = find_introduced_skips(scans, settings)
     report = build_pr_report(introduced, scans, settings, args.base)

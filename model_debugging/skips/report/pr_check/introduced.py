@@ -5,6 +5,14 @@ the test (listed even when another class of the model still runs it), or a model
 is now undecided or no longer collects it. Its cause comes from a third scan, head's test files on
 base's library: what differs between base and that scan is the test files' doing, what differs
 between that scan and head the library's.
+
+When the sides were joined with test runs or inert findings (``scans.py``), a model's state is its
+combined status: a pair a run decided is what the run saw, and a pair that runs without reaching an
+assertion is *inert*. A pair that base ran and head runs inertly is a row like a new skip. A report
+does not say which revision it ran: where the two sides' sources decide a pair differently (the
+change touches it), each side's own verdict stands (undecided included; found inert from the sources
+counting as a verdict), so the runs decide only the pairs the change leaves alone; the skips of the
+test classes come from the verdicts.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ INTRODUCED_COLUMNS = [
 ]
 TEST_FILES, LIBRARY, BOTH = "test files", "library", "test files and library"
 _NOT_COLLECTED = "no longer collected (the class shadows, deletes or stops collecting the test)"
+INERT = "inert: runs but reaches no assertion"
+_RUNNING = ("ran", "inert")
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,45 @@ class Scans:
     changed_tests: tuple[str, ...]
     changed_library: tuple[str, ...]
     library_causes: dict[str, tuple[str, ...]] | None
+    observed_reports: tuple[str, ...] = ()
+    inert: bool = False
+
+    @property
+    def combined(self) -> bool:
+        """The sides hold the combined status (joined with test runs or inert findings)."""
+        return self.head.combined is not None
+
+
+def _combined_state(scan: ScanResult, test: str, model: str) -> str | None:
+    """The model's combined status of ``test`` ("ran", "inert", ...), None without one."""
+    entry = scan.combined.tests.get(test) if scan.combined is not None else None
+    if entry is None:
+        return None
+    return next(
+        (status.replace("_", " ") for status, models in entry.models.items() if model in models), None
+    )
+
+
+def _static_state(scan: ScanResult, test: str, model: str) -> str:
+    """The model's state of ``test`` from the sources alone (inert when found so statically)."""
+    if scan.combined is not None and model in scan.combined.static_inert.get(test, ()):
+        return "inert"
+    return _model_state(scan.tests.get(test), model)
+
+
+def _states(scans: Scans, test: str, model: str) -> tuple[str, str]:
+    """The pair's state on base and on head: combined, unless the sources of the two sides decide
+    it differently (the change touches it, and a report does not say which revision it ran): then
+    each side's own verdict stands, undecided included."""
+    before, after = _static_state(scans.base, test, model), _static_state(scans.head, test, model)
+    if before != after:
+        return before, after
+    return _pair_state(scans.base, test, model), _pair_state(scans.head, test, model)
+
+
+def _pair_state(scan: ScanResult, test: str, model: str) -> str:
+    """The model's state of ``test``: its combined status when the scan has one, else the verdict."""
+    return _combined_state(scan, test, model) or _model_state(scan.tests.get(test), model)
 
 
 def _model_state(result: TestResult | None, model: str) -> str:
@@ -79,26 +128,44 @@ def _class_state(result: TestResult | None, model: str, test_class: str, class_f
     return state
 
 
-def share_text(result: TestResult | None) -> str:
-    """``skipped/decided (share)``, with the undecided count; "n/a" without a decided model."""
-    if result is None:
+def _counts(scans: Scans, test: str, side: int) -> tuple[int, int, int, int] | None:
+    """``(skipped, decided, undecided, inert)`` models of ``test`` on base (``side`` 0) or head (1),
+    in the states of :func:`_states`; None for a test that side does not have. An inert model runs
+    the test: it is decided."""
+    scan = (scans.base, scans.head)[side]
+    if test not in scan.tests:
+        return None
+    models = set()
+    for result in (scans.base, scans.head):
+        entry = result.tests.get(test)
+        if entry is not None:
+            models.update(entry.models_ran, entry.models_skipped, entry.models_undecided)
+    states = [_states(scans, test, model)[side] for model in models]
+    skipped, inert = states.count("skipped"), states.count("inert")
+    return skipped, skipped + inert + states.count("ran"), states.count("undecided"), inert
+
+
+def share_text(scans: Scans, test: str, side: int) -> str:
+    """``skipped/decided (share)``, with the undecided and inert counts; "n/a" without a decided model."""
+    counts = _counts(scans, test, side)
+    if counts is None:
         return ""
-    decided = len(result.models_ran) + len(result.skips)
-    text = f"{len(result.skips)}/{decided} ({len(result.skips) / decided:.1%})" if decided else "n/a"
-    return f"{text}, {len(result.models_undecided)} undecided" if result.models_undecided else text
+    skipped, decided, undecided, inert = counts
+    text = f"{skipped}/{decided} ({skipped / decided:.1%})" if decided else "n/a"
+    extra = [f"{count} {name}" for count, name in ((undecided, "undecided"), (inert, "inert")) if count]
+    return ", ".join([text, *extra])
 
 
-def _share(result: TestResult) -> float:
-    decided = len(result.models_ran) + len(result.skips)
-    return len(result.skips) / decided if decided else 0.0
+def _share(scans: Scans, test: str, side: int) -> float:
+    skipped, decided, _, _ = _counts(scans, test, side) or (0, 0, 0, 0)
+    return skipped / decided if decided else 0.0
 
 
 def _cause(scans: Scans, test: str, model: str, test_class: str | None, class_file: str | None) -> str:
     def state(result: ScanResult) -> str:
-        entry = result.tests.get(test)
-        return (
-            _class_state(entry, model, test_class, class_file) if test_class else _model_state(entry, model)
-        )
+        if test_class:
+            return _class_state(result.tests.get(test), model, test_class, class_file)
+        return _pair_state(result, test, model)
 
     by_tests = state(scans.tests_only) != state(scans.base)
     by_library = state(scans.head) != state(scans.tests_only)
@@ -118,20 +185,37 @@ def _undecided_because(result: TestResult, model: str) -> str:
     return next((line[len(prefix) :] for line in result.conditions if line.startswith(prefix)), "")
 
 
+def _observed_reason(scan: ScanResult, test: str, model: str) -> str:
+    entry = scan.combined.tests.get(test) if scan.combined is not None else None
+    return entry.reasons_observed.get(model, "") if entry is not None else ""
+
+
 def _rows_of_test(scans: Scans, test: str) -> list[dict]:
     head, base = scans.head.tests[test], scans.base.tests.get(test)
     found = []
     for (model, test_class, class_file), skip in head.class_skips().items():
         before = _class_state(base, model, test_class, class_file)
-        if before == "skipped" or (before == "new class" and _model_state(base, model) == "skipped"):
+        before = _states(scans, test, model)[0] if before == "undecided" else before
+        if before == "skipped" or (
+            before == "new class" and _pair_state(scans.base, test, model) == "skipped"
+        ):
             continue  # the class, or the whole model, skipped the test before: nothing stopped running
         where = f"{skip.file}:{skip.line}" if skip.file else ""
         found.append((model, test_class, class_file, where, skip.reason, before))
     if base is not None:
-        for model in sorted(set(base.models_ran) & set(head.models_undecided)):
-            found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", "ran"))
-        for model in sorted(set(base.models_ran) & set(head.models_not_applicable)):
-            found.append((model, None, None, "", _NOT_COLLECTED, "ran"))
+        models = sorted(set(base.models_ran) | set(head.models_ran) | set(head.models_undecided))
+        for model in models:
+            was, now = _states(scans, test, model)
+            if was not in _RUNNING:
+                continue
+            if now == "undecided":
+                found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", was))
+            elif now == "not applicable":
+                found.append((model, None, None, "", _NOT_COLLECTED, was))
+            elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it
+                found.append((model, None, None, "", _observed_reason(scans.head, test, model), was))
+            elif now == "inert" and was == "ran":
+                found.append((model, None, None, "", INERT, was))
     return [
         {
             "test": test,
@@ -140,17 +224,18 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             "where": where,
             "reason": reason,
             "before": before,
-            "share before": share_text(base),
-            "share after": share_text(head),
+            "share before": share_text(scans, test, 0),
+            "share after": share_text(scans, test, 1),
             "cause": _cause(scans, test, model, test_class, class_file),
-            "compared share": _share(base if base is not None else head),
+            "compared share": _share(scans, test, 0 if base is not None else 1),
         }
         for model, test_class, class_file, where, reason, before in found
     ]
 
 
 def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFrame:
-    """Every skip the change introduces, one row per (test, model, test class).
+    """Every skip the change introduces, one row per (test, model, test class), and every pair that
+    ran before and is inert now (``reason``: inert), when the sides hold the combined status.
 
     ``why new`` says ``test files`` (the skip is at ``where``), ``library: <files>`` (the changed
     library files the model's verdicts read) or both. ``flagged``: a row the library alone explains

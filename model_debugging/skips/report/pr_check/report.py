@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
-from model_debugging.skips.report.pr_check.introduced import LIBRARY, TEST_FILES, Scans
+from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, Scans
 from model_debugging.skips.report.settings import PRCheckSettings
 
 
@@ -44,7 +44,27 @@ def build_pr_report(
         f"The change touches {len(scans.changed_tests)} of the scanned {TEST_FILES} and "
         f"{len(scans.changed_library)} library file(s). Shares are skipped/decided models."
     )
+    if scans.combined:
+        summary.append(_combined_text(scans, introduced))
     shown = introduced.copy()
     shown["flagged"] = shown.apply(_flag_text, axis=1) if not shown.empty else shown["flagged"]
     sections = [Section("Skips introduced by this change", shown, settings.max_rows, "None.")]
     return Report("New skipped tests", summary, sections)
+
+
+def _combined_text(scans: Scans, introduced: pd.DataFrame) -> str:
+    """What the statuses come from when the sides were joined with test runs or inert findings."""
+    joined = []
+    if scans.observed_reports:
+        joined.append(
+            f"{len(scans.observed_reports)} test-run report(s) ({', '.join(scans.observed_reports)})"
+        )
+    if scans.inert:
+        joined.append("the tests found inert in each side's sources")
+    inert = int((introduced["reason"] == INERT).sum()) if not introduced.empty else 0
+    return (
+        f"States are the combined status: each side's verdicts joined with {' and '.join(joined)}. "
+        f"A pair that ran before and now runs without reaching an assertion is listed as inert ({inert}). "
+        "Where the change alters what the sources decide for a pair, each side's own verdict stands "
+        "(a report does not say which revision it ran)."
+    )

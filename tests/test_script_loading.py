@@ -1,0 +1,71 @@
+"""A user's Python file given to ``debug-port SCRIPT`` or ``replay --model``: a file that cannot be
+loaded, or whose function raises, is one line naming the file (and its line), exit 2."""
+
+import sys
+import textwrap
+
+import pytest
+
+from model_debugging.cli import main
+from tests.replay import toys
+from tests.replay.test_command import trace_toy
+
+# (file content, what the error line says after the file's path); None: the file is not written
+BAD_FILES = {
+    "missing": (None, ": no such file"),
+    "syntax error": (
+        "import torch\n\ndef build_model(:\n    pass\n",
+        ", line 3: importing it raised SyntaxError",
+    ),
+    "raising at import": (
+        "import torch\n\nSIZE = 4\nraise RuntimeError('no weights here')\n",
+        ", line 4: importing it raised RuntimeError: no weights here",
+    ),
+    "a missing sibling": (
+        "from my_weights import load\n",
+        ", line 1: importing it raised ModuleNotFoundError",
+    ),
+    "raising when called": (
+        textwrap.dedent("""
+            def _load():
+                raise FileNotFoundError('weights.bin')
+
+
+            def build_model():
+                return _load()
+
+
+            build_reference = build_port = build_inputs = build_model
+        """),
+        ", line 3: build",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def reference_trace(tmp_path_factory):
+    return trace_toy(toys.build_model(), tmp_path_factory.mktemp("reference"))
+
+
+@pytest.mark.parametrize("command", ["replay", "debug-port"])
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_a_bad_script_is_one_line_naming_the_file_and_line_and_exit_2(
+    reference_trace, tmp_path, capsys, command, case
+):
+    text, said = BAD_FILES[case]
+    script = tmp_path / "my_port.py"
+    if text is not None:
+        script.write_text(text)
+    path_before, modules_before = list(sys.path), set(sys.modules)
+    if command == "replay":
+        argv = ["replay", str(reference_trace), "--model", str(script)]
+    else:
+        argv = ["debug-port", str(script), "--output_dir", str(tmp_path / "out")]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1, error
+    assert f"{script}{said}" in error, error
+    if case == "raising when called":
+        assert "raised FileNotFoundError: weights.bin" in error
+    assert sys.path == path_before and "my_port" not in sys.modules
+    assert not {name for name in set(sys.modules) - modules_before if "my_port" in name}
