@@ -3,8 +3,9 @@
 At a call's entry, the version counter of each tensor among its inputs is noted (torch bumps it on
 every in-place operation, also through a view); at its exit, the inputs whose counter moved were
 changed in place by the call or by the calls inside it. The paths are those the trace gives the
-inputs' values (``args.0``, ``kwargs.position_embeddings.1``). Not checked: inference-mode tensors
-(they have no version counter) and changes made through ``tensor.data`` (which do not bump it).
+inputs' values (``args.0``, ``kwargs.position_embeddings.1``). Not checked: tensors held inside other
+objects (a transformers ``Cache``: the trace records those as a repr), inference-mode tensors (they
+have no version counter) and changes made through ``tensor.data`` (which do not bump it).
 """
 
 from __future__ import annotations
