@@ -8,7 +8,8 @@ merely in another order.
 
 What counts as a difference: a value that differs beyond the tolerance, a shape or dtype that
 differs, an output tensor on one side only, a literal (an int, a string, a bool, None) that
-differs, an exception raised on one side only. What is a note: an input passed by one side only,
+differs, an exception raised on one side only, an input changed in place by one side only (a
+difference made in that call, even when its outputs agree: the later calls see it). What is a note: an input passed by one side only,
 a value that cannot be compared (a form a summary trace cannot convert, an object's repr), a pair
 guessed by order whose values differ.
 """
@@ -52,8 +53,11 @@ def compare_pair(
     # the same elements in another layout (a Conv2d against a Linear): so are inputs of other shapes
     layout = any(value.form == str(Form.LAYOUT) for value in values)
     paired = pair_inputs(reference.inputs, candidate.inputs, comparer.agree)
-    values = [_compare_value(one, "inputs", comparer, layout) for one in paired] + values
+    inputs_compared = [_compare_value(one, "inputs", comparer, layout) for one in paired]
+    values = inputs_compared + values
     outputs = _exceptions(reference, candidate, outputs, details)
+    if pair.kind not in (AlignmentKind.FUSED, AlignmentKind.SPLIT):
+        outputs = _changed_in_place(reference, candidate, paired, inputs_compared, outputs, details)
     inputs = _total([value for value in values if value.place == "inputs"])
     details += [_detail(value) for value in values if value.counted and value.status is not ValueStatus.EQUAL]
     notes = [_note(value) for value in values if not value.counted and value.status is not ValueStatus.EQUAL]
@@ -200,6 +204,30 @@ def _exceptions(
     if reference.exception != candidate.exception:
         outputs = outputs or GroupDiff()
         outputs.match = False
+    return outputs
+
+
+def _changed_in_place(
+    reference: TraceNode,
+    candidate: TraceNode,
+    paired: list[Paired],
+    compared: list[ValueComparison],
+    outputs: GroupDiff | None,
+    details: list[str],
+) -> GroupDiff | None:
+    """Name each input one side changed in place and the other did not; the call then differs.
+    Nothing is said when a side's trace did not check (no extra file, or an older one)."""
+    if reference.inputs_modified is None or candidate.inputs_modified is None:
+        return outputs
+    for one, value in zip(paired, compared, strict=True):
+        by_reference = one.reference is not None and one.reference.sub_path in reference.inputs_modified
+        by_candidate = one.candidate is not None and one.candidate.sub_path in candidate.inputs_modified
+        if by_reference != by_candidate:
+            details.append(
+                f"{value.label} changed in place by the {'reference' if by_reference else 'candidate'} only"
+            )
+            outputs = outputs or GroupDiff()
+            outputs.match = False
     return outputs
 
 

@@ -92,8 +92,9 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor | None:
         return None
 
 
-def unchanging_copy(tensor: torch.Tensor) -> torch.Tensor:
-    """A copy of ``tensor`` that later writes to it cannot change, copy-on-write where torch can make one."""
+def copy_on_write(tensor: torch.Tensor) -> torch.Tensor | None:
+    """A copy-on-write clone of ``tensor`` (no byte copied until either is written to), or None
+    where torch cannot make one (not on CPU, a view into a larger storage, torch without it)."""
     owns_its_storage = (
         tensor.storage_offset() == 0 and tensor.untyped_storage().nbytes() == tensor.nbytes
     )  # a lazy clone of a view would keep its whole storage (a cache, ...) and copy it all on a write
@@ -102,7 +103,13 @@ def unchanging_copy(tensor: torch.Tensor) -> torch.Tensor:
             return _LAZY_CLONE(tensor)
         except RuntimeError:  # a storage torch cannot share this way
             pass
-    return tensor.clone()
+    return None
+
+
+def unchanging_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of ``tensor`` that later writes to it cannot change, copy-on-write where torch can make one."""
+    lazy = copy_on_write(tensor)
+    return tensor.clone() if lazy is None else lazy
 
 
 class RecentTensors:

@@ -8,10 +8,12 @@ a value is the :class:`.distributed.TensorSource`'s choice: by default the value
 DTensor's local shard.
 
 A value may be captured *deferred* (see :class:`Capture`), for a record that will most likely
-be dropped by layer pruning: the tensor is kept by reference instead of formatted, and
+be dropped by layer pruning: the tensor is kept instead of formatted, and
 :meth:`ValueSerializer.resolve` formats it later, should the tracer find the record stays after
-all (a warning names a tensor modified in place in between; an inference-mode tensor, which has
-no version counter to tell, is kept as a copy).
+all. It is kept as a copy-on-write clone where torch can make one (a CPU tensor that owns its
+storage: the values at the call's entry, with no byte copied unless the model changes them), else
+by reference (a warning then names a tensor modified in place in between); an inference-mode
+tensor, which has no version counter to tell, is kept as a copy.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import torch
 from model_debugging.debugger.background import BackgroundWork, PendingStatistics
 from model_debugging.debugger.device_statistics import DeviceBatch, DevicePending, stays_on_device
 from model_debugging.debugger.distributed import LocalTensors, TensorSource
-from model_debugging.debugger.reuse import RecentTensors
+from model_debugging.debugger.reuse import RecentTensors, copy_on_write
 from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
@@ -93,7 +95,7 @@ def _fits_safetensors(tensor: torch.Tensor) -> bool:
     )
 
 
-def _json_keys(keys: list[Any]) -> list[str]:
+def json_keys(keys: list[Any]) -> list[str]:
     """The JSON object keys for ``keys``: as ``json.dumps`` writes them, made unique.
 
     ``1`` and ``"1"`` (or ``True`` and ``"true"``) would both be written as ``"1"``, and a reader
@@ -213,6 +215,9 @@ class ValueSerializer:
             version = _version(tensor)
             if version is None:  # without a version, changes would go unnoticed: keep a copy
                 return _DeferredTensor(tensor.detach().clone(), None, stem, file_name)
+            held = copy_on_write(tensor)  # costs a copy only if the model changes it in place
+            if held is not None:
+                return _DeferredTensor(held, None, stem, file_name)
             return _DeferredTensor(tensor, version, stem, file_name)
         except Exception as error:  # an odd tensor (subclass, nested, ...) must not break the forward
             return _not_recorded(value, error)
@@ -227,7 +232,7 @@ class ValueSerializer:
         try:
             if isinstance(value, dict):
                 items = list(value.items())
-                keys = _json_keys([key for key, _ in items])
+                keys = json_keys([key for key, _ in items])
                 return {
                     json_key: self._serialize(item, f"{stem}_{key}", capture, depth + 1)
                     for json_key, (key, item) in zip(keys, items, strict=True)

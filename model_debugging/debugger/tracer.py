@@ -3,10 +3,11 @@
 The tracer keeps a stack of open calls. Each call's inputs are serialized when it starts and,
 for modules without submodules, its outputs when it ends. With layer pruning, a numbered call
 that has a higher-numbered sibling and starts after a first layer block will most likely be a
-middle block, so its tensors are kept by reference (see :mod:`.prune`) and formatted only once
-it is known to stay in the tree; any other call is formatted at once (should it be pruned after
+middle block, so its tensors are kept unformatted (see :mod:`.prune`, :mod:`.tensors`) and
+formatted only once it is known to stay in the tree; any other call is formatted at once (should it be pruned after
 all, its entries, and with ``use_repr=False`` its files, are dropped). A call that raises keeps
-the exception's type and message; only the innermost call that saw an exception records it.
+the exception's type and message; only the innermost call that saw an exception records it. A call
+that changed some of its input tensors in place lists their paths (see :mod:`.input_versions`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_debugging.debugger.input_versions import InputVersions
 from model_debugging.debugger.prune import ChildCalls
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
-from model_debugging.debugger.trace_format.names import EXCEPTION_KEY, FUNCTION_KEY, MODULE_CLASS_KEY
+from model_debugging.debugger.trace_format.names import (
+    EXCEPTION_KEY,
+    FUNCTION_KEY,
+    INPUTS_MODIFIED_KEY,
+    MODULE_CLASS_KEY,
+)
 
 _NO_OUTPUT = object()
 
@@ -39,6 +46,7 @@ class CallRecord:
     exception: dict | None = None
     function: str | None = None  # the qualified name, for a recorded function call
     module_class: str | None = None  # see qualified_class_name, for a module call
+    inputs_modified: list[str] = field(default_factory=list)  # the inputs it changed in place
 
     @property
     def module_children(self) -> list[CallRecord]:
@@ -60,19 +68,29 @@ class CallRecord:
             node[FUNCTION_KEY] = self.function
         if self.exception is not None:
             node[EXCEPTION_KEY] = self.exception
+        if self.inputs_modified:
+            node[INPUTS_MODIFIED_KEY] = self.inputs_modified
         if self.children:
             node["children"] = [child.to_json() for child in self.children]
         return node
 
 
 class _OpenCall:
-    __slots__ = ("record", "children", "capture", "defers_alone")
+    __slots__ = ("record", "children", "capture", "defers_alone", "versions")
 
-    def __init__(self, record: CallRecord, prune_layers: bool, capture: Capture, defers_alone: bool):
+    def __init__(
+        self,
+        record: CallRecord,
+        prune_layers: bool,
+        capture: Capture,
+        defers_alone: bool,
+        versions: InputVersions,
+    ):
         self.record = record
         self.children = ChildCalls(prune_layers)
         self.capture = capture  # how tensors recorded in this call are kept until formatted
         self.defers_alone = defers_alone  # the outermost deferred call
+        self.versions = versions  # its input tensors' version counters at entry
 
 
 class CallTracer:
@@ -117,9 +135,10 @@ class CallTracer:
     def start(self, root_path: str, args: tuple, kwargs: dict, module_class: str | None = None) -> None:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
         self._serializer.start_trace()
-        inputs = self._serializer.serialize({"args": args, "kwargs": kwargs}, f"{root_path}_inputs")
+        given = {"args": args, "kwargs": kwargs}
+        inputs = self._serializer.serialize(given, f"{root_path}_inputs")
         record = CallRecord(root_path, inputs, module_class=module_class)
-        self._stack.append(_OpenCall(record, self._prune_layers, Capture.NOW, False))
+        self._stack.append(_OpenCall(record, self._prune_layers, Capture.NOW, False, InputVersions(given)))
 
     def enter(
         self,
@@ -141,13 +160,11 @@ class CallTracer:
             and parent.children.may_be_pruned(module_path)
         ):
             capture = Capture.REFERENCE
-        given = {"args": args, "kwargs": kwargs}
-        inputs = self._serializer.serialize(
-            {key: value for key, value in given.items() if len(value) > 0}, f"{module_path}_inputs", capture
-        )
+        given = {key: value for key, value in {"args": args, "kwargs": kwargs}.items() if len(value) > 0}
+        inputs = self._serializer.serialize(given, f"{module_path}_inputs", capture)
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
         record = CallRecord(module_path, inputs, function=function, module_class=module_class)
-        call = _OpenCall(record, self._prune_layers, capture, defers_alone)
+        call = _OpenCall(record, self._prune_layers, capture, defers_alone, InputVersions(given))
         self._stack.append(call)
         return call
 
@@ -209,6 +226,7 @@ class CallTracer:
     def _close(self, call: _OpenCall) -> None:
         if self._stack and self._stack[-1] is call:
             self._stack.pop()
+        call.record.inputs_modified = call.versions.modified()
         last_block = call.children.take_last_block()
         if last_block is not None and call.capture is Capture.NOW:
             self._resolve(last_block)

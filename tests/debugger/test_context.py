@@ -1,6 +1,7 @@
 """What a user of model_addition_debugger_context sees: files, tree, and an untouched model."""
 
 import json
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -373,12 +374,21 @@ def test_an_input_whose_repr_raises_is_recorded_not_fatal(tmp_path):
     assert root["inputs"]["args"][1] == "<BrokenRepr object; repr() raised RuntimeError: half-built>"
 
 
-class StopsEarly(nn.Module):
-    """Runs 3 of its 4 layers and scales each layer's output in place."""
+class FirstHalf(nn.Module):
+    def forward(self, x):
+        return x[..., : x.shape[-1] // 2]  # a view into a larger storage
 
-    def __init__(self):
+
+class StopsEarly(nn.Module):
+    """Runs 3 of its 4 layers and scales each layer's output in place; with ``as_views``, each layer
+    returns the first half of a wider projection, a view."""
+
+    def __init__(self, as_views=False):
         super().__init__()
-        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(2, 2)) for _ in range(4))
+        self.layers = nn.ModuleList(
+            nn.Sequential(nn.Linear(2, 4), FirstHalf()) if as_views else nn.Sequential(nn.Linear(2, 2))
+            for _ in range(4)
+        )
 
     def forward(self, hidden):
         for layer in self.layers[:3]:
@@ -387,11 +397,28 @@ class StopsEarly(nn.Module):
         return hidden
 
 
-def test_warns_when_an_unexpected_last_layer_was_modified_in_place(tmp_path):
+def test_an_unexpected_last_layer_keeps_the_values_it_returned_before_a_change_in_place(tmp_path):
+    torch.manual_seed(0)
+    model = StopsEarly()
+    with torch.no_grad():
+        before_change = model.layers[2](2 * model.layers[1](2 * model.layers[0](torch.ones(1, 2))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace(model, tmp_path, torch.ones(1, 2), use_repr=False)
+    root = read_trace(tmp_path, name="StopsEarly_debug_tree")
+    assert [child["module_path"] for child in root["children"]] == [
+        "StopsEarly.layers.0",
+        "StopsEarly.layers.2",
+    ]
+    recorded = load_file(tmp_path / "StopsEarly.layers.2.0_outputs.safetensors")["data"]
+    assert torch.equal(recorded, before_change)
+
+
+def test_warns_when_an_unexpected_last_layer_returned_a_view_modified_in_place(tmp_path):
     with pytest.warns(
-        UserWarning, match=r"StopsEarly\.layers\.2\.0_outputs: the tensor was modified in place"
+        UserWarning, match=r"StopsEarly\.layers\.2\.1_outputs: the tensor was modified in place"
     ):
-        trace(StopsEarly(), tmp_path, torch.ones(1, 2))
+        trace(StopsEarly(as_views=True), tmp_path, torch.ones(1, 2))
     root = read_trace(tmp_path, name="StopsEarly_debug_tree")
     assert [child["module_path"] for child in root["children"]] == [
         "StopsEarly.layers.0",

@@ -256,3 +256,49 @@ def test_module_called_twice_keeps_the_record_upstream_overwrites(tmp_path):
     # the first call's input is the last stage's output, doubled in place afterwards
     first_input, second_input = (load_file(call.inputs[0].file)["data"] for call in (first, second))
     assert torch.equal(second_input, model.shared(first_input))
+
+
+class Bump(torch.nn.Module):
+    def forward(self, hidden):
+        return hidden.add_(1)
+
+
+class HalvesItsInput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.bump = Bump()
+
+    def forward(self, hidden):
+        hidden.mul_(0.5)
+        return self.bump(self.proj(hidden))
+
+
+class ChangesInputsInPlace(torch.nn.Module):
+    """Runs 3 of its 4 layers (the third is kept by pruning after all); each changes its input in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(HalvesItsInput() for _ in range(4))
+
+    def forward(self, hidden):
+        for layer in self.layers[:3]:
+            hidden = layer(hidden)
+        return hidden
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+@pytest.mark.parametrize("prune", [True, False])
+def test_inputs_changed_in_place_are_recorded_as_they_were_and_listed_in_our_file(tmp_path, prune, use_repr):
+    torch.manual_seed(0)
+    model = ChangesInputsInPlace()
+    upstream_dir, ours_dir = run_nested(model, tmp_path, do_prune_layers=prune, use_repr=use_repr)
+    assert_same_files(upstream_dir, ours_dir, "ChangesInputsInPlace")
+    changed = {node.module_path: node.inputs_modified for node in read_trace(ours_dir).nodes}
+    layers = [0, 2] if prune else [0, 1, 2]
+    assert changed == {
+        "ChangesInputsInPlace": ("args.0",),  # the model's input, halved by its first layer
+        **{f"ChangesInputsInPlace.layers.{i}": ("args.0",) for i in layers},
+        **{f"ChangesInputsInPlace.layers.{i}.proj": () for i in layers},
+        **{f"ChangesInputsInPlace.layers.{i}.bump": ("args.0",) for i in layers},
+    }

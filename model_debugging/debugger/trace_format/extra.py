@@ -3,7 +3,7 @@
 The ``_SUMMARY.json`` and ``_FULL_TENSORS.json`` files hold exactly what upstream's debugger
 writes. Everything else goes here, beside them, as one JSON object::
 
-    {"format": "model-debugging trace extras", "version": 1,
+    {"format": "model-debugging trace extras", "version": 2,
      "trace_files": {"FULL_TENSORS": "<sha256 of that file>", "SUMMARY": "<sha256>"},
      "tree": {"module_path": "LlamaForCausalLM", "module_class": "transformers....LlamaForCausalLM",
               "tensors": [{"statistics": {...}}, ...], "children": [...]}}
@@ -11,7 +11,8 @@ writes. Everything else goes here, beside them, as one JSON object::
 ``tree`` mirrors the call tree node for node (same ``module_path``, same order) and adds, per node:
 
 - ``module_class`` (a module call's class), ``exception`` (``{"type", "message"}`` of the call
-  that raised);
+  that raised), ``inputs_modified`` (the paths of the input tensors the call changed in place,
+  ``["args.0"]``, when it changed any; version 1 files did not check);
 - ``tensors``: one object per tensor entry of the node's ``inputs`` then ``outputs``, in the
   order :func:`.entries.value_leaves` finds them, with the tensor's ``statistics``, when
   its data is not in the file the trace JSON names, the ``file`` that holds it (a module called
@@ -42,6 +43,7 @@ from model_debugging.debugger.trace_format.names import (
     EXCEPTION_KEY,
     FULL_TENSORS_SUFFIX,
     FUNCTION_KEY,
+    INPUTS_MODIFIED_KEY,
     MODULE_CLASS_KEY,
     PLACEMENT_KEY,
     STATISTICS_KEY,
@@ -50,11 +52,13 @@ from model_debugging.debugger.trace_format.names import (
 from model_debugging.debugger.trace_format.records import TensorEntry, TraceError
 
 EXTRA_FORMAT = "model-debugging trace extras"
-EXTRA_VERSION = 1
+EXTRA_VERSION = 2
+READ_VERSIONS = (1, 2)
+INPUTS_MODIFIED_SINCE = 2  # version 1 did not check which inputs a call changed in place
 # the keys of the document's "trace_files": which trace JSON each checksum is of
 TRACE_FILE_KINDS = {"FULL_TENSORS": FULL_TENSORS_SUFFIX, "SUMMARY": SUMMARY_SUFFIX}
 _UPSTREAM_NODE_KEYS = ("module_path", "inputs", "outputs")
-_OUR_NODE_KEYS = (MODULE_CLASS_KEY, FUNCTION_KEY, EXCEPTION_KEY)
+_OUR_NODE_KEYS = (MODULE_CLASS_KEY, FUNCTION_KEY, EXCEPTION_KEY, INPUTS_MODIFIED_KEY)
 # the key of a tensor's item naming the file that holds its data
 FILE_KEY = "file"
 
@@ -129,9 +133,10 @@ def read_extra(path: Path, trace_file: Path, trace_data: bytes) -> dict | None:
     if not isinstance(document, dict) or document.get("format") != EXTRA_FORMAT:
         raise TraceError(path, f'not a model-debugging extra file (no "format": {EXTRA_FORMAT!r})')
     version = document.get("version")
-    if version != EXTRA_VERSION:
+    if version not in READ_VERSIONS:
         raise TraceError(
-            path, f"format version {shown(version)}; this model-debugging reads version {EXTRA_VERSION}"
+            path,
+            f"format version {shown(version)}; this model-debugging reads versions up to {EXTRA_VERSION}",
         )
     kind = next(kind for kind, suffix in TRACE_FILE_KINDS.items() if trace_file.name.endswith(suffix))
     recorded = document.get("trace_files")

@@ -21,6 +21,7 @@ from model_debugging.debugger.trace_format.names import (
     COMPLEX_PARTS,
     EXCEPTION_KEY,
     FUNCTION_KEY,
+    INPUTS_MODIFIED_KEY,
     MODULE_CLASS_KEY,
     PLACEMENT_KEY,
     SAFETENSORS_SUFFIX,
@@ -178,12 +179,21 @@ def optional_text(node: dict, key: str) -> str | None:
     return None if value is None else expect(value, str, key, "a string") or None
 
 
+def inputs_modified(extra: dict) -> tuple[str, ...]:
+    """The paths under ``inputs_modified`` (empty when absent: the call changed none in place)."""
+    paths = expect(extra.get(INPUTS_MODIFIED_KEY, []), list, INPUTS_MODIFIED_KEY, "a list of input paths")
+    return tuple(
+        expect(path, str, f"{INPUTS_MODIFIED_KEY}[{index}]", "a string") for index, path in enumerate(paths)
+    )
+
+
 def check_extra_node(extra: dict, directory: Path) -> list[dict]:
     """Check what the extra file records for one node; return its per-tensor items."""
     try:
         for key in (MODULE_CLASS_KEY, FUNCTION_KEY):
             optional_text(extra, key)
         exception_text(extra.get(EXCEPTION_KEY))
+        inputs_modified(extra)
         items = extra.get("tensors", [])
         expect(items, list, "tensors", "a list")
         for index, item in enumerate(items):

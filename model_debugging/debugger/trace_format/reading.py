@@ -19,7 +19,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from model_debugging.debugger.trace_format.extra import read_extra
+from model_debugging.debugger.trace_format.extra import INPUTS_MODIFIED_SINCE, read_extra
 from model_debugging.debugger.trace_format.json_input import load_json, shown
 from model_debugging.debugger.trace_format.names import (
     DISTRIBUTED_KEY,
@@ -39,6 +39,7 @@ from model_debugging.debugger.trace_format.nodes import (
     children_of,
     exception_text,
     expect,
+    inputs_modified,
     optional_text,
     records,
 )
@@ -154,8 +155,11 @@ def _paired_children(node: dict | None, extra: dict | None) -> list[tuple[dict |
     return pairs
 
 
-def _read_node(node: dict | None, extra: dict | None, directory: Path, **position) -> TraceNode:
-    """One node as read from the trace JSON's ``node`` and the extra file's ``extra`` (either may be None)."""
+def _read_node(
+    node: dict | None, extra: dict | None, directory: Path, checks_inputs: bool, **position
+) -> TraceNode:
+    """One node as read from the trace JSON's ``node`` and the extra file's ``extra`` (either may be
+    None); ``checks_inputs`` when the extra file records which inputs each call changed in place."""
     ours = {} if extra is None else extra
     items = check_extra_node(ours, directory) if extra is not None else []
     source = ours if node is None else node  # a function record is only in the extra file
@@ -179,11 +183,14 @@ def _read_node(node: dict | None, extra: dict | None, directory: Path, **positio
         exception=exception_text(ours[EXCEPTION_KEY] if EXCEPTION_KEY in ours else legacy.get(EXCEPTION_KEY)),
         function=optional_text(ours, FUNCTION_KEY) or optional_text(legacy, FUNCTION_KEY),
         module_class=optional_text(ours, MODULE_CLASS_KEY) or optional_text(legacy, MODULE_CLASS_KEY),
+        inputs_modified=inputs_modified(ours) if checks_inputs and extra is not None else None,
         **position,
     )
 
 
-def _nodes(tree: object, extra_tree: dict | None, trace_file: Path, extra_file: Path) -> list[TraceNode]:
+def _nodes(
+    tree: object, extra_tree: dict | None, checks_inputs: bool, trace_file: Path, extra_file: Path
+) -> list[TraceNode]:
     if not isinstance(tree, dict) or not isinstance(tree.get("module_path"), str):
         raise TraceError(
             trace_file,
@@ -209,6 +216,7 @@ def _nodes(tree: object, extra_tree: dict | None, trace_file: Path, extra_file: 
                     node,
                     extra,
                     directory,
+                    checks_inputs,
                     order=len(nodes),
                     depth=depth,
                     call_index=calls[path],
@@ -244,8 +252,9 @@ def _distributed_run(document: dict | None, extra_file: Path) -> DistributedRun 
 def read_trace(path: str | os.PathLike) -> Trace:
     """Parse a trace given as a directory or as a ``_SUMMARY.json`` / ``_FULL_TENSORS.json`` path.
 
-    Its extra file (``_EXTRA.json``), when present, adds module classes, statistics and function
-    records; a trace without one (written by upstream's debugger) reads without them.
+    Its extra file (``_EXTRA.json``), when present, adds module classes, statistics, function
+    records and the inputs each call changed in place; a trace without one (written by upstream's
+    debugger) reads without them.
 
     Raises:
         TraceError: the path holds no trace or several; a file is unreadable or holds a value the
@@ -257,7 +266,9 @@ def read_trace(path: str | os.PathLike) -> Trace:
     tree, data = load_json(trace_file)
     extra_file = trace_file.with_name(trace_base(trace_file.name) + EXTRA_SUFFIX)
     extra = read_extra(extra_file, trace_file, data)
-    nodes = tuple(_nodes(tree, None if extra is None else extra["tree"], trace_file, extra_file))
+    extra_tree = None if extra is None else extra["tree"]
+    checks_inputs = extra is not None and extra["version"] >= INPUTS_MODIFIED_SINCE
+    nodes = tuple(_nodes(tree, extra_tree, checks_inputs, trace_file, extra_file))
     tensors = [record for node in nodes for record in node.records if record.is_tensor]
     mode = "tensors" if tensors and all(record.file is not None for record in tensors) else "stats"
     return Trace(path=trace_file, mode=mode, nodes=nodes, distributed=_distributed_run(extra, extra_file))

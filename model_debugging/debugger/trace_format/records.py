@@ -124,8 +124,10 @@ class TraceNode:
     ``function`` is the qualified name of the function a function-call node records (see
     ``record_functions``), None for a module call. ``module_class`` is a module call's class as
     ``<Python module>.<qualname>``, ``exception`` the one-line ``Type: message`` of the exception
-    the call raised. These three, and each tensor's ``statistics``, come from the trace's extra
-    file: None (empty) for a trace without one (written by upstream's debugger).
+    the call raised. ``inputs_modified`` are the sub-paths of its input tensors (``args.0``) the
+    call changed in place (empty when it changed none). These four, and each tensor's ``statistics``,
+    come from the trace's extra file: None (empty) for a trace without one (written by upstream's
+    debugger); ``inputs_modified`` is None too when the extra file is of a version that did not check.
     """
 
     order: int
@@ -138,6 +140,7 @@ class TraceNode:
     exception: str | None = None
     function: str | None = None
     module_class: str | None = None
+    inputs_modified: tuple[str, ...] | None = None
 
     @property
     def records(self) -> tuple[TensorRecord, ...]:
