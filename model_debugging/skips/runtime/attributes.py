@@ -59,8 +59,8 @@ def truth(value: object) -> bool:
 
 
 def text(value: object) -> str:
-    if isinstance(value, Unknown):
-        return "{" + value.code + "}"
+    if isinstance(value, Unknown):  # as the rules write it: the test class's name is filled in per class
+        return f"<unevaluated: {value.code}>"
     if isinstance(value, (ModelClass, ModelInstance, ConfigClass)):
         return f"<class '{value.info.name}'>"
     return str(value)
