@@ -134,7 +134,7 @@ def _left_out(stage: str) -> list:
     no_trace_files = mock.patch.object(trace_writing, "_write_trace_file", lambda path, data: None)
     no_json_text = [
         mock.patch.object(trace_writing, "dumps_trace_texts", lambda tree: ("", "")),
-        mock.patch.object(trace_writing, "extra_text", lambda tree, full, summary: ""),
+        mock.patch.object(trace_writing, "extra_text", lambda *arguments: ""),
     ]
     writes = [*no_tensor_files, no_trace_files]
     return {

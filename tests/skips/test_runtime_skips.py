@@ -530,3 +530,33 @@ class ModelTesterMixin:
         "skipped": ["epsilon"],
         "undecided": [],
     }
+
+
+# transformers' test_flash_attn_2_can_compile_with_attention_mask_None_without_graph_break, as written
+CLASS_NAME_COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_compile_training(self):
+        if not hasattr(self, "_torch_compile_train_cls"):
+            self.skipTest(f"{self.__class__.__name__} doesn't have the attribute `_torch_compile_train_cls`.")
+"""
+
+
+def test_a_run_time_skip_reason_names_the_test_class_that_skips(make_repo, scan):
+    files = {
+        "tests/test_modeling_common.py": CLASS_NAME_COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1)
+        + "    _torch_compile_train_cls = AlphaForCausalLM\n",
+        "tests/models/beta/test_modeling_beta.py": MODEL_TEST.format(name="Beta", bos=None),
+    }
+    results = scan(write_tree(make_repo(files), LIBRARY))
+    assert verdicts(results, "test_compile_training") == {
+        "ran": ["alpha"],
+        "skipped": ["beta"],
+        "undecided": [],
+    }
+    assert results["test_compile_training"]["reasons_skipped"] == [
+        "beta: BetaModelTest doesn't have the attribute `_torch_compile_train_cls`."
+    ]

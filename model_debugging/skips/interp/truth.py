@@ -47,9 +47,9 @@ def truth_of(value: object) -> Truth:
 
 
 def text(value: object) -> str:
-    """``str(value)`` as a skip reason shows it; an unknown part is written ``{<its code>}``."""
-    if isinstance(value, Unknown):
-        return "{" + value.code + "}"
+    """``str(value)`` as a skip reason shows it; an unknown part reads ``<unevaluated: its code>``."""
+    if isinstance(value, Unknown):  # as the rules write it: the test class's name is filled in per class
+        return f"<unevaluated: {value.code}>"
     if isinstance(value, (ModelClass, ModelInstance, ConfigClass)):
         return f"<class '{value.info.name}'>"
     return str(value)

@@ -1,0 +1,33 @@
+"""benchmarks/bench_debugger.py leaves parts of the debugger out (no-op patches) to name what each
+costs: each stage must still record a trace, or the breakdown measures a debugger that gave up."""
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+BENCH = Path(__file__).parents[2] / "benchmarks" / "bench_debugger.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_debugger", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_every_stage_of_the_breakdown_records_a_trace(bench, use_repr, caplog):
+    config = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=100
+    )
+    model = LlamaForCausalLM(config).eval()
+    input_ids = torch.randint(0, 100, (1, 8))
+    with caplog.at_level(logging.WARNING):
+        for stage in (*bench.STAGES, "ours"):
+            bench.forward_runner(stage, use_repr, model, input_ids)()
+    assert not [record.getMessage() for record in caplog.records if "could not record" in record.getMessage()]
