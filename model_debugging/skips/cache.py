@@ -1,4 +1,4 @@
-"""Per-file cache of parse results, keyed by a hash of the tool version, the path and the content.
+"""Per-file cache of parse results, keyed by a hash of the analyzer's sources, the path and the content.
 
 One pickle per file under the cache directory, and one snapshot per content of the scanned test
 files: a full scan whose files all still have the same content keys is answered from its snapshot
@@ -23,8 +23,6 @@ from model_debugging.skips.collector import collector_paused
 from model_debugging.skips.records import ParsedFile
 from model_debugging.skips.results import ScanResult
 
-# Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-17"
 # Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
 # syntax trees) that does not pickle.
 _UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
@@ -37,8 +35,10 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(path: str, data: bytes) -> str:
+    """The key of ``path``'s entry: a changed analyzer (a parse rule, a record) never reads an entry
+    an older one wrote, whether or not anyone remembered to say so."""
     digest = hashlib.sha256()
-    digest.update(f"{CACHE_FORMAT}\0{path}\0".encode())
+    digest.update(f"{analyzer_version()}\0{path}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 
