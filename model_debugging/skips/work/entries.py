@@ -1,9 +1,9 @@
-"""Entries kept on disk between runs and between processes, keyed by a hash of the format, a name
-and a content: the records of each parsed file (test files and library files), the common files'
-definitions, and what ``skips/incremental/`` keeps of a whole scan.
+"""Entries kept on disk between runs and between processes, keyed by a hash of the analyzer's sources,
+a name and a content: the records of each parsed file (test files and library files), the common
+files' definitions, and what ``skips/incremental/`` keeps of a whole scan.
 
-One pickle per entry under the cache directory. A missing, damaged or stale entry (other format,
-other key) is a miss, rebuilt by whoever asked; an entry is written to a temporary file renamed
+One pickle per entry under the cache directory. A missing, damaged or stale entry (another
+analyzer's, other key) is a miss, rebuilt by whoever asked; an entry is written to a temporary file renamed
 over its name, so a concurrent or interrupted run never leaves a half-written entry behind. A scan
 run without cache keeps its entries in a scratch folder (:class:`ScratchCache`): they are how the
 records of files a model no longer needs leave memory.
@@ -23,8 +23,6 @@ from model_debugging.reporting.atomic import atomic_write_with
 from model_debugging.skips.records.test_files import ParsedFile
 from model_debugging.skips.work.collector import collector_paused
 
-# Bump when the records or the parser change meaning: old entries then stop matching.
-CACHE_FORMAT = "skips-18"
 # Why an entry may not be written: an unwritable cache, or a value (notes an evaluation left on
 # syntax trees) that does not pickle.
 _UNSTORABLE = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
@@ -37,8 +35,10 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(path: str, data: bytes) -> str:
+    """The key of ``path``'s entry: a changed analyzer (a parse rule, a record) never reads an entry
+    an older one wrote, whether or not anyone remembered to say so."""
     digest = hashlib.sha256()
-    digest.update(f"{CACHE_FORMAT}\0{path}\0".encode())
+    digest.update(f"{analyzer_version()}\0{path}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 

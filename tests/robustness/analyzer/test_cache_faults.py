@@ -82,10 +82,10 @@ def test_damaged_cache_entries_are_rebuilt_with_identical_results(damages, singl
 def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
     repo = synthetic.write_checkout(SPEC, tmp_path / "repo")
     edited = synthetic.CheckoutSpec(SPEC.models[1:], SPEC.common_tests, SPEC.generation_tests)
-    monkeypatch.setattr(cache, "CACHE_FORMAT", "skips-0")
+    monkeypatch.setattr(cache, "analyzer_version", lambda: "an older analyzer")
     old, _ = scan_json(repo, cache_dir=tmp_path / "cache", jobs=1)
     monkeypatch.undo()
-    # The old version's entries sit at the paths of the current keys too (a version that forgot to bump).
+    # The old version's entries sit at the paths of the current keys too.
     for entry in sorted((tmp_path / "cache").rglob("*.pickle")):
         key, value = pickle.loads(entry.read_bytes())
         target = tmp_path / "cache" / key[::-1][:2] / f"{key[::-1]}.pickle"
@@ -98,6 +98,14 @@ def test_entries_of_another_version_are_ignored(tmp_path, monkeypatch):
         synthetic.expected_results(edited),
         [],
     )
+
+
+def test_a_changed_analyzer_reads_no_entry_an_older_one_wrote(monkeypatch):
+    """An upgrade that changes a parse rule must not answer from records the old rule made (a scan
+    after an upgrade kept 88 stale verdicts of the 2026 tree when the key named a hand-bumped format)."""
+    current = cache.cache_key("tests/models/bert/test_modeling_bert.py", b"source")
+    monkeypatch.setattr(cache, "analyzer_version", lambda: "an older analyzer")
+    assert cache.cache_key("tests/models/bert/test_modeling_bert.py", b"source") != current
 
 
 def _scan_command(repo: Path, output: Path, cache_dir: Path) -> list[str]:
