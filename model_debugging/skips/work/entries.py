@@ -67,7 +67,7 @@ def entry_value(data: bytes) -> Any:
 def analyzer_version() -> str:
     """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
     beside its inputs, so that a changed evaluator never answers from what an older one decided."""
-    package = Path(__file__).parent
+    package = Path(__file__).parents[1]  # the whole analyzer (model_debugging/skips), not work/ alone
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())

@@ -108,6 +108,19 @@ def test_a_changed_analyzer_reads_no_entry_an_older_one_wrote(monkeypatch):
     assert cache.cache_key("tests/models/bert/test_modeling_bert.py", b"source") != current
 
 
+def test_an_edit_anywhere_in_the_analyzer_makes_another_analyzer(monkeypatch):
+    """The cache's own folder is not the analyzer: an edited parse rule or interpreter module must
+    change the version the entries are keyed on too."""
+    digest = cache.analyzer_version.__wrapped__  # computed afresh, not the process's kept answer
+    current = digest()
+    read_bytes = Path.read_bytes
+    for edited in ("body_skip.py", "statements.py"):  # parse/rules/, interp/
+        monkeypatch.setattr(
+            Path, "read_bytes", lambda path, edited=edited: read_bytes(path) + b"#" * (path.name == edited)
+        )
+        assert digest() != current
+
+
 def _scan_command(repo: Path, output: Path, cache_dir: Path) -> list[str]:
     return [
         sys.executable,
