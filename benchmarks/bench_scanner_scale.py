@@ -30,7 +30,7 @@ TRANSFORMERS_MODEL_TEST_FILES = 440
 # Runs in a fresh process: baseline after imports, then one cold scan; prints one JSON line.
 _MEASURE = """
 import json, resource, sys, time
-from model_debugging.skips import scan_repository
+from model_debugging import scan_repository
 import libcst, tqdm  # imported by any real run: part of the baseline, not of the scan
 
 def peak_mib(who):

@@ -50,7 +50,7 @@ from benchmarks.pytest_truth import (  # noqa: E402
     rows_from_junit,
     tests_named_in,
 )
-from model_debugging.skips import CheckoutError, scan_repository  # noqa: E402
+from model_debugging import CheckoutError, scan_repository  # noqa: E402
 from model_debugging.skips.observed.environment import (  # noqa: E402
     ENVIRONMENT_REASON,
     LEAKED_STATE_FAILURE,

@@ -17,7 +17,7 @@ from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, missing_extra
 
 __version__ = "0.1.0"
 
-# module -> the public names it defines (or, for capture and the analyzer, its package exports)
+# module -> the public names it defines (or, for capture, its package exports)
 _EXPORTS_BY_MODULE = {
     "model_debugging.debugger.context": ("model_addition_debugger_context",),
     "model_debugging.debugger.trace_format.names": ("TracePaths", "trace_paths"),
@@ -59,20 +59,13 @@ _EXPORTS_BY_MODULE = {
         "unregister_patch_mapping",
         "unregister_patch_namespace",
     ),
-    "model_debugging.skips": (
-        "DEFAULT_SETTINGS",
-        "CheckoutError",
-        "ClassVerdict",
-        "ScanResult",
-        "ScanSettings",
-        "SkipKind",
-        "SkippedPair",
-        "Status",
-        "TestResult",
-        "UnknownTestError",
-        "load_settings",
-        "scan_repository",
-    ),
+    "model_debugging.skips.scan": ("scan_repository",),
+    "model_debugging.skips.decide.scope": ("UnknownTestError",),
+    "model_debugging.skips.records.outcome": ("Status",),
+    "model_debugging.skips.records.test_files": ("SkipKind",),
+    "model_debugging.skips.results.scan_result": ("ClassVerdict", "ScanResult", "SkippedPair", "TestResult"),
+    "model_debugging.skips.source.checkout": ("CheckoutError",),
+    "model_debugging.skips.source.settings": ("DEFAULT_SETTINGS", "ScanSettings", "load_settings"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
 __all__ = ["__version__", *sorted(_MODULE_OF)]

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from model_debugging.skips import scan_repository
+from model_debugging import scan_repository
 from model_debugging.skips.command import main as scan_main
 from model_debugging.skips.observed import ReportError, read_reports
 from model_debugging.skips.report.scan_results import ScanResultsError, scan_results_frame

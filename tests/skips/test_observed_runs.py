@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from model_debugging.skips import DEFAULT_SETTINGS, scan_repository
+from model_debugging import DEFAULT_SETTINGS, scan_repository
 from model_debugging.skips.command import main as scan_main
 from model_debugging.skips.inert import find_static_inert
 from model_debugging.skips.observed import read_reports, with_observations

@@ -2,7 +2,7 @@
 
 import io
 
-from model_debugging.skips import scan_repository
+from model_debugging import scan_repository
 from model_debugging.skips.work.progress import ScanProgress
 from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 

@@ -1,6 +1,6 @@
 """Scan in the JSON shape the tests compare with (``all_tests_scan_result.json`` and its errors)."""
 
-from model_debugging.skips import scan_repository
+from model_debugging import scan_repository
 
 
 def scan_json(repo, **options) -> tuple[dict, list]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from model_debugging.skips import scan_repository
+from model_debugging import scan_repository
 from tests.support import synthetic
 
 SMALL, LARGE = 50, 200
