@@ -10,7 +10,6 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
-    InputFolder,
     add_default_config_option,
     fail,
     output_dir_problem,
@@ -33,7 +32,7 @@ from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE,
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 from model_debugging.skips.scan import scan_repository
 from model_debugging.skips.source.checkout import CheckoutError
-from model_debugging.skips.source.scanned_paths import scanned_folders
+from model_debugging.skips.source.scanned_paths import scanned_input_folders
 from model_debugging.skips.source.settings import (
     BUILT_IN_CONFIG,
     DEFAULT_SETTINGS,
@@ -165,11 +164,8 @@ def _outputs_problem(args: argparse.Namespace, settings: ScanSettings) -> str | 
     output_dir = Path(args.output_dir).expanduser()
     name = args.test_method_name
     files = [f"scan_{name}.json", f"scan_{name}_errors.json"] if name else [RESULT_FILE, ERRORS_FILE]
-    scanned = [
-        InputFolder(Path(args.repo) / folder, f"the checkout's {folder}/ folder")
-        for folder in scanned_folders(settings)
-    ]
-    return outputs_problem([("--output_dir", output_dir / file) for file in files], input_folders=scanned)
+    outputs = [("--output_dir", output_dir / file) for file in files]
+    return outputs_problem(outputs, input_folders=scanned_input_folders(args.repo, settings))
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:

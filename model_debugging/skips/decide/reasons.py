@@ -10,11 +10,10 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.records.literals import UNEVALUATED, NonLiteral, unevaluated
 from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
 
-MARK = "<unevaluated: "
 _CLASS_NAME = ("self.__class__.__name__", "type(self).__name__", "self.__class__.__qualname__")
 _FIRST_MODEL_CLASS = "self.all_model_classes[0].__name__"
 
@@ -43,13 +42,13 @@ def with_class_placeholders(
     resolver: Resolver, linearization: tuple[ClassRef, ...], outcome: Outcome
 ) -> Outcome:
     """``outcome`` with the class-dependent placeholders of its skip reason filled in."""
-    if outcome.skip is None or MARK not in outcome.skip.reason:
+    if outcome.skip is None or UNEVALUATED not in outcome.skip.reason:
         return outcome
     reason = outcome.skip.reason
     for expression in _CLASS_NAME:
-        reason = reason.replace(f"{MARK}{expression}>", outcome.test_class or "")
-    if f"{MARK}{_FIRST_MODEL_CLASS}>" in reason:
+        reason = reason.replace(unevaluated(expression), outcome.test_class or "")
+    if unevaluated(_FIRST_MODEL_CLASS) in reason:
         first = _first_model_class(resolver, linearization)
         if first is not None:
-            reason = reason.replace(f"{MARK}{_FIRST_MODEL_CLASS}>", first)
+            reason = reason.replace(unevaluated(_FIRST_MODEL_CLASS), first)
     return replace(outcome, skip=replace(outcome.skip, reason=reason))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from model_debugging.skips.interp.values import ConfigClass, ModelClass, ModelInstance, Parameters, Unknown
+from model_debugging.skips.records.literals import unevaluated
 
 _PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set)
 
@@ -49,7 +50,7 @@ def truth_of(value: object) -> Truth:
 def text(value: object) -> str:
     """``str(value)`` as a skip reason shows it; an unknown part reads ``<unevaluated: its code>``."""
     if isinstance(value, Unknown):  # as the rules write it: the test class's name is filled in per class
-        return f"<unevaluated: {value.code}>"
+        return unevaluated(value.code)
     if isinstance(value, (ModelClass, ModelInstance, ConfigClass)):
         return f"<class '{value.info.name}'>"
     return str(value)

@@ -15,5 +15,14 @@ class NonLiteral:
     code: str
 
 
+UNEVALUATED = "<unevaluated: "
+
+
+def unevaluated(code: str) -> str:
+    """How a skip reason shows a part its reader could not evaluate (``<unevaluated: code>``); the
+    class-dependent ones are filled in per test class (``decide/reasons.py``)."""
+    return f"{UNEVALUATED}{code}>"
+
+
 # What a literal in the source evaluates to; anything else is a NonLiteral.
 LiteralValue = Union[str, bytes, int, float, bool, None, tuple, list, dict, NonLiteral]  # noqa: UP007

@@ -11,6 +11,7 @@ import hashlib
 import os
 from pathlib import Path, PurePosixPath
 
+from model_debugging.command_line import InputFolder
 from model_debugging.skips.source.settings import ScanSettings
 
 TESTS_FOLDER = "tests"  # imports of the test files are followed into this folder only
@@ -21,6 +22,14 @@ def scanned_folders(settings: ScanSettings) -> tuple[str, ...]:
     """The top-level folders of a checkout a scan with ``settings`` reads, sorted."""
     written = [settings.models_dir, *(common.path for common in settings.common_test_files)]
     return tuple(sorted({TESTS_FOLDER, LIBRARY_FOLDER, *(PurePosixPath(path).parts[0] for path in written)}))
+
+
+def scanned_input_folders(repo: str | os.PathLike, settings: ScanSettings) -> list[InputFolder]:
+    """The folders of ``repo`` a scan reads, for the output checks: no output may replace a file in them."""
+    return [
+        InputFolder(Path(repo) / folder, f"the checkout's {folder}/ folder")
+        for folder in scanned_folders(settings)
+    ]
 
 
 def package_depth(repo: Path, path: str) -> int:

@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import libcst as cst
 
-from model_debugging.skips.records.literals import LiteralValue, NonLiteral
+from model_debugging.skips.records.literals import LiteralValue, NonLiteral, unevaluated
 
 UNCONDITIONAL_REASON = "unconditional skip"
 NOOP_REASON = "no-op override"
@@ -100,7 +100,7 @@ def _placeholder_text(part: cst.FormattedStringExpression) -> str:
         isinstance(item, cst.FormattedStringText) for item in part.format_spec
     )
     if isinstance(value, NonLiteral) or not static_spec:
-        return f"<unevaluated: {code(part.expression)}>"
+        return unevaluated(code(part.expression))
     if part.conversion == "r":
         value = repr(value)
     elif part.conversion in ("s", "a"):
@@ -109,7 +109,7 @@ def _placeholder_text(part: cst.FormattedStringExpression) -> str:
     try:
         return format(value, spec)
     except (TypeError, ValueError):
-        return f"<unevaluated: {code(part.expression)}>"
+        return unevaluated(code(part.expression))
 
 
 def string_text(node: cst.BaseExpression) -> str:

@@ -16,7 +16,6 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
-    InputFolder,
     add_default_config_option,
     fail,
     outputs_problem,
@@ -32,7 +31,7 @@ from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.source.checkout import CheckoutError
-from model_debugging.skips.source.scanned_paths import scanned_folders
+from model_debugging.skips.source.scanned_paths import scanned_input_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
 
@@ -95,12 +94,10 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
     args = build_parser(prog).parse_args(argv)
     inputs = [InputFile(Path(args.config), "the --config file")] if args.config else []
     repo = Path(args.repo)
-    scanned = [
-        InputFolder(repo / folder, f"the checkout's {folder}/ folder")
-        for folder in scanned_folders(DEFAULT_SETTINGS)
-    ]
     problem = outputs_problem(
-        [("--markdown", target) for target in args.markdown], inputs, input_folders=scanned
+        [("--markdown", target) for target in args.markdown],
+        inputs,
+        input_folders=scanned_input_folders(repo, DEFAULT_SETTINGS),
     )
     if problem is not None:  # before the scans, not after them
         return fail(prog, problem)
