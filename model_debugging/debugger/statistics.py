@@ -64,8 +64,9 @@ def tensor_statistics(tensor: torch.Tensor, options: PrintOptions) -> Statistics
     return statistics_from(fused_statistics(data), data, options)
 
 
-# the dtypes whose statistics may be computed off the traced code's thread
-_OFF_THREAD_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+# the floating dtypes torch reduces on CPU (float8 kinds it does not): their statistics may be
+# computed off the traced code's thread, and in one pass without a float64 copy
+_CPU_REDUCED_FLOAT_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 
 
 def threads_off_thread(tensor: torch.Tensor) -> int | None:
@@ -78,7 +79,7 @@ def threads_off_thread(tensor: torch.Tensor) -> int | None:
     """
     if (
         type(tensor) is not torch.Tensor
-        or tensor.dtype not in _OFF_THREAD_DTYPES
+        or tensor.dtype not in _CPU_REDUCED_FLOAT_DTYPES
         or tensor.device.type != "cpu"
         or tensor.layout != torch.strided
         or tensor.numel() == 0
@@ -148,17 +149,14 @@ def _upstream_reprs(data: torch.Tensor, options: PrintOptions) -> dict[str, str]
     return dict(zip(STAT_NAMES, reprs, strict=True))
 
 
-_REDUCIBLE_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
 def _numeric_statistics(data: torch.Tensor) -> dict | None:
     if data.is_complex():
         parts = torch.view_as_real(data.resolve_conj().to(torch.complex128))
         return {"real": _floating_statistics(parts[..., 0]), "imag": _floating_statistics(parts[..., 1])}
     if data.is_floating_point():
         # float16/bfloat16 on CPU: no float64 copy (8 bytes per element, the logits' peak grew by it)
-        # (float8 kinds have no CPU reductions: they take the float64 copy, a byte per element anyway)
-        in_place = data.device.type == "cpu" and data.dtype in _REDUCIBLE_FLOAT_DTYPES
+        # (float8 kinds take the float64 copy, from a byte per element anyway)
+        in_place = data.device.type == "cpu" and data.dtype in _CPU_REDUCED_FLOAT_DTYPES
         finite = finite_double_statistics(data) if in_place else None
         return finite if finite is not None else _floating_statistics(data.to(torch.float64))
     if data.dtype in _INTEGER_DTYPES:
