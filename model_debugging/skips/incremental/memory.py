@@ -27,13 +27,14 @@ from types import MappingProxyType
 from typing import Literal
 
 from model_debugging.skips.incremental.snapshot import ScanSnapshot
+from model_debugging.skips.incremental.stat_index import StatIndex
 from model_debugging.skips.parse.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.records.library import LibraryFile
 from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.resolve.library_reads import FactKey, Reads
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.pytest_settings import PytestSettings
-from model_debugging.skips.source.scanned_paths import package_depth
+from model_debugging.skips.source.scanned_paths import package_depths
 from model_debugging.skips.source.settings import ScanSettings
 from model_debugging.skips.work.entries import ParseCache, analyzer_version, cache_key
 
@@ -160,19 +161,18 @@ class Checkout:
     library_keys: dict[str, str] | None  # None: no library sources
 
     @classmethod
-    def read(cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings) -> Checkout:
-        keys = []
-        for path in paths:
-            try:
-                keys.append((path, cache_key(path, read_source(repo / path))))
-            except OSError:
-                keys.append((path, ""))
+    def read(
+        cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings, index: StatIndex
+    ) -> Checkout:
+        """The keys of ``paths`` (the test files) and of the library's files, through ``index``."""
+        keys = [(path, index.key(path, read_source)) for path in paths]
         root = library_root(repo)
         library_keys = None
         if root is not None:
-            library_keys = {path: file_key(repo, path) for path in library_paths(repo, root)}
+            library_keys = {path: index.key(path, Path.read_bytes) for path in library_paths(repo, root)}
+        index.save()
         # which folders are packages decides whether relative imports work (see parse/record_store.py)
-        depths = [package_depth(repo, path) for path in paths]
+        depths = list(package_depths(repo, paths).values())
         lookup = cache_key(
             "snapshot",
             repr((analyzer_version(), settings, pytest, library_keys is None, keys, depths)).encode(),

@@ -119,4 +119,4 @@ def rescan(
         models = memory.models
     stats.answer = "rescan"
     memory = ScanMemory.of(memory.tests, models, shared, index, record_keys, {**memory.facts, **facts})
-    return dataclasses.replace(snapshot, result=result), memory, outcomes_key
+    return dataclasses.replace(snapshot, result=result.encoded()), memory, outcomes_key

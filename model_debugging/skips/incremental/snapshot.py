@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_debugging.skips.results.scan_result import ScanResult
-from model_debugging.skips.work.entries import ParseCache
+from model_debugging.skips.work.entries import ParseCache, cache_key
 
 
 @dataclass(frozen=True)
@@ -25,3 +25,8 @@ def get_snapshot(cache: ParseCache, key: str) -> ScanSnapshot | None:
 
 def put_snapshot(cache: ParseCache, key: str, snapshot: ScanSnapshot) -> None:
     cache.put_entry(key, snapshot)
+
+
+def single_test_key(lookup: str, test_name: str) -> str:
+    """Where the snapshot of a scan of ``test_name`` alone is kept, beside the full scan's ``lookup``."""
+    return cache_key("single test", f"{lookup}\0{test_name}".encode())

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
-from model_debugging.skips.inert import find_static_inert
 from model_debugging.skips.observed import with_observations
 from model_debugging.skips.observed.stale import (
     rerun_selection,
@@ -83,6 +82,9 @@ def with_static_inert(args: argparse.Namespace, result: ScanResult, settings: Sc
     """``result`` joined again with the pairs found inert statically, when ``--inert`` asks."""
     if not args.inert:
         return result
+    # The evaluator is most of the analyzer's code: a scan answered from the cache never imports it.
+    from model_debugging.skips.inert import find_static_inert
+
     print("Finding inert tests (every model is evaluated again)...", flush=True)
     inert = find_static_inert(
         args.repo,

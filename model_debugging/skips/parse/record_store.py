@@ -22,7 +22,7 @@ from model_debugging.skips.records.test_files import ParsedFile, ParseError
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import imported_modules, module_name
 from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
-from model_debugging.skips.source.scanned_paths import package_depth
+from model_debugging.skips.source.scanned_paths import package_depths
 from model_debugging.skips.work.entries import ParseCache
 
 
@@ -91,7 +91,7 @@ class RecordStore:
         if deepest == 0 or parsed.error is not None or not self.pytest.relative_imports_need_packages:
             return parsed
         if path not in self._depths:
-            self._depths[path] = package_depth(self._repo, path)
+            self._depths[path] = package_depths(self._repo, [path])[path]
         depth = self._depths[path]
         if deepest <= depth:
             return parsed

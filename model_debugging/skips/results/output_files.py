@@ -12,8 +12,9 @@ ERRORS_FILE = "all_tests_scan_errors.json"
 
 def result_json_text(result: ScanResult) -> str:
     """The result as JSON with one test per line: readable, diffable, and 10x faster than ``indent=2``."""
-    lines = [
-        f"  {json.dumps(name)}: {json.dumps(entry, ensure_ascii=False)}"
-        for name, entry in result.to_json().items()
-    ]
+    if result.combined is None:
+        entries = {name: test.json_text for name, test in result.tests.items()}
+    else:
+        entries = {name: json.dumps(entry, ensure_ascii=False) for name, entry in result.to_json().items()}
+    lines = [f"  {json.dumps(name)}: {entry}" for name, entry in entries.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"

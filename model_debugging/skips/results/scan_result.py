@@ -8,6 +8,8 @@ models with several classes the test applies to, unless they all run it).
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -112,6 +114,12 @@ class TestResult:
         )
         return dict(sorted(found.items(), key=lambda item: tuple(part or "" for part in item[0])))
 
+    @functools.cached_property
+    def json_text(self) -> str:
+        """:meth:`to_json` as one line of JSON, encoded once: a result kept in the cache keeps it too
+        (see :meth:`ScanResult.encoded`), so a result answered from there is written without encoding."""
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
     def to_json(self) -> dict[str, object]:
         """Upstream keys first (same order), then the extras."""
         return {
@@ -154,6 +162,12 @@ class ScanResult:
             name: {**result.to_json(), "combined": self.combined.test_json(name)}
             for name, result in self.tests.items()
         }
+
+    def encoded(self) -> ScanResult:
+        """This result, each test's :attr:`TestResult.json_text` worked out (and pickled with it)."""
+        for test in self.tests.values():
+            _ = test.json_text
+        return self
 
     def errors_json(self) -> list[dict[str, str | int]]:
         return [error.as_dict() for error in self.errors]

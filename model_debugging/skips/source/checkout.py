@@ -50,12 +50,14 @@ def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSett
     """Relative paths of model test files, sorted (their folder name is the model name): the files
     pytest collects (its ``python_files``) whose name matches the settings' pattern."""
     models_dir = repo / settings.models_dir
+    top, relative_top = str(models_dir), models_dir.relative_to(repo).as_posix()
     found = []
     for root, dirs, files in os.walk(models_dir):
         dirs[:] = [name for name in dirs if not name.startswith((".", "__pycache__"))]
-        for name in files:
-            if fnmatch.fnmatch(name, settings.test_file_pattern) and pytest.collects_file(name):
-                found.append(Path(root, name).relative_to(repo).as_posix())
+        folder = relative_top + root[len(top) :].replace(os.sep, "/")
+        for name in fnmatch.filter(files, settings.test_file_pattern):
+            if pytest.collects_file(name):
+                found.append(f"{folder}/{name}")
     return sorted(found)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from model_debugging.command_line import InputFolder
@@ -32,14 +34,20 @@ def scanned_input_folders(repo: str | os.PathLike, settings: ScanSettings) -> li
     ]
 
 
-def package_depth(repo: Path, path: str) -> int:
-    """How many folders above the file ``path`` are packages (hold an ``__init__.py``), counting up
-    from its own folder to the first that is not: pytest's default import mode names the module from
-    there (``tests.models.x.test_modeling_x``), so a relative import may go up that many levels."""
-    depth, folder = 0, PurePosixPath(path).parent
-    while folder.parts and (repo / folder / "__init__.py").is_file():
-        depth, folder = depth + 1, folder.parent
-    return depth
+def package_depths(repo: Path, paths: Iterable[str]) -> dict[str, int]:
+    """For each file of ``paths``, how many folders above it are packages (hold an ``__init__.py``),
+    counting up from its own folder to the first that is not: pytest's default import mode names the
+    module from there (``tests.models.x.test_modeling_x``), so a relative import may go up that many
+    levels. Each folder is looked at once."""
+    folders: dict[str, int] = {"": 0}
+
+    def depth_of(folder: str) -> int:
+        if folder not in folders:
+            is_package = os.path.isfile(os.path.join(repo, folder, "__init__.py"))
+            folders[folder] = 1 + depth_of(posixpath.dirname(folder)) if is_package else 0
+        return folders[folder]
+
+    return {path: depth_of(posixpath.dirname(path)) for path in paths}
 
 
 def is_library_path(path: str) -> bool:

@@ -53,38 +53,43 @@ def library_root(repo: Path) -> Path | None:
 
 
 def library_paths(repo: Path, root: Path) -> list[str]:
-    """Repository-relative paths of the files the facts come from, sorted."""
-    found = [root / name for name in _SHARED_FILES if (root / name).is_file()]
-    for folder in sorted((root / "models").iterdir()):
-        if not folder.is_dir():
-            continue
-        files = sorted(folder.glob("*.py"))
+    """Repository-relative paths of the files the facts come from, sorted (a warm scan lists them
+    before anything else: ``os.scandir`` and strings, not ``pathlib``)."""
+    prefix = root.relative_to(repo).as_posix()
+    found = [f"{prefix}/{name}" for name in _SHARED_FILES if (root / name).is_file()]
+    models = os.path.join(root, "models")
+    with os.scandir(models) as entries:
+        folders = sorted(entry.name for entry in entries if entry.is_dir())
+    for folder in folders:
+        with os.scandir(os.path.join(models, folder)) as entries:  # as glob("*.py"): no hidden names
+            names = sorted(e.name for e in entries if e.name.endswith(".py") and not e.name.startswith("."))
         modeling = [
-            path
-            for path in files
-            if path.name.startswith(_MODEL_FILE_PREFIXES) and not path.name.startswith("modeling_flax_")
+            name
+            for name in names
+            if name.startswith(_MODEL_FILE_PREFIXES) and not name.startswith("modeling_flax_")
         ]
-        found += modeling + _imported_siblings(files, modeling)
-    return [path.relative_to(repo).as_posix() for path in found]
+        chosen = modeling + _imported_siblings(os.path.join(models, folder), names, modeling)
+        found += [f"{prefix}/models/{folder}/{name}" for name in chosen]
+    return found
 
 
-def _imported_siblings(files: list[Path], modeling: list[Path]) -> list[Path]:
+def _imported_siblings(folder: str, names: list[str], modeling: list[str]) -> list[str]:
     """The other files of a model's folder that its modeling files import from (``from .vision
     import ...``): their classes are part of the models' trees. Only folders holding such files are
     read for this."""
     others = {
-        path.stem: path
-        for path in files
-        if path not in modeling and not path.name.startswith(_NEVER_IMPORTED_BY_MODELING)
+        name.removesuffix(".py"): name
+        for name in names
+        if name not in modeling and not name.startswith(_NEVER_IMPORTED_BY_MODELING)
     }
     if not others:
         return []
     imported: set[str] = set()
-    for path in modeling:
-        if path.name.startswith("modeling_"):
+    for name in modeling:
+        if name.startswith("modeling_"):
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                imported.update(_SIBLING_IMPORT.findall(path.read_text(encoding="utf-8")))
-    return [path for stem, path in sorted(others.items()) if stem in imported]
+                imported.update(_SIBLING_IMPORT.findall(Path(folder, name).read_text(encoding="utf-8")))
+    return [name for stem, name in sorted(others.items()) if stem in imported]
 
 
 def _library_key(path: str, data: bytes) -> str:
