@@ -67,7 +67,8 @@ class _TracingSession:
         self._output_dir = output_dir = setup.output_dir
         self._recording = setup.records
         self._only_modules = only_modules
-        self._modules = self._recorded_modules()
+        named_modules = list(model.named_modules())
+        self._modules = self._recorded_modules(named_modules)
         self._prune_layers = prune_layers
         self._use_repr = use_repr
         self._patches = ForwardPatches()
@@ -75,13 +76,13 @@ class _TracingSession:
         self._threads = threading.local()
         self._tracers: list[CallTracer] = []
         self._tracers_lock = threading.Lock()
-        depth = max(name.count(".") + 1 for name, _ in model.named_modules())
+        depth = max(name.count(".") + 1 for name, _ in named_modules)
         # a frame per module level for the wrappers, plus the recording stack at the deepest call
         self._extra_frames = 2 * depth + 2 * MAX_VALUE_DEPTH + 200
         if self._recording:
             self._names = FileNameRegistry()
             self._likely_pruned = (
-                paths_with_later_siblings(model, self._class_name) if prune_layers else frozenset()
+                paths_with_later_siblings(named_modules, self._class_name) if prune_layers else frozenset()
             )
             self._writer = TraceWriter(output_dir, self._class_name, setup.run) if setup.writes else NoFiles()
         self._functions = (
@@ -100,10 +101,9 @@ class _TracingSession:
             self._functions.install()
         self._installed = True
 
-    def _recorded_modules(self) -> list[tuple[str, nn.Module]]:
-        """The named modules to record: all, or with ``only_modules`` those whose path (or an
-        enclosing module's) matches it."""
-        modules = list(self._model.named_modules())
+    def _recorded_modules(self, modules: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Module]]:
+        """The named modules to record (of the model's ``modules``): all, or with ``only_modules``
+        those whose path (or an enclosing module's) matches it."""
         if self._only_modules is None:
             return modules
         chosen = {

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from torch import nn
+
 # a module path ending in ".<number>", e.g. "LlamaForCausalLM.model.layers.3"
 _NUMBERED_PATH = re.compile(r"(.*)\.(\d+)$")
 
@@ -20,17 +22,21 @@ def is_numbered(module_path: str) -> bool:
     return _NUMBERED_PATH.match(module_path) is not None
 
 
-def paths_with_later_siblings(model, root_path: str) -> frozenset[str]:
+def paths_with_later_siblings(
+    named_modules: Sequence[tuple[str, nn.Module]], root_path: str
+) -> frozenset[str]:
     """Paths of numbered submodules whose container holds a higher-numbered one (``layers.0`` of 8).
 
-    Such a block is expected to run before another block of its run, so it will most likely be
-    pruned; the tracer keeps its tensors by reference instead of copying them.
+    ``named_modules`` is the model's ``named_modules()``. Such a block is expected to run before
+    another block of its run, so it will most likely be pruned; the tracer keeps its tensors by
+    reference instead of copying them.
     """
     paths = set()
-    for name, module in model.named_modules():
+    for name, module in named_modules:
         numbers = [int(child) for child, _ in module.named_children() if child.isdigit()]
-        prefix = f"{root_path}.{name}" if name else root_path
-        paths.update(f"{prefix}.{number}" for number in numbers if number < max(numbers))
+        if numbers:
+            prefix, highest = (f"{root_path}.{name}" if name else root_path), max(numbers)
+            paths.update(f"{prefix}.{number}" for number in numbers if number < highest)
     return frozenset(paths)
 
 
