@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -172,9 +172,15 @@ def load_runtime_checks(
     keys: dict[str, str],
     record_keys: dict[str, str] | None = None,
     phase: Phase | None = None,
+    reads_library: Callable[[CommonDefinitions], bool] | None = None,
 ) -> RuntimeChecks:
     """Read the library (cached per file) and the common files; says once on stderr when there is no
-    library. ``keys``, ``record_keys`` and ``phase`` go to :func:`read_library`."""
+    library. ``keys``, ``record_keys`` and ``phase`` go to :func:`read_library`. When
+    ``reads_library`` says, from the common files' definitions, that no verdict asked for can read
+    the library, it is not read (the checks hold an empty one)."""
+    definitions, key = _common_definitions(repo, common_paths, cache)
+    if reads_library is not None and not reads_library(definitions):
+        return _checks(repo, Library(()), definitions, key)
     records, errors = read_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase)
     if records is None:
         print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
@@ -182,14 +188,21 @@ def load_runtime_checks(
         library = Library(records or (), repo if records is not None else None)
     for error in errors:
         print(error, file=sys.stderr)
-    return runtime_checks(repo, library, common_paths, cache)
+    return _checks(repo, library, definitions, key)
 
 
 def runtime_checks(
     repo: Path, library: Library, common_paths: list[str], cache: ParseCache | None
 ) -> RuntimeChecks:
-    """The checks against a library already read; the common files' definitions are kept in ``cache``
-    by their content (read with ``ast``, they cost a second or more)."""
+    """The checks against a library already read."""
+    return _checks(repo, library, *_common_definitions(repo, common_paths, cache))
+
+
+def _common_definitions(
+    repo: Path, common_paths: list[str], cache: ParseCache | None
+) -> tuple[CommonDefinitions, str]:
+    """The common files' definitions and their cache key: kept in ``cache`` by their content (read
+    with ``ast``, they cost a second or more)."""
     sources = {}
     for path in common_paths:
         try:
@@ -202,6 +215,10 @@ def runtime_checks(
         definitions = read_common_definitions(sources)
         if cache is not None:  # stored before any evaluation leaves its notes on the nodes
             cache.put_entry(key, definitions)
+    return definitions, key
+
+
+def _checks(repo: Path, library: Library, definitions: CommonDefinitions, key: str) -> RuntimeChecks:
     checks = RuntimeChecks(repo, library, definitions)
     checks.definitions_key = key
     return checks

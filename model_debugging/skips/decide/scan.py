@@ -7,10 +7,12 @@ an earlier scan kept, and keeps what this one read. The records of parsed files 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from model_debugging.skips.decide.common_definitions import CommonDefinitions
 from model_debugging.skips.decide.per_model import evaluate_models
 from model_debugging.skips.decide.runtime_checks import load_runtime_checks
 from model_debugging.skips.decide.scope import FullScan, ScanScope, check_known
@@ -20,6 +22,7 @@ from model_debugging.skips.resolve.classes import ClassRef
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.results.summary import TestSummary
 from model_debugging.skips.source.checkout import models_of, module_path
+from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.source.scanned_paths import TESTS_FOLDER
 from model_debugging.skips.source.settings import ScanSettings
@@ -67,6 +70,9 @@ def scan(
             keys=keys,
             record_keys=record_keys,
             phase=phase,
+            reads_library=(
+                None if test_method_name is None else _library_read(store.paths(), scope, test_method_name)
+            ),
         )
     # One model at a time: its records, resolved classes and outcomes go once folded into the summaries.
     summaries = {name: TestSummary(origin) for name, (origin, _) in tests.items()}
@@ -83,6 +89,27 @@ def scan(
                 kept.append((model, outcomes, reads))
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, store.errors())
     return FullScan(result, runtime, evaluated, kept, keys, record_keys)
+
+
+def _library_read(paths: list[str], scope: ScanScope, test: str) -> Callable[[CommonDefinitions], bool]:
+    """Whether a verdict on ``test`` may read the library, from the common files' definitions: when
+    its common definition may skip at run time, or when another definition of it may be evaluated:
+    one the common definitions do not hold, or any use of its name in the other files read (``paths``)."""
+    name = re.compile(rb"\b%s\b" % re.escape(test.encode()))
+    definition = re.compile(rb"\bdef[ \t]+%s\b" % re.escape(test.encode()))
+    try:
+        texts = {path: read_source(scope.repo / path) for path in paths}
+    except OSError:
+        return lambda definitions: True
+    common = set(scope.common_paths)
+    written = any(name.search(text) for path, text in texts.items() if path not in common)
+    defined = sum(len(definition.findall(text)) for path, text in texts.items() if path in common)
+
+    def reads(definitions: CommonDefinitions) -> bool:
+        held = sum(1 for _, _, method in definitions.functions if method == test)
+        return written or defined > held or test in definitions.may_skip
+
+    return reads
 
 
 def parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **options: Any) -> set[str]:

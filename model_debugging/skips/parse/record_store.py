@@ -50,6 +50,10 @@ class RecordStore:
     def __contains__(self, path: str) -> bool:
         return path in self._keys
 
+    def paths(self) -> list[str]:
+        """The paths of the files the store holds, in the order it took them."""
+        return list(self._keys)
+
     def parse(self, paths: Iterable[str], imports_under: tuple[str, ...], **options) -> set[str]:
         """Parse ``paths`` (``options`` go to :func:`iter_parsed`).
 
