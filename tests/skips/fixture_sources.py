@@ -40,3 +40,19 @@ class {title}ModelTester:
     def prepare_config_and_inputs_for_common(self):
         return self.get_config(), {{}}
 """
+
+
+# ``PreTrainedModel._can_set_attn_implementation`` as the releases write it, with the phrase the
+# model's file must hold (``{phrase}``) when it defines an attention module.
+ATTENTION_SETTING_BASE = """
+    class PreTrainedModel(nn.Module):
+        @classmethod
+        def _can_set_attn_implementation(cls) -> bool:
+            class_file = sys.modules[cls.__module__].__file__
+            with open(class_file, "r") as f:
+                code = f.read()
+            if re.search(r"class \\w+Attention\\(nn.Module\\)", code):
+                return "eager_attention_forward" in code and "{phrase}" in code
+            else:
+                return True
+"""

@@ -10,6 +10,7 @@ attention module (runs).
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
+from tests.skips.fixture_sources import ATTENTION_SETTING_BASE
 
 COMMON = """
 import unittest
@@ -44,23 +45,10 @@ RELEASES = {
     ),
 }
 
-BASE = """
-    class PreTrainedModel(nn.Module):
-        @classmethod
-        def _can_set_attn_implementation(cls) -> bool:
-            class_file = sys.modules[cls.__module__].__file__
-            with open(class_file, "r") as f:
-                code = f.read()
-            if re.search(r"class \\w+Attention\\(nn.Module\\)", code):
-                return "eager_attention_forward" in code and "{phrase}" in code
-            else:
-                return True
-"""
-
 
 def _library(phrase: str, call: str) -> dict[str, str]:
     return {
-        "src/transformers/modeling_utils.py": BASE.format(phrase=phrase),
+        "src/transformers/modeling_utils.py": ATTENTION_SETTING_BASE.format(phrase=phrase),
         "src/transformers/models/alpha/modeling_alpha.py": f"""
             def eager_attention_forward(module, query):
                 pass

@@ -4,6 +4,7 @@ one of its verdicts may."""
 import pytest
 
 from tests.skips.conftest import write_tree
+from tests.skips.fixture_sources import ATTENTION_SETTING_BASE
 
 COMMON = """
 import unittest
@@ -204,21 +205,12 @@ OVERRIDE = """
                 self.skipTest(reason="forward needs attention setting")
 """
 
-# ``_can_set_attn_implementation`` as the 2026 release writes it: a model whose file defines an
-# attention module without the interface cannot (beta), one with no attention module can (alpha).
+# a model whose file defines an attention module without the interface cannot set its attention
+# (beta), one with no attention module can (alpha)
 LIBRARY = {
-    "src/transformers/modeling_utils.py": """
-        class PreTrainedModel(nn.Module):
-            @classmethod
-            def _can_set_attn_implementation(cls) -> bool:
-                class_file = sys.modules[cls.__module__].__file__
-                with open(class_file, "r") as f:
-                    code = f.read()
-                if re.search(r"class \\w+Attention\\(nn.Module\\)", code):
-                    return "eager_attention_forward" in code and "ALL_ATTENTION_FUNCTIONS.get_interface(" in code
-                else:
-                    return True
-    """,
+    "src/transformers/modeling_utils.py": ATTENTION_SETTING_BASE.format(
+        phrase="ALL_ATTENTION_FUNCTIONS.get_interface("
+    ),
     "src/transformers/models/alpha/modeling_alpha.py": """
         class AlphaModel(PreTrainedModel):
             pass
