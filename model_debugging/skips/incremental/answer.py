@@ -13,7 +13,6 @@ from model_debugging.skips.incremental.memory import (
     valid_snapshot,
 )
 from model_debugging.skips.incremental.snapshot import ScanSnapshot, get_snapshot, single_test_key
-from model_debugging.skips.incremental.stat_index import StatIndex
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.work.entries import ParseCache
 from model_debugging.skips.work.progress import ScanProgress
@@ -33,9 +32,7 @@ def cached_scan(
     snapshot and memory for the next one; a single-test scan keeps its snapshot, answered again only
     while no file it read changed."""
     paths = sorted(set(scope.common_paths + scope.model_files))
-    checkout = Checkout.read(
-        scope.repo, paths, scope.settings, scope.pytest, StatIndex.load(cache, scope.repo)
-    )
+    checkout = Checkout.read(scope.repo, paths, scope.settings, scope.pytest, cache)
     snapshot = valid_snapshot(scope.repo, get_snapshot(cache, checkout.lookup), checkout)
     changed = changed_library_files(scope.repo, snapshot, checkout) if snapshot is not None else set()
     if snapshot is not None and not changed:

@@ -47,9 +47,8 @@ def scan_again(
     stats.models_evaluated = full.evaluated
     memory = _memory_of(full)
     if test_method_name is not None:
-        library_keys = snapshot_library_keys(scope.repo, checkout, memory.all_reads())
-        kept = dataclasses.replace(_snapshot_of(full, checkout), library_keys=library_keys)
-        put_snapshot(cache, single_test_key(checkout.lookup, test_method_name), kept)
+        key = single_test_key(checkout.lookup, test_method_name)
+        _keep_snapshot(cache, scope, checkout, key, _snapshot_of(full, checkout), memory)
         return full.result
     _remember(cache, scope, checkout, _snapshot_of(full, checkout), memory)
     if full.runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
@@ -85,9 +84,19 @@ def _remember(
     (``outcomes_key``: its outcomes are the ones kept there)."""
     memory_key = cache_key("memory", checkout.lookup.encode())
     keep_memory(cache, memory_key, memory, outcomes_key)
+    _keep_snapshot(cache, scope, checkout, checkout.lookup, snapshot, memory, memory_key)
+
+
+def _keep_snapshot(
+    cache: ParseCache,
+    scope: ScanScope,
+    checkout: Checkout,
+    key: str,
+    snapshot: ScanSnapshot,
+    memory: ScanMemory,
+    memory_key: str = "",
+) -> None:
+    """Keep ``snapshot`` under ``key``, with the keys of the library and of the other files its
+    evaluation read (``memory``), and where its memory is kept ("": none is)."""
     library_keys = snapshot_library_keys(scope.repo, checkout, memory.all_reads())
-    put_snapshot(
-        cache,
-        checkout.lookup,
-        dataclasses.replace(snapshot, library_keys=library_keys, memory_key=memory_key),
-    )
+    put_snapshot(cache, key, dataclasses.replace(snapshot, library_keys=library_keys, memory_key=memory_key))

@@ -162,9 +162,11 @@ class Checkout:
 
     @classmethod
     def read(
-        cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings, index: StatIndex
+        cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings, cache: ParseCache
     ) -> Checkout:
-        """The keys of ``paths`` (the test files) and of the library's files, through ``index``."""
+        """The keys of ``paths`` (the test files) and of the library's files, through the stat index
+        kept in ``cache``."""
+        index = StatIndex.load(cache, repo)
         keys = [(path, index.key(path, read_source)) for path in paths]
         root = library_root(repo)
         library_keys = None
