@@ -13,6 +13,7 @@ TRICKY = textwrap.dedent(
     from ...test_modeling_common import ModelTesterMixin
 
     TEXT = "form\\x0cfeed and \\u2028 separators stay on one line"
+    ON_CPU = True
 
 
     class ToyModelTest(ModelTesterMixin, unittest.TestCase):
@@ -37,6 +38,12 @@ TRICKY = textwrap.dedent(
             def helper():
                 """nested"""
             pass
+
+        @unittest.skipIf(ON_CPU, "declared global in a loop: not bound once")
+        def test_on_cpu(self):
+            for device in ("cpu", "cuda"):
+                global ON_CPU
+                ON_CPU = device == "cpu"
 
         def test_noop(self):
             # a comment kept as the reason

@@ -314,7 +314,7 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
     statements = list(_flatten(module.body))
     for statement in statements:
         imports.extend(_imports(statement))
-    context = Context(_aliases(imports), 1, names_bound_once(module, source))
+    context = Context(_aliases(imports), 1, names_bound_once(module, source, tree))
     classes, functions, helpers = [], [], []
     for statement in statements:
         if isinstance(statement, cst.ClassDef):

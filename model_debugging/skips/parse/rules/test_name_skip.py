@@ -63,15 +63,24 @@ def _names_matched(
     return None
 
 
+# The nodes whose literal value may be strings: only these are evaluated (the value of any other
+# node is its code, whose text costs more than the rest of the rule).
+_STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.List, cst.Tuple, cst.Set)
+
+
 def _literal_lists(statement: cst.BaseStatement) -> Iterator[tuple[str, tuple[str, ...]]]:
     """``name = [<strings>]`` written as a statement of its own."""
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         assign = statement.body[0]
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-            target = assign.targets[0].target
+        if (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(assign.value, _STRING_NODES)
+        ):
             names = _strings(literal_value(assign.value))
-            if isinstance(target, cst.Name) and names is not None:
-                yield target.value, names
+            if names is not None:
+                yield assign.targets[0].target.value, names
 
 
 @register
