@@ -89,6 +89,22 @@ TRICKY = textwrap.dedent(
 
     class ToyDerived(ToyFollowUp):
         pass
+
+
+    class ToyTester:
+        def __init__(self, parent, batch_size=13, use_labels=True):
+            self.parent = parent
+            self.batch_size = batch_size
+
+        def prepare_config_and_inputs(self):
+            config = self.get_config()
+            for _ in range(3):
+                self.parent.skipTest("never read from this parse")
+            return config
+
+        @property
+        def hidden_size(self):
+            return 2
     '''
 )
 
@@ -96,12 +112,58 @@ TRICKY = textwrap.dedent(
 def test_records_are_the_same_with_and_without_elision():
     full = parse_source(TRICKY, "tests/models/toy/test_modeling_toy.py")
     fast = parse_source(TRICKY, "tests/models/toy/test_modeling_toy.py", elide=True)
-    assert [info.name for info in fast.classes if info.elided] == ["ToyIntegrationTest"]
+    assert [info.name for info in fast.classes if info.elided] == ["ToyIntegrationTest", "ToyTester"]
     kept = [info.name for info in fast.classes if not info.elided]
     assert [info for info in fast.classes if not info.elided] == [
         info for info in full.classes if info.name in kept
     ]
     assert fast.imports == full.imports
+    # what is read of a tester from this parse: its constructor's defaults and its methods' names
+    tester, whole_tester = fast.class_named("ToyTester"), full.class_named("ToyTester")
+    assert tester.init_defaults == whole_tester.init_defaults
+    assert ("batch_size", 13) in tester.init_defaults
+    assert [method.name for method in tester.methods] == [method.name for method in whole_tester.methods]
+
+
+# A test class inheriting, from another model's file, a class shaped like a tester whose helper
+# skips: the elided file is parsed in full before the model's verdicts are made.
+COMMON_CALLING_A_HELPER = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_attention_outputs(self):
+        self.check_attentions()
+
+    def check_attentions(self):
+        pass
+"""
+
+INHERITED_TESTER = {
+    "tests/test_modeling_common.py": COMMON_CALLING_A_HELPER,
+    "tests/models/bar/test_modeling_bar.py": """
+        class BarAttentionTester:
+            def check_attentions(self):
+                self.skipTest(reason="bar computes no attentions")
+    """,
+    "tests/models/foo/test_modeling_foo.py": """
+        import unittest
+
+        from ...test_modeling_common import ModelTesterMixin
+        from ..bar.test_modeling_bar import BarAttentionTester
+
+
+        class FooModelTest(BarAttentionTester, ModelTesterMixin, unittest.TestCase):
+            pass
+    """,
+}
+
+
+def test_a_test_class_inheriting_an_elided_tester_reads_its_methods(make_repo, scan):
+    repo = make_repo(INHERITED_TESTER, with_common=False)
+    found = scan(repo, use_cache=False)["test_attention_outputs"]
+    assert found["models_skipped"] == ["foo"]
+    assert "bar computes no attentions" in str(found["skips"])
 
 
 @pytest.mark.parametrize("source", ["x = (", "class A(Mixin):\n    def f(self): pass\n"])

@@ -7,6 +7,11 @@ replaces it by ``pass``:
   integration tests: no common test can apply to them. The class is kept and marked elided; one
   that another class of the file inherits from is kept whole, and the scanner parses a file again
   in full when a class elsewhere inherits an elided one;
+- the method bodies (but ``__init__``'s) of a model tester: a class named ``...Tester`` (not
+  ``Test...``, which pytest collects), with no ``test`` or ``setUp`` method, no ``TestCase`` base
+  and no class of the file inheriting it. Only its constructor's defaults and the names of its
+  methods are read from this parse; the run-time checks read the tester from the whole source. The
+  class is marked elided like a plain ``TestCase``;
 - inside methods (but ``__init__``, ``setUp`` and methods reading ``self._testMethodName``, whose
   loops may skip some tests by name), the blocks of loops, nested functions and classes, ``except``
   handlers, and the statements of an ``if`` after its first one: the scanner reads the statements
@@ -91,6 +96,18 @@ def _text_of(lines: list[str], node: ast.stmt) -> str:
     return "".join([head, *lines[first + 1 : last], tail])
 
 
+def _is_tester(node: ast.ClassDef, bases: set[str], inherited: set[str]) -> bool:
+    """A model tester no test of the file inherits (see the module's docstring)."""
+    if not node.name.endswith("Tester") or node.name.startswith("Test") or node.name in inherited:
+        return False
+    if any(base.split(".")[-1] == "TestCase" for base in bases):
+        return False
+    return not any(
+        isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith(("test", "setUp"))
+        for item in node.body
+    )
+
+
 def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str, frozenset[str]]:
     """``(source with unread code replaced by pass, names of the elided plain TestCase classes)``.
 
@@ -113,6 +130,15 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
         span = _block_span(node.lineno, node.body) if plain else None
         if span is not None:
             spans.append(span)
+            elided.add(node.name)
+            continue
+        if _is_tester(node, bases, inherited):
+            spans += [
+                span
+                for method in node.body
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
+                if (span := _block_span(method.lineno, method.body)) is not None
+            ]
             elided.add(node.name)
             continue
         for method in node.body:

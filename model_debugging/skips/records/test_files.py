@@ -160,7 +160,7 @@ class ClassInfo:
     conditions: tuple[Condition, ...] = ()
     tester_call: TesterCall | None = None
     init_defaults: tuple[tuple[str, LiteralValue], ...] = ()
-    elided: bool = False  # a plain TestCase whose body was not parsed (see skips/parse/elide.py)
+    elided: bool = False  # a plain TestCase, or a tester's methods, not parsed (see skips/parse/elide.py)
     skip_by_unittest: bool = False  # ``skip`` is unittest's (a plain pytest class ignores it), not a mark
     # names bound last by something other than a `def` (they shadow an inherited test), or deleted
     shadowing: tuple[str, ...] = ()
