@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.skips.test_runtime_skips import COMMON, LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_skips import COMMON, LIBRARY, MODEL_TEST
 
 PROJECT = Path(__file__).resolve().parents[2]
 SCRIPT = PROJECT / "utils" / "scan_skipped_tests.py"

@@ -2,7 +2,7 @@
 
 In the style of Fixit's rules, each rule carries its examples: ``INVALID`` snippets are test
 methods it must flag (find a skip, a condition, a guard, a call), ``VALID`` ones it must leave alone.
-``tests/skips/test_rules.py`` runs every example of every rule in :data:`RULES`.
+``tests/skips/parse/test_rules.py`` runs every example of every rule in :data:`RULES`.
 """
 
 from __future__ import annotations

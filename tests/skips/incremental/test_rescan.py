@@ -6,7 +6,7 @@ import shutil
 
 from model_debugging.skips.incremental.memory import ScanStats
 from tests.skips.conftest import write_tree
-from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+from tests.skips.models.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 from tests.support.scanning import scan_json
 
 # gamma's base class gives beta its forward (inheritance across files): with inputs_embeds, beta runs

@@ -10,8 +10,8 @@ from pathlib import Path
 from model_debugging.skips.incremental import memory, stat_index
 from model_debugging.skips.incremental.memory import ScanStats
 from tests.skips.conftest import write_tree
-from tests.skips.test_rescan import GAMMA_WITH_EMBEDS
-from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+from tests.skips.incremental.test_rescan import GAMMA_WITH_EMBEDS
+from tests.skips.models.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 from tests.support.scanning import scan_json
 
 HOUR = 3600

@@ -9,7 +9,7 @@ Found against pytest: higgs_audio_v2 overrides ``test_generate_continue_from_pas
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_skips import COMMON, LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_skips import COMMON, LIBRARY, MODEL_TEST
 
 # Overrides added to each model's test class (the common file also defines these tests).
 OVERRIDES = """

@@ -5,7 +5,7 @@ parent that cannot be read leaves its values unknown, never the configuration cl
 
 from tests.skips.conftest import verdicts, write_tree
 from tests.skips.fixture_sources import generation_test_class
-from tests.skips.test_runtime_post_init_values import GENERATION, LIBRARY
+from tests.skips.models.test_runtime_post_init_values import GENERATION, LIBRARY
 
 PARENT = """
 class WindowModelTester:

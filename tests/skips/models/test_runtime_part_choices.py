@@ -21,7 +21,7 @@ SigmaModel``) and skips; ``sigmahead``, whose classes do not include it, runs.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_module_tree import COMMON as MODULE_TREE_COMMON
+from tests.skips.models.test_runtime_module_tree import COMMON as MODULE_TREE_COMMON
 
 # the module-tree tests (test_capture_outputs among them), and one that runs each model class
 COMMON = (

@@ -4,7 +4,7 @@ condition; they never crash the scan nor decide a skip."""
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
 
 COMMON = """
 import unittest

@@ -2,7 +2,7 @@
 configuration is a decoder, its head when labels are given), decided on the call."""
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned
+from tests.skips.models.test_runtime_delegated_cache import GENERATION  # test_cache_returned
 
 MODEL_TEST = """
 import unittest

@@ -16,7 +16,7 @@ positionally: undecided. ``xi`` rebinds
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_module_tree import COMMON, LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_module_tree import COMMON, LIBRARY, MODEL_TEST
 
 BACKBONE_LIBRARY = {
     "src/transformers/backbone_utils.py": """

@@ -2,8 +2,8 @@
 ``prepare_inputs_for_generation``): ``model(**inputs)`` without a cache returns none."""
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_cache_switches import LIBRARY as BASE
-from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned
+from tests.skips.models.test_runtime_cache_switches import LIBRARY as BASE
+from tests.skips.models.test_runtime_delegated_cache import GENERATION  # test_cache_returned
 
 MODEL_TEST = """
 import unittest

@@ -4,7 +4,7 @@ import io
 
 from model_debugging import scan_repository
 from model_debugging.skips.work.progress import ScanProgress
-from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+from tests.skips.models.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 
 
 def test_a_terminal_gets_a_bar_per_phase_with_its_count(checkout, tmp_path):  # noqa: F811

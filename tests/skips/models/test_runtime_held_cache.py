@@ -3,8 +3,8 @@ its known module tree: the ``use_cache`` passed when every model on the way hand
 values they could read, which must agree."""
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_delegated_cache import GENERATION  # test_cache_returned
-from tests.skips.test_runtime_delegated_cache import LIBRARY as DELEGATED
+from tests.skips.models.test_runtime_delegated_cache import GENERATION  # test_cache_returned
+from tests.skips.models.test_runtime_delegated_cache import LIBRARY as DELEGATED
 
 MODEL_TEST = """
 import unittest

@@ -20,8 +20,8 @@ builds one.
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_part_choices import COMMON as PART_COMMON
-from tests.skips.test_runtime_part_choices import LIBRARY as PART_LIBRARY
+from tests.skips.models.test_runtime_part_choices import COMMON as PART_COMMON
+from tests.skips.models.test_runtime_part_choices import LIBRARY as PART_LIBRARY
 
 COMMON = (
     PART_COMMON

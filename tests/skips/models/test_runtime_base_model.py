@@ -6,7 +6,7 @@ both itself and has no attribute of its prefix's name, so its base model is the 
 """
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_instance_attributes import LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_instance_attributes import LIBRARY, MODEL_TEST
 
 COMMON = """
 import unittest

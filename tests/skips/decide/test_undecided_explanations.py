@@ -1,7 +1,7 @@
 """An undecided verdict names the value only the run knows, not only the condition it sits in."""
 
 from tests.skips.conftest import verdicts
-from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+from tests.skips.models.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 
 GRADIENTS = """
 

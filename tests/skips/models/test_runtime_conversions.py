@@ -1,7 +1,7 @@
 """Weight conversions of a model whose part the tester's dict gives another model type."""
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_module_tree import COMMON, LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_module_tree import COMMON, LIBRARY, MODEL_TEST
 
 
 def test_a_part_the_tester_gives_another_model_type_leaves_the_conversions_to_the_run(make_repo, scan):

@@ -13,10 +13,10 @@ condition, are what these were found on). A constructor that makes its configura
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_model_class_lists import COMMON as GATHERING_COMMON
-from tests.skips.test_runtime_model_class_lists import LIBRARY as GATHERING_LIBRARY
-from tests.skips.test_runtime_module_tree import COMMON as TREE_COMMON
-from tests.skips.test_runtime_module_tree import LIBRARY as TREE_LIBRARY
+from tests.skips.models.test_runtime_model_class_lists import COMMON as GATHERING_COMMON
+from tests.skips.models.test_runtime_model_class_lists import LIBRARY as GATHERING_LIBRARY
+from tests.skips.models.test_runtime_module_tree import COMMON as TREE_COMMON
+from tests.skips.models.test_runtime_module_tree import LIBRARY as TREE_LIBRARY
 
 # The module-tree fixture's common tests (`test_nested_conversions` among them) and the class-list
 # fixture's `test_keep_in_fp32`.

@@ -3,7 +3,7 @@ part (Dia's decoder), or asks a part in turn (ColQwen2's VLM part), is followed;
 left to the run."""
 
 from tests.skips.conftest import verdicts, write_tree
-from tests.skips.test_runtime_generation_skips import GENERATION, LIBRARY, MODEL_TEST
+from tests.skips.models.test_runtime_generation_skips import GENERATION, LIBRARY, MODEL_TEST
 
 OVERRIDES = {
     "delta": "return self.decoder_config",  # a part with use_cache: ran

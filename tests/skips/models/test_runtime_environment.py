@@ -2,7 +2,7 @@
 is evaluated for a machine with the newest torch and Python, as for a GPU or an optional package."""
 
 from tests.skips.conftest import verdicts
-from tests.skips.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
+from tests.skips.models.test_runtime_skips import checkout  # noqa: F401  (the fixture: alpha and beta)
 
 GUARDS = """
 
