@@ -14,6 +14,9 @@ against the checkout's own ``utils/scan_skipped_tests.py`` doing the same job:
 - warm full scan (the cache of the cold full scan) and warm single test (the cache of the cold
   single-test scan only: no full scan before it), against the same: targets <= 1x.
 
+A fifth command is the floor of a cold scan: libcst parsing the model test files alone, in one
+process, as the scan gives it their text (``libcst_floor.py``), against the regex full scan.
+
 Every round runs each of the eight commands once, ours and the regex scanner alternating, and a
 ratio is the median of the rounds' ratios, so a load that changes during the bench reaches both
 sides alike. ``--rescans`` adds the earlier rows: a cold scan of the tests alone (no ``src/``) and
@@ -47,6 +50,7 @@ sys.path.insert(0, str(PROJECT))
 from model_debugging.reporting.tables import render_terminal_table  # noqa: E402
 
 SCANNER = PROJECT / "utils" / "scan_skipped_tests.py"
+LIBCST_FLOOR = PROJECT / "benchmarks" / "libcst_floor.py"
 # The phase lines of the scanner's progress (a line per phase when stderr is not a terminal).
 PHASES = {"parsing test files": "parse", "reading the library": "library", "evaluating models": "evaluation"}
 _PHASE_LINE = re.compile(r"^(?P<name>[a-z ]+): .* in (?P<seconds>[0-9.]+) s$", re.MULTILINE)
@@ -124,7 +128,8 @@ def measure(repo: Path, repeat: int, jobs: int | None, test_name: str, rescans: 
         (scratch / "baseline").mkdir()
 
         runs: dict[str, list[Run]] = {name: [] for name in ("cold", "cold single", "warm", "warm single")}
-        regex_runs: dict[str, list[Run]] = {"full": [], "single": []}
+        regex_runs: dict[str, list[Run]] = {"full": [], "single": [], "floor": []}
+        floor_runs: list[Run] = []
         for index in range(repeat):
             full_cache = ["--cache_dir", str(scratch / f"full{index}")]
             single_cache = ["--cache_dir", str(scratch / f"single{index}")]
@@ -140,6 +145,9 @@ def measure(repo: Path, repeat: int, jobs: int | None, test_name: str, rescans: 
                         _timed([*regex, *(single if regex_kind == "single" else [])], repo)
                     )
                 runs[name].append(_timed(command, repo))
+            if has_regex:
+                regex_runs["floor"].append(_timed(regex, repo))
+                floor_runs.append(_timed([sys.executable, str(LIBCST_FLOOR), str(repo)], repo))
         regex_full, regex_single = regex_runs["full"], regex_runs["single"]
         # each of our runs against the regex run of the same kind just before it
         paired = {
@@ -160,6 +168,9 @@ def measure(repo: Path, repeat: int, jobs: int | None, test_name: str, rescans: 
             ),
         ]
         if has_regex:
+            rows.append(
+                _row("floor: libcst alone on the model test files", floor_runs, "", regex_runs["floor"])
+            )
             rows.append(_row("regex scanner, full", regex_full, ""))
             rows.append(_row(f"regex scanner, {test_name}", regex_single, ""))
         if rescans and (repo / "src").is_dir():
