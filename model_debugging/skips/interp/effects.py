@@ -7,6 +7,7 @@ effects. They are computed once per statement and kept on the ``ast`` node.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass
 
 _SKIP_CALLS = frozenset({"self.skipTest", "pytest.skip"})
@@ -18,12 +19,14 @@ MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "remove", "
 class Effects:
     """``may_skip``: a skip call (or a helper that may skip) is inside; ``ends``: a ``return`` or
     ``raise`` (also ``break``/``continue`` outside inner loops) is; ``names`` / ``attributes``:
-    the variables, and ``(variable, attribute)`` pairs, it assigns."""
+    the variables, and ``(variable, attribute)`` pairs, it assigns; ``changed``: the variables it
+    assigns or changes an attribute of."""
 
     may_skip: bool
     ends: ast.stmt | None
     names: frozenset[str]
     attributes: frozenset[tuple[str, str]]
+    changed: frozenset[str]
 
 
 def effects(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
@@ -39,38 +42,27 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
     ends: ast.stmt | None = None
     names: set[str] = set()
     attributes: set[tuple[str, str]] = set()
-    loops_inside = {
-        id(inner)
-        for child in ast.iter_child_nodes(node)
-        for inner in ast.walk(child)
-        if isinstance(inner, (ast.For, ast.While))
-    }
-    loop_bodies = {
-        id(stmt)
-        for inner in ast.walk(node)
-        if id(inner) in loops_inside
-        for stmt in ast.walk(inner)
-        if stmt is not inner
-    }
-    for inner in ast.walk(node):
+    # ast.walk's order (the first end met is kept), each node with whether it is inside a loop
+    # nested in ``node``: a ``break`` / ``continue`` there ends that loop, not the path
+    todo = deque([(node, False)])
+    while todo:
+        inner, in_loop = todo.popleft()
+        in_loop_below = in_loop or (inner is not node and isinstance(inner, (ast.For, ast.While)))
+        todo.extend((child, in_loop_below) for child in ast.iter_child_nodes(inner))
         if isinstance(inner, ast.Call):
             changed = mutated_name(inner)
             if changed is not None:
                 names.add(changed)
-            target = _dotted(inner.func)
+            target = dotted(inner.func)
             if target in _SKIP_CALLS or called_helper(inner) in skipping_helpers:
                 may_skip = True
         elif isinstance(inner, ast.Raise):
-            if inner.exc is not None and "SkipTest" in _dotted(
+            if inner.exc is not None and "SkipTest" in dotted(
                 inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
             ):
                 may_skip = True
             ends = ends or inner
-        elif (
-            isinstance(inner, ast.Return)
-            or isinstance(inner, (ast.Break, ast.Continue))
-            and id(inner) not in loop_bodies
-        ):
+        elif isinstance(inner, ast.Return) or isinstance(inner, (ast.Break, ast.Continue)) and not in_loop:
             ends = ends or inner
         elif isinstance(inner, (ast.Name)) and isinstance(inner.ctx, ast.Store):
             names.add(inner.id)
@@ -88,10 +80,12 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             attributes.add((inner.value.id, inner.attr))
         elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
             names.add(inner.name)
-    return Effects(may_skip, ends, frozenset(names), frozenset(attributes))
+    changed = frozenset(names | {name for name, _ in attributes})
+    return Effects(may_skip, ends, frozenset(names), frozenset(attributes), changed)
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted(node: ast.AST) -> str:
+    """``a.b.c`` for a chain of attributes on a name (as ``ast.unparse`` writes it), else ``""``."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -117,7 +111,7 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
         elif isinstance(node, ast.For) and effects(node, skipping_helpers).may_skip:
             relevant |= _read(node.iter)
         elif isinstance(node, ast.Call) and (
-            _dotted(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
+            dotted(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
         ):
             relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
     for node in ast.walk(function):

@@ -54,66 +54,75 @@ class Evaluator:
         self.facts, self.call_helper, self.handlers = facts, call_helper, facts.handlers
 
     def value(self, node: ast.expr, variables: dict[str, object]) -> object:
-        if isinstance(node, ast.Constant):
+        kind = type(node)  # one look-up per node: the commonest kinds first, the others by table
+        if kind is ast.Constant:
             return node.value
-        if isinstance(node, ast.Name):
+        if kind is ast.Name:
             return self._name(node, variables)
-        if isinstance(node, ast.Attribute):
+        if kind is ast.Attribute:
             return self._attribute(self.value(node.value, variables), node)
         unknown = Unknown(node=node)  # made after the commonest nodes, which need none
-        if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
-            keys = [self.value(key, variables) for key in node.keys]
-            if not all(isinstance(key, (str, int)) for key in keys):
-                return unknown
-            return {key: self.value(value, variables) for key, value in zip(keys, node.values, strict=True)}
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            items = [self.value(item, variables) for item in node.elts]
-            kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
-            return (
-                unknown
-                if any(isinstance(item, Unknown) for item in items) and kind is set
-                else python_result(unknown, kind, items)
-            )
-        if isinstance(node, ast.JoinedStr):
-            parts = [
-                part.value if isinstance(part, ast.Constant) else self.value(part.value, variables)
-                for part in node.values
-            ]
-            return "".join(text(part) for part in parts)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            found = truth_of(self.value(node.operand, variables))
-            return unknown if found is Truth.TRUTH_VALUE_UNKNOWN else found is Truth.ALWAYS_FALSE
-        if isinstance(node, ast.BoolOp):
-            return self._bool_op(node, variables, unknown)
-        if isinstance(node, ast.Compare):
-            return self._compare(node, variables, unknown)
-        if isinstance(node, ast.Call):
-            return self._call(node, variables, unknown)
-        if isinstance(node, ast.NamedExpr):
-            result = self.value(node.value, variables)
-            variables[node.target.id] = result
-            return result
-        if isinstance(node, ast.BinOp):
-            left, right = self.value(node.left, variables), self.value(node.right, variables)
-            operation = _BINARY.get(type(node.op))
-            if (
-                operation is not None
-                and isinstance(left, (int, str, tuple, list))
-                and isinstance(right, (int, str, tuple, list))
-            ):
-                return python_result(unknown, operation, left, right)
+        read = _READERS.get(kind)
+        return unknown if read is None else read(self, node, variables, unknown)
+
+    def _dict(self, node: ast.Dict, variables: dict[str, object], unknown: Unknown) -> object:
+        if not all(key is not None for key in node.keys):  # ``{**other}``
             return unknown
-        if isinstance(node, ast.IfExp):
-            found = truth_of(self.value(node.test, variables))
-            if found is Truth.TRUTH_VALUE_UNKNOWN:
-                return unknown
-            return self.value(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
-        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
-            return self._comprehension(node, variables, unknown)
-        if isinstance(node, ast.Subscript):
-            container, key = self.value(node.value, variables), self.value(node.slice, variables)
-            if isinstance(container, (list, tuple, dict, str)) and known(key):
-                return python_result(unknown, operator.getitem, container, key)
+        keys = [self.value(key, variables) for key in node.keys]
+        if not all(isinstance(key, (str, int)) for key in keys):
+            return unknown
+        return {key: self.value(value, variables) for key, value in zip(keys, node.values, strict=True)}
+
+    def _display(
+        self, node: ast.Tuple | ast.List | ast.Set, variables: dict[str, object], unknown: Unknown
+    ) -> object:
+        items = [self.value(item, variables) for item in node.elts]
+        kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+        return (
+            unknown
+            if any(isinstance(item, Unknown) for item in items) and kind is set
+            else python_result(unknown, kind, items)
+        )
+
+    def _joined(self, node: ast.JoinedStr, variables: dict[str, object], unknown: Unknown) -> object:
+        parts = [
+            part.value if isinstance(part, ast.Constant) else self.value(part.value, variables)
+            for part in node.values
+        ]
+        return "".join(text(part) for part in parts)
+
+    def _unary(self, node: ast.UnaryOp, variables: dict[str, object], unknown: Unknown) -> object:
+        if not isinstance(node.op, ast.Not):
+            return unknown
+        found = truth_of(self.value(node.operand, variables))
+        return unknown if found is Truth.TRUTH_VALUE_UNKNOWN else found is Truth.ALWAYS_FALSE
+
+    def _named(self, node: ast.NamedExpr, variables: dict[str, object], unknown: Unknown) -> object:
+        result = self.value(node.value, variables)
+        variables[node.target.id] = result
+        return result
+
+    def _binary(self, node: ast.BinOp, variables: dict[str, object], unknown: Unknown) -> object:
+        left, right = self.value(node.left, variables), self.value(node.right, variables)
+        operation = _BINARY.get(type(node.op))
+        if (
+            operation is not None
+            and isinstance(left, (int, str, tuple, list))
+            and isinstance(right, (int, str, tuple, list))
+        ):
+            return python_result(unknown, operation, left, right)
+        return unknown
+
+    def _if_expression(self, node: ast.IfExp, variables: dict[str, object], unknown: Unknown) -> object:
+        found = truth_of(self.value(node.test, variables))
+        if found is Truth.TRUTH_VALUE_UNKNOWN:
+            return unknown
+        return self.value(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
+
+    def _subscript(self, node: ast.Subscript, variables: dict[str, object], unknown: Unknown) -> object:
+        container, key = self.value(node.value, variables), self.value(node.slice, variables)
+        if isinstance(container, (list, tuple, dict, str)) and known(key):
+            return python_result(unknown, operator.getitem, container, key)
         return unknown
 
     def _name(self, node: ast.Name, variables: dict[str, object]) -> object:
@@ -312,3 +321,26 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
+
+
+# How :meth:`Evaluator.value` reads each kind of node past a constant, a name and an attribute;
+# a kind not listed is unknown.
+_READERS: dict[type, Callable[[Evaluator, ast.expr, dict[str, object], Unknown], object]] = {
+    ast.Dict: Evaluator._dict,
+    ast.Tuple: Evaluator._display,
+    ast.List: Evaluator._display,
+    ast.Set: Evaluator._display,
+    ast.JoinedStr: Evaluator._joined,
+    ast.UnaryOp: Evaluator._unary,
+    ast.BoolOp: Evaluator._bool_op,
+    ast.Compare: Evaluator._compare,
+    ast.Call: Evaluator._call,
+    ast.NamedExpr: Evaluator._named,
+    ast.BinOp: Evaluator._binary,
+    ast.IfExp: Evaluator._if_expression,
+    ast.GeneratorExp: Evaluator._comprehension,
+    ast.ListComp: Evaluator._comprehension,
+    ast.SetComp: Evaluator._comprehension,
+    ast.DictComp: Evaluator._comprehension,
+    ast.Subscript: Evaluator._subscript,
+}

@@ -23,6 +23,8 @@ _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
+_BLOCKS = frozenset({ast.For, ast.While, ast.With, ast.Try})  # run only when they may matter
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 
 
 @dataclass
@@ -122,11 +124,8 @@ class _Runner:
     def _bind_parameters(
         self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object]
     ) -> dict[str, object]:
-        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]  # self
+        names, defaults = _parameters(function)
         variables: dict[str, object] = {}
-        defaults = dict(
-            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
-        )
         for index, name in enumerate(names):
             if index < len(arguments):
                 variables[name] = arguments[index]
@@ -149,18 +148,21 @@ class _Runner:
 
     def statement(self, node: ast.stmt, variables: dict[str, object]) -> None:
         value = self.evaluator.value
-        if isinstance(node, (ast.For, ast.While, ast.With, ast.Try)) and self._inert(node):
+        kind = type(node)
+        if kind in _BLOCKS and self._inert(node):
             self._apply_effects([node], variables)
             return
-        if isinstance(node, ast.Expr) and not effects(node, self.skipping_helpers).may_skip:
+        if kind is ast.Expr and not effects(node, self.skipping_helpers).may_skip:
             changed = mutated_name(node.value) if isinstance(node.value, ast.Call) else None
             if changed is not None and changed in self.frame.relevant:
                 variables[changed] = self._mutated(node.value, variables)
             return
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not self._changes_relevant(node):
+        if kind in _ASSIGNMENTS and not self._changes_relevant(node):
             return
         try:
-            if isinstance(node, ast.Expr):
+            if kind is ast.If:  # the commonest statement run
+                self._if(node, variables)
+            elif kind is ast.Expr:
                 value(node.value, variables)
             elif isinstance(node, ast.Assign):
                 result = value(node.value, variables)
@@ -173,8 +175,6 @@ class _Runner:
                 self._bind(node.target, value(node.value, variables), variables)
             elif isinstance(node, ast.AugAssign):
                 self._bind(node.target, Unknown(node=node.target), variables)
-            elif isinstance(node, ast.If):
-                self._if(node, variables)
             elif isinstance(node, (ast.For, ast.While)):
                 self._loop(node, variables)
             elif isinstance(node, (ast.With, ast.Try)):
@@ -291,9 +291,7 @@ class _Runner:
         self._fork(node.test, [node.body, node.orelse], variables)
 
     def _changes_relevant(self, node: ast.stmt) -> bool:
-        found = effects(node, self.skipping_helpers)
-        changed = found.names | {name for name, _ in found.attributes}
-        return not changed.isdisjoint(self.frame.relevant)
+        return not effects(node, self.skipping_helpers).changed.isdisjoint(self.frame.relevant)
 
     def _inert(self, node: ast.stmt) -> bool:
         """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
@@ -375,3 +373,16 @@ class _Runner:
                 if exit_.kind != "continue":
                     raise
         self.block(node.orelse, variables)
+
+
+def _parameters(function: ast.FunctionDef) -> tuple[list[str], dict[str, ast.expr]]:
+    """The positional parameters after ``self`` and their defaults, kept on the node (a common
+    helper is called for every test class)."""
+    found = getattr(function, "_positional_parameters", None)
+    if found is None:
+        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]
+        defaults = dict(
+            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
+        )
+        found = function._positional_parameters = (names, defaults)  # type: ignore[attr-defined]
+    return found
