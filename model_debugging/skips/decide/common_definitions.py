@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from model_debugging.skips.decide.case_arguments import case_arguments
-from model_debugging.skips.interp.effects import passes_self, super_method
+from model_debugging.skips.interp.effects import dotted, passes_self, super_method
 from model_debugging.skips.parse.expansion import case_name
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
@@ -102,6 +102,14 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
     delegates to decides. So is one that may return before a skip (``if self.supports_it: return
     super().test_x()`` then ``self.skipTest(...)``), whose skip the rules cannot tell is reached.
     Other overrides keep the rules' answer: their top-level skips and guards."""
+    found = getattr(function, "_override_to_evaluate", None)  # asked again for each test class
+    if found is None or found[0] is not skipping_helpers:
+        found = (skipping_helpers, _to_evaluate(function, skipping_helpers))
+        function._override_to_evaluate = found  # type: ignore[attr-defined]
+    return found[1]
+
+
+def _to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> bool:
     if _delegates_to_parent(function) and function.name in skipping_helpers:
         return True
     if _returns_early(function):
@@ -145,7 +153,7 @@ def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
     called = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
-            target = ast.unparse(node.func)
+            target = dotted(node.func) or ast.unparse(node.func)  # unparsing every call costs
             if target in _SKIP_CALLS:
                 skips = True
             elif target.startswith("self.") and target.count(".") == 1:

@@ -21,6 +21,7 @@ from model_debugging.skips.models.tester.config_locals import (
     single_assignments,
     with_locals,
 )
+from model_debugging.skips.models.tester.self_writes import self_writes
 
 
 def config_keywords(
@@ -101,11 +102,6 @@ def forwards_keywords(function: ast.FunctionDef) -> bool:
     return name is not None and len(uses) == 1 and len(spreads) == 1
 
 
-_MUTATING = frozenset(
-    {"update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove"}
-)
-
-
 def _typed(items: dict[str, object] | None) -> dict[str, object] | None:
     """A part's dict read item by item, unless its ``model_type`` is a value only the run knows."""
     if items is None or not isinstance(items.get("model_type", ""), str):
@@ -116,26 +112,7 @@ def _typed(items: dict[str, object] | None) -> dict[str, object] | None:
 def mutated_attributes(classes: list[ast.ClassDef]) -> frozenset[str]:
     """Tester attributes some method of ``classes`` changes in place (``self.x[k] = v``,
     ``del self.x[k]``, ``self.x.update(...)``, ``self.x |= ...``)."""
-    found = set()
-    for node in (inner for item in classes for inner in ast.walk(item)):
-        target = None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            target = node.value
-        elif isinstance(node, ast.AugAssign):
-            target = node.target
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _MUTATING
-        ):
-            target = node.func.value
-        if (
-            isinstance(target, ast.Attribute)
-            and isinstance(target.value, ast.Name)
-            and target.value.id == "self"
-        ):
-            found.add(target.attr)
-    return frozenset(found)
+    return frozenset().union(*(self_writes(node).mutated for node in classes))
 
 
 def _constructor_parameters(

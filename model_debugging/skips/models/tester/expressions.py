@@ -21,6 +21,7 @@ from model_debugging.skips.models.tester.parameters import (
     named_parameters,
     read_names,
 )
+from model_debugging.skips.models.tester.self_writes import self_writes
 
 MAX_DEPTH = 6
 DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
@@ -95,22 +96,6 @@ class Frame:
     loops: int = 0  # loops over known items the method is running (where break / continue go)
 
 
-def _self_stores(node: ast.ClassDef) -> frozenset[str]:
-    """The names of ``self.<name> = ...`` in the class (kept on the node: a tester serves many test classes)."""
-    found = getattr(node, "_self_stores", None)
-    if found is None:
-        found = frozenset(
-            inner.attr
-            for inner in ast.walk(node)
-            if isinstance(inner, ast.Attribute)
-            and isinstance(inner.ctx, ast.Store)
-            and isinstance(inner.value, ast.Name)
-            and inner.value.id == "self"
-        )
-        node._self_stores = found  # type: ignore[attr-defined]
-    return found
-
-
 class ExpressionReader:
     """Evaluates the expressions of a tester's methods (the statements are run by a subclass)."""
 
@@ -123,7 +108,7 @@ class ExpressionReader:
         self.classes, self.functions, self.tester_attribute = classes, functions, tester_attribute
         self.depth, self.escaped = 0, False  # escaped: the configuration reached code not read
         # what a method the reader cannot follow may have set on the tester
-        self.self_stores = set().union(*(_self_stores(node) for node in classes))
+        self.self_stores = set().union(*(self_writes(node).stored for node in classes))
 
     def _find(self, name: str, after: int) -> tuple[int, ast.FunctionDef] | None:
         for index in range(after + 1, len(self.classes)):
