@@ -10,6 +10,7 @@ from model_debugging.skips.interp.effects import dotted, passes_self, super_meth
 from model_debugging.skips.parse.expansion import case_name
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
+_MODEL_CLASS_LISTS = ("self.all_model_classes", "self.all_generative_model_classes")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
     calls: dict[str, set[str]] = {}
     every = [*((name, function) for (_, _, name), function in functions.items()), *module_functions.items()]
     for name, function in every:
-        skips, called = _skips_and_calls(function)
+        skips, called, _, _ = _body_calls(function)
         direct[name] = direct.get(name, False) or skips
         calls.setdefault(name, set()).update(called)
     may_skip = {name for name, skips in direct.items() if skips}
@@ -112,21 +113,9 @@ def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[
 def _to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> bool:
     if _delegates_to_parent(function) and function.name in skipping_helpers:
         return True
-    if _returns_early(function):
-        skips, called = _skips_and_calls(function)
-        supers = {name for node in ast.walk(function) if (name := super_method(node)) is not None}
-        if skips or (called | supers) & skipping_helpers:
-            return True
-    loops = any(
-        isinstance(node, ast.For)
-        and ast.unparse(node.iter) in ("self.all_model_classes", "self.all_generative_model_classes")
-        for node in ast.walk(function)
-    )
-    if not loops:
-        return False
-    skips, called = _skips_and_calls(function)
-    supers = {name for node in ast.walk(function) if (name := super_method(node)) is not None}
-    return skips or bool((called | supers) & skipping_helpers)
+    skips, called, supers, loops = _body_calls(function)
+    may_skip = skips or bool((called | supers) & skipping_helpers)
+    return may_skip and (_returns_early(function) or loops)
 
 
 def _returns_early(function: ast.FunctionDef) -> bool:
@@ -148,9 +137,12 @@ def _delegates_to_parent(function: ast.FunctionDef) -> bool:
     return super_method(body[0].value) == function.name
 
 
-def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
-    skips = False
-    called = set()
+def _body_calls(function: ast.FunctionDef) -> tuple[bool, set[str], set[str], bool]:
+    """In one walk: whether the body skips, the helpers it calls (``self.<name>(...)``,
+    ``<name>(self, ...)``), those it calls on ``super()``, and whether it loops over
+    ``self.all_model_classes`` / ``self.all_generative_model_classes``."""
+    skips, loops = False, False
+    called, supers = set(), set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             target = dotted(node.func) or ast.unparse(node.func)  # unparsing every call costs
@@ -162,4 +154,9 @@ def _skips_and_calls(function: ast.FunctionDef) -> tuple[bool, set[str]]:
                 called.add(node.func.id)
         elif isinstance(node, ast.Raise) and node.exc is not None and "SkipTest" in ast.unparse(node.exc):
             skips = True
-    return skips, called
+        elif isinstance(node, ast.For) and dotted(node.iter) in _MODEL_CLASS_LISTS:
+            loops = True
+        inherited = super_method(node)
+        if inherited is not None:
+            supers.add(inherited)
+    return skips, called, supers, loops

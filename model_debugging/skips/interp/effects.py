@@ -104,6 +104,8 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
     if found is not None:
         return found
     relevant: set[str] = set()
+    kinds = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+    assignments = []
     for node in ast.walk(function):
         found = effects(node, skipping_helpers) if isinstance(node, (ast.If, ast.While)) else None
         if found is not None and (found.may_skip or found.ends is not None):  # a skip, or a way around one
@@ -114,17 +116,14 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
             dotted(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
         ):
             relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
-    for node in ast.walk(function):
         if isinstance(node, ast.Return) and node.value is not None:  # a helper's result may decide a skip
             relevant |= _read(node.value)
-    kinds = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
-    assignments = [
-        node
-        for node in ast.walk(function)
-        if isinstance(node, kinds)
-        or (isinstance(node, ast.Call) and mutated_name(node) is not None)
-        or (isinstance(node, ast.withitem) and node.optional_vars is not None)
-    ]
+        if (
+            isinstance(node, kinds)
+            or (isinstance(node, ast.Call) and mutated_name(node) is not None)
+            or (isinstance(node, ast.withitem) and node.optional_vars is not None)
+        ):
+            assignments.append(node)
     changed = True
     while changed:
         changed = False
