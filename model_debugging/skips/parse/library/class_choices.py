@@ -1,10 +1,14 @@
 """Which classes a name or an expression of a constructor may name: the callee of a call as
 written, ``A if c else B``, a module-level table's entries, and local names bound only to classes
-(or only to computed values, which never build a model when called)."""
+(or only to computed values, which never build a model when called, or only to plain values, which
+are never a module)."""
 
 from __future__ import annotations
 
 import ast
+
+from model_debugging.skips.parse.ast_nodes import dotted_text, walk
+from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 
 
 def class_tables(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
@@ -86,3 +90,58 @@ def written_callee(node: ast.expr) -> str:
         if isinstance(owner, (ast.Name, ast.Attribute)):
             return f"{written_callee(owner)}.{node.attr}"
     return ast.unparse(node)
+
+
+def bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: FunctionNodes) -> set[str]:
+    """Local names every binding of which is a value that is never a module (see :func:`is_plain`);
+    ``nodes`` are the nodes of ``function``."""
+    bound: dict[str, bool] = {}
+    for node in nodes.of(ast.Assign):
+        for target in node.targets:
+            if target.__class__ is ast.Name:
+                bound[target.id] = bound.get(target.id, True) and is_plain(node.value)
+            else:  # `self.x = ...`, `a, b = ...`, `x[i] = ...`: every name written there
+                _bound_otherwise(bound, target)
+    for kind in _BOUND_OTHERWISE:
+        for node in nodes.of(kind):
+            _bound_otherwise(bound, getattr(node, "target", None) or node)
+    arguments = function.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
+    return {name for name, plain in bound.items() if plain}
+
+
+# Statements binding names some other way than `name = value` (`with` binds the names of its whole block).
+_BOUND_OTHERWISE = (ast.For, ast.comprehension, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
+
+
+def _bound_otherwise(bound: dict[str, bool], target: ast.AST) -> None:
+    """Every name in ``target`` is bound to something else than a plain value."""
+    for name in walk(target):
+        if name.__class__ is ast.Name:
+            bound[name.id] = False
+
+
+def is_plain(value: ast.expr) -> bool:
+    """A value that is never a module: a literal, a display, arithmetic, a comparison, a function, or
+    the configuration (``config``, ``config.x``, ``self.config.x``)."""
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return True
+    if isinstance(value, ast.IfExp):
+        return is_plain(value.body) and is_plain(value.orelse)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and value.args
+    ):
+        return all(is_plain(argument) for argument in value.args)  # a value of the configuration
+    root = value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    text = dotted_text(value)
+    return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.parse.ast_nodes import self_attribute
+from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 from model_debugging.skips.parse.library.values import value_of
 from model_debugging.skips.records.library import (
     ClassName,
@@ -14,11 +15,11 @@ from model_debugging.skips.records.literals import NonLiteral
 
 
 def init_assignments(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]
+    function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: FunctionNodes
 ) -> tuple[list[tuple[str, Value]], set[str], list[str]]:
     """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
     ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time);
-    ``nodes`` are those of ``function`` (``walk``)."""
+    ``nodes`` are those of ``function``."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults: dict[str, ast.expr] = dict(
@@ -39,7 +40,7 @@ def init_assignments(
     top_level = set()
     as_set: list[str] = []
     assigned = set()
-    rebound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    rebound = {node.id for node in nodes.of(ast.Name) if isinstance(node.ctx, ast.Store)}
     for statement in function.body:
         passed = _passed_to_base(statement, defaults, rebound)
         if passed is not None:  # before dataclass fields: the base constructor sets what it is handed
@@ -57,28 +58,24 @@ def init_assignments(
                 top_level.add(id(statement))
                 as_set.append(name)
                 continue
+            # a value not decided here is only named: its code is not kept
             if isinstance(source, ast.Name) and source.id in defaults:
-                value = value_of(defaults[source.id])
+                value = value_of(defaults[source.id], keep_code=False)
             else:
-                value = value_of(source)
+                value = value_of(source, keep_code=False)
             if not isinstance(value, (NonLiteral, ClassName)):
                 decided.append((name, value))
                 top_level.add(id(statement))
     keywords = function.args.kwarg.arg if function.args.kwarg is not None else None
-    loops = _literal_loops(nodes)
-    for node in nodes:
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-            else []
-        )
-        if isinstance(node, ast.Assign) and id(node) in top_level:
-            continue
-        for target in targets:
-            name = self_attribute(target)
-            assigned.update((name,) if name is not None else _keywords_set(target, keywords, loops))
+    loops = _literal_loops(nodes.of(ast.For))
+    targets = [
+        *(target for node in nodes.of(ast.Assign) if id(node) not in top_level for target in node.targets),
+        *(node.target for node in nodes.of(ast.AugAssign)),
+        *(node.target for node in nodes.of(ast.AnnAssign)),
+    ]
+    for target in targets:
+        name = self_attribute(target)
+        assigned.update((name,) if name is not None else _keywords_set(target, keywords, loops))
     return decided, assigned, as_set
 
 
@@ -104,9 +101,9 @@ def _passed_to_base(
         source = keyword.value
         if isinstance(source, ast.Name):
             plain = source.id in defaults and source.id not in rebound
-            value = value_of(defaults[source.id]) if plain else NonLiteral("")
+            value = value_of(defaults[source.id], keep_code=False) if plain else NonLiteral("")
         else:
-            value = value_of(source)
+            value = value_of(source, keep_code=False)
         passed.append((keyword.arg, value))
     return passed
 
@@ -130,13 +127,12 @@ def _keywords_set(
     return loops.get(key.id, ()) if isinstance(key, ast.Name) else ()
 
 
-def _literal_loops(nodes: list[ast.AST]) -> dict[str, tuple[str, ...]]:
-    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) among ``nodes``."""
+def _literal_loops(loops_found: list[ast.For]) -> dict[str, tuple[str, ...]]:
+    """``name -> the strings`` of each ``for name in ["a", "b"]`` (or a tuple) among ``loops_found``."""
     loops: dict[str, tuple[str, ...]] = {}
-    for node in nodes:
+    for node in loops_found:
         if (
-            isinstance(node, ast.For)
-            and isinstance(node.target, ast.Name)
+            isinstance(node.target, ast.Name)
             and isinstance(node.iter, (ast.List, ast.Tuple))
             and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts)
         ):

@@ -10,29 +10,41 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, self_attribute, walk
+from model_debugging.skips.parse.ast_nodes import dotted_text, self_attribute
 from model_debugging.skips.parse.library.attribute_calls import registered_attribute, set_attribute
 from model_debugging.skips.parse.library.class_choices import (
     bound_to_calls,
+    bound_to_plain,
     class_aliases,
     classes_named,
     is_none,
+    is_plain,
     written_callee,
 )
+from model_debugging.skips.parse.library.function_nodes import CHILD_FIELDS, FunctionNodes, kinds
 from model_debugging.skips.records.library import OPAQUE_VALUE, PLAIN_VALUE, InitCall
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
+# The kinds of node the reading of a body tells apart, as sets of classes (a body has a quarter of
+# a million nodes over the library: one set lookup each, not a chain of `isinstance`).
 # Statements and expressions whose parts run only when a condition holds.
-_CONDITIONAL = (ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
+_CONDITIONAL = kinds(ast.If, ast.IfExp, ast.Try, ast.While, ast.BoolOp, ast.Match)
 # Nodes with nothing below them that the reading looks at (names, literals, operators, contexts).
-_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+_LEAVES = kinds(ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+_FUNCTIONS = kinds(ast.FunctionDef, ast.AsyncFunctionDef)
+_NOT_READ = kinds(ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = kinds(ast.comprehension)
+_ASSIGNMENTS = kinds(ast.Assign, ast.AnnAssign)
+_CALLS = kinds(ast.Call)
+_LOOPS = kinds(ast.For, ast.AsyncFor)
+_IFS = kinds(ast.If)
 
 
 def read_init_calls(
     function: ast.FunctionDef | ast.AsyncFunctionDef,
     owner: ast.ClassDef | None,
     tables: dict[str, tuple[str, ...]],
-    nodes: list[ast.AST] | None = None,
+    nodes: FunctionNodes | None = None,
 ) -> tuple[InitCall, ...]:
     """The calls in ``function``'s body, in source order (nested functions and lambdas are left out),
     with the assignments to ``self.<name>`` among them (see :class:`InitCall`).
@@ -40,7 +52,7 @@ def read_init_calls(
     A call of another method of ``owner`` (``self._init_layers()``) is replaced by that method's own
     calls; ``tables`` are the file's module-level dicts of classes (``X_ATTENTION_CLASSES``), whose
     entries a call of ``TABLE[key](...)`` may build. ``owner`` is None for a module-level function.
-    ``nodes`` are those of ``function`` (``walk``) when the caller has them.
+    ``nodes`` are those of ``function`` when the caller has them.
     """
     methods = {
         item.name: item
@@ -66,17 +78,18 @@ class _BodyReader:
         methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         tables: dict[str, tuple[str, ...]],
         calls: list[InitCall],
-        nodes: list[ast.AST] | None = None,
+        nodes: FunctionNodes | None = None,
     ):
         self.body, self.inlined, self.methods, self.tables, self.calls = body, inlined, methods, tables, calls
-        nodes = nodes if nodes is not None else walk(body)  # walked once for the readings below
-        self.aliases = class_aliases(nodes, tables)
-        self.values = bound_to_calls(nodes)
-        self.plain_names = _bound_to_plain(body, nodes)
+        nodes = nodes if nodes is not None else FunctionNodes(body)  # walked once for the readings below
+        self.aliases = class_aliases(nodes.of(ast.Assign), tables)
+        self.values = bound_to_calls(nodes.of(ast.Assign))
+        self.plain_names = bound_to_plain(body, nodes)
         self.local_functions = {
             node.name
-            for node in nodes
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not body
+            for kind in (ast.FunctionDef, ast.AsyncFunctionDef)
+            for node in nodes.of(kind)
+            if node is not body
         }
         self.targets: dict[int, str] = {}  # id of a call -> the attribute `self.<name> = <call>` binds
         self.conditions: dict[int, str] = {}  # id of a call -> the condition under which it is that value
@@ -100,27 +113,35 @@ class _BodyReader:
             self._visit(statement, conditional)
 
     def _visit(self, node: ast.AST, conditional: bool, looped: bool = False, condition: str = "") -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.body:
+        kind = node.__class__
+        if kind in _FUNCTIONS and node is not self.body:
             for statement in node.body:  # a local function: what it calls, whenever it runs
                 self._visit(statement, True, looped)
             return
-        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+        if kind in _NOT_READ:
             return
-        if isinstance(node, ast.comprehension):
+        if kind in _COMPREHENSIONS:
             conditional = conditional or bool(node.ifs)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        elif kind in _ASSIGNMENTS and node.value is not None:
             self._assignment(node, conditional or looped, condition)  # a loop's body may run no time
-        if isinstance(node, ast.Call):
+        elif kind in _CALLS:
             self._record(node, conditional)
-        inner = conditional or isinstance(node, _CONDITIONAL)
-        looped = looped or isinstance(node, (ast.For, ast.AsyncFor))
-        branch = _branch_conditions(node) if self.keeps_conditions and not (conditional or looped) else {}
-        for child in child_nodes(node):
-            if isinstance(child, _LEAVES):
-                continue
-            # the test of an `if` always runs; only its branches are conditional
-            inside = conditional if isinstance(node, ast.If) and child is node.test else inner
-            self._visit(child, inside, looped, branch.get(id(child), ""))
+        inner = conditional or kind in _CONDITIONAL
+        looped = looped or kind in _LOOPS
+        test = branch = None
+        if kind in _IFS:
+            test = node.test  # the test of an `if` always runs; only its branches are conditional
+            if self.keeps_conditions and not (conditional or looped):
+                branch = _branch_conditions(node)
+        for name in CHILD_FIELDS[kind]:  # the children, in the order of `ast.iter_child_nodes`
+            value = getattr(node, name, None)
+            for child in value if value.__class__ is list else (value,):
+                if child.__class__ in _LEAVES or not isinstance(child, ast.AST):
+                    continue
+                if child is test:
+                    self._visit(child, conditional, looped)
+                else:
+                    self._visit(child, inner, looped, branch.get(id(child), "") if branch else "")
 
     def _assignment(self, node: ast.Assign | ast.AnnAssign, conditional: bool, condition: str = "") -> None:
         written = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -141,7 +162,7 @@ class _BodyReader:
                     if isinstance(value, ast.Call):
                         self.targets[id(value)], self.conditions[id(value)] = name, condition
                     else:
-                        kind = PLAIN_VALUE if _plain(value) else OPAQUE_VALUE
+                        kind = PLAIN_VALUE if is_plain(value) else OPAQUE_VALUE
                         self.calls.append(InitCall(kind, True, target=name, condition=condition))
                 continue
             direct = [] if unpacked else _direct_calls(node.value)
@@ -149,13 +170,15 @@ class _BodyReader:
                 self.targets.update((id(call), name) for call in direct)
                 if len(direct) == 1 and direct[0] is node.value:
                     continue
-            plain = _plain(node.value) or (
+            plain = is_plain(node.value) or (
                 isinstance(node.value, ast.Name) and node.value.id in self.plain_names
             )
             kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
-            source = dotted_text(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
-            # the configuration itself (`self.config = config`) or one of its values
-            read_from_config = source.split(".")[0] == "config" and source.replace(".", "").isidentifier()
+            # the configuration itself (`self.config = config`) or one of its values (a dotted name:
+            # any other value is not unparsed)
+            dotted = kind == PLAIN_VALUE and self.keeps_conditions and _is_dotted_name(node.value)
+            source = dotted_text(node.value) if dotted else ""
+            read_from_config = source.split(".")[0] == "config"
             self.calls.append(
                 InitCall(
                     kind,
@@ -194,7 +217,7 @@ class _BodyReader:
                 self.targets[id(value)] = name
             else:
                 self.calls.append(
-                    InitCall(PLAIN_VALUE if _plain(value) else OPAQUE_VALUE, conditional, target=name)
+                    InitCall(PLAIN_VALUE if is_plain(value) else OPAQUE_VALUE, conditional, target=name)
                 )
         owner_name, _, attribute = callee.partition(".")
         if (
@@ -225,10 +248,12 @@ class _BodyReader:
 
 
 def read_function_calls(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, tuple[str, ...]]
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    tables: dict[str, tuple[str, ...]],
+    nodes: FunctionNodes | None = None,
 ) -> tuple[InitCall, ...]:
     """The calls a module-level function makes (what calling it may build)."""
-    return read_init_calls(function, None, tables)
+    return read_init_calls(function, None, tables, nodes)
 
 
 def _passed_classes(
@@ -251,27 +276,6 @@ def _passed_classes(
     return tuple(found)
 
 
-def _bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> set[str]:
-    """Local names every binding of which is a value that is never a module (see :func:`_plain`);
-    ``nodes`` are the nodes of ``function`` (``walk``)."""
-    bound: dict[str, bool] = {}
-    for node in nodes:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(
-            node, (ast.For, ast.comprehension, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
-        ):
-            targets = [getattr(node, "target", None) or node]  # bound some other way: not read
-        for target in targets:
-            plain = isinstance(node, ast.Assign) and isinstance(target, ast.Name) and _plain(node.value)
-            for name in walk(target):
-                if isinstance(name, ast.Name):
-                    bound[name.id] = bound.get(name.id, True) and plain
-    arguments = function.args
-    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-        bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
-    return {name for name, plain in bound.items() if plain}
-
-
 def _branch_conditions(node: ast.AST) -> dict[int, str]:
     """id of each statement directly in a branch of ``if <test>: ... else: ...`` (no ``elif``) ->
     the condition under which it runs."""
@@ -287,27 +291,25 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
 
 
-def _rebinds_config(nodes: list[ast.AST]) -> bool:
-    """Whether a function (``nodes``: its ``walk``) assigns the name ``config`` (``config = config.tracker_config``)."""
+def _rebinds_config(nodes: FunctionNodes) -> bool:
+    """Whether a function (``nodes``: its nodes) assigns the name ``config`` (``config = config.tracker_config``)."""
     stored = [
-        node
-        for node in nodes
-        if node.__class__ is ast.Name and node.id == "config" and not isinstance(node.ctx, ast.Load)
+        node for node in nodes.of(ast.Name) if node.id == "config" and not isinstance(node.ctx, ast.Load)
     ]
     if not stored:
         return False
-    spared = _without_configuration(nodes)
+    spared = _without_configuration(nodes.of(ast.If))
     return any(id(node) not in spared for node in stored)
 
 
-def _without_configuration(nodes: list[ast.AST]) -> set[int]:
+def _without_configuration(statements: list[ast.If]) -> set[int]:
     """The nodes of ``if config is None:`` bodies (Musicgen's ``config = MusicgenConfig(...)`` from
     the models it is handed): they run only for an instance built without a configuration, which is
     never how the common tests, nor the constructors building a model from theirs, build one."""
     return {
         id(inner)
-        for node in nodes
-        if isinstance(node, ast.If) and _is_config_none(node.test)
+        for node in statements
+        if _is_config_none(node.test)
         for statement in node.body
         for inner in ast.walk(statement)
     }
@@ -347,26 +349,8 @@ def _direct_calls(value: ast.expr) -> list[ast.Call]:
     return []
 
 
-def _plain(value: ast.expr) -> bool:
-    """A value that is never a module: a literal, a display, arithmetic, a comparison, a function, or
-    the configuration (``config``, ``config.x``, ``self.config.x``)."""
-    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Dict, ast.Set)):
-        return True
-    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare)):
-        return True
-    if isinstance(value, ast.IfExp):
-        return _plain(value.body) and _plain(value.orelse)
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "getattr"
-        and value.args
-    ):
-        return all(_plain(argument) for argument in value.args)  # a value of the configuration
-    root = value
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return False
-    text = dotted_text(value)
-    return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"
+def _is_dotted_name(value: ast.expr) -> bool:
+    """``x`` / ``x.y.z``."""
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name)

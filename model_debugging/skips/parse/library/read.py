@@ -10,6 +10,7 @@ import ast
 
 from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
 from model_debugging.skips.parse.library.class_choices import class_tables
+from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 from model_debugging.skips.parse.library.init_assignments import init_assignments
 from model_debugging.skips.parse.library.init_calls import read_function_calls, read_init_calls
 from model_debugging.skips.parse.library.unread_bodies import parse_library_source
@@ -58,8 +59,9 @@ def read_library_file(path: str, source: str) -> LibraryFile:
         if isinstance(node, ast.ClassDef):
             classes.append(_read_class(node, tables, elided.get(node.lineno, {})))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
-            functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables))
-            local_imports.extend(_local_imports(node))
+            nodes = FunctionNodes(node)
+            functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables, nodes))
+            local_imports.extend(_local_imports(nodes))
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             module = "." * node.level + node.module
             imports.extend((alias.asname or alias.name, module) for alias in node.names)
@@ -90,13 +92,13 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
 
 
-def _local_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+def _local_imports(nodes: FunctionNodes) -> list[tuple[str, str]]:
     """``from ...integrations.hub_kernels import get_kernel`` inside a function: (name, module). Kept
     with the file's imports when the name means nothing else there (it is used only where imported)."""
     return [
         (alias.asname or alias.name, "." * node.level + node.module)
-        for node in walk(function)
-        if isinstance(node, ast.ImportFrom) and node.module is not None
+        for node in nodes.of(ast.ImportFrom)
+        if node.module is not None
         for alias in node.names
     ]
 
@@ -194,15 +196,13 @@ def _read_class(
             value = value_of(item.value)
             attributes.extend((target.id, value) for target in item.targets if isinstance(target, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            head = item.annotation  # the text before `[` is where `ClassVar` is written
-            head = head.value if isinstance(head, ast.Subscript) else head
-            if dotted_text(head).startswith(("ClassVar", "typing.ClassVar")):
+            if _is_class_var(item.annotation):
                 class_vars.append(item.target.id)
             if item.value is not None:
                 attributes.append((item.target.id, value_of(item.value)))
             else:
                 attributes.append((item.target.id, NonLiteral("")))
-                annotation = value_of(item.annotation)
+                annotation = value_of(item.annotation, keep_code=False)
                 if isinstance(annotation, ClassName):
                     annotations.append((item.target.id, annotation.name))
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -211,10 +211,6 @@ def _read_class(
                 forward_lines = _lines_of(item, elided_ends) if node.col_offset == 0 else None
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item.args)))
-            # the nodes of a constructor, walked once for the readings below
-            nodes = walk(item) if item.name in _INIT_METHODS else []
-            if item.name == "__init__":
-                init_calls = read_init_calls(item, node, tables, nodes)
             returned = _returned(item) if item.name in RETURNING_METHODS else None
             if returned is not None:
                 returns.append((item.name, returned))
@@ -224,6 +220,9 @@ def _read_class(
                 if class_return is not None:
                     class_returns.append((item.name, *class_return))
             if item.name in _INIT_METHODS:
+                nodes = FunctionNodes(item)  # walked once for the readings below
+                if item.name == "__init__":
+                    init_calls = read_init_calls(item, node, tables, nodes)
                 defaults, others, as_set = init_assignments(item, nodes)
                 init_defaults.extend(defaults)
                 assigned |= others
@@ -237,7 +236,7 @@ def _read_class(
         signatures=tuple(signatures),
         assigned_in_init=tuple(sorted(assigned)),
         init_defaults=tuple((name, value) for name, value in init_defaults if name not in assigned),
-        decorators=tuple(ast.unparse(decorator) for decorator in node.decorator_list),
+        decorators=tuple(dotted_text(decorator) for decorator in node.decorator_list),
         annotations=tuple(annotations),
         init_as_set=tuple(init_as_set),
         init_calls=init_calls,
@@ -246,6 +245,20 @@ def _read_class(
         forward_lines=forward_lines,
         class_returns=tuple(class_returns),
     )
+
+
+def _is_class_var(annotation: ast.expr) -> bool:
+    """Whether the text of ``annotation`` before its ``[`` starts with ``ClassVar`` / ``typing.ClassVar``.
+    Only a name or an attribute written ``ClassVar...`` can start it: without one, the annotation
+    (``torch.Tensor | None``, most of them) is not unparsed."""
+    head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    if not any(
+        (isinstance(node, ast.Name) and node.id.startswith("ClassVar"))
+        or (isinstance(node, ast.Attribute) and node.attr.startswith("ClassVar"))
+        for node in walk(head)
+    ):
+        return False
+    return dotted_text(head).startswith(("ClassVar", "typing.ClassVar"))
 
 
 def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:

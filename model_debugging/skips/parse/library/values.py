@@ -12,8 +12,9 @@ from model_debugging.skips.records.library import (
 from model_debugging.skips.records.literals import NonLiteral
 
 
-def value_of(node: ast.expr | None) -> Value:
-    """A literal's value, a :class:`ClassName` for a name, else :class:`NonLiteral` with the code."""
+def value_of(node: ast.expr | None, *, keep_code: bool = True) -> Value:
+    """A literal's value, a :class:`ClassName` for a name, else :class:`NonLiteral` with the code
+    (without it unless ``keep_code``: unparsing it costs more than the rest)."""
     if node is None:
         return NonLiteral("")
     if isinstance(node, ast.Name):
@@ -27,7 +28,7 @@ def value_of(node: ast.expr | None) -> Value:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return NonLiteral(ast.unparse(node))
+        return NonLiteral(ast.unparse(node) if keep_code else "")
 
 
 def _is_availability_check(node: ast.expr) -> bool:
