@@ -25,10 +25,17 @@ def value_of(node: ast.expr | None, *, keep_code: bool = True) -> Value:
         return {key.value: value_of(value) for key, value in zip(node.keys, node.values, strict=True)}
     if _is_availability_check(node):
         return EnvironmentValue(ast.unparse(node))
+    if isinstance(node, ast.Call) and not _is_empty_set(node):
+        return NonLiteral(ast.unparse(node) if keep_code else "")  # what literal_eval raises on, cheaper
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return NonLiteral(ast.unparse(node) if keep_code else "")
+
+
+def _is_empty_set(node: ast.Call) -> bool:
+    """``set()``, the one call ``ast.literal_eval`` evaluates."""
+    return isinstance(node.func, ast.Name) and node.func.id == "set" and not node.args and not node.keywords
 
 
 def _is_availability_check(node: ast.expr) -> bool:
