@@ -4,6 +4,7 @@ its dotted names read as ``ast.unparse`` writes them."""
 import ast
 
 from model_debugging.skips.parse.ast_nodes import child_nodes, dotted_text, walk
+from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 
 SOURCE = '''
 class Model(PreTrainedModel, GenerationMixin):
@@ -47,3 +48,15 @@ def test_dotted_text_is_the_unparsed_text_of_any_expression():
     )
     for node in expressions:
         assert dotted_text(node) == ast.unparse(node)
+
+
+def test_the_nodes_of_a_function_by_kind_are_those_of_ast_walk_in_its_order():
+    (function,) = [node for node in ast.walk(ast.parse(SOURCE)) if isinstance(node, ast.FunctionDef)]
+    nodes = FunctionNodes(function)
+    walked = list(ast.walk(function))
+    for kind in {node.__class__ for node in walked}:
+        expected = [node for node in walked if node.__class__ is kind]
+        if issubclass(kind, (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)):
+            expected = []  # contexts and operators: no reading looks at them
+        assert nodes.of(kind) == expected, kind
+    assert nodes.of(ast.ClassDef) == []

@@ -39,10 +39,9 @@ class FunctionNodes:
     """Every node of ``function`` (itself included) but contexts and operators, by kind (the node's
     exact class), each kind in the (breadth-first) order of ``ast.walk``."""
 
-    __slots__ = ("function", "_by_kind")
+    __slots__ = ("_by_kind",)
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
-        self.function = function
         by_kind: dict[type, list[ast.AST]] = {}
         queue: list[ast.AST] = [function]
         append = queue.append
