@@ -4,9 +4,9 @@
 
 Each figure is the wall time of a whole command run as a subprocess (interpreter start included),
 the median of ``--repeat`` rounds, with the CPU time used (a busy machine inflates the wall time
-much more than the CPU time) and where our scanner spent it: parsing the test files, reading the
-library under ``src/``, evaluating the models (the phase lines the scanner prints; the rest is
-starting the interpreter, finding the files and writing the result). Four runs of ours, each set
+much more than the CPU time) and where our scanner spent that CPU time: parsing the test files,
+reading the library under ``src/``, evaluating the models (the phase lines the scanner prints; the
+rest is starting the interpreter, finding the files and writing the result). Four runs of ours, each set
 against the checkout's own ``utils/scan_skipped_tests.py`` doing the same job:
 
 - cold full scan (empty cache) and cold single test (``--test_method_name``, empty cache), against
@@ -53,7 +53,7 @@ SCANNER = PROJECT / "utils" / "scan_skipped_tests.py"
 LIBCST_FLOOR = PROJECT / "benchmarks" / "libcst_floor.py"
 # The phase lines of the scanner's progress (a line per phase when stderr is not a terminal).
 PHASES = {"parsing test files": "parse", "reading the library": "library", "evaluating models": "evaluation"}
-_PHASE_LINE = re.compile(r"^(?P<name>[a-z ]+): .* in (?P<seconds>[0-9.]+) s$", re.MULTILINE)
+_PHASE_LINE = re.compile(r"^(?P<name>[a-z ]+): .* in [0-9.]+ s \(CPU (?P<cpu>[0-9.]+) s\)$", re.MULTILINE)
 
 
 @dataclass
@@ -86,7 +86,7 @@ def _timed(command: list[str], cwd: Path) -> Run:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     phases = {
-        PHASES[match["name"]]: float(match["seconds"])
+        PHASES[match["name"]]: float(match["cpu"])
         for match in _PHASE_LINE.finditer(done.stderr)
         if match["name"] in PHASES
     }
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(repo, args.repeat, args.jobs, args.test_method_name, args.rescans)
     print(
         f"repo: {repo}  (median of {args.repeat} rounds, ours and the regex scanner alternating; "
-        "CPU seconds include the parsing processes; parse / library / evaluation: our phases, seconds)"
+        "CPU seconds include the worker processes; parse / library / evaluation: our phases, CPU seconds)"
     )
     print(render_terminal_table(rows))
     return 0

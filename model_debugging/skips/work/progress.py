@@ -1,12 +1,15 @@
 """What a long scan shows while it works: one entry per phase (parsing, the library, the evaluation).
 
 On a terminal each phase is a tqdm bar with its count; elsewhere (a CI log) each phase prints one
-line when it ends, with its count and time, e.g. ``evaluation: 437 models in 31.2 s``.
+line when it ends, with its count, its time and the CPU time it used in this process and the worker
+processes it ended (more than its time when it worked in parallel, much less on a busy machine),
+e.g. ``evaluating models: 241 models in 6.2 s (CPU 11.7 s)``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -49,7 +52,7 @@ class ScanProgress:
     @contextlib.contextmanager
     def phase(self, name: str, unit: str) -> Iterator[Phase]:
         """A phase called ``name`` counting ``unit``s (a singular noun)."""
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _cpu_seconds()
         bar = None
         if self.interactive:
             from tqdm import tqdm  # only on a terminal
@@ -65,12 +68,23 @@ class ScanProgress:
             tallies = ", ".join(f"{count} {what}" for what, count in phase.tallies.items() if count)
             notes = f" ({tallies})" if tallies else ""
             units = unit if phase.done == 1 else f"{unit}s"
-            seconds = time.perf_counter() - start
-            print(f"{name}: {phase.done} {units}{notes} in {seconds:.1f} s", file=self.stream, flush=True)
+            seconds, cpu = time.perf_counter() - start, _cpu_seconds() - start_cpu
+            print(
+                f"{name}: {phase.done} {units}{notes} in {seconds:.1f} s (CPU {cpu:.1f} s)",
+                file=self.stream,
+                flush=True,
+            )
 
     def line(self, text: str) -> None:
         """A line of its own (how a scan was answered without phases)."""
         print(text, file=self.stream, flush=True)
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and of the child processes it has waited for (the
+    children's are 0 on Windows)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def phase_of(progress: ScanProgress | None, name: str, unit: str) -> contextlib.AbstractContextManager[Phase]:
