@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from model_debugging.skips.decide.case_arguments import case_arguments
 from model_debugging.skips.interp.effects import dotted, passes_self, super_method
-from model_debugging.skips.parse.expansion import case_name
+from model_debugging.skips.parse.case_names import case_name
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
 _MODEL_CLASS_LISTS = ("self.all_model_classes", "self.all_generative_model_classes")

@@ -11,10 +11,9 @@ itself only when something callable was left there.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from model_debugging.skips.parse.case_names import case_name
 from model_debugging.skips.parse.rules.base import Context
 from model_debugging.skips.parse.rules.nodes import decorator_call, literal_value
 from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
@@ -22,7 +21,6 @@ from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.test_files import Expansion
 
 _EXPAND = "parameterized.expand"
-_UNSAFE = re.compile(r"[^a-zA-Z0-9_]+")
 
 
 def read_expansion(function: cst.FunctionDef, context: Context) -> tuple[Expansion | None, cst.FunctionDef]:
@@ -70,9 +68,3 @@ def _case_names(test: str, call: cst.Call) -> tuple[str, ...] | None:
             return None  # a string at run time would add to the name
         names.append(case_name(test, index, count, value))
     return tuple(names)
-
-
-def case_name(test: str, number: int, count: int, first: object) -> str:
-    """The name of case ``number`` of ``count``, whose first argument is ``first``."""
-    suffix = f"_{_UNSAFE.sub('_', first)}" if isinstance(first, str) else ""
-    return f"{test}_{number:0>{len(str(count - 1))}}{suffix}"

@@ -19,10 +19,7 @@ import libcst as cst
 from model_debugging.skips.parse.rules import Context
 from model_debugging.skips.parse.rules.nodes import SKIP_CALLS, canonical, code, dotted_name, literal_value
 from model_debugging.skips.parse.rules.reach import holds_skip, skip_statement
-from model_debugging.skips.records.test_files import Condition, ParseError, Skip, SkipKind
-
-CANNOT_IMPORT = "pytest cannot import this file: "
-RELATIVE_IMPORT = f"{CANNOT_IMPORT}attempted relative import"  # met at an import, before the rest
+from model_debugging.skips.records.test_files import CANNOT_IMPORT, Condition, ParseError, Skip, SkipKind
 
 
 def first_line(statement: cst.CSTNode) -> str:

@@ -17,8 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from model_debugging.skips.parse.batch import iter_parsed
-from model_debugging.skips.parse.module_import import RELATIVE_IMPORT
-from model_debugging.skips.records.test_files import ParsedFile, ParseError
+from model_debugging.skips.records.test_files import RELATIVE_IMPORT, ParsedFile, ParseError
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import imported_modules, module_name
 from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings

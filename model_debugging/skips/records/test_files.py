@@ -26,9 +26,12 @@ class SkipKind(str, Enum):
     MODULE = "module"  # the test file (or one it imports) skips itself when pytest imports it
 
 
+UNCONDITIONAL_REASON = "unconditional skip"  # the reason of a skip written without one
+
+
 @dataclass(frozen=True)
 class Skip:
-    """An unconditional skip written in the source."""
+    """An unconditional skip written in the source (without a reason: :data:`UNCONDITIONAL_REASON`)."""
 
     kind: SkipKind
     reason: str
@@ -194,6 +197,11 @@ class Import:
     module: str
     name: str | None
     level: int = 0
+
+
+# A file pytest cannot import (a :class:`ParseError`'s message): it collects nothing from it.
+CANNOT_IMPORT = "pytest cannot import this file: "
+RELATIVE_IMPORT = f"{CANNOT_IMPORT}attempted relative import"  # met at an import, before the rest
 
 
 @dataclass(frozen=True)

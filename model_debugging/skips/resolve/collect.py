@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from model_debugging.skips.parse.module_import import RELATIVE_IMPORT
-from model_debugging.skips.parse.rules.nodes import UNCONDITIONAL_REASON
 from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.outcome import Outcome, Status
 from model_debugging.skips.records.test_files import (
+    RELATIVE_IMPORT,
     STAR,
+    UNCONDITIONAL_REASON,
     ClassInfo,
     Method,
     NameSkip,

@@ -108,3 +108,21 @@ def test_a_scan_answered_from_its_snapshot_imports_no_evaluator(checkout, tmp_pa
     loaded = subprocess.run(run, check=True, capture_output=True, text=True).stdout
 
     assert loaded.strip() == "[]"
+
+
+def test_a_rescan_after_a_library_edit_imports_no_libcst(checkout, tmp_path):  # noqa: F811
+    """Every test file's record comes from the cache: only the library's edited file is read again."""
+    script = (
+        "import sys\n"
+        "from model_debugging import scan_repository\n"
+        f"scan_repository({str(checkout)!r}, cache_dir={str(tmp_path / 'cache')!r}, jobs=1)\n"
+        "print(sorted(name for name in sys.modules if name == 'libcst' or name.endswith('.interp.statements')))\n"
+    )
+    run = [sys.executable, "-c", script]
+    subprocess.run(run, check=True, capture_output=True)
+    with open(checkout / "src/transformers/modeling_utils.py", "a", encoding="utf-8") as library:
+        library.write("\n# an edit\n")
+
+    loaded = subprocess.run(run, check=True, capture_output=True, text=True).stdout
+
+    assert loaded.strip() == "['model_debugging.skips.interp.statements']"  # evaluated again, unparsed

@@ -13,7 +13,6 @@ import libcst as cst
 
 from model_debugging.skips.records.literals import LiteralValue, NonLiteral, unevaluated
 
-UNCONDITIONAL_REASON = "unconditional skip"
 NOOP_REASON = "no-op override"
 SKIP_DECORATORS = {"unittest.skip", "unittest.case.skip", "pytest.mark.skip"}
 SKIP_IF_DECORATORS = {"unittest.skipIf", "unittest.case.skipIf", "pytest.mark.skipif"}

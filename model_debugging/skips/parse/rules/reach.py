@@ -20,11 +20,11 @@ import libcst as cst
 from model_debugging.skips.parse.rules.nodes import (
     SKIP_CALLS,
     SKIP_EXCEPTIONS,
-    UNCONDITIONAL_REASON,
     canonical,
     dotted_name,
     reason_of,
 )
+from model_debugging.skips.records.test_files import UNCONDITIONAL_REASON
 
 # handler types a SkipTest is an instance of
 _CATCH_ALL = frozenset({"Exception", "BaseException"})

@@ -9,7 +9,6 @@ from model_debugging.skips.parse.rules.nodes import (
     SKIP_DECORATORS,
     SKIP_IF_DECORATORS,
     SKIP_UNLESS_DECORATORS,
-    UNCONDITIONAL_REASON,
     code,
     condition_argument,
     decorator_call,
@@ -17,7 +16,7 @@ from model_debugging.skips.parse.rules.nodes import (
     reason_of,
 )
 from model_debugging.skips.records.literals import NonLiteral
-from model_debugging.skips.records.test_files import Skip, SkipKind
+from model_debugging.skips.records.test_files import UNCONDITIONAL_REASON, Skip, SkipKind
 
 
 def decorator_skip(decorator: cst.Decorator, context: Context) -> Skip | None:
