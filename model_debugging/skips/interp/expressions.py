@@ -28,6 +28,7 @@ from model_debugging.skips.interp.values import (
     Unknown,
     python_result,
 )
+from model_debugging.skips.records.literals import UNEVALUATED
 
 
 class TestCode(Protocol):
@@ -38,6 +39,26 @@ class TestCode(Protocol):
     definition: Callable[[str], ast.FunctionDef | None]
     inherited_definition: Callable[[str], ast.FunctionDef | None] | None
     module_function: Callable[[str], ast.FunctionDef | None] | None
+
+
+# ``!r``, ``!s``, ``!a`` (and none) of an f-string's placeholder, by ``ast.FormattedValue.conversion``
+_CONVERSIONS: dict[int, Callable[[object], object]] = {
+    -1: lambda value: value,
+    114: repr,
+    115: str,
+    97: ascii,
+}
+_SCALARS = (str, int, float, bool, type(None))
+_CONTAINERS = (tuple, list, set, frozenset, dict)
+
+
+def _printed_as_written(value: object) -> bool:
+    """A string, a number, None, or a container of them: what ``format`` prints as the run would."""
+    if isinstance(value, dict):
+        return all(_printed_as_written(key) and _printed_as_written(item) for key, item in value.items())
+    if isinstance(value, _CONTAINERS):
+        return all(_printed_as_written(item) for item in value)
+    return isinstance(value, _SCALARS)
 
 
 _COMPARE = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
@@ -85,11 +106,25 @@ class Evaluator:
         )
 
     def _joined(self, node: ast.JoinedStr, variables: dict[str, object], unknown: Unknown) -> object:
-        parts = [
-            part.value if isinstance(part, ast.Constant) else self.value(part.value, variables)
+        return "".join(
+            part.value if isinstance(part, ast.Constant) else self._placeholder(part, variables)
             for part in node.values
-        ]
-        return "".join(text(part) for part in parts)
+        )
+
+    def _placeholder(self, part: ast.FormattedValue, variables: dict[str, object]) -> str:
+        """One ``{...}`` of an f-string as Python formats it: its conversion (``!r``) and format spec
+        (``:.2f``) applied to strings, numbers, None and containers of them. A value the run would
+        print otherwise (a container holding a class or a value only the run knows; a class or an
+        unknown value under a conversion or a spec) is marked unevaluated."""
+        value = self.value(part.value, variables)
+        plain = part.conversion == -1 and part.format_spec is None
+        if plain and not isinstance(value, _CONTAINERS):
+            return text(value)  # a class reads as ``<class 'X'>``, an unknown value as unevaluated
+        spec = "" if part.format_spec is None else self.value(part.format_spec, variables)
+        if not _printed_as_written(value) or not isinstance(spec, str) or UNEVALUATED in spec:
+            return text(Unknown(node=part.value))
+        converted = _CONVERSIONS[part.conversion](value)
+        return text(python_result(Unknown(node=part.value), format, converted, spec))
 
     def _unary(self, node: ast.UnaryOp, variables: dict[str, object], unknown: Unknown) -> object:
         if not isinstance(node.op, ast.Not):

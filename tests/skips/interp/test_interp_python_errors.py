@@ -27,6 +27,14 @@ class ModelTesterMixin:
     def test_known_lookup(self):
         if {"a": 1}["a"]:
             self.skipTest("a known key")
+
+    def test_formatted_reason(self):
+        mode, share, width = "eager", 0.6666, 7
+        if {"a": 1}["a"]:
+            self.skipTest(
+                f"{mode!r} {share:.2f} {mode:>{width}} {[mode, width]} {self.all_model_classes} "
+                f"{self.all_model_classes!r} {self.all_model_classes[0]}"
+            )
 """
 
 
@@ -54,3 +62,12 @@ def test_an_operation_python_refuses_is_undecided(results, test, condition):
 
 def test_the_same_operation_on_values_it_accepts_decides(results):
     assert verdicts(results, "test_known_lookup") == {"ran": [], "skipped": ["alpha"], "undecided": []}
+
+
+def test_a_reason_is_formatted_as_python_formats_it(results):
+    """Conversions and format specs apply to known strings and numbers; a value only the run knows
+    (or a container of them) is marked, whatever its placeholder asks."""
+    assert results["test_formatted_reason"]["reasons_skipped"] == [
+        "alpha: 'eager' 0.67   eager ['eager', 7] <unevaluated: self.all_model_classes> "
+        "<unevaluated: self.all_model_classes> <class 'AlphaModel'>"
+    ]
