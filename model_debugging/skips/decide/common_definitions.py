@@ -6,7 +6,8 @@ import ast
 from dataclasses import dataclass, field
 
 from model_debugging.skips.decide.case_arguments import case_arguments
-from model_debugging.skips.interp.effects import dotted, passes_self, super_method
+from model_debugging.skips.interp.effects import passes_self, super_method
+from model_debugging.skips.parse.ast_nodes import dotted_name, dotted_text
 from model_debugging.skips.parse.case_names import case_name
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
@@ -145,7 +146,7 @@ def _body_calls(function: ast.FunctionDef) -> tuple[bool, set[str], set[str], bo
     called, supers = set(), set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
-            target = dotted(node.func) or ast.unparse(node.func)  # unparsing every call costs
+            target = dotted_text(node.func)
             if target in _SKIP_CALLS:
                 skips = True
             elif target.startswith("self.") and target.count(".") == 1:
@@ -154,7 +155,7 @@ def _body_calls(function: ast.FunctionDef) -> tuple[bool, set[str], set[str], bo
                 called.add(node.func.id)
         elif isinstance(node, ast.Raise) and node.exc is not None and "SkipTest" in ast.unparse(node.exc):
             skips = True
-        elif isinstance(node, ast.For) and dotted(node.iter) in _MODEL_CLASS_LISTS:
+        elif isinstance(node, ast.For) and dotted_name(node.iter) in _MODEL_CLASS_LISTS:
             loops = True
         inherited = super_method(node)
         if inherited is not None:

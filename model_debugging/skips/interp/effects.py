@@ -10,6 +10,8 @@ import ast
 from collections import deque
 from dataclasses import dataclass
 
+from model_debugging.skips.parse.ast_nodes import dotted_name
+
 _SKIP_CALLS = frozenset({"self.skipTest", "pytest.skip"})
 # Methods that change the container they are called on (``found.append(model_class)``).
 MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "remove", "pop", "clear", "setdefault"})
@@ -53,11 +55,11 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             changed = mutated_name(inner)
             if changed is not None:
                 names.add(changed)
-            target = dotted(inner.func)
+            target = dotted_name(inner.func)
             if target in _SKIP_CALLS or called_helper(inner) in skipping_helpers:
                 may_skip = True
         elif isinstance(inner, ast.Raise):
-            if inner.exc is not None and "SkipTest" in dotted(
+            if inner.exc is not None and "SkipTest" in dotted_name(
                 inner.exc.func if isinstance(inner.exc, ast.Call) else inner.exc
             ):
                 may_skip = True
@@ -84,18 +86,6 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
     return Effects(may_skip, ends, frozenset(names), frozenset(attributes), changed)
 
 
-def dotted(node: ast.AST) -> str:
-    """``a.b.c`` for a chain of attributes on a name (as ``ast.unparse`` writes it), else ``""``."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> frozenset[str]:
     """The variables whose values can decide a skip of ``function``: read by the condition of an
     ``if``/loop that may skip or end the path (``return``, ``continue``), or by a skipping call, and,
@@ -113,7 +103,7 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
         elif isinstance(node, ast.For) and effects(node, skipping_helpers).may_skip:
             relevant |= _read(node.iter)
         elif isinstance(node, ast.Call) and (
-            dotted(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
+            dotted_name(node.func) in _SKIP_CALLS or called_helper(node) in skipping_helpers
         ):
             relevant |= {name for argument in (*node.args, *node.keywords) for name in _read(argument)}
         if isinstance(node, ast.Return) and node.value is not None:  # a helper's result may decide a skip

@@ -43,17 +43,21 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+def dotted_name(node: ast.AST) -> str:
+    """``a.b.c`` for a name or a chain of attributes on one (as ``ast.unparse`` writes it), else ``""``."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 def dotted_text(node: ast.AST) -> str:
     """``ast.unparse(node)``, made without the unparser for a name or a dotted name (``config.x.y``)."""
-    parts = []
-    current = node
-    while isinstance(current, ast.Attribute):
-        parts.append(current.attr)
-        current = current.value
-    if not isinstance(current, ast.Name):
-        return ast.unparse(node)
-    parts.append(current.id)
-    return ".".join(reversed(parts))
+    return dotted_name(node) or ast.unparse(node)
 
 
 def is_class_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.parse.ast_nodes import dotted_text, walk
+from model_debugging.skips.parse.ast_nodes import dotted_name, walk
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 
 
@@ -138,10 +138,5 @@ def is_plain(value: ast.expr) -> bool:
         and value.args
     ):
         return all(is_plain(argument) for argument in value.args)  # a value of the configuration
-    root = value
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return False
-    text = dotted_text(value)
+    text = dotted_name(value)  # "" for anything but a name or a chain of attributes on one
     return text == "config" or text.startswith(("config.", "self.config.")) or text == "self.config"

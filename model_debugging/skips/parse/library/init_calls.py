@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from model_debugging.skips.parse.ast_nodes import dotted_text, self_attribute
+from model_debugging.skips.parse.ast_nodes import dotted_name, dotted_text, self_attribute
 from model_debugging.skips.parse.library.attribute_calls import registered_attribute, set_attribute
 from model_debugging.skips.parse.library.class_choices import (
     bound_to_calls,
@@ -176,8 +176,7 @@ class _BodyReader:
             kind = PLAIN_VALUE if not unpacked and plain else OPAQUE_VALUE
             # the configuration itself (`self.config = config`) or one of its values (a dotted name:
             # any other value is not unparsed)
-            dotted = kind == PLAIN_VALUE and self.keeps_conditions and _is_dotted_name(node.value)
-            source = dotted_text(node.value) if dotted else ""
+            source = dotted_name(node.value) if kind == PLAIN_VALUE and self.keeps_conditions else ""
             read_from_config = source.split(".")[0] == "config"
             self.calls.append(
                 InitCall(
@@ -347,10 +346,3 @@ def _direct_calls(value: ast.expr) -> list[ast.Call]:
     if isinstance(value, ast.IfExp):
         return _direct_calls(value.body) + _direct_calls(value.orelse)
     return []
-
-
-def _is_dotted_name(value: ast.expr) -> bool:
-    """``x`` / ``x.y.z``."""
-    while isinstance(value, ast.Attribute):
-        value = value.value
-    return isinstance(value, ast.Name)
