@@ -5,13 +5,9 @@ every class (skipped, with a message), or never collects it (not applicable). Th
 answer, read without importing anything, must be the same, and a skip's reason must be pytest's.
 """
 
-import ast
-import subprocess
-import sys
-import xml.etree.ElementTree as ElementTree
-from collections import defaultdict
-
 import pytest
+
+from tests.support.pytest_runs import pytest_verdicts
 
 COMMON = """
 import unittest
@@ -229,48 +225,6 @@ def tree(tmp_path_factory):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
     return root
-
-
-def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
-    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run.
-
-    A module that skips itself when imported is one skipped case named after the module: each
-    test of the model is skipped with its message. A module that cannot be imported is one error
-    case: none of its tests is collected."""
-    report = root / "junit.xml"
-    settings = root / "pytest.ini"  # an empty one of its own, so no project settings leak in
-    settings.write_text("[pytest]\n")
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "tests/models",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-c",
-        str(settings),
-        "--continue-on-collection-errors",
-    ]
-    subprocess.run([*command, "--rootdir", str(root), f"--junitxml={report}"], cwd=root, capture_output=True)
-    outcomes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for case in ElementTree.parse(report).iter("testcase"):
-        skipped = case.find("skipped")
-        if not case.get("classname"):  # the module, at collection
-            if skipped is not None:
-                _, _, message = ast.literal_eval(skipped.text)
-                message = message.removeprefix("unittest.case.SkipTest: ")
-                for test in ("test_forward", "test_training"):
-                    outcomes[case.get("name").split(".")[2], test].append(("skipped", message))
-            continue
-        model = case.get("classname").split(".")[2]
-        outcome = ("skipped", skipped.get("message", "")) if skipped is not None else ("ran", "")
-        outcomes[model, case.get("name")].append(outcome)
-    verdicts = {}
-    for pair, found in outcomes.items():
-        ran = [outcome for outcome in found if outcome[0] == "ran"]
-        verdicts[pair] = ran[0] if ran else found[0]
-    return verdicts
 
 
 def test_the_scanner_agrees_with_pytest_on_every_pair(tree, tmp_path):

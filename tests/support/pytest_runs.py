@@ -1,4 +1,5 @@
-"""Run real pytest on a generated checkout, writing the reports transformers' CI writes.
+"""Run real pytest on a generated checkout: what it did with each test (``pytest_verdicts``), or
+the reports transformers' CI writes (``run_pytest``).
 
 ``make_reports_files()`` gives transformers' own ``conftest.py`` hook for ``--make-reports``, and
 a ``testing_utils.py`` holding upstream's ``pytest_terminal_summary_main`` copied from the installed
@@ -13,6 +14,8 @@ import importlib.util
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
 from pathlib import Path
 
 _CONFTEST = """
@@ -64,3 +67,45 @@ def run_pytest(
         text=True,
         env={**os.environ, **(env or {})},
     )
+
+
+def pytest_verdicts(root) -> dict[tuple[str, str], tuple[str, str]]:
+    """(model, test) -> ("ran" | "skipped", pytest's skip message) from a real pytest run.
+
+    A module that skips itself when imported is one skipped case named after the module: each
+    test of the model is skipped with its message. A module that cannot be imported is one error
+    case: none of its tests is collected."""
+    report = root / "junit.xml"
+    settings = root / "pytest.ini"  # an empty one of its own, so no project settings leak in
+    settings.write_text("[pytest]\n")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/models",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(settings),
+        "--continue-on-collection-errors",
+    ]
+    subprocess.run([*command, "--rootdir", str(root), f"--junitxml={report}"], cwd=root, capture_output=True)
+    outcomes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for case in ElementTree.parse(report).iter("testcase"):
+        skipped = case.find("skipped")
+        if not case.get("classname"):  # the module, at collection
+            if skipped is not None:
+                _, _, message = ast.literal_eval(skipped.text)
+                message = message.removeprefix("unittest.case.SkipTest: ")
+                for test in ("test_forward", "test_training"):
+                    outcomes[case.get("name").split(".")[2], test].append(("skipped", message))
+            continue
+        model = case.get("classname").split(".")[2]
+        outcome = ("skipped", skipped.get("message", "")) if skipped is not None else ("ran", "")
+        outcomes[model, case.get("name")].append(outcome)
+    verdicts = {}
+    for pair, found in outcomes.items():
+        ran = [outcome for outcome in found if outcome[0] == "ran"]
+        verdicts[pair] = ran[0] if ran else found[0]
+    return verdicts

@@ -97,13 +97,11 @@ class Evaluator:
     def _display(
         self, node: ast.Tuple | ast.List | ast.Set, variables: dict[str, object], unknown: Unknown
     ) -> object:
-        items = [self.value(item, variables) for item in node.elts]
+        items = self._arguments(node.elts, variables)  # ``(*parts, last)`` unpacks as a call does
         kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
-        return (
-            unknown
-            if any(isinstance(item, Unknown) for item in items) and kind is set
-            else python_result(unknown, kind, items)
-        )
+        if items is None or (kind is set and any(isinstance(item, Unknown) for item in items)):
+            return unknown
+        return python_result(unknown, kind, items)
 
     def _joined(self, node: ast.JoinedStr, variables: dict[str, object], unknown: Unknown) -> object:
         return "".join(

@@ -175,3 +175,71 @@ def test_what_the_decorators_above_expand_leave_under_the_name():
     plain, _ = _expansion("@slow\n@parameterized.expand([1])\ndef t(self, v):\n    run()\n")
     assert (plain.base_runs, plain.base_skip) == (False, None)
     assert _expansion("@unittest.skip('x')\ndef t(self):\n    run()\n")[0] is None
+
+
+AGREEMENT_COMMON = """
+import unittest
+
+from parameterized import parameterized
+
+SIDES = ("left",)
+PARAMETERIZATION = [
+    (f"{dtype}_pad_{side}{'' if mask else '_no_mask'}", *(dtype, side, mask))
+    for dtype in ("fp16", "fp32")
+    for side in SIDES
+    for mask in (True, False)
+] + [("fp32_extra", "fp32", "left", True)]
+REBOUND = [("early",)]
+
+
+class ModelTesterMixin:
+    @parameterized.expand(PARAMETERIZATION)
+    def test_sdpa(self, name, dtype, side, mask):
+        self.assertTrue(name)
+
+    @parameterized.expand(REBOUND)
+    def test_rebound(self, name):
+        self.assertTrue(name)
+
+
+REBOUND = [("late",), ("later",)]  # after the class: its cases were made from the list above
+"""
+SDPA_CASES = ["0_fp16_pad_left", "1_fp16_pad_left_no_mask", "2_fp32_pad_left", "3_fp32_pad_left_no_mask"]
+AGREEMENT_BODIES = {
+    "every_sdpa": "".join(_skipped(f"test_sdpa_{case}", "no sdpa") for case in [*SDPA_CASES, "4_fp32_extra"]),
+    "four_sdpa": "".join(_skipped(f"test_sdpa_{case}", "no sdpa") for case in SDPA_CASES),
+    "rebound": _skipped("test_rebound_0_early", "the one case"),
+}
+
+
+def test_cases_computed_from_module_constants_agree_with_pytest(tmp_path):
+    """The parameters of the real ``TEST_EAGER_MATCHES_SDPA_INFERENCE_PARAMETERIZATION``'s shape (a
+    comprehension of f-string names and ``*(...)`` unpacked, a list added), and a constant bound
+    again after the class: pytest's cases are those of its value when the class was defined."""
+    from tests.support.pytest_runs import pytest_verdicts
+    from tests.support.scanning import scan_json
+
+    files = {
+        "tests/__init__.py": "",
+        "tests/models/__init__.py": "",
+        "tests/test_modeling_common.py": AGREEMENT_COMMON,
+    }
+    for model, body in AGREEMENT_BODIES.items():
+        name = "".join(part.title() for part in model.split("_"))
+        files[f"tests/models/{model}/__init__.py"] = ""
+        files[f"tests/models/{model}/test_modeling_{model}.py"] = MODEL.format(name=name, body=body)
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    results, _ = scan_json(tmp_path, cache_dir=tmp_path / "cache", jobs=1)
+    cases = pytest_verdicts(tmp_path)  # (model, case) -> (outcome, message)
+    for test in ("test_sdpa", "test_rebound"):
+        for model in AGREEMENT_BODIES:
+            run = [
+                outcome
+                for (owner, case), (outcome, _) in cases.items()
+                if owner == model and case.startswith(f"{test}_")
+            ]
+            assert run, (model, test)  # pytest collected the cases
+            theirs = "ran" if "ran" in run else "skipped"
+            assert verdicts(results, test)[theirs].count(model) == 1, (model, test, theirs)
