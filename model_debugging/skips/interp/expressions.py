@@ -22,6 +22,7 @@ from model_debugging.skips.interp.values import (
     VALUE_COMPARISONS,
     Builtin,
     Helper,
+    OfKnownTruth,
     Returns,
     Skipped,
     TestSelf,
@@ -61,6 +62,7 @@ def _printed_as_written(value: object) -> bool:
     return isinstance(value, _SCALARS)
 
 
+_DECIDING = {True: Truth.ALWAYS_TRUE, False: Truth.ALWAYS_FALSE}
 _COMPARE = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 _BINARY = {ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mod: operator.mod}
 
@@ -177,11 +179,12 @@ class Evaluator:
         result: object = None
         for operand in node.values:
             result = self.value(operand, variables)
-            if not known(result):
+            if truth_of(result) is Truth.TRUTH_VALUE_UNKNOWN:
                 undecided = True
                 continue
-            if truth(result) == decisive:
-                return result
+            if truth_of(result) is _DECIDING[decisive]:
+                # an unknown operand before it may be the result: only the truth is known then
+                return OfKnownTruth(node=node, truth=decisive) if undecided else result
         return unknown if undecided else result
 
     def _compare(self, node: ast.Compare, variables: dict[str, object], unknown: Unknown) -> object:

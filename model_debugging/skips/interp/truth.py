@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from enum import Enum
 
-from model_debugging.skips.interp.values import ConfigClass, ModelClass, ModelInstance, Parameters, Unknown
+from model_debugging.skips.interp.values import (
+    ConfigClass,
+    ModelClass,
+    ModelInstance,
+    OfKnownTruth,
+    Parameters,
+    Unknown,
+)
 from model_debugging.skips.records.literals import unevaluated
 
 _PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set)
@@ -42,6 +49,8 @@ def truth(value: object) -> bool:
 
 def truth_of(value: object) -> Truth:
     """The truth of ``value`` as a condition."""
+    if isinstance(value, OfKnownTruth):
+        return Truth.ALWAYS_TRUE if value.truth else Truth.ALWAYS_FALSE
     if not known(value):
         return Truth.TRUTH_VALUE_UNKNOWN
     return Truth.ALWAYS_TRUE if truth(value) else Truth.ALWAYS_FALSE

@@ -43,6 +43,14 @@ class Unknown:
         return Unknown(self.source, self.node, exists=True)
 
 
+@dataclass(frozen=True)
+class OfKnownTruth(Unknown):
+    """A value only the run knows whose truth is known: ``a or "default"`` with ``a`` unknown is
+    ``a`` or the default, true either way."""
+
+    truth: bool = True
+
+
 def source_expression(value: object) -> ast.expr | None:
     """The expression an unknown value's ``source`` writes (a tester's ``TextConfig(...)``), or None
     for any other value, an unknown without source, or a source that is not one expression."""
