@@ -22,13 +22,15 @@ class Effects:
     """``may_skip``: a skip call (or a helper that may skip) is inside; ``ends``: a ``return`` or
     ``raise`` (also ``break``/``continue`` outside inner loops) is; ``names`` / ``attributes``:
     the variables, and ``(variable, attribute)`` pairs, it assigns; ``changed``: the variables it
-    assigns or changes an attribute of."""
+    assigns or changes an attribute of; ``passed``: the variables it hands to a call
+    (``tune(options)``), which may change them in place."""
 
     may_skip: bool
     ends: ast.stmt | None
     names: frozenset[str]
     attributes: frozenset[tuple[str, str]]
     changed: frozenset[str]
+    passed: frozenset[str]
 
 
 def effects(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
@@ -44,6 +46,7 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
     ends: ast.stmt | None = None
     names: set[str] = set()
     attributes: set[tuple[str, str]] = set()
+    passed: set[str] = set()
     # ast.walk's order (the first end met is kept), each node with whether it is inside a loop
     # nested in ``node``: a ``break`` / ``continue`` there ends that loop, not the path
     todo = deque([(node, False)])
@@ -55,6 +58,7 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
             changed = mutated_name(inner)
             if changed is not None:
                 names.add(changed)
+            passed.update(passed_names(inner))
             target = dotted_name(inner.func)
             if target in _SKIP_CALLS or called_helper(inner) in skipping_helpers:
                 may_skip = True
@@ -83,13 +87,14 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
         elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
             names.add(inner.name)
     changed = frozenset(names | {name for name, _ in attributes})
-    return Effects(may_skip, ends, frozenset(names), frozenset(attributes), changed)
+    return Effects(may_skip, ends, frozenset(names), frozenset(attributes), changed, frozenset(passed))
 
 
 def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> frozenset[str]:
     """The variables whose values can decide a skip of ``function``: read by the condition of an
     ``if``/loop that may skip or end the path (``return``, ``continue``), or by a skipping call, and,
-    in turn, by what is assigned to them."""
+    in turn, by what is assigned to them, and the names bound to them (``same = options``: a call
+    handed ``same`` may change ``options``)."""
     found = getattr(function, "_skip_relevant", None)
     if found is not None:
         return found
@@ -125,11 +130,17 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
             else:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 source = node.iter if isinstance(node, ast.For) else node.value
-            if source is not None and assigned_names(targets) & relevant:
+            if source is None:
+                continue
+            if assigned_names(targets) & relevant:
                 added = _read(source) - relevant
-                if added:
-                    relevant |= added
-                    changed = True
+            elif isinstance(source, ast.Name) and source.id in relevant:
+                added = assigned_names(targets) - relevant  # an alias: a change through it changes both
+            else:
+                added = set()
+            if added:
+                relevant |= added
+                changed = True
     function._skip_relevant = frozenset(relevant)  # type: ignore[attr-defined]
     return function._skip_relevant
 
@@ -144,6 +155,48 @@ def mutated_name(call: ast.Call) -> str | None:
     ):
         return function.value.id
     return None
+
+
+def passed_names(call: ast.Call) -> list[str]:
+    """The variables ``call`` is handed as they are (``tune(options, config=config)``): not those
+    unpacked (``*items``, ``**inputs``), which hand their items only."""
+    return [
+        argument.id
+        for argument in (*call.args, *(keyword.value for keyword in call.keywords if keyword.arg is not None))
+        if isinstance(argument, ast.Name)
+    ]
+
+
+def changed_parameters(function: ast.FunctionDef) -> frozenset[str]:
+    """The parameters whose value ``function`` may change in place: an item or attribute of it set
+    or deleted, a method that changes a container called on it, or it handed to a call, unless the
+    function binds the name again (``inputs_dict = copy.deepcopy(inputs_dict)``: it changes its
+    copy). Kept on the node."""
+    found = getattr(function, "_changed_parameters", None)
+    if found is None:
+        arguments = function.args
+        parameters = {
+            argument.arg
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            + tuple(extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
+        }
+        changed: set[str] = set()
+        rebound: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                rebound.add(node.id)
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(
+                node.ctx, (ast.Store, ast.Del)
+            ):
+                if isinstance(node.value, ast.Name):
+                    changed.add(node.value.id)
+            elif isinstance(node, ast.Call):
+                changed.update(passed_names(node))
+                if (name := mutated_name(node)) is not None:
+                    changed.add(name)
+        found = frozenset((changed - rebound) & parameters)
+        function._changed_parameters = found  # type: ignore[attr-defined]
+    return found
 
 
 def mutated_names(value: ast.expr) -> tuple[str, ...]:

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES, PLAIN, python_builtin
-from model_debugging.skips.interp.effects import passes_self, super_method
+from model_debugging.skips.interp.effects import changed_parameters, passed_names, passes_self, super_method
 from model_debugging.skips.interp.handlers import Handlers
 from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth, truth_of
 from model_debugging.skips.interp.values import (
     ABSENT,
+    CHANGEABLE,
     UNHANDLED,
     VALUE_COMPARISONS,
     Builtin,
@@ -279,7 +280,9 @@ class Evaluator:
         if inherited is not None:  # super().helper(...) in a model's override of a common helper
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
-            return self.call_helper(inherited, arguments, keywords, inherited=True)
+            result = self.call_helper(inherited, arguments, keywords, inherited=True)
+            self._after_helper(node, self.facts.inherited_definition, inherited, variables)
+            return result
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         find = self.facts.module_function
@@ -292,7 +295,11 @@ class Evaluator:
         ):
             # a module-level function of a common file, handed the test: run like a helper
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
-            return self.call_helper(func.id, self._arguments(node.args[1:], variables), keywords, module=True)
+            result = self.call_helper(
+                func.id, self._arguments(node.args[1:], variables), keywords, module=True
+            )
+            self._after_helper(node, find, func.id, variables, method=False)
+            return result
         # the owner of a method is evaluated once: ``self.value(node.func)`` would evaluate it again
         owner = self.value(func.value, variables) if isinstance(func, ast.Attribute) else None
         function = (
@@ -308,7 +315,9 @@ class Evaluator:
             if function.name == "skipTest":
                 reason = arguments[0] if arguments else keywords.get("reason", "")
                 raise Skipped(text(reason), node.lineno)
-            return self.call_helper(function.name, arguments, keywords)
+            result = self.call_helper(function.name, arguments, keywords)
+            self._after_helper(node, self.facts.definition, function.name, variables)
+            return result
         if isinstance(function, Builtin):
             return self._builtin(function.name, arguments, unknown)
 
@@ -318,12 +327,48 @@ class Evaluator:
         called = self.handlers.value_call(self.facts, function, arguments, keywords, unpacked, unknown)
         if called is not UNHANDLED:
             return called
-        if not isinstance(func, ast.Attribute):
-            return unknown
-        result = self.handlers.method_call(self.facts, owner, func.attr, arguments, keywords, unknown)
-        if isinstance(result, Returns):  # a method whose body is one expression: run it
-            return self.value(result.expression, dict(result.bindings))
-        return result
+        if isinstance(func, ast.Attribute):
+            result = self.handlers.method_call(self.facts, owner, func.attr, arguments, keywords, unknown)
+            if isinstance(result, Returns):  # a method whose body is one expression: run it
+                return self.value(result.expression, dict(result.bindings))
+            if result is not unknown:
+                return result
+        _forget_passed(node, variables)  # nothing models the call: it may change what it is handed
+        return unknown
+
+    @staticmethod
+    def _after_helper(
+        call: ast.Call,
+        find: Callable[[str], ast.FunctionDef | None] | None,
+        name: str,
+        variables: dict[str, object],
+        method: bool = True,
+    ) -> None:
+        """A helper the interpreter runs changes copies of what it is handed: an argument its
+        definition may change (any, when the definition cannot be read) is unknown in the caller
+        after the call. ``method``: ``self`` is not among ``call``'s arguments."""
+        definition = find(name) if find is not None else None
+        if definition is None:
+            _forget_passed(call, variables)
+            return
+        changed = changed_parameters(definition)
+        if not changed:
+            return
+        arguments = definition.args
+        positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)][int(method) :]
+        rest = arguments.vararg.arg if arguments.vararg is not None else None
+        named = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
+        extra = arguments.kwarg.arg if arguments.kwarg is not None else None
+        handed = [
+            (positional[index] if index < len(positional) else rest, argument)
+            for index, argument in enumerate(call.args)
+        ] + [(keyword.arg if keyword.arg in named else extra, keyword.value) for keyword in call.keywords]
+        if any(isinstance(argument, ast.Starred) for argument in call.args):
+            _forget_passed(call, variables)  # which parameter takes what is known only at run time
+            return
+        for parameter, argument in handed:
+            if parameter in changed and isinstance(argument, ast.Name):
+                _forget_variable(argument.id, variables)
 
     def _attribute(self, owner: object, node: ast.Attribute) -> object:
         """``owner.<attribute>`` as :meth:`value` gives it when ``owner`` is the value of ``node.value``."""
@@ -357,6 +402,23 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
+
+
+def _forget_passed(call: ast.Call, variables: dict[str, object]) -> None:
+    """What ``call`` is handed that it can change in place (a dict, list or set) becomes unknown in
+    every variable holding it. A helper the interpreter runs changes copies: the caller does not see
+    them either."""
+    for name in passed_names(call):
+        _forget_variable(name, variables)
+
+
+def _forget_variable(name: str, variables: dict[str, object]) -> None:
+    """A dict, list or set ``name`` holds becomes unknown, in every variable holding it."""
+    held = variables.get(name)
+    if isinstance(held, CHANGEABLE):
+        for other, value in list(variables.items()):
+            if value is held:
+                variables[other] = Unknown(other)
 
 
 # How :meth:`Evaluator.value` reads each kind of node past a constant, a name and an attribute;

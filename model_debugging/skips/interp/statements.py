@@ -152,11 +152,13 @@ class _Runner:
         if kind in _BLOCKS and self._inert(node):
             self._apply_effects([node], variables)
             return
-        if kind is ast.Expr and not effects(node, self.skipping_helpers).may_skip:
+        if kind is ast.Expr and not (found := effects(node, self.skipping_helpers)).may_skip:
             changed = mutated_name(node.value) if isinstance(node.value, ast.Call) else None
             if changed is not None and changed in self.frame.relevant:
                 variables[changed] = self._mutated(node.value, variables)
-            return
+                return
+            if found.passed.isdisjoint(self.frame.relevant):
+                return  # else run: a call handed a variable that decides a skip may change it
         if kind in _ASSIGNMENTS and not self._changes_relevant(node):
             return
         try:
@@ -291,12 +293,17 @@ class _Runner:
         self._fork(node.test, [node.body, node.orelse], variables)
 
     def _changes_relevant(self, node: ast.stmt) -> bool:
-        return not effects(node, self.skipping_helpers).changed.isdisjoint(self.frame.relevant)
+        found = effects(node, self.skipping_helpers)
+        return not (
+            found.changed.isdisjoint(self.frame.relevant) and found.passed.isdisjoint(self.frame.relevant)
+        )
 
     def _inert(self, node: ast.stmt) -> bool:
         """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
         found = effects(node, self.skipping_helpers)
-        return not found.may_skip and not (found.names & self.frame.relevant)
+        return not found.may_skip and not (
+            found.names & self.frame.relevant or found.passed & self.frame.relevant
+        )
 
     def _apply_effects(
         self, statements: list[ast.stmt], variables: dict[str, object], condition: ast.AST | None = None

@@ -134,6 +134,12 @@ class Config:
         return Config(self.info, (*kept, (name, value)), self.sub)
 
 
+# What a call can change in place: a variable holding one, handed to a call nothing models, is
+# unknown after it. A configuration handed to a call (``set_config_for_less_flaky_test(config)``)
+# is taken as unchanged: what the library's functions write on it is not read.
+CHANGEABLE = (dict, list, set)
+
+
 @dataclass(frozen=True)
 class Tester:
     """``self.model_tester``."""
