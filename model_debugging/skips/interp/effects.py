@@ -93,8 +93,7 @@ def _compute(node: ast.stmt, skipping_helpers: frozenset[str]) -> Effects:
 def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> frozenset[str]:
     """The variables whose values can decide a skip of ``function``: read by the condition of an
     ``if``/loop that may skip or end the path (``return``, ``continue``), or by a skipping call, and,
-    in turn, by what is assigned to them, and the names bound to them (``same = options``: a call
-    handed ``same`` may change ``options``)."""
+    in turn, by what is assigned to them."""
     found = getattr(function, "_skip_relevant", None)
     if found is not None:
         return found
@@ -130,19 +129,29 @@ def relevant_names(function: ast.FunctionDef, skipping_helpers: frozenset[str]) 
             else:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 source = node.iter if isinstance(node, ast.For) else node.value
-            if source is None:
-                continue
-            if assigned_names(targets) & relevant:
+            if source is not None and assigned_names(targets) & relevant:
                 added = _read(source) - relevant
-            elif isinstance(source, ast.Name) and source.id in relevant:
-                added = assigned_names(targets) - relevant  # an alias: a change through it changes both
-            else:
-                added = set()
-            if added:
-                relevant |= added
-                changed = True
+                if added:
+                    relevant |= added
+                    changed = True
     function._skip_relevant = frozenset(relevant)  # type: ignore[attr-defined]
     return function._skip_relevant
+
+
+def alias_names(function: ast.FunctionDef, relevant: frozenset[str]) -> frozenset[str]:
+    """The other names ``function`` binds to a variable of ``relevant`` (``same = options``): a
+    call handed one may change that variable in place. Kept on the node, as ``relevant`` is."""
+    found = getattr(function, "_skip_aliases", None)
+    if found is None:
+        found = frozenset(
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in relevant
+            for target in node.targets
+            if isinstance(target, ast.Name) and target.id not in relevant
+        )
+        function._skip_aliases = found  # type: ignore[attr-defined]
+    return found
 
 
 def mutated_name(call: ast.Call) -> str | None:

@@ -12,12 +12,19 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from model_debugging.skips.interp.effects import effects, mutated_name, mutated_names, relevant_names
+from model_debugging.skips.interp.effects import (
+    Effects,
+    alias_names,
+    effects,
+    mutated_name,
+    mutated_names,
+    relevant_names,
+)
 from model_debugging.skips.interp.expressions import Evaluator, TestCode
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
 from model_debugging.skips.interp.truth import Truth, text, truth_of
-from model_debugging.skips.interp.values import Config, Raised, Skipped, Unknown
+from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
 _MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
@@ -33,6 +40,8 @@ class _Frame:
 
     pending: list[Doubt] = field(default_factory=list)
     relevant: frozenset[str] = frozenset()  # variables that can decide a skip; others are not computed
+    # those and the names bound to one of them (``same = options``): a call handed one may change it
+    watched: frozenset[str] = frozenset()
     forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
 
 
@@ -76,7 +85,11 @@ class _Runner:
         self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object], depth: int
     ) -> object:
         variables = self._bind_parameters(function, arguments, keywords)
-        caller, self.frame = self.frame, _Frame(relevant=relevant_names(function, self.skipping_helpers))
+        relevant = relevant_names(function, self.skipping_helpers)
+        caller, self.frame = (
+            self.frame,
+            _Frame(relevant=relevant, watched=relevant | alias_names(function, relevant)),
+        )
         try:
             self.block(function.body, variables)
         except Exit as exit_:
@@ -149,7 +162,7 @@ class _Runner:
     def statement(self, node: ast.stmt, variables: dict[str, object]) -> None:
         value = self.evaluator.value
         kind = type(node)
-        if kind in _BLOCKS and self._inert(node):
+        if kind in _BLOCKS and self._inert(node, variables):
             self._apply_effects([node], variables)
             return
         if kind is ast.Expr and not (found := effects(node, self.skipping_helpers)).may_skip:
@@ -157,9 +170,9 @@ class _Runner:
             if changed is not None and changed in self.frame.relevant:
                 variables[changed] = self._mutated(node.value, variables)
                 return
-            if found.passed.isdisjoint(self.frame.relevant):
-                return  # else run: a call handed a variable that decides a skip may change it
-        if kind in _ASSIGNMENTS and not self._changes_relevant(node):
+            if not self._hands_changeable(found, variables):
+                return  # else run: a call handed a container that decides a skip may change it
+        if kind in _ASSIGNMENTS and not self._changes_relevant(node, variables):
             return
         try:
             if kind is ast.If:  # the commonest statement run
@@ -287,23 +300,29 @@ class _Runner:
         if found is not Truth.TRUTH_VALUE_UNKNOWN:
             self.block(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
             return
-        if self._inert(node):
+        if self._inert(node, variables):
             self._apply_effects([node], variables, condition=node.test)
             return
         self._fork(node.test, [node.body, node.orelse], variables)
 
-    def _changes_relevant(self, node: ast.stmt) -> bool:
+    def _changes_relevant(self, node: ast.stmt, variables: dict[str, object]) -> bool:
+        found = effects(node, self.skipping_helpers)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):  # same = options
+            return not found.changed.isdisjoint(self.frame.watched)
+        return not found.changed.isdisjoint(self.frame.relevant) or self._hands_changeable(found, variables)
+
+    def _inert(self, node: ast.stmt, variables: dict[str, object]) -> bool:
+        """Neither skips, nor assigns a variable that can decide a skip, nor hands a call a container
+        such a variable holds: it need not be run."""
         found = effects(node, self.skipping_helpers)
         return not (
-            found.changed.isdisjoint(self.frame.relevant) and found.passed.isdisjoint(self.frame.relevant)
+            found.may_skip or found.names & self.frame.relevant or self._hands_changeable(found, variables)
         )
 
-    def _inert(self, node: ast.stmt) -> bool:
-        """Neither skips nor assigns a variable that can decide a skip: it need not be run."""
-        found = effects(node, self.skipping_helpers)
-        return not found.may_skip and not (
-            found.names & self.frame.relevant or found.passed & self.frame.relevant
-        )
+    def _hands_changeable(self, found: Effects, variables: dict[str, object]) -> bool:
+        """A call in the statement is handed a dict, list or set a variable that can decide a skip
+        holds: it may change it in place."""
+        return any(isinstance(variables.get(name), CHANGEABLE) for name in found.passed & self.frame.watched)
 
     def _apply_effects(
         self, statements: list[ast.stmt], variables: dict[str, object], condition: ast.AST | None = None
