@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import re
 
-from model_debugging.skips.interp.truth import known, truth
+from model_debugging.skips.interp.truth import known, truth, wholly_known
 from model_debugging.skips.interp.values import (
     UNHANDLED,
     Builtin,
@@ -76,7 +76,7 @@ def python_method(owner: object, name: str, arguments: list[object], unknown: Un
 
 def python_contains(container: object, item: object) -> bool | None:
     """``item in container`` for known values, or None when only the run knows."""
-    if not known(item) or not known(container):
+    if not wholly_known(item) or not known(container):
         return None
     if isinstance(container, Parameters):
         return item in container.names if isinstance(item, str) else None
@@ -84,8 +84,12 @@ def python_contains(container: object, item: object) -> bool | None:
         if isinstance(container, str) and not isinstance(item, str):
             return None
         if isinstance(item, (ModelClass, ConfigClass)):  # a class is found by identity
-            return any(isinstance(entry, type(item)) and entry.info is item.info for entry in container)
-        found = python_result(None, operator.contains, container, item)  # an unhashable key: unknown
+            found = any(isinstance(entry, type(item)) and entry.info is item.info for entry in container)
+        else:
+            found = python_result(None, operator.contains, container, item)  # an unhashable key: unknown
+        if found is False and isinstance(container, (list, tuple, set, frozenset)):
+            # not found among the known elements: an element only the run knows may be equal to it
+            return False if all(map(wholly_known, container)) else None
         return found if isinstance(found, bool) else None
     return None
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES, PLAIN, python_builtin
 from model_debugging.skips.interp.effects import changed_parameters, passed_names, passes_self, super_method
 from model_debugging.skips.interp.handlers import Handlers
-from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth, truth_of
+from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth, truth_of, wholly_known
 from model_debugging.skips.interp.values import (
     ABSENT,
     CHANGEABLE,
@@ -65,17 +65,24 @@ def _printed_as_written(value: object) -> bool:
 
 _DECIDING = {True: Truth.ALWAYS_TRUE, False: Truth.ALWAYS_FALSE}
 _COMPARE = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
-_BINARY = {ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mod: operator.mod}
+_BINARY = {
+    ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}  # fmt: skip
 
-# Calls a helper statement evaluates: (helper name, arguments) -> value, or raises Skipped.
-CallHelper = Callable[..., object]  # (name, arguments, keywords, inherited=False, module=False) -> value
+# Calls a helper statement evaluates, or raises Skipped: (name, arguments (None: a ``*`` argument not
+# a known sequence), keywords, inherited=False, module=False, node=<the ast.Call>) -> value
+CallHelper = Callable[..., object]
+# Told of a call the evaluator does not make (a ``*`` argument not a known sequence): (node, variables)
+NotMade = Callable[[ast.Call, dict[str, object]], None]
 
 
 class Evaluator:
     """Evaluates expressions of one test for one test class (``facts``) with local ``variables``."""
 
-    def __init__(self, facts: TestCode, call_helper: CallHelper):
+    def __init__(self, facts: TestCode, call_helper: CallHelper, not_made: NotMade | None = None):
         self.facts, self.call_helper, self.handlers = facts, call_helper, facts.handlers
+        self.not_made = not_made
 
     def value(self, node: ast.expr, variables: dict[str, object]) -> object:
         kind = type(node)  # one look-up per node: the commonest kinds first, the others by table
@@ -147,7 +154,8 @@ class Evaluator:
             and isinstance(right, (int, str, tuple, list))
         ):
             return python_result(unknown, operation, left, right)
-        return unknown
+        found = self.handlers.operated(self.facts, node.op, left, right)
+        return unknown if found is UNHANDLED else found
 
     def _if_expression(self, node: ast.IfExp, variables: dict[str, object], unknown: Unknown) -> object:
         found = truth_of(self.value(node.test, variables))
@@ -157,6 +165,9 @@ class Evaluator:
 
     def _subscript(self, node: ast.Subscript, variables: dict[str, object], unknown: Unknown) -> object:
         container, key = self.value(node.value, variables), self.value(node.slice, variables)
+        found = self.handlers.subscripted(self.facts, container, key, unknown)
+        if found is not UNHANDLED:
+            return found
         if isinstance(container, (list, tuple, dict, str)) and known(key):
             return python_result(unknown, operator.getitem, container, key)
         return unknown
@@ -193,6 +204,8 @@ class Evaluator:
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.value(right_node, variables)
             decided = self.handlers.compared(self.facts, op, left, right)
+            if decided is not UNHANDLED and not isinstance(decided, bool):
+                return decided if len(node.ops) == 1 else unknown  # an element-wise comparison's value
             if decided is not UNHANDLED:
                 outcome = decided
             elif isinstance(op, (ast.In, ast.NotIn)):
@@ -202,10 +215,10 @@ class Evaluator:
                 outcome = found if isinstance(op, ast.In) else not found
             elif isinstance(left, PLAIN) and isinstance(right, PLAIN) and type(op) in _COMPARE:
                 if isinstance(op, (ast.Is, ast.IsNot)):
-                    outcome = (left is None and right is None) or (
-                        left is not None and left == right and right is not None
-                    )
+                    outcome = left is right if left is None or right is None else left == right
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
+                elif not (wholly_known(left) and wholly_known(right)):
+                    return unknown  # a container holding a value only the run knows
                 else:
                     outcome = python_result(unknown, _COMPARE[type(op)], left, right)
                     if outcome is unknown:
@@ -280,7 +293,7 @@ class Evaluator:
         if inherited is not None:  # super().helper(...) in a model's override of a common helper
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
-            result = self.call_helper(inherited, arguments, keywords, inherited=True)
+            result = self.call_helper(inherited, arguments, keywords, inherited=True, node=node)
             self._after_helper(node, self.facts.inherited_definition, inherited, variables)
             return result
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
@@ -296,7 +309,7 @@ class Evaluator:
             # a module-level function of a common file, handed the test: run like a helper
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
             result = self.call_helper(
-                func.id, self._arguments(node.args[1:], variables), keywords, module=True
+                func.id, self._arguments(node.args[1:], variables), keywords, module=True, node=node
             )
             self._after_helper(node, find, func.id, variables, method=False)
             return result
@@ -307,6 +320,8 @@ class Evaluator:
         )
         arguments = self._arguments(node.args, variables)
         if arguments is None:
+            if self.not_made is not None:
+                self.not_made(node, variables)
             return unknown
         keywords = {
             keyword.arg: self.value(keyword.value, variables) for keyword in node.keywords if keyword.arg

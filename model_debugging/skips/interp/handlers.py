@@ -39,10 +39,16 @@ class Handlers:
       names (``isinstance``, ``inspect.signature``, ...), or :data:`UNHANDLED`.
     - ``contains(kind)``: ``handler(facts, container, item)`` gives ``item in container`` (None:
       only the run knows), or :data:`UNHANDLED`.
+    - ``subscript(kind)``: ``handler(facts, container, key, unknown)`` gives ``container[key]``
+      (``key`` may be unknown), or :data:`UNHANDLED`; asked before Python's own indexing.
     - ``name``: ``handler(facts, name, unknown)`` gives a module-level name of the test's file
       (``PreTrainedModel``, ``torch_device``), or :data:`UNHANDLED`; asked in registration order.
     - ``comparison``: ``handler(facts, operator, left, right)`` gives the truth of ``left <op>
       right``, or :data:`UNHANDLED`; asked in registration order, before Python's own comparison.
+      An answer that is not a bool is the value of the comparison (a tensor's ``mask != 0``).
+    - ``operation``: ``handler(facts, operator, left, right)`` gives ``left <op> right`` for an
+      arithmetic operator Python's own operation does not apply to (``mask + 1``), or
+      :data:`UNHANDLED`; asked in registration order.
     - ``explanation(kind)``: ``handler(written)`` says why a value of that kind compared in a
       condition is only known at run time (``written``: the expression that holds it).
     """
@@ -52,10 +58,12 @@ class Handlers:
         self._methods: dict[type, Handler] = {}
         self._calls: dict[type, Handler] = {}
         self._contains: dict[type, Handler] = {}
+        self._subscripts: dict[type, Handler] = {}
         self._explanations: dict[type, Handler] = {}
         self._builtins: dict[str, Handler] = {}
         self._names: list[Handler] = []
         self._comparisons: list[Handler] = []
+        self._operations: list[Handler] = []
 
     # -- registration -----------------------------------------------------------------------------
     def attribute(self, *kinds: type) -> Callable[[Handler], Handler]:
@@ -70,6 +78,9 @@ class Handlers:
     def contains(self, *kinds: type) -> Callable[[Handler], Handler]:
         return self._keyed(self._contains, kinds, "contains")
 
+    def subscript(self, *kinds: type) -> Callable[[Handler], Handler]:
+        return self._keyed(self._subscripts, kinds, "subscript")
+
     def explanation(self, *kinds: type) -> Callable[[Handler], Handler]:
         return self._keyed(self._explanations, kinds, "explanation")
 
@@ -82,6 +93,10 @@ class Handlers:
 
     def comparison(self, handler: Handler) -> Handler:
         self._comparisons.append(handler)
+        return handler
+
+    def operation(self, handler: Handler) -> Handler:
+        self._operations.append(handler)
         return handler
 
     @staticmethod
@@ -150,6 +165,10 @@ class Handlers:
         found = UNHANDLED if handler is None else handler(facts, container, item)
         return python_contains(container, item) if found is UNHANDLED else found
 
+    def subscripted(self, facts: object, container: object, key: object, unknown: Unknown) -> object:
+        handler = _by_kind(self._subscripts, container) if self._subscripts else None
+        return UNHANDLED if handler is None else handler(facts, container, key, unknown)
+
     def global_name(self, facts: object, name: str, unknown: Unknown) -> object:
         for handler in self._names:
             found = handler(facts, name, unknown)
@@ -159,6 +178,13 @@ class Handlers:
 
     def compared(self, facts: object, operator: ast.cmpop, left: object, right: object) -> object:
         for handler in self._comparisons:
+            found = handler(facts, operator, left, right)
+            if found is not UNHANDLED:
+                return found
+        return UNHANDLED
+
+    def operated(self, facts: object, operator: ast.operator, left: object, right: object) -> object:
+        for handler in self._operations:
             found = handler(facts, operator, left, right)
             if found is not UNHANDLED:
                 return found

@@ -26,7 +26,7 @@ from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, Sk
 from model_debugging.skips.interp.truth import Truth, text, truth_of
 from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
-_MAX_DEPTH = 6  # nested helper calls followed
+MAX_DEPTH = 6  # nested helper calls followed
 _MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
@@ -114,6 +114,7 @@ class _Runner:
         keywords: dict[str, object],
         inherited: bool = False,
         module: bool = False,
+        node: ast.Call | None = None,
     ) -> object:
         """``self.<name>(...)``, ``super().<name>(...)`` from an override (``inherited``), or
         ``<name>(self, ...)``, a module-level function of a common file (``module``: ``arguments``
@@ -124,7 +125,7 @@ class _Runner:
             find = self.facts.inherited_definition if inherited else self.facts.definition
             written = f"{'super()' if inherited else 'self'}.{name}(...)"
         definition = find(name) if find is not None else None
-        if definition is None or arguments is None or self.depth >= _MAX_DEPTH:
+        if definition is None or arguments is None or self.depth >= MAX_DEPTH:
             if name in self.skipping_helpers:  # a call that may skip and cannot be followed
                 raise Undecided(Doubt(f"{written} may skip"))
             return Unknown(written)

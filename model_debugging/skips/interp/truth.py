@@ -21,6 +21,7 @@ from model_debugging.skips.interp.values import (
 from model_debugging.skips.records.literals import unevaluated
 
 _PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class Truth(Enum):
@@ -38,6 +39,18 @@ INVERTED_TRUTH = {
 
 def known(value: object) -> bool:
     return not isinstance(value, Unknown)
+
+
+def wholly_known(value: object) -> bool:
+    """A known value, and for a tuple, list, set or dict every item (and key) of it, all the way down:
+    what Python's own ``==`` and ``in`` may be asked about."""
+    if type(value) in _SCALARS:
+        return True
+    if isinstance(value, dict):
+        return all(wholly_known(key) and wholly_known(item) for key, item in value.items())
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return all(wholly_known(item) for item in value)
+    return known(value)
 
 
 def truth(value: object) -> bool:

@@ -1,0 +1,50 @@
+"""The interpreter computes as Python does, or leaves the value to the run: ``in`` and ``==`` on
+containers holding a value only the run knows, ``*items`` in a display, arithmetic on known numbers."""
+
+import pytest
+
+from tests.skips.conftest import verdicts, write_tree
+from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+
+COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_unpacked_display(self):
+        items = (*[1, 2], 3)
+        if len(items) == 3 and items[2] == 3:
+            self.skipTest("three items")
+
+    def test_in_unknown_item(self):
+        if 1 not in [undefined_helper(), 2]:
+            self.skipTest("perhaps")
+
+    def test_equal_unknown_item(self):
+        if (undefined_helper(), 1) != (5, 1):
+            self.skipTest("perhaps")
+
+    def test_arithmetic(self):
+        if 3 * 4 // 2 == 6:
+            self.skipTest("six")
+"""
+
+
+@pytest.fixture
+def results(make_repo, scan):
+    files = {
+        "tests/test_modeling_common.py": COMMON,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+    }
+    return scan(write_tree(make_repo(files), LIBRARY))
+
+
+@pytest.mark.parametrize("test", ["test_unpacked_display", "test_arithmetic"])
+def test_what_python_decides_is_decided(results, test):
+    assert verdicts(results, test) == {"ran": [], "skipped": ["alpha"], "undecided": []}
+
+
+@pytest.mark.parametrize("test", ["test_in_unknown_item", "test_equal_unknown_item"])
+def test_a_value_only_the_run_knows_leaves_the_comparison_to_the_run(results, test):
+    """An item only the run knows may be equal to the other side."""
+    assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}
