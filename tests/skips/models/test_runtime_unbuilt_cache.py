@@ -60,12 +60,14 @@ class {name}ForCausalLM(PreTrainedModel):
 """
 
 # hyb builds its cache only for generation, as does activated, which imports from the package's
-# activations (no model there); legacy rebuilds one from a tuple in its forward; borrowed and
-# absolute take a layer from another model's file, whose forward is not read
+# activations (no model there); legacy rebuilds one from a tuple in its forward, tupled grows a
+# tuple of the layers' key/value pairs (as models did before Cache classes); borrowed and absolute
+# take a layer from another model's file, whose forward is not read
 MODELS = {
     "hyb": ("", "hidden = self.layer(input_ids)"),
     "activated": ("from transformers.activations import ACT2FN", "hidden = self.layer(input_ids)"),
     "legacy": ("", "past_key_values = DynamicCache.from_legacy_cache(past_key_values)"),
+    "tupled": ("", "next_decoder_cache = ()\n        next_decoder_cache += (self.layer(input_ids),)"),
     "borrowed": ("from ..hyb.modeling_hyb import HybCache", "hidden = self.layer(input_ids)"),
     "absolute": (
         "from transformers.models.hyb.modeling_hyb import HybCache",
@@ -76,8 +78,8 @@ MODELS = {
 
 def test_a_cache_built_only_for_generation_is_not_returned(make_repo, scan):
     """hyb's and activated's forwards build no cache and the test passes none: skipped; legacy's
-    forward builds one (DynamicCache.from_legacy_cache), borrowed and absolute import from another
-    model's file: undecided."""
+    forward builds one (DynamicCache.from_legacy_cache), tupled's a tuple, borrowed and absolute
+    import from another model's file: undecided."""
     files = {"tests/generation/test_utils.py": GENERATION}
     library = dict(BASE)
     for model_type, (imports, body) in MODELS.items():
@@ -90,5 +92,5 @@ def test_a_cache_built_only_for_generation_is_not_returned(make_repo, scan):
     assert verdicts(results, "test_cache_returned") == {
         "ran": [],
         "skipped": ["activated", "hyb"],
-        "undecided": ["absolute", "borrowed", "legacy"],
+        "undecided": ["absolute", "borrowed", "legacy", "tupled"],
     }

@@ -302,7 +302,10 @@ def _outside(tree: ast.AST, skipped: set[int]) -> list[ast.AST]:
 
 
 def _builds_cache(node: ast.AST) -> bool:
-    """``XCache(...)`` or ``XCache.method(...)``."""
+    """``XCache(...)`` or ``XCache.method(...)``, or a legacy cache grown layer by layer
+    (``next_decoder_cache += (layer_outputs[1],)``)."""
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.target, ast.Name) and "cache" in node.target.id.lower()
     if not isinstance(node, ast.Call):
         return False
     function = node.func.value if isinstance(node.func, ast.Attribute) else node.func
