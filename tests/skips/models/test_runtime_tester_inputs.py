@@ -259,6 +259,24 @@ LOOPED = """
 TESTERS["resh"] = (LOOPED.replace("MASK", "torch.tril(torch.ones(13, 7))"), "")
 TESTERS["shin"] = (LOOPED.replace("MASK", "torch.ones(13, 7)"), "")
 
+# the inputs moved to the device by a dict comprehension (BigBirdPegasus): its keys and tensors
+COMPREHENDED = """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        inputs_dict = {"input_ids": input_ids, "attention_mask": input_mask}
+        return config, {key: inputs_dict[key].to(torch_device) for key in inputs_dict}
+"""
+TESTERS["qoph"] = (COMPREHENDED, "")
+
+# the tester skips before it returns (pytest.skip raises): what it would return is never seen
+SKIPPING = """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        pytest.skip("no inputs for this model")
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+"""
+TESTERS["tet"] = (SKIPPING, "")
+
 # get_config spreads a dict the tester holds: yot's a literal default, tsadi's a display of its parameters
 SPREAD = """
     def __init__(self, parent, {parameter}):
@@ -427,7 +445,8 @@ def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_s
     assert found["skipped"] == ["beta", "gamma", "koppa", "shin", "tau", "upsilon"]
     assert {"sampi", "stigma"} <= set(found["ran"])  # a zero written into a mask of ones
     assert "resh" in found["ran"] and "shin" in found["skipped"]  # after a loop run item by item
-    assert found["undecided"] == ["epsilon", "eta", "zeta"]
+    assert "qoph" in found["ran"]  # a dict comprehension over the inputs keeps their keys and tensors
+    assert found["undecided"] == ["epsilon", "eta", "tet", "zeta"]
     assert results["test_padding_free"]["reasons_skipped"][:2] == [
         "beta: Model dummy inputs should contain text input ids",
         "gamma: Model dummy inputs should contain padding in their attention mask",

@@ -40,7 +40,7 @@ def _uses(statement: ast.stmt, name: str) -> bool:
 def literal_defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
     """Parameters with a literal default, read as that default: the scanner calls ``get_config()``
     without arguments, and a call with other values leaves the configuration unknown
-    (``tester_expressions``)."""
+    (the tester reader's ``default_call``)."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     pairs = [

@@ -1,4 +1,4 @@
-"""Binding the parameters of a model tester's methods, read by :mod:`tester_expressions`.
+"""Binding the parameters of a model tester's methods, read by :mod:`~model_debugging.skips.models.tester.reader`.
 
 A call the reader follows binds the values passed, else the literal defaults; a call the method
 does not accept, or missing a required argument, is a path the reader gives up on (:class:`GiveUp`).
