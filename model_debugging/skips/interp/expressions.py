@@ -13,9 +13,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES, PLAIN, python_builtin
+from model_debugging.skips.interp.comprehensions import comprehension
 from model_debugging.skips.interp.effects import changed_parameters, passed_names, passes_self, super_method
+from model_debugging.skips.interp.formatting import formatted
 from model_debugging.skips.interp.handlers import Handlers
-from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth, truth_of, wholly_known
+from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth_of, wholly_known
 from model_debugging.skips.interp.values import (
     ABSENT,
     CHANGEABLE,
@@ -30,7 +32,6 @@ from model_debugging.skips.interp.values import (
     Unknown,
     python_result,
 )
-from model_debugging.skips.records.literals import UNEVALUATED
 
 
 class TestCode(Protocol):
@@ -41,26 +42,6 @@ class TestCode(Protocol):
     definition: Callable[[str], ast.FunctionDef | None]
     inherited_definition: Callable[[str], ast.FunctionDef | None] | None
     module_function: Callable[[str], ast.FunctionDef | None] | None
-
-
-# ``!r``, ``!s``, ``!a`` (and none) of an f-string's placeholder, by ``ast.FormattedValue.conversion``
-_CONVERSIONS: dict[int, Callable[[object], object]] = {
-    -1: lambda value: value,
-    114: repr,
-    115: str,
-    97: ascii,
-}
-_SCALARS = (str, int, float, bool, type(None))
-_CONTAINERS = (tuple, list, set, frozenset, dict)
-
-
-def _printed_as_written(value: object) -> bool:
-    """A string, a number, None, or a container of them: what ``format`` prints as the run would."""
-    if isinstance(value, dict):
-        return all(_printed_as_written(key) and _printed_as_written(item) for key, item in value.items())
-    if isinstance(value, _CONTAINERS):
-        return all(_printed_as_written(item) for item in value)
-    return isinstance(value, _SCALARS)
 
 
 _DECIDING = {True: Truth.ALWAYS_TRUE, False: Truth.ALWAYS_FALSE}
@@ -120,19 +101,10 @@ class Evaluator:
         )
 
     def _placeholder(self, part: ast.FormattedValue, variables: dict[str, object]) -> str:
-        """One ``{...}`` of an f-string as Python formats it: its conversion (``!r``) and format spec
-        (``:.2f``) applied to strings, numbers, None and containers of them. A value the run would
-        print otherwise (a container holding a class or a value only the run knows; a class or an
-        unknown value under a conversion or a spec) is marked unevaluated."""
+        """One ``{...}`` of an f-string (see :func:`~model_debugging.skips.interp.formatting.formatted`)."""
         value = self.value(part.value, variables)
-        plain = part.conversion == -1 and part.format_spec is None
-        if plain and not isinstance(value, _CONTAINERS):
-            return text(value)  # a class reads as ``<class 'X'>``, an unknown value as unevaluated
-        spec = "" if part.format_spec is None else self.value(part.format_spec, variables)
-        if not _printed_as_written(value) or not isinstance(spec, str) or UNEVALUATED in spec:
-            return text(Unknown(node=part.value))
-        converted = _CONVERSIONS[part.conversion](value)
-        return text(python_result(Unknown(node=part.value), format, converted, spec))
+        spec = None if part.format_spec is None else self.value(part.format_spec, variables)
+        return formatted(value, part.conversion, spec, Unknown(node=part.value))
 
     def _unary(self, node: ast.UnaryOp, variables: dict[str, object], unknown: Unknown) -> object:
         if not isinstance(node.op, ast.Not):
@@ -233,47 +205,7 @@ class Evaluator:
         return True
 
     def _comprehension(self, node: ast.expr, variables: dict[str, object], unknown: Unknown) -> object:
-        results: list[object] = []
-
-        def generate(index: int, scope: dict[str, object]) -> bool:
-            if index == len(node.generators):
-                if isinstance(node, ast.DictComp):
-                    results.append((self.value(node.key, scope), self.value(node.value, scope)))
-                else:
-                    results.append(self.value(node.elt, scope))
-                return True
-            generator = node.generators[index]
-            iterable = self.value(generator.iter, scope)
-            target = generator.target
-            names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", None)
-            if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)) or not (
-                names and all(isinstance(name, ast.Name) for name in names)
-            ):
-                return False
-            for item in iterable:
-                if isinstance(target, ast.Name):
-                    inner = {**scope, target.id: item}
-                elif isinstance(item, (tuple, list)) and len(item) == len(names):  # for k, v in d.items()
-                    inner = {**scope, **{name.id: value for name, value in zip(names, item, strict=True)}}
-                else:
-                    return False
-                conditions = [self.value(condition, inner) for condition in generator.ifs]
-                if not all(known(condition) for condition in conditions):
-                    return False
-                if all(truth(condition) for condition in conditions) and not generate(index + 1, inner):
-                    return False
-            return True
-
-        if not generate(0, dict(variables)):
-            return unknown
-        if isinstance(node, ast.DictComp):
-            keys = [key for key, _ in results]
-            return (
-                python_result(unknown, dict, results)
-                if all(isinstance(key, (str, int)) for key in keys)
-                else unknown
-            )
-        return python_result(unknown, set, results) if isinstance(node, ast.SetComp) else results
+        return comprehension(self.value, node, variables, unknown)
 
     def _call(self, node: ast.Call, variables: dict[str, object], unknown: Unknown) -> object:
         func = node.func
