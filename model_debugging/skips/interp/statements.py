@@ -23,6 +23,7 @@ from model_debugging.skips.interp.effects import (
 from model_debugging.skips.interp.expressions import Evaluator, TestCode
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
+from model_debugging.skips.interp.parameters import bind_parameters
 from model_debugging.skips.interp.truth import Truth, text, truth_of
 from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
@@ -84,7 +85,7 @@ class _Runner:
     def call(
         self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object], depth: int
     ) -> object:
-        variables = self._bind_parameters(function, arguments, keywords)
+        variables = bind_parameters(function, arguments, keywords, self.evaluator.value)
         relevant = relevant_names(function, self.skipping_helpers)
         caller, self.frame = (
             self.frame,
@@ -134,26 +135,6 @@ class _Runner:
             return self.call(definition, arguments, keywords, self.depth)
         finally:
             self.depth -= 1
-
-    def _bind_parameters(
-        self, function: ast.FunctionDef, arguments: list[object], keywords: dict[str, object]
-    ) -> dict[str, object]:
-        names, defaults = _parameters(function)
-        variables: dict[str, object] = {}
-        for index, name in enumerate(names):
-            if index < len(arguments):
-                variables[name] = arguments[index]
-            elif name in keywords:
-                variables[name] = keywords[name]
-            else:
-                default = defaults.get(name)
-                variables[name] = self.evaluator.value(default, {}) if default is not None else Unknown(name)
-        for argument in function.args.kwonlyargs:
-            variables[argument.arg] = keywords.get(argument.arg, Unknown(argument.arg))
-        for extra in (function.args.vararg, function.args.kwarg):
-            if extra is not None:
-                variables[extra.arg] = Unknown(extra.arg)
-        return variables
 
     # -- statements -------------------------------------------------------------------------------
     def block(self, statements: list[ast.stmt], variables: dict[str, object]) -> None:
@@ -400,16 +381,3 @@ class _Runner:
                 if exit_.kind != "continue":
                     raise
         self.block(node.orelse, variables)
-
-
-def _parameters(function: ast.FunctionDef) -> tuple[list[str], dict[str, ast.expr]]:
-    """The positional parameters after ``self`` and their defaults, kept on the node (a common
-    helper is called for every test class)."""
-    found = getattr(function, "_positional_parameters", None)
-    if found is None:
-        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]
-        defaults = dict(
-            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
-        )
-        found = function._positional_parameters = (names, defaults)  # type: ignore[attr-defined]
-    return found
