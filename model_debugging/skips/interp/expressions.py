@@ -50,6 +50,7 @@ _BINARY = {
     ast.BitOr: operator.or_, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }  # fmt: skip
+_OPERANDS = (int, float, str, tuple, list)  # the values binary operators are computed on
 
 # Calls a helper statement evaluates, or raises Skipped: (name, arguments (None: a ``*`` argument not
 # a known sequence), keywords, inherited=False, module=False, node=<the ast.Call>) -> value
@@ -107,6 +108,9 @@ class Evaluator:
         return formatted(value, part.conversion, spec, Unknown(node=part.value))
 
     def _unary(self, node: ast.UnaryOp, variables: dict[str, object], unknown: Unknown) -> object:
+        if isinstance(node.op, ast.USub):
+            operand = self.value(node.operand, variables)
+            return -operand if isinstance(operand, (int, float)) else unknown
         if not isinstance(node.op, ast.Not):
             return unknown
         found = truth_of(self.value(node.operand, variables))
@@ -120,11 +124,7 @@ class Evaluator:
     def _binary(self, node: ast.BinOp, variables: dict[str, object], unknown: Unknown) -> object:
         left, right = self.value(node.left, variables), self.value(node.right, variables)
         operation = _BINARY.get(type(node.op))
-        if (
-            operation is not None
-            and isinstance(left, (int, str, tuple, list))
-            and isinstance(right, (int, str, tuple, list))
-        ):
+        if operation is not None and isinstance(left, _OPERANDS) and isinstance(right, _OPERANDS):
             return python_result(unknown, operation, left, right)
         found = self.handlers.operated(self.facts, node.op, left, right)
         return unknown if found is UNHANDLED else found
@@ -186,8 +186,9 @@ class Evaluator:
                     return unknown
                 outcome = found if isinstance(op, ast.In) else not found
             elif isinstance(left, PLAIN) and isinstance(right, PLAIN) and type(op) in _COMPARE:
-                if isinstance(op, (ast.Is, ast.IsNot)):
-                    outcome = left is right if left is None or right is None else left == right
+                if isinstance(op, (ast.Is, ast.IsNot)):  # None, True and False: one object each
+                    singleton = left is None or right is None or type(left) is bool or type(right) is bool
+                    outcome = left is right if singleton else left == right
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 elif not (wholly_known(left) and wholly_known(right)):
                     return unknown  # a container holding a value only the run knows
@@ -222,7 +223,9 @@ class Evaluator:
             )
             raise Skipped(text(self.value(reason, variables)) if reason is not None else "", node.lineno)
         inherited = super_method(node)
-        if inherited is not None:  # super().helper(...) in a model's override of a common helper
+        # super().helper(...) in a model's override of a common helper; handlers that give the name
+        # ``super`` a value of their own (a configuration's constructor run) evaluate it as any call
+        if inherited is not None and self.handlers.global_name(self.facts, "super", unknown) is UNHANDLED:
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
             result = self.call_helper(inherited, arguments, keywords, inherited=True, node=node)
