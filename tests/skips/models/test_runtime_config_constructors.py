@@ -169,24 +169,32 @@ PASSED = {
 }
 
 
-@pytest.fixture
-def results(make_repo, scan):
+def constructor_tree(configs: dict[str, str], passed: dict[str, str]) -> tuple[dict, dict]:
+    """The test files and library of models whose configurations subclass ``BASE`` with the
+    ``__init__`` of ``configs``, each tester passing ``hidden_size=4`` and its ``passed`` keywords."""
     library = {
         "src/transformers/modeling_utils.py": PRETRAINED_MODEL,
         "src/transformers/configuration_utils.py": BASE,
     }
     files = {"tests/generation/test_utils.py": GENERATION}
-    for model, init in CONFIGS.items():
+    for model, init in configs.items():
         title = model.title()
         library[f"src/transformers/models/{model}/configuration_{model}.py"] = (
-            f'from ...configuration_utils import PretrainedConfig\n\n\nclass {title}Config(PretrainedConfig):\n    model_type = "{model}"\n{init}'
+            "from ...configuration_utils import PretrainedConfig\n\n\n"
+            f'class {title}Config(PretrainedConfig):\n    model_type = "{model}"\n{init}'
         )
         library[f"src/transformers/models/{model}/modeling_{model}.py"] = (
             f"class {title}Model(PreTrainedModel):\n    config_class = {title}Config\n"
         )
         files[f"tests/models/{model}/test_modeling_{model}.py"] = config_tester(
-            title, f"hidden_size=4, {PASSED[model]}".rstrip(", ")
+            title, f"hidden_size=4, {passed.get(model, '')}".rstrip(", ")
         ) + generation_test_class(title)
+    return files, library
+
+
+@pytest.fixture
+def results(make_repo, scan):
+    files, library = constructor_tree(CONFIGS, PASSED)
     return scan(write_tree(make_repo(files), library))
 
 

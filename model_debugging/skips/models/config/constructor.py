@@ -27,7 +27,7 @@ from collections.abc import Callable
 from model_debugging.skips.interp.values import ABSENT, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
 from model_debugging.skips.models.config.constructor_definitions import function_of, method_of
-from model_debugging.skips.models.config.constructor_expressions import Expressions
+from model_debugging.skips.models.config.constructor_handlers import evaluate
 from model_debugging.skips.models.config.constructor_state import (
     SELF,
     Flow,
@@ -55,7 +55,6 @@ class ConstructedConfig:
         aliases = library.attribute(info, "attribute_map")
         self.aliases = aliases if isinstance(aliases, dict) else {}
         self.mro = library.mro(info)
-        self.expressions = Expressions(self)
         self.depth = 0
         self.state: State | None = None
         try:
@@ -76,7 +75,11 @@ class ConstructedConfig:
         except (Stop, RecursionError):
             return NOT_RUN
 
-    # -- what the expressions ask --------------------------------------------------------------------
+    # -- what the expressions ask (``constructor_handlers.Run``) -------------------------------------
+    def is_method(self, name: str) -> bool:
+        """``self.<name>`` is a method (or a static one) of a class of the MRO."""
+        return method_of(self.library, self.mro, 0, name) is not None
+
     def attribute(self, name: str, state: State, own: bool = False) -> object:
         """``self.<name>``: a property's getter, the attribute set, a keyword the base kept; then
         (unless ``own``: only what the constructors are seen to set) the class's value.
@@ -218,7 +221,7 @@ class ConstructedConfig:
         return running, returned
 
     def _expression(self, node: ast.expr, state: State, index: int, path: str) -> object:
-        return self.expressions.value(node, state, index, path)
+        return evaluate(self, node, state, index, path)
 
     def _statement(self, node: ast.stmt, state: State, index: int, path: str) -> Flow:
         def evaluate(expression: ast.expr) -> object:

@@ -7,8 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from model_debugging.skips.interp.values import ABSENT, Unknown
+from model_debugging.skips.records.literals import unevaluated
 
-SELF = object()  # the configuration being built, as a value
+
+class ConfigSelf:
+    """The type of :data:`SELF`; formatted into a string, it is a part only the run knows."""
+
+    def __str__(self) -> str:
+        return unevaluated("self")
+
+
+SELF = ConfigSelf()  # the configuration being built, as a value
 _PLAIN = (bool, int, float, str, bytes, type(None), tuple, list, dict)
 
 
@@ -46,6 +55,9 @@ class Keywords:
 
     def __init__(self, passed: Callable[[str], object], written=None, taken=(), opaque=False):
         self.passed, self.written, self.taken, self.opaque = passed, dict(written or {}), set(taken), opaque
+
+    def __str__(self) -> str:
+        return unevaluated("kwargs")
 
     def copy(self) -> Keywords:
         return Keywords(self.passed, self.written, self.taken, self.opaque)
