@@ -1,5 +1,6 @@
 """Unary minus, multiplication, floor division and identity with None/True/False read as Python
-computes them: a skip behind them is decided, where it was undecided (or wrong for ``1 is True``)."""
+computes them: a skip behind them is decided, where it was undecided (or wrong for ``1 is True``).
+``unknown or 3`` is true, but its value is unknown."""
 
 import pytest
 
@@ -23,6 +24,14 @@ class ModelTesterMixin:
         if 1 is True:
             self.skipTest("never: 1 and True are two objects")
 
+    def test_or_with_a_true_operand(self):
+        if pick() or 3:
+            self.skipTest("true whatever pick() gives")
+
+    def test_value_of_or_with_an_unknown_operand(self):
+        if (pick() or 3) == 3:
+            self.skipTest("only when pick() gives a false value")
+
     def test_none_is_none(self):
         if None is None:
             self.skipTest("one None")
@@ -38,10 +47,20 @@ def results(make_repo, scan):
     return scan(write_tree(make_repo(files), LIBRARY))
 
 
-@pytest.mark.parametrize("test", ["test_negative", "test_product", "test_none_is_none"])
+@pytest.mark.parametrize(
+    "test", ["test_negative", "test_product", "test_none_is_none", "test_or_with_a_true_operand"]
+)
 def test_a_computed_condition_decides_the_skip(results, test):
     assert verdicts(results, test) == {"ran": [], "skipped": ["alpha"], "undecided": []}
 
 
 def test_identity_with_true_is_identity(results):
     assert verdicts(results, "test_one_is_not_true") == {"ran": ["alpha"], "skipped": [], "undecided": []}
+
+
+def test_the_value_of_or_is_unknown_when_an_earlier_operand_is(results):
+    assert verdicts(results, "test_value_of_or_with_an_unknown_operand") == {
+        "ran": [],
+        "skipped": [],
+        "undecided": ["alpha"],
+    }
