@@ -64,3 +64,28 @@ def test_the_value_of_or_is_unknown_when_an_earlier_operand_is(results):
         "skipped": [],
         "undecided": ["alpha"],
     }
+
+
+def test_a_container_holding_an_unknown_value_is_not_compared(make_repo, scan):
+    common = """
+class ModelTesterMixin:
+    def test_equal_lists(self):
+        if [pick()] != [1]:
+            self.skipTest("only when pick() does not give 1")
+
+    def test_membership(self):
+        if 1 not in [pick(), 2]:
+            self.skipTest("only when pick() does not give 1")
+
+    def test_key_membership(self):
+        if "b" not in {"a": pick()}:
+            self.skipTest("a dict's keys are known")
+"""
+    files = {
+        "tests/test_modeling_common.py": common,
+        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
+    }
+    results = scan(write_tree(make_repo(files), LIBRARY))
+    for test in ("test_equal_lists", "test_membership"):
+        assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}
+    assert verdicts(results, "test_key_membership") == {"ran": [], "skipped": ["alpha"], "undecided": []}
