@@ -68,6 +68,14 @@ COMPOSITE = """
         kwargs["is_encoder_decoder"] = self.text_config.is_encoder_decoder
         super().__post_init__(**kwargs)
 """
+ARITHMETIC = """
+    use_sliding_window: bool = False
+    sliding_window: int | None = 4096
+
+    def __post_init__(self, **kwargs):
+        self.sliding_window = self.sliding_window // 2 if self.use_sliding_window is not None else -1
+        super().__post_init__(**kwargs)
+"""
 # model -> (the configuration's body, what the tester passes)
 CASES = {
     "alpha": (WINDOW.format(guard=""), "use_sliding_window=True"),
@@ -77,6 +85,9 @@ CASES = {
     # the part the tester passes is an object: its literal keyword decides, the other stays unknown
     "delta": (COMPOSITE, "text_config=PartConfig(is_encoder_decoder=True, hidden_size=self.hidden_size)"),
     "epsilon": (COMPOSITE, "text_config=PartConfig(is_encoder_decoder=False, hidden_size=self.hidden_size)"),
+    # Python's operators on the values: 4096 // 2, and -1
+    "zeta": (ARITHMETIC, "hidden_size=self.hidden_size"),
+    "eta": (ARITHMETIC, "use_sliding_window=None"),
 }
 
 
@@ -101,6 +112,11 @@ def test_a_value_post_init_computes_from_the_passed_ones_decides_the_skip(result
     found = verdicts(results, "test_sliding_window")
     assert "alpha" in found["skipped"] and "beta" in found["ran"]
     assert "gamma" in found["undecided"]
+
+
+def test_operators_on_the_values_are_computed(results):
+    found = verdicts(results, "test_sliding_window")
+    assert "zeta" in found["skipped"] and "eta" in found["ran"]
 
 
 def test_a_keyword_post_init_hands_to_the_base_class_is_read_from_the_part(results):

@@ -29,6 +29,7 @@ from model_debugging.skips.models.config.constructor_state import (
     State,
     known,
 )
+from model_debugging.skips.models.config.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.records.literals import UNEVALUATED
 
 _TYPES = {"dict": dict, "list": list, "tuple": tuple, "str": str, "int": int, "float": float, "bool": bool}
@@ -92,7 +93,7 @@ class Super:
 
 
 @dataclass
-class Frame:
+class Frame(NoTestHelpers):
     """The facts the Evaluator is handed for one expression of a constructor: the run, its state,
     and where the running function is written (its class's index in the MRO, its file)."""
 
@@ -100,21 +101,15 @@ class Frame:
     state: State
     index: int
     path: str
-    inherited_definition = None  # ``super()`` is a value here (see :class:`Super`)
-    module_function = None
 
     @property
     def handlers(self) -> Handlers:
         return CONSTRUCTOR_HANDLERS
 
-    @staticmethod
-    def definition(_name: str) -> None:
-        return None  # a constructor has no test helpers
-
 
 def evaluate(run: Run, node: ast.expr, state: State, index: int, path: str) -> object:
     """``node``'s value in the function of the class at ``index`` of the MRO, written in ``path``."""
-    value = Evaluator(Frame(run, state, index, path), _no_helper).value(node, state.variables)
+    value = Evaluator(Frame(run, state, index, path), no_helper).value(node, state.variables)
     return Unknown(node=node) if _formats_unknown(value) else value
 
 
@@ -126,10 +121,6 @@ def _formats_unknown(value: object) -> bool:
     if isinstance(value, dict):
         return any(_formats_unknown(item) for item in value.values())
     return isinstance(value, (list, tuple)) and any(_formats_unknown(item) for item in value)
-
-
-def _no_helper(*_: object, **__: object) -> object:
-    raise AssertionError("a configuration constructor calls no test helper")
 
 
 def passed_on(keywords: dict[str, object], unpacked: Callable[[], list[object]]) -> Keywords:

@@ -7,25 +7,28 @@ certain: the name is written once along the MRO, by a statement at the top of a 
 (not under a branch or a loop), as an expression of literals, of ``self.<attr>`` that no
 ``__post_init__`` writes (or the name itself, read before it is written), of a sub-configuration's
 attributes (``self.text_config.x``, the part as the scanner builds it), ``x if c else y``, ``and`` /
-``or`` / ``not`` and comparisons. No class on the way may define ``__init__``; the base class may not
+``or`` / ``not``, comparisons and Python's other operators on such values (evaluated by the
+interpreter's ``Evaluator``). No class on the way may define ``__init__``; the base class may not
 write the name. Anything else is left to the run.
 """
 
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from model_debugging.skips.interp.values import VALUE_COMPARISONS, Config, Unknown
+from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.handlers import Handlers
+from model_debugging.skips.interp.values import UNHANDLED, Config, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
 from model_debugging.skips.models.config.kwargs import sets_remaining_keywords
+from model_debugging.skips.models.config.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
 NOT_READ = object()  # the value is left to the run
-_COMPARISONS = {**VALUE_COMPARISONS, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 _PLAIN = (bool, int, float, str, type(None))
 # reads a configuration's attribute: (configuration, name, before __post_init__ writes it) -> value
 Read = Callable[[Config, str, bool], object]
@@ -126,53 +129,72 @@ def _unpacked(target: ast.expr) -> list[ast.expr]:
     return [target]
 
 
+class _PostInitSelf:
+    """``self`` in a ``__post_init__``: the configuration being read."""
+
+
+_SELF = _PostInitSelf()
+
+
+@dataclass(frozen=True)
+class _Facts(NoTestHelpers):
+    """What the Evaluator is handed for the expression of one write of ``name`` (``written``: the
+    names the ``__post_init__`` methods write)."""
+
+    config: Config
+    name: str
+    written: frozenset[str]
+    read: Read
+
+    @property
+    def handlers(self) -> Handlers:
+        return _POST_INIT
+
+
 def _value(node: ast.expr, config: Config, name: str, written: frozenset[str], read: Read) -> object:
+    """The value of ``node`` when it is a literal, a sub-configuration or one computed from them."""
     if "*" in written:
         return NOT_READ
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "self":
-        if node.attr in written and node.attr != name:
-            return NOT_READ  # computed there too
-        value = read(config, node.attr, node.attr == name)
-        return value if isinstance(value, Config) and value.sub is not None else _plain(value)
-    if isinstance(node, ast.Attribute):  # an attribute of a sub-configuration
-        owner = _value(node.value, config, name, written, read)
-        if isinstance(owner, Config) and owner.sub is not None:
-            return _plain(read(owner, node.attr, False))
-        return NOT_READ
-    if isinstance(node, ast.IfExp):
-        test = _value(node.test, config, name, written, read)
-        if test is NOT_READ:
-            return NOT_READ
-        return _value(node.body if test else node.orelse, config, name, written, read)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        operand = _value(node.operand, config, name, written, read)
-        return NOT_READ if operand is NOT_READ else not operand
-    if isinstance(node, ast.BoolOp):
-        return _bool_operation(node, config, name, written, read)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
-        left = _value(node.left, config, name, written, read)
-        right = _value(node.comparators[0], config, name, written, read)
-        if left is NOT_READ or right is NOT_READ:
-            return NOT_READ
-        try:
-            return _COMPARISONS[type(node.ops[0])](left, right)
-        except TypeError:
-            return NOT_READ
-    return NOT_READ
+    facts = _Facts(config, name, written, read)
+    value = Evaluator(facts, no_helper).value(node, {"self": _SELF})
+    if isinstance(value, Config) and value.sub is not None:
+        return value
+    return _plain(value)
 
 
-def _bool_operation(
-    node: ast.BoolOp, config: Config, name: str, written: frozenset[str], read: Read
+_POST_INIT = Handlers()
+
+
+@_POST_INIT.attribute(_PostInitSelf)
+def _self_attribute(
+    facts: _Facts, owner: _PostInitSelf, name: str, unknown: Unknown, missing: object
 ) -> object:
-    deciding = isinstance(node.op, ast.Or)
-    result: object = NOT_READ
-    for operand in node.values:
-        result = _value(operand, config, name, written, read)
-        if result is NOT_READ or bool(result) == deciding:
-            return result
-    return result
+    if name in facts.written and name != facts.name:
+        return unknown  # computed there too
+    value = facts.read(facts.config, name, name == facts.name)
+    if isinstance(value, Config) and value.sub is not None:
+        return value
+    found = _plain(value)
+    return unknown if found is NOT_READ else found
+
+
+@_POST_INIT.attribute(Config)
+def _part_attribute(facts: _Facts, owner: Config, name: str, unknown: Unknown, missing: object) -> object:
+    """An attribute of a sub-configuration (``self.text_config.x``)."""
+    found = _plain(facts.read(owner, name, False)) if owner.sub is not None else NOT_READ
+    return unknown if found is NOT_READ else found
+
+
+@_POST_INIT.comparison
+def _identity(facts: _Facts, operator: ast.cmpop, left: object, right: object) -> object:
+    """``self.text_config is None``: a sub-configuration is not None, True or False."""
+    if not isinstance(operator, (ast.Is, ast.IsNot)):
+        return UNHANDLED
+    parts = [side for side in (left, right) if isinstance(side, Config)]
+    singletons = [side for side in (left, right) if side is None or isinstance(side, bool)]
+    if len(parts) == 1 and len(singletons) == 1:
+        return isinstance(operator, ast.IsNot)
+    return UNHANDLED
 
 
 def _plain(value: object) -> object:
