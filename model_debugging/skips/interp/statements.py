@@ -304,6 +304,8 @@ class _Runner:
     def _hands_changeable(self, found: Effects, variables: dict[str, object]) -> bool:
         """A call in the statement is handed a dict, list or set a variable that can decide a skip
         holds: it may change it in place."""
+        if found.passed.isdisjoint(self.frame.watched):  # most statements: no generator made
+            return False
         return any(isinstance(variables.get(name), CHANGEABLE) for name in found.passed & self.frame.watched)
 
     def _apply_effects(
