@@ -14,13 +14,13 @@ from typing import Protocol
 
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES, PLAIN, python_builtin
 from model_debugging.skips.interp.comprehensions import comprehension
-from model_debugging.skips.interp.effects import changed_parameters, passed_names, passes_self, super_method
+from model_debugging.skips.interp.effects import passes_self, super_method
 from model_debugging.skips.interp.formatting import formatted
+from model_debugging.skips.interp.handed import HandedBack, after_helper, forget_passed
 from model_debugging.skips.interp.handlers import Handlers
 from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth_of, wholly_known
 from model_debugging.skips.interp.values import (
     ABSENT,
-    CHANGEABLE,
     UNHANDLED,
     VALUE_COMPARISONS,
     Builtin,
@@ -62,8 +62,15 @@ NotMade = Callable[[ast.Call, dict[str, object]], None]
 class Evaluator:
     """Evaluates expressions of one test for one test class (``facts``) with local ``variables``."""
 
-    def __init__(self, facts: TestCode, call_helper: CallHelper, not_made: NotMade | None = None):
+    def __init__(
+        self,
+        facts: TestCode,
+        call_helper: CallHelper,
+        not_made: NotMade | None = None,
+        handed_back: HandedBack | None = None,
+    ):
         self.facts, self.call_helper, self.handlers = facts, call_helper, facts.handlers
+        self.handed_back = handed_back
         self.not_made = not_made
 
     def value(self, node: ast.expr, variables: dict[str, object]) -> object:
@@ -229,7 +236,7 @@ class Evaluator:
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
             result = self.call_helper(inherited, arguments, keywords, inherited=True, node=node)
-            self._after_helper(node, self.facts.inherited_definition, inherited, variables)
+            after_helper(node, self.facts.inherited_definition, inherited, variables, self.handed_back)
             return result
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
@@ -246,7 +253,7 @@ class Evaluator:
             result = self.call_helper(
                 func.id, self._arguments(node.args[1:], variables), keywords, module=True, node=node
             )
-            self._after_helper(node, find, func.id, variables, method=False)
+            after_helper(node, find, func.id, variables, self.handed_back, method=False)
             return result
         # the owner of a method is evaluated once: ``self.value(node.func)`` would evaluate it again
         owner = self.value(func.value, variables) if isinstance(func, ast.Attribute) else None
@@ -266,7 +273,7 @@ class Evaluator:
                 reason = arguments[0] if arguments else keywords.get("reason", "")
                 raise Skipped(text(reason), node.lineno)
             result = self.call_helper(function.name, arguments, keywords)
-            self._after_helper(node, self.facts.definition, function.name, variables)
+            after_helper(node, self.facts.definition, function.name, variables, self.handed_back)
             return result
         if isinstance(function, Builtin):
             return self._builtin(function.name, arguments, unknown)
@@ -283,42 +290,8 @@ class Evaluator:
                 return self.value(result.expression, dict(result.bindings))
             if result is not unknown:
                 return result
-        _forget_passed(node, variables)  # nothing models the call: it may change what it is handed
+        forget_passed(node, variables)  # nothing models the call: it may change what it is handed
         return unknown
-
-    @staticmethod
-    def _after_helper(
-        call: ast.Call,
-        find: Callable[[str], ast.FunctionDef | None] | None,
-        name: str,
-        variables: dict[str, object],
-        method: bool = True,
-    ) -> None:
-        """A helper the interpreter runs changes copies of what it is handed: an argument its
-        definition may change (any, when the definition cannot be read) is unknown in the caller
-        after the call. ``method``: ``self`` is not among ``call``'s arguments."""
-        definition = find(name) if find is not None else None
-        if definition is None:
-            _forget_passed(call, variables)
-            return
-        changed = changed_parameters(definition)
-        if not changed:
-            return
-        arguments = definition.args
-        positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)][int(method) :]
-        rest = arguments.vararg.arg if arguments.vararg is not None else None
-        named = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
-        extra = arguments.kwarg.arg if arguments.kwarg is not None else None
-        handed = [
-            (positional[index] if index < len(positional) else rest, argument)
-            for index, argument in enumerate(call.args)
-        ] + [(keyword.arg if keyword.arg in named else extra, keyword.value) for keyword in call.keywords]
-        if any(isinstance(argument, ast.Starred) for argument in call.args):
-            _forget_passed(call, variables)  # which parameter takes what is known only at run time
-            return
-        for parameter, argument in handed:
-            if parameter in changed and isinstance(argument, ast.Name):
-                _forget_variable(argument.id, variables)
 
     def _attribute(self, owner: object, node: ast.Attribute) -> object:
         """``owner.<attribute>`` as :meth:`value` gives it when ``owner`` is the value of ``node.value``."""
@@ -352,23 +325,6 @@ class Evaluator:
             else:
                 arguments.append(self.value(node, variables))
         return arguments
-
-
-def _forget_passed(call: ast.Call, variables: dict[str, object]) -> None:
-    """What ``call`` is handed that it can change in place (a dict, list or set) becomes unknown in
-    every variable holding it. A helper the interpreter runs changes copies: the caller does not see
-    them either."""
-    for name in passed_names(call):
-        _forget_variable(name, variables)
-
-
-def _forget_variable(name: str, variables: dict[str, object]) -> None:
-    """A dict, list or set ``name`` holds becomes unknown, in every variable holding it."""
-    held = variables.get(name)
-    if isinstance(held, CHANGEABLE):
-        for other, value in list(variables.items()):
-            if value is held:
-                variables[other] = Unknown(other)
 
 
 # How :meth:`Evaluator.value` reads each kind of node past a constant, a name and an attribute;

@@ -21,6 +21,7 @@ from model_debugging.skips.interp.effects import (
     relevant_names,
 )
 from model_debugging.skips.interp.expressions import Evaluator, TestCode
+from model_debugging.skips.interp.handed import handed_back
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
 from model_debugging.skips.interp.parameters import bind_parameters
@@ -44,6 +45,7 @@ class _Frame:
     # those and the names bound to one of them (``same = options``): a call handed one may change it
     watched: frozenset[str] = frozenset()
     forks_ended: int = 0  # forks where one path ended (return, continue, ...) and another went on
+    ended_in_fork: bool = False  # a fork where every path ended: the variables are not those it ended with
 
 
 def evaluate_test(
@@ -77,7 +79,8 @@ class _Runner:
     def __init__(self, facts: TestCode, skipping_helpers: frozenset[str]):
         self.facts, self.skipping_helpers = facts, skipping_helpers
         self.depth = 0
-        self.evaluator = Evaluator(facts, self._call_helper)
+        self.evaluator = Evaluator(facts, self._call_helper, handed_back=lambda: self.handed)
+        self.handed: dict[str, object] | None = None  # what the helper just run hands back, if certain
         self.frame = _Frame()
         self.raised = False  # the test itself ended by a raise
 
@@ -91,16 +94,22 @@ class _Runner:
             self.frame,
             _Frame(relevant=relevant, watched=relevant | alias_names(function, relevant)),
         )
+        ended = None
         try:
-            self.block(function.body, variables)
-        except Exit as exit_:
-            self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
-            return exit_.value if exit_.kind == "return" else None
+            try:
+                self.block(function.body, variables)
+            except Exit as exit_:
+                self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
+                ended = exit_
+            frame = self.frame  # what the helper hands back is certain on the only path it could take
+            certain = not (frame.pending or frame.forks_ended or frame.ended_in_fork)
+            returned = certain and (ended is None or ended.kind == "return")
+            self.handed = handed_back(function, variables, frame.relevant) if returned else None
+            return ended.value if ended is not None and ended.kind == "return" else None
         except Skipped as skipped:
             raise self._skip(skipped) from None
         finally:
             self.frame = caller
-        return None
 
     def _skip(self, skipped: Skipped) -> Exception:
         """A skip reached on a path the frame is unsure the test takes is undecided."""
@@ -126,6 +135,7 @@ class _Runner:
             find = self.facts.inherited_definition if inherited else self.facts.definition
             written = f"{'super()' if inherited else 'self'}.{name}(...)"
         definition = find(name) if find is not None else None
+        self.handed = None  # until the helper is run to its end
         if definition is None or arguments is None or self.depth >= MAX_DEPTH:
             if name in self.skipping_helpers:  # a call that may skip and cannot be followed
                 raise Undecided(Doubt(f"{written} may skip"))
@@ -345,6 +355,7 @@ class _Runner:
         if "skip" in kinds:
             raise Undecided(Doubt(condition, dict(variables)))
         if kinds == {"exit"}:
+            self.frame.ended_in_fork = True
             raise outcomes[0][1]
         if "exit" in kinds:
             self.frame.pending.append(Doubt(condition, dict(variables)))

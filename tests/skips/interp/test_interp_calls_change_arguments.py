@@ -1,7 +1,9 @@
 """A dict, list or set handed to a call the interpreter does not model may come back changed: a
 condition on it afterwards is left to the run (undecided), never decided on the value it had
 before. A call the interpreter models (a builtin, a dict's own reading methods) or one handed only
-the items (``**options``) changes nothing."""
+the items (``**options``) changes nothing. A helper the interpreter runs to its end on the one path
+it can take hands back what it made of the dict (when its result reads it: else the statements
+changing it are not run, and the dict is unknown)."""
 
 import pytest
 
@@ -43,6 +45,23 @@ class ModelTesterMixin:
     def _slow_down(self, options):
         options["fast"] = False
 
+    def test_dict_a_helper_keeps(self):
+        options = {"fast": True}
+        self._maybe_slow_down(options, slow=False)
+        if options["fast"]:
+            self.skipTest("fast")
+
+    def test_dict_a_helper_changes(self):
+        options = {"fast": True}
+        self._maybe_slow_down(options, slow=True)
+        if options["fast"]:
+            self.skipTest("fast")
+
+    def _maybe_slow_down(self, options, slow):
+        if slow:
+            options["fast"] = False
+        return options
+
     def test_dict_read_by_a_builtin(self):
         options = {"fast": True}
         size = len(options)
@@ -83,3 +102,8 @@ def test_a_container_handed_to_a_call_may_have_changed(results, test):
 @pytest.mark.parametrize("test", ["test_dict_read_by_a_builtin", "test_items_handed_over"])
 def test_a_call_that_cannot_change_the_container_keeps_it(results, test):
     assert verdicts(results, test)["skipped"] == ["alpha"]
+
+
+def test_a_helper_run_on_one_path_hands_back_what_it_made(results):
+    assert verdicts(results, "test_dict_a_helper_keeps")["skipped"] == ["alpha"]
+    assert verdicts(results, "test_dict_a_helper_changes")["ran"] == ["alpha"]
