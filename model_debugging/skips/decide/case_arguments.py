@@ -15,6 +15,7 @@ import ast
 
 from model_debugging.skips.interp.expressions import Evaluator
 from model_debugging.skips.interp.handlers import Handlers
+from model_debugging.skips.interp.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.interp.values import Unknown
 from model_debugging.skips.parse.ast_nodes import dotted_name
 
@@ -22,16 +23,10 @@ _EXPAND = "parameterized.expand"
 _SCALARS = (str, int, float, bool, type(None))
 
 
-class _ModuleScope:
+class _ModuleScope(NoTestHelpers):
     """What the interpreter reads of a module's top level: no API is modelled, no method is run."""
 
     handlers = Handlers()  # empty: a value of an API is unknown
-    inherited_definition = None
-    module_function = None
-
-    @staticmethod
-    def definition(name: str) -> None:
-        return None
 
 
 def case_arguments(function: ast.FunctionDef, module: ast.Module) -> tuple[tuple[object, ...], ...] | None:
@@ -41,7 +36,7 @@ def case_arguments(function: ast.FunctionDef, module: ast.Module) -> tuple[tuple
     expression = _expand_argument(function)
     if expression is None:
         return None
-    evaluator = Evaluator(_ModuleScope(), _no_helper)
+    evaluator = Evaluator(_ModuleScope(), no_helper)
     parameters = evaluator.value(expression, _module_values(module, function, evaluator))
     if not isinstance(parameters, (list, tuple)) or not _literal(parameters):
         return None
@@ -95,8 +90,3 @@ def _literal(value: object) -> bool:
     if isinstance(value, (tuple, list)):
         return all(_literal(item) for item in value)
     return isinstance(value, _SCALARS)
-
-
-def _no_helper(name: str, *_: object, **__: object) -> object:
-    """``super().<name>(...)`` outside a class: Python raises there; no literal comes of it."""
-    return Unknown(f"super().{name}(...)")

@@ -76,6 +76,13 @@ ARITHMETIC = """
         self.sliding_window = self.sliding_window // 2 if self.use_sliding_window is not None else -1
         super().__post_init__(**kwargs)
 """
+INHERITED = """
+    sliding_window: int | None = 4096
+
+    def __post_init__(self, **kwargs):
+        self.sliding_window = super().window_size()
+        super().__post_init__(**kwargs)
+"""
 # model -> (the configuration's body, what the tester passes)
 CASES = {
     "alpha": (WINDOW.format(guard=""), "use_sliding_window=True"),
@@ -88,6 +95,8 @@ CASES = {
     # Python's operators on the values: 4096 // 2, and -1
     "zeta": (ARITHMETIC, "hidden_size=self.hidden_size"),
     "eta": (ARITHMETIC, "use_sliding_window=None"),
+    # a method the base class runs: left to the run
+    "theta": (INHERITED, "hidden_size=self.hidden_size"),
 }
 
 
@@ -112,6 +121,10 @@ def test_a_value_post_init_computes_from_the_passed_ones_decides_the_skip(result
     found = verdicts(results, "test_sliding_window")
     assert "alpha" in found["skipped"] and "beta" in found["ran"]
     assert "gamma" in found["undecided"]
+
+
+def test_a_value_from_a_method_of_the_base_is_left_to_the_run(results):
+    assert "theta" in verdicts(results, "test_sliding_window")["undecided"]
 
 
 def test_operators_on_the_values_are_computed(results):

@@ -20,6 +20,7 @@ from typing import Protocol
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES
 from model_debugging.skips.interp.expressions import Evaluator
 from model_debugging.skips.interp.handlers import Handlers
+from model_debugging.skips.interp.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.interp.values import ABSENT, UNHANDLED, Builtin, Unknown, python_result
 from model_debugging.skips.models.config.constructor_state import (
     SELF,
@@ -29,7 +30,6 @@ from model_debugging.skips.models.config.constructor_state import (
     State,
     known,
 )
-from model_debugging.skips.models.config.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.records.literals import UNEVALUATED
 
 _TYPES = {"dict": dict, "list": list, "tuple": tuple, "str": str, "int": int, "float": float, "bool": bool}

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from model_debugging.skips.interp.expressions import Evaluator
 from model_debugging.skips.interp.handlers import Handlers
+from model_debugging.skips.interp.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.interp.values import UNHANDLED, Config, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
 from model_debugging.skips.models.config.kwargs import sets_remaining_keywords
-from model_debugging.skips.models.config.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library

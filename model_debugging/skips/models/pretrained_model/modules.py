@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.outside_tests import no_helper
 from model_debugging.skips.interp.truth import known, truth
 from model_debugging.skips.interp.values import ABSENT as NOT_SET
 from model_debugging.skips.interp.values import Config, ModelClass, ModelInstance, ModuleName, Unknown
@@ -280,7 +281,7 @@ def _holds(facts: TestClassFacts, model: ModelInstance, condition: str) -> bool 
         return None  # a name of the constructor (a parameter, a local): not known here
     if any(isinstance(node, ast.Call) for node in ast.walk(tree)):
         return None
-    value = Evaluator(facts, _no_helper).value(tree, {"config": model.config})
+    value = Evaluator(facts, no_helper).value(tree, {"config": model.config})
     return truth(value) if known(value) else None
 
 
@@ -294,10 +295,6 @@ class _SelfCopies(ast.NodeTransformer):
         if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.copies:
             return ast.parse(self.copies[node.attr], mode="eval").body
         return self.generic_visit(node)
-
-
-def _no_helper(*_: object, **__: object) -> object:
-    raise AssertionError("a condition on the configuration calls no helper")
 
 
 def _builds_no_module(callee: str) -> bool:
