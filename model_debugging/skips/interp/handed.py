@@ -12,6 +12,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.effects import changed_parameters, passed_names
+from model_debugging.skips.interp.parameters import positional_parameters
 from model_debugging.skips.interp.values import CHANGEABLE, Unknown
 
 # The values the helper just run ended with in the parameters it may change, where they are
@@ -61,15 +62,15 @@ def handed_back(
 def _parameters_of(
     definition: ast.FunctionDef, call: ast.Call, method: bool
 ) -> list[tuple[str | None, ast.expr]]:
-    """(the parameter that takes it, argument) for each argument of ``call``."""
+    """(the parameter that takes it, argument) for each argument of ``call`` but ``self``."""
     arguments = definition.args
-    positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)][int(method) :]
+    positional, _ = positional_parameters(definition)  # after ``self``
     rest = arguments.vararg.arg if arguments.vararg is not None else None
     named = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
     extra = arguments.kwarg.arg if arguments.kwarg is not None else None
     return [
         (positional[index] if index < len(positional) else rest, argument)
-        for index, argument in enumerate(call.args)
+        for index, argument in enumerate(call.args if method else call.args[1:])
     ] + [(keyword.arg if keyword.arg in named else extra, keyword.value) for keyword in call.keywords]
 
 

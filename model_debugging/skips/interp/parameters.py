@@ -18,7 +18,7 @@ def bind_parameters(
     """``function``'s parameters after ``self``: the ``arguments`` and ``keywords`` a call gives,
     else the default (``evaluate``-d with no variables), else unknown; ``*args`` and ``**kwargs``
     are unknown."""
-    names, defaults = _positional_parameters(function)
+    names, defaults = positional_parameters(function)
     variables: dict[str, object] = {}
     for index, name in enumerate(names):
         if index < len(arguments):
@@ -36,7 +36,7 @@ def bind_parameters(
     return variables
 
 
-def _positional_parameters(function: ast.FunctionDef) -> tuple[list[str], dict[str, ast.expr]]:
+def positional_parameters(function: ast.FunctionDef) -> tuple[list[str], dict[str, ast.expr]]:
     """The positional parameters after ``self`` and their defaults, kept on the node (a common
     helper is called for every test class)."""
     found = getattr(function, "_positional_parameters", None)
