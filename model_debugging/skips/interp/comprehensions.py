@@ -6,6 +6,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.truth import known, truth
+from model_debugging.skips.interp.unpacking import unpacked
 from model_debugging.skips.interp.values import Unknown, python_result
 
 
@@ -28,18 +29,11 @@ def comprehension(
             return True
         generator = node.generators[index]
         iterable = evaluate(generator.iter, scope)
-        target = generator.target
-        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", None)
-        if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)) or not (
-            names and all(isinstance(name, ast.Name) for name in names)
-        ):
+        if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)):
             return False
         for item in iterable:
-            if isinstance(target, ast.Name):
-                inner = {**scope, target.id: item}
-            elif isinstance(item, (tuple, list)) and len(item) == len(names):  # for k, v in d.items()
-                inner = {**scope, **{name.id: value for name, value in zip(names, item, strict=True)}}
-            else:
+            inner = _bound(generator.target, item, scope)
+            if inner is None:
                 return False
             conditions = [evaluate(condition, inner) for condition in generator.ifs]
             if not all(known(condition) for condition in conditions):
@@ -58,3 +52,17 @@ def comprehension(
             else unknown
         )
     return python_result(unknown, set, results) if isinstance(node, ast.SetComp) else results
+
+
+def _bound(target: ast.expr, item: object, scope: dict[str, object]) -> dict[str, object] | None:
+    """``scope`` with the names of ``target`` bound to ``item`` (``for k, v in d.items()``); None
+    when the target is not made of names or the item does not unpack into it."""
+    if isinstance(target, ast.Name):
+        return {**scope, target.id: item}
+    if not isinstance(target, (ast.Tuple, ast.List)) or (items := unpacked(target.elts, item)) is None:
+        return None
+    for element, value in zip(target.elts, items, strict=True):
+        scope = _bound(element.value if isinstance(element, ast.Starred) else element, value, scope)
+        if scope is None:
+            return None
+    return scope

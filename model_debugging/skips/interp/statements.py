@@ -26,6 +26,7 @@ from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
 from model_debugging.skips.interp.parameters import bind_parameters
 from model_debugging.skips.interp.truth import Truth, text, truth_of
+from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
 MAX_DEPTH = 6  # nested helper calls followed
@@ -252,9 +253,8 @@ class _Runner:
         if isinstance(target, ast.Name):
             variables[target.id] = result
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = result if isinstance(result, (tuple, list)) and len(result) == len(target.elts) else None
-            for index, element in enumerate(target.elts):
-                self._bind(element, items[index] if items is not None else Unknown(node=element), variables)
+            for element, item in bindings(target, result):
+                self._bind(element, item, variables)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             # a new dict: branches share the values of their variables
             name, key = target.value.id, self.evaluator.value(target.slice, variables)

@@ -1,5 +1,6 @@
 """The interpreter computes as Python does, or leaves the value to the run: ``in`` and ``==`` on
-containers holding a value only the run knows, ``*items`` in a display, arithmetic on known numbers."""
+containers holding a value only the run knows, ``*items`` in a display and ``*rest`` in a target,
+arithmetic on known numbers."""
 
 import pytest
 
@@ -27,6 +28,17 @@ class ModelTesterMixin:
     def test_arithmetic(self):
         if 3 * 4 // 2 == 6:
             self.skipTest("six")
+
+    def test_starred_target(self):
+        rest = [9]
+        first, *rest = (1, 2)
+        if rest == [2]:
+            self.skipTest("the rest")
+
+    def test_starred_comprehension_target(self):
+        heads = [head for head, *_ in [(1, 2, 3), (4,)]]
+        if heads == [1, 4]:
+            self.skipTest("heads")
 """
 
 
@@ -39,7 +51,10 @@ def results(make_repo, scan):
     return scan(write_tree(make_repo(files), LIBRARY))
 
 
-@pytest.mark.parametrize("test", ["test_unpacked_display", "test_arithmetic"])
+@pytest.mark.parametrize(
+    "test",
+    ["test_unpacked_display", "test_arithmetic", "test_starred_target", "test_starred_comprehension_target"],
+)
 def test_what_python_decides_is_decided(results, test):
     assert verdicts(results, test) == {"ran": [], "skipped": ["alpha"], "undecided": []}
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
 from model_debugging.skips.models.config.constructor_definitions import function_of, method_of
@@ -390,8 +391,5 @@ class ConstructedConfig:
         elif isinstance(target, ast.Subscript) and isinstance(owner, (list, dict)):
             state.changed(owner)  # ``self.id2label[0] = ...``
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = value if isinstance(value, (tuple, list)) and len(value) == len(target.elts) else None
-            for position, element in enumerate(target.elts):
-                self._bind(
-                    element, items[position] if items is not None else Unknown(node=element), state, evaluate
-                )
+            for element, item in bindings(target, value):
+                self._bind(element, item, state, evaluate)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from model_debugging.skips.interp.expressions import Evaluator
 from model_debugging.skips.interp.outcome import Exit
 from model_debugging.skips.interp.statements import MAX_DEPTH
+from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Skipped, Tensor, Unknown
 from model_debugging.skips.models.tester import tensors as tester_tensors
 from model_debugging.skips.models.tester.parameters import (
@@ -316,7 +317,8 @@ class TesterReader:
         if isinstance(target, ast.Name):
             frame.variables[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            self._unpack(target.elts, value, frame)
+            for element, item in bindings(target, value):
+                self._bind(element, item, frame)
         elif (
             isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)
@@ -344,20 +346,6 @@ class TesterReader:
             self.changed(
                 target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else target, frame
             )
-
-    def _unpack(self, targets: list[ast.expr], value: object, frame: Frame) -> None:
-        starred = [index for index, target in enumerate(targets) if isinstance(target, ast.Starred)]
-        items = list(value) if isinstance(value, (tuple, list)) else None
-        if items is not None and starred:
-            at, after = starred[0], len(targets) - starred[0] - 1
-            if len(items) < len(targets) - 1:
-                items = None
-            else:
-                items = [*items[:at], items[at : len(items) - after], *items[len(items) - after :]]
-        if items is None or len(items) != len(targets):
-            items = [Unknown(node=target) for target in targets]
-        for target, item in zip(targets, items, strict=True):
-            self._bind(target.value if isinstance(target, ast.Starred) else target, item, frame)
 
     def _delete(self, target: ast.expr, frame: Frame) -> None:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
