@@ -2,7 +2,7 @@
 
 What the interpreter answers without asking a model: a number's or a string's attributes, the
 methods of strings, dicts and sets, ``item in container`` for literals, ``len`` / ``any`` / ``all`` /
-``sorted`` ... of known values, and the modules ``inspect`` and ``re``. Each function gives
+``sorted`` / ``range`` ... of known values, and the modules ``inspect`` and ``re``. Each function gives
 :data:`~model_debugging.skips.interp.handlers.UNHANDLED` for a value that is not its own.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import re
 
+from model_debugging.skips.interp.iteration import RANGE_LENGTH
 from model_debugging.skips.interp.truth import known, truth, wholly_known
 from model_debugging.skips.interp.values import (
     UNHANDLED,
@@ -26,10 +27,10 @@ from model_debugging.skips.interp.values import (
 BUILTIN_NAMES = frozenset(
     {
         "len", "any", "all", "set", "list", "tuple", "hasattr", "getattr", "get_values", "sorted", "str",
-        "bool", "int", "open", "isinstance", "inspect", "re",
+        "bool", "int", "open", "isinstance", "inspect", "re", "range",
     }
 )  # fmt: skip
-PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset)
+PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split", "replace"}
 _PLAIN_FUNCTIONS = {
     "int": int, "len": len, "any": any, "all": all, "set": set, "list": list, "tuple": tuple,
@@ -80,7 +81,7 @@ def python_contains(container: object, item: object) -> bool | None:
         return None
     if isinstance(container, Parameters):
         return item in container.names if isinstance(item, str) else None
-    if isinstance(container, (list, tuple, set, frozenset, dict, str)):
+    if isinstance(container, (list, tuple, set, frozenset, dict, str, range)):
         if isinstance(container, str) and not isinstance(item, str):
             return None
         if isinstance(item, (ModelClass, ConfigClass)):  # a class is found by identity
@@ -106,6 +107,11 @@ def python_builtin(name: str, arguments: list[object], unknown: Unknown) -> obje
     if arguments and isinstance(arguments[0], Parameters) and name in ("set", "list", "tuple"):
         return {"set": set, "list": list, "tuple": tuple}[name](arguments[0].names)
     if not arguments or not all(known(argument) for argument in arguments):
+        return unknown
+    if name == "range":
+        if 1 <= len(arguments) <= 3 and all(type(argument) is int for argument in arguments):
+            found = python_result(unknown, range, *arguments)  # a step of 0 raises
+            return found if not isinstance(found, range) or len(found) <= RANGE_LENGTH else unknown
         return unknown
     if name in ("any", "all") and isinstance(arguments[0], (list, tuple)):
         decisive = name == "any"  # a true item decides any(), a false one all()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from model_debugging.skips.interp.iteration import ITERABLE
 from model_debugging.skips.interp.truth import known, truth
 from model_debugging.skips.interp.unpacking import unpacked
 from model_debugging.skips.interp.values import Unknown, python_result
@@ -29,7 +30,7 @@ def comprehension(
             return True
         generator = node.generators[index]
         iterable = evaluate(generator.iter, scope)
-        if not isinstance(iterable, (list, tuple, set, frozenset, str, dict)):
+        if not isinstance(iterable, ITERABLE):
             return False
         for item in iterable:
             inner = _bound(generator.target, item, scope)

@@ -22,6 +22,7 @@ from model_debugging.skips.interp.effects import (
 )
 from model_debugging.skips.interp.expressions import Evaluator, TestCode
 from model_debugging.skips.interp.handed import handed_back
+from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
 from model_debugging.skips.interp.parameters import bind_parameters
@@ -30,7 +31,6 @@ from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
 MAX_DEPTH = 6  # nested helper calls followed
-_MAX_ITERATIONS = 64  # a known iterable longer than this is treated as unknown
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
 _BLOCKS = frozenset({ast.For, ast.While, ast.With, ast.Try})  # run only when they may matter
@@ -364,27 +364,23 @@ class _Runner:
         merge_branches(variables, going_on)
 
     def _loop(self, node: ast.For | ast.While, variables: dict[str, object]) -> None:
-        iterable = self.evaluator.value(node.iter, variables) if isinstance(node, ast.For) else None
-        known = (
-            isinstance(iterable, (list, tuple, set, frozenset, dict, str))
-            and len(iterable) <= _MAX_ITERATIONS
-        )
-        if not known:
+        items = loop_items(self.evaluator.value(node.iter, variables)) if isinstance(node, ast.For) else None
+        if items is None:
             if isinstance(node, ast.For):
                 self._bind(node.target, Unknown(node=node.target), variables)
             self._fork(node, [node.body, []], variables)
             return
         ended_before = self.frame.forks_ended
         try:
-            self._iterate(node, iterable, variables)
+            self._iterate(node, items, variables)
         finally:
             if self.frame.forks_ended != ended_before:
                 # some iteration may have left early: what the body assigns is known only at run time
                 for name in effects(node, self.skipping_helpers).names:
                     variables[name] = Unknown(name)
 
-    def _iterate(self, node: ast.For, iterable: object, variables: dict[str, object]) -> None:
-        for item in iterable:
+    def _iterate(self, node: ast.For, items: list[object], variables: dict[str, object]) -> None:
+        for item in items:
             self._bind(node.target, item, variables)
             try:
                 self.block(node.body, variables)

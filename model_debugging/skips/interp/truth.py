@@ -20,7 +20,7 @@ from model_debugging.skips.interp.values import (
 )
 from model_debugging.skips.records.literals import unevaluated
 
-_PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set)
+_PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 

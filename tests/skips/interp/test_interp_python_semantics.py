@@ -1,6 +1,6 @@
 """The interpreter computes as Python does, or leaves the value to the run: ``in`` and ``==`` on
 containers holding a value only the run knows, ``*items`` in a display and ``*rest`` in a target,
-arithmetic on known numbers."""
+arithmetic on known numbers, loops over ``range``."""
 
 import pytest
 
@@ -35,6 +35,20 @@ class ModelTesterMixin:
         if rest == [2]:
             self.skipTest("the rest")
 
+    def test_range_loop(self):
+        found = None
+        for index in range(2, 5):
+            found = index
+        if found == 4 and 3 in range(5) and len(range(0, 10, 5)) == 2:
+            self.skipTest("four")
+
+    def test_unknown_range_loop(self):
+        found = None
+        for index in range(undefined_helper()):
+            found = index
+        if found is None:
+            self.skipTest("perhaps")
+
     def test_starred_comprehension_target(self):
         heads = [head for head, *_ in [(1, 2, 3), (4,)]]
         if heads == [1, 4]:
@@ -53,13 +67,21 @@ def results(make_repo, scan):
 
 @pytest.mark.parametrize(
     "test",
-    ["test_unpacked_display", "test_arithmetic", "test_starred_target", "test_starred_comprehension_target"],
+    [
+        "test_unpacked_display",
+        "test_arithmetic",
+        "test_starred_target",
+        "test_starred_comprehension_target",
+        "test_range_loop",
+    ],
 )
 def test_what_python_decides_is_decided(results, test):
     assert verdicts(results, test) == {"ran": [], "skipped": ["alpha"], "undecided": []}
 
 
-@pytest.mark.parametrize("test", ["test_in_unknown_item", "test_equal_unknown_item"])
+@pytest.mark.parametrize(
+    "test", ["test_in_unknown_item", "test_equal_unknown_item", "test_unknown_range_loop"]
+)
 def test_a_value_only_the_run_knows_leaves_the_comparison_to_the_run(results, test):
     """An item only the run knows may be equal to the other side."""
     assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}

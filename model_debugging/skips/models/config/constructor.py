@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
@@ -276,8 +277,6 @@ class ConstructedConfig:
 
     def _loop(self, node: ast.For, state: State, index: int, path: str, evaluate) -> Flow:
         iterable = evaluate(node.iter)
-        if isinstance(iterable, dict):  # a loop over a dict goes over its keys
-            iterable = list(iterable)
         if isinstance(iterable, Items) and self._keeps_keywords(node):
             state.rest = iterable.keywords.copy()
             for name in list(state.attributes):  # a keyword of that name is set over it
@@ -286,10 +285,11 @@ class ConstructedConfig:
                     state.attributes[name] = kept
             return [state], []
         jumps = any(isinstance(inner, (ast.Break, ast.Continue)) for inner in ast.walk(node))
-        if jumps or node.orelse or not isinstance(iterable, (list, tuple)):
+        items = loop_items(iterable)
+        if jumps or node.orelse or items is None:
             return self._havoc(node, state)
         running, returned = [state], []
-        for item in iterable:
+        for item in items:
             following = []
             for current in running:
                 self._bind(node.target, item, current, evaluate)

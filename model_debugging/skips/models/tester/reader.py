@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.outcome import Exit
 from model_debugging.skips.interp.statements import MAX_DEPTH
 from model_debugging.skips.interp.unpacking import bindings
@@ -37,8 +38,6 @@ from model_debugging.skips.models.tester.values import (
     ModuleFunction,
     TesterConfig,
 )
-
-_MAX_ITERATIONS = 256  # a longer loop over known items is read as opaque
 
 
 class TesterReader:
@@ -245,20 +244,12 @@ class TesterReader:
             frame.self_values[name] = values[0] if _same(*values) else Unknown(name)
 
     def _iterated(self, node: ast.expr, frame: Frame) -> list[object] | None:
-        """The items of a loop's iterable when known: ``range(<ints>)``, a literal tuple or list, or
-        a variable holding one (at most :data:`_MAX_ITERATIONS` items)."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
-            bounds = [self.value(argument, frame) for argument in node.args]
-            if node.keywords or not 1 <= len(bounds) <= 3 or any(type(bound) is not int for bound in bounds):
-                return None
-            items: object = list(range(*bounds))
-        elif isinstance(node, (ast.Name, ast.Tuple, ast.List)):
-            items = self.value(node, frame)
-        else:
+        """The items of a loop's iterable when known (see :func:`loop_items`): ``range(...)``, a
+        literal tuple or list, or a variable holding a known iterable."""
+        ranged = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+        if not ranged and not isinstance(node, (ast.Name, ast.Tuple, ast.List)):
             return None
-        if not isinstance(items, (tuple, list)) or len(items) > _MAX_ITERATIONS:
-            return None
-        return list(items)
+        return loop_items(self.value(node, frame))
 
     def _unrolled(self, node: ast.For, items: list[object], frame: Frame) -> None:
         """A loop over known items, run once per item (``break``, ``continue`` and ``else`` as Python
