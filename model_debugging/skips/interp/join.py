@@ -12,6 +12,13 @@ from model_debugging.skips.interp.values import Config, Unknown
 _UNSET = object()  # a variable, or a configuration value, one branch did not set
 
 
+def agreed(values: list[object]) -> bool:
+    """Whether the paths left one value: equal and of one type (``1`` and ``True`` are equal, but a
+    later ``is True`` or ``isinstance`` tells them apart)."""
+    first = values[0]
+    return all(type(value) is type(first) and value == first for value in values[1:])
+
+
 def merge_branches(variables: dict[str, object], scopes: list[dict[str, object]]) -> None:
     """After a fork, a variable the branches left with different values is unknown."""
     if not scopes:
@@ -26,7 +33,7 @@ def merge_branches(variables: dict[str, object], scopes: list[dict[str, object]]
             continue
         values = [scope[name] if name in scope else Unknown(name) for scope in scopes]
         first = values[0]
-        if all(value == first for value in values[1:]):
+        if agreed(values):
             variables[name] = first
         elif all(isinstance(value, Config) and value.info is first.info for value in values):
             variables[name] = _merged_config(values)

@@ -256,6 +256,18 @@ LOOPED = """
         inputs_dict.update({"attention_mask": MASK})
         return config, inputs_dict
 """
+# a condition on a float the tester holds: Python's truth decides it (0.1 is true)
+TESTERS["lamed"] = (
+    """
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, input_mask = self.prepare_config_and_inputs()
+        dropout = 0.1
+        if dropout:
+            config.is_decoder = True
+        return config, {"input_ids": input_ids, "attention_mask": input_mask}
+""",
+    "",
+)
 TESTERS["resh"] = (LOOPED.replace("MASK", "torch.tril(torch.ones(13, 7))"), "")
 TESTERS["shin"] = (LOOPED.replace("MASK", "torch.ones(13, 7)"), "")
 
@@ -479,7 +491,7 @@ def test_what_the_tester_sets_on_its_configuration_is_seen_by_the_test(results):
     itself; lambda hands the configuration to a function it does not define (it may change it); the
     others return it as get_config() built it."""
     found = verdicts(results, "test_decoder")
-    assert {"kappa", "mu"} <= set(found["ran"]) and "alpha" in found["skipped"]
+    assert {"kappa", "mu", "lamed"} <= set(found["ran"]) and "alpha" in found["skipped"]
     assert "lambda" in found["undecided"]
     # xi's get_config(is_decoder=True) is read at its default; omicron calls it with False
     assert "xi" in found["ran"] and "omicron" in found["undecided"]

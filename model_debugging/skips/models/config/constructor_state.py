@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from model_debugging.skips.interp.join import agreed
 from model_debugging.skips.interp.values import ABSENT, Unknown
 from model_debugging.skips.records.literals import unevaluated
 
@@ -44,8 +45,7 @@ def holds(value: object, part: object) -> bool:
 
 
 def same(values: list[object]) -> bool:
-    first = values[0]
-    return known(first) and all(type(value) is type(first) and value == first for value in values)
+    return known(values[0]) and agreed(values)
 
 
 class Keywords:

@@ -17,8 +17,10 @@ from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import Evaluator
 from model_debugging.skips.interp.iteration import loop_items
+from model_debugging.skips.interp.join import agreed
 from model_debugging.skips.interp.outcome import Exit
 from model_debugging.skips.interp.statements import MAX_DEPTH
+from model_debugging.skips.interp.truth import Truth, truth_of
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Skipped, Tensor, Unknown
 from model_debugging.skips.models.tester import tensors as tester_tensors
@@ -222,11 +224,9 @@ class TesterReader:
             raise GiveUp  # try, with, assert, nested definitions: not followed
 
     def _if(self, node: ast.If, frame: Frame) -> None:
-        test = self.value(node.test, frame)
-        if not isinstance(test, Unknown) and isinstance(
-            test, (bool, int, str, type(None), tuple, list, dict)
-        ):
-            self.block(node.body if test else node.orelse, frame)
+        found = truth_of(self.value(node.test, frame))
+        if found is not Truth.TRUTH_VALUE_UNKNOWN:
+            self.block(node.body if found is Truth.ALWAYS_TRUE else node.orelse, frame)
             return
         branches = []
         for statements in (node.body, node.orelse):
@@ -238,10 +238,10 @@ class TesterReader:
             branches.append(branch)
         for name in {*branches[0].variables, *branches[1].variables}:
             values = [branch.variables.get(name, ABSENT) for branch in branches]
-            frame.variables[name] = values[0] if _same(*values) else Unknown(name)
+            frame.variables[name] = values[0] if agreed(values) else Unknown(name)
         for name in {*branches[0].self_values, *branches[1].self_values}:
             values = [branch.self_values.get(name, ABSENT) for branch in branches]
-            frame.self_values[name] = values[0] if _same(*values) else Unknown(name)
+            frame.self_values[name] = values[0] if agreed(values) else Unknown(name)
 
     def _iterated(self, node: ast.expr, frame: Frame) -> list[object] | None:
         """The items of a loop's iterable when known (see :func:`loop_items`): ``range(...)``, a
@@ -373,7 +373,3 @@ def _replace_everywhere(frame: Frame, old: Tensor, new: Tensor) -> None:
 
     for name, value in list(frame.variables.items()):
         frame.variables[name] = swap(value)
-
-
-def _same(one: object, other: object) -> bool:
-    return bool(one == other)
