@@ -12,8 +12,8 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.effects import changed_parameters, passed_names
-from model_debugging.skips.interp.parameters import positional_parameters
 from model_debugging.skips.interp.values import CHANGEABLE, Unknown
+from model_debugging.skips.parse.signatures import signature
 
 # The values the helper just run ended with in the parameters it may change, where they are
 # certain (None: nothing certain, or no helper was run).
@@ -63,15 +63,12 @@ def _parameters_of(
     definition: ast.FunctionDef, call: ast.Call, method: bool
 ) -> list[tuple[str | None, ast.expr]]:
     """(the parameter that takes it, argument) for each argument of ``call`` but ``self``."""
-    arguments = definition.args
-    positional, _ = positional_parameters(definition)  # after ``self``
-    rest = arguments.vararg.arg if arguments.vararg is not None else None
-    named = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
-    extra = arguments.kwarg.arg if arguments.kwarg is not None else None
+    found = signature(definition)  # positional parameters after ``self``
+    positional, named = found.positional, set(found.names)
     return [
-        (positional[index] if index < len(positional) else rest, argument)
+        (positional[index] if index < len(positional) else found.varargs, argument)
         for index, argument in enumerate(call.args if method else call.args[1:])
-    ] + [(keyword.arg if keyword.arg in named else extra, keyword.value) for keyword in call.keywords]
+    ] + [(keyword.arg if keyword.arg in named else found.kwargs, keyword.value) for keyword in call.keywords]
 
 
 def _replace(name: str, variables: dict[str, object], value: object | None) -> None:

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.values import Unknown
+from model_debugging.skips.parse.signatures import signature
 
 
 def bind_parameters(
@@ -18,32 +19,17 @@ def bind_parameters(
     """``function``'s parameters after ``self``: the ``arguments`` and ``keywords`` a call gives,
     else the default (``evaluate``-d with no variables), else unknown; ``*args`` and ``**kwargs``
     are unknown."""
-    names, defaults = positional_parameters(function)
+    found = signature(function)
     variables: dict[str, object] = {}
-    for index, name in enumerate(names):
-        if index < len(arguments):
+    for index, name in enumerate(found.names):
+        if index < len(arguments) and index < len(found.positional):
             variables[name] = arguments[index]
         elif name in keywords:
             variables[name] = keywords[name]
         else:
-            default = defaults.get(name)
+            default = found.defaults.get(name)
             variables[name] = evaluate(default, {}) if default is not None else Unknown(name)
-    for argument in function.args.kwonlyargs:
-        variables[argument.arg] = keywords.get(argument.arg, Unknown(argument.arg))
-    for extra in (function.args.vararg, function.args.kwarg):
+    for extra in (found.varargs, found.kwargs):
         if extra is not None:
-            variables[extra.arg] = Unknown(extra.arg)
+            variables[extra] = Unknown(extra)
     return variables
-
-
-def positional_parameters(function: ast.FunctionDef) -> tuple[list[str], dict[str, ast.expr]]:
-    """The positional parameters after ``self`` and their defaults, kept on the node (a common
-    helper is called for every test class)."""
-    found = getattr(function, "_positional_parameters", None)
-    if found is None:
-        names = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)][1:]
-        defaults = dict(
-            zip(names[len(names) - len(function.args.defaults) :], function.args.defaults, strict=False)
-        )
-        found = function._positional_parameters = (names, defaults)  # type: ignore[attr-defined]
-    return found

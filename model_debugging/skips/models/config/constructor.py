@@ -41,6 +41,7 @@ from model_debugging.skips.models.config.constructor_state import (
     known,
     same,
 )
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -176,36 +177,22 @@ class ConstructedConfig:
         self, function: ast.FunctionDef, arguments: list[object], keywords: Keywords, method: bool, index: int, path: str
     ) -> dict[str, object]:  # fmt: skip
         bound: dict[str, object] = {}
-        arguments_of = function.args
-        positional = [*arguments_of.posonlyargs, *arguments_of.args]
-        if method and positional:
-            bound[positional[0].arg] = SELF
-            positional = positional[1:]
-        names = [parameter.arg for parameter in positional]
-        defaults = dict(
-            zip(names[len(names) - len(arguments_of.defaults) :], arguments_of.defaults, strict=True)
-        )
-        defaults.update(
-            {
-                item.arg: value
-                for item, value in zip(arguments_of.kwonlyargs, arguments_of.kw_defaults, strict=True)
-                if value
-            }
-        )
+        found = signature(function, method)
+        if found.receiver is not None:
+            bound[found.receiver] = SELF
         given = list(arguments)
-        for name in [*names, *(item.arg for item in arguments_of.kwonlyargs)]:
-            value = given.pop(0) if given and name in names else keywords.look(name, take=True)
+        for name in found.names:
+            value = given.pop(0) if given and name in found.positional else keywords.look(name, take=True)
             if value is ABSENT:
+                default = found.defaults.get(name)
                 value = (
-                    self._expression(defaults[name], State(), index, path)
-                    if name in defaults
-                    else Unknown(name)
+                    self._expression(default, State(), index, path) if default is not None else Unknown(name)
                 )
             bound[name] = value
-        if arguments_of.vararg is not None:
-            bound[arguments_of.vararg.arg] = Unknown(arguments_of.vararg.arg)
-        if arguments_of.kwarg is not None:
-            bound[arguments_of.kwarg.arg] = keywords
+        if found.varargs is not None:
+            bound[found.varargs] = Unknown(found.varargs)
+        if found.kwargs is not None:
+            bound[found.kwargs] = keywords
         return bound
 
     # -- statements ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import ast
 from collections.abc import Callable
 from typing import TypeVar
 
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -262,16 +263,8 @@ def _literal_default(
     function = library.fact(_method_node, path, owner, line, method)
     if function is None:
         return None
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [
-        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
-        *((item, default) for item, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)),
-    ]
-    for argument, default in pairs:
-        if argument.arg == parameter and isinstance(default, ast.Constant):
-            return default.value
-    return None
+    default = signature(function, method=False).defaults.get(parameter)
+    return default.value if isinstance(default, ast.Constant) else None
 
 
 def method_definition(library: Library, info: LibraryClass, name: str) -> ast.FunctionDef | None:

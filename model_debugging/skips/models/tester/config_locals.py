@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import copy
 
+from model_debugging.skips.parse.signatures import signature
+
 
 def built_then_set(function: ast.FunctionDef) -> tuple[ast.Call, dict[str, ast.expr]] | None:
     """``config = XConfig(...)`` then only ``config.<name> = value`` before ``return config``: the
@@ -41,13 +43,8 @@ def literal_defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
     """Parameters with a literal default, read as that default: the scanner calls ``get_config()``
     without arguments, and a call with other values leaves the configuration unknown
     (the tester reader's ``default_call``)."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [
-        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
-        *((item, default) for item, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)),
-    ]
-    return {item.arg: default for item, default in pairs if isinstance(default, ast.Constant)}
+    defaults = signature(function, method=False).defaults
+    return {name: default for name, default in defaults.items() if isinstance(default, ast.Constant)}
 
 
 def single_assignments(function: ast.FunctionDef) -> dict[str, ast.expr]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.interp.values import Unknown
+from model_debugging.skips.parse.signatures import signature
 
 
 class GiveUp(Exception):  # noqa: N818 - control flow
@@ -43,32 +44,23 @@ def bind_parameters(
 ) -> dict[str, object]:
     """The parameters of a tester method (``method``) or function: passed values, else literal
     defaults, else unknown."""
-    positional = [item.arg for item in (*function.args.posonlyargs, *function.args.args)][int(method) :]
-    defaults = dict(
-        zip(positional[len(positional) - len(function.args.defaults) :], function.args.defaults, strict=True)
-    )
-    defaults.update(
-        (item.arg, default)
-        for item, default in zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True)
-        if default
-    )
-    variables: dict[str, object] = {}
-    names = [*positional, *(item.arg for item in function.args.kwonlyargs)]
-    if len(arguments) > len(positional) or not set(keywords) <= set(names):
+    found = signature(function, method)
+    if len(arguments) > len(found.positional) or not set(keywords) <= set(found.names):
         raise GiveUp  # a call the method does not accept (or takes through **kwargs)
-    for index, name in enumerate(names):
-        if index < len(arguments) and name in positional:
+    variables: dict[str, object] = {}
+    for index, name in enumerate(found.names):
+        if index < len(arguments):
             variables[name] = arguments[index]
         elif name in keywords:
             variables[name] = keywords[name]
-        elif name in defaults:
+        elif name in found.defaults:
             try:
-                variables[name] = ast.literal_eval(defaults[name])
+                variables[name] = ast.literal_eval(found.defaults[name])
             except (ValueError, TypeError, SyntaxError):
                 variables[name] = Unknown(name)
         else:
             raise GiveUp  # a required argument missing: the call fails
-    for extra in (function.args.vararg, function.args.kwarg):
+    for extra in (found.varargs, found.kwargs):
         if extra is not None:
-            variables[extra.arg] = Unknown(extra.arg)
+            variables[extra] = Unknown(extra)
     return variables

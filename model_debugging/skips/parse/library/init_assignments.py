@@ -7,6 +7,7 @@ import ast
 from model_debugging.skips.parse.ast_nodes import self_attribute
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 from model_debugging.skips.parse.library.values import value_of
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import (
     ClassName,
     Value,
@@ -20,22 +21,7 @@ def init_assignments(
     """``self.x = <parameter with a literal default>`` / ``self.x = <literal>`` at the top level of
     ``__init__``, and the names of every other ``self.x = ...`` anywhere in it (decided at run time);
     ``nodes`` are those of ``function``."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    defaults: dict[str, ast.expr] = dict(
-        zip(
-            [arg.arg for arg in positional[len(positional) - len(arguments.defaults) :]],
-            arguments.defaults,
-            strict=True,
-        )
-    )
-    defaults.update(
-        {
-            arg.arg: default
-            for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-            if default is not None
-        }
-    )
+    defaults = signature(function, method=False).defaults
     decided: list[tuple[str, Value]] = []
     top_level = set()
     as_set: list[str] = []
