@@ -52,6 +52,29 @@ _BINARY = {
 }  # fmt: skip
 _OPERANDS = (int, float, str, tuple, list)  # the values binary operators are computed on
 
+
+def augmented(node: ast.AugAssign, value: Callable[[ast.expr], object]) -> object:
+    """What ``name op= v`` makes of the value ``name`` holds (``value`` gives an expression's value):
+    Python's result for a number, a string or a tuple (a new object) and for a list extended by a
+    known list or tuple (the same list changed in place: the runner gives the result to every
+    variable holding it); unknown otherwise."""
+    unknown = Unknown(node=node.target)
+    operation = _BINARY.get(type(node.op))
+    if operation is None or not isinstance(node.target, ast.Name):
+        return unknown
+    current = value(node.target)
+    if isinstance(current, (dict, set)) or not isinstance(current, _OPERANDS):
+        return unknown
+    right = value(node.value)
+    if isinstance(current, list):
+        return (
+            [*current, *right]
+            if isinstance(node.op, ast.Add) and isinstance(right, (list, tuple))
+            else unknown
+        )
+    return python_result(unknown, operation, current, right) if isinstance(right, _OPERANDS) else unknown
+
+
 # Calls a helper statement evaluates, or raises Skipped: (name, arguments (None: a ``*`` argument not
 # a known sequence), keywords, inherited=False, module=False, node=<the ast.Call>) -> value
 CallHelper = Callable[..., object]

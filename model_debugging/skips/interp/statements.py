@@ -20,7 +20,7 @@ from model_debugging.skips.interp.effects import (
     mutated_names,
     relevant_names,
 )
-from model_debugging.skips.interp.expressions import Evaluator, TestCode
+from model_debugging.skips.interp.expressions import Evaluator, TestCode, augmented
 from model_debugging.skips.interp.handed import handed_back
 from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.join import merge_branches
@@ -182,7 +182,14 @@ class _Runner:
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._bind(node.target, value(node.value, variables), variables)
             elif isinstance(node, ast.AugAssign):
-                self._bind(node.target, Unknown(node=node.target), variables)
+                held = variables.get(node.target.id) if isinstance(node.target, ast.Name) else None
+                result = augmented(node, lambda part: value(part, variables))
+                if isinstance(held, CHANGEABLE):  # changed in place, seen by every variable holding it
+                    for name, current in list(variables.items()):
+                        if current is held:
+                            variables[name] = Unknown(name) if isinstance(result, Unknown) else result
+                else:
+                    self._bind(node.target, result, variables)
             elif isinstance(node, (ast.For, ast.While)):
                 self._loop(node, variables)
             elif isinstance(node, (ast.With, ast.Try)):

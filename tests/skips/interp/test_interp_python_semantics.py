@@ -35,6 +35,21 @@ class ModelTesterMixin:
         if rest == [2]:
             self.skipTest("the rest")
 
+    def test_augmented_assignment(self):
+        count, label, layers = 1, "a", [1]
+        count += 2
+        label += "b"
+        layers += (2,)
+        if count == 3 and label == "ab" and layers == [1, 2]:
+            self.skipTest("three")
+
+    def test_list_extended_in_place(self):
+        first = [1]
+        same = first
+        first += [2]
+        if len(same) == 1:
+            self.skipTest("never: the list both names hold has two items")
+
     def test_range_loop(self):
         found = None
         for index in range(2, 5):
@@ -73,6 +88,7 @@ def results(make_repo, scan):
         "test_starred_target",
         "test_starred_comprehension_target",
         "test_range_loop",
+        "test_augmented_assignment",
     ],
 )
 def test_what_python_decides_is_decided(results, test):
@@ -85,3 +101,11 @@ def test_what_python_decides_is_decided(results, test):
 def test_a_value_only_the_run_knows_leaves_the_comparison_to_the_run(results, test):
     """An item only the run knows may be equal to the other side."""
     assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}
+
+
+def test_a_list_changed_in_place_is_seen_by_every_name_holding_it(results):
+    assert verdicts(results, "test_list_extended_in_place") == {
+        "ran": ["alpha"],
+        "skipped": [],
+        "undecided": [],
+    }

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from model_debugging.skips.interp.expressions import augmented
 from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Unknown
@@ -222,9 +223,11 @@ class ConstructedConfig:
                 self._bind(target, value, state, evaluate)
         elif isinstance(node, ast.AugAssign):
             current = evaluate(node.target)
-            if isinstance(current, (list, dict)):  # += on a list changes it in place
+            if isinstance(current, (list, dict, set)):  # += on a list changes it in place
                 state.changed(current)
-            self._bind(node.target, Unknown(node=node.target), state, evaluate)
+                self._bind(node.target, Unknown(node=node.target), state, evaluate)
+            else:
+                self._bind(node.target, augmented(node, evaluate), state, evaluate)
         elif isinstance(node, ast.Expr):
             evaluate(node.value)
         elif isinstance(node, ast.Return):

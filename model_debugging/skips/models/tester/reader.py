@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from model_debugging.skips.interp.expressions import Evaluator
+from model_debugging.skips.interp.expressions import Evaluator, augmented
 from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.join import agreed
 from model_debugging.skips.interp.outcome import Exit
@@ -199,7 +199,11 @@ class TesterReader:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 self._bind(target, value, frame)
         elif isinstance(node, ast.AugAssign):
-            self._bind(node.target, Unknown(node=node.target), frame)
+            held = frame.variables.get(node.target.id) if isinstance(node.target, ast.Name) else None
+            if isinstance(held, (list, dict, set)):
+                self.changed(node.target, frame)  # changed in place, for whatever else holds it
+            else:
+                self._bind(node.target, augmented(node, lambda part: self.value(part, frame)), frame)
         elif isinstance(node, ast.Expr):
             self.value(node.value, frame)
         elif isinstance(node, ast.Return):
