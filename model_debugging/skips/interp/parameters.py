@@ -9,6 +9,8 @@ from collections.abc import Callable
 from model_debugging.skips.interp.values import Unknown
 from model_debugging.skips.parse.signatures import signature
 
+MAX_DEPTH = 6  # nested calls a runner follows (the test's helpers, the tester's, the constructors')
+
 
 def bind_parameters(
     function: ast.FunctionDef,

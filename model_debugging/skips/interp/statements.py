@@ -25,12 +25,11 @@ from model_debugging.skips.interp.handed import handed_back
 from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
-from model_debugging.skips.interp.parameters import bind_parameters
+from model_debugging.skips.interp.parameters import MAX_DEPTH, bind_parameters
 from model_debugging.skips.interp.truth import Truth, text, truth_of
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skipped, Unknown
 
-MAX_DEPTH = 6  # nested helper calls followed
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
 _BLOCKS = frozenset({ast.For, ast.While, ast.With, ast.Try})  # run only when they may matter

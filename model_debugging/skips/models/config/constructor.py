@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import augmented
 from model_debugging.skips.interp.iteration import loop_items
+from model_debugging.skips.interp.parameters import MAX_DEPTH
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
@@ -48,7 +49,6 @@ from model_debugging.skips.resolve.library import Library
 
 _READERS = frozenset({"getattr", "hasattr", "isinstance", "len", "repr", "str", "type", "print", "id"})
 NOT_RUN = object()  # the constructors could not be run: the caller keeps its answer
-_MAX_DEPTH = 8
 
 
 class ConstructedConfig:
@@ -157,7 +157,7 @@ class ConstructedConfig:
     ) -> tuple[State, object]:  # fmt: skip
         """Run ``function`` (of the class at ``index`` of the MRO; with ``method``, ``self`` first):
         the state after it, with its caller's variables, and the value it returns."""
-        if self.depth >= _MAX_DEPTH:
+        if self.depth >= MAX_DEPTH:
             raise Stop
         frame = State(caller.attributes, {}, caller.wild, caller.rest)
         frame.variables.update(self._parameters(function, arguments, keywords, method, index, path))

@@ -19,7 +19,7 @@ from model_debugging.skips.interp.expressions import Evaluator, augmented
 from model_debugging.skips.interp.iteration import loop_items
 from model_debugging.skips.interp.join import agreed
 from model_debugging.skips.interp.outcome import Exit
-from model_debugging.skips.interp.statements import MAX_DEPTH
+from model_debugging.skips.interp.parameters import MAX_DEPTH
 from model_debugging.skips.interp.truth import Truth, truth_of
 from model_debugging.skips.interp.unpacking import bindings
 from model_debugging.skips.interp.values import ABSENT, Skipped, Tensor, Unknown
