@@ -9,6 +9,7 @@ from model_debugging.skips.decide.case_arguments import case_arguments
 from model_debugging.skips.interp.effects import passes_self, super_method
 from model_debugging.skips.parse.ast_nodes import dotted_name, dotted_text
 from model_debugging.skips.parse.case_names import case_name
+from model_debugging.skips.parse.signatures import signature
 
 _SKIP_CALLS = ("self.skipTest", "pytest.skip")
 _MODEL_CLASS_LISTS = ("self.all_model_classes", "self.all_generative_model_classes")
@@ -91,8 +92,7 @@ def read_common_definitions(sources: dict[str, str]) -> CommonDefinitions:
 
 def _takes_the_test(function: ast.FunctionDef) -> bool:
     """A module-level function whose first parameter is ``self``: a common test hands itself over."""
-    parameters = [*function.args.posonlyargs, *function.args.args]
-    return bool(parameters) and parameters[0].arg == "self"
+    return signature(function).receiver == "self"
 
 
 def override_to_evaluate(function: ast.FunctionDef, skipping_helpers: frozenset[str]) -> bool:

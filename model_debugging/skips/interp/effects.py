@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from model_debugging.skips.parse.ast_nodes import dotted_name
+from model_debugging.skips.parse.signatures import signature
 
 _SKIP_CALLS = frozenset({"self.skipTest", "pytest.skip"})
 # Methods that change the container they are called on (``found.append(model_class)``).
@@ -183,12 +184,8 @@ def changed_parameters(function: ast.FunctionDef) -> frozenset[str]:
     copy). Kept on the node."""
     found = getattr(function, "_changed_parameters", None)
     if found is None:
-        arguments = function.args
-        parameters = {
-            argument.arg
-            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
-            + tuple(extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
-        }
+        found = signature(function, method=False)
+        parameters = {*found.names, *(extra for extra in (found.varargs, found.kwargs) if extra is not None)}
         changed: set[str] = set()
         rebound: set[str] = set()
         for node in ast.walk(function):

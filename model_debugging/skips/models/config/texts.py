@@ -13,6 +13,7 @@ import ast
 from typing import Literal
 
 from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.resolve.library import Library
 
 
@@ -61,8 +62,7 @@ def _is_init_with(node: ast.AST, parameter: str) -> bool:
     """An ``__init__`` with a parameter named ``parameter``."""
     if not isinstance(node, ast.FunctionDef) or node.name != "__init__":
         return False
-    arguments = node.args
-    return any(item.arg == parameter for item in (*arguments.args, *arguments.kwonlyargs))
+    return parameter in signature(node, method=False).names
 
 
 def _class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from model_debugging.skips.models.generation_cache.model_outputs import of_forward, of_forward_file
 from model_debugging.skips.parse.ast_nodes import child_nodes, walk
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -133,9 +134,8 @@ def hands_on_use_cache(library: Library, info: LibraryClass) -> bool | None:
 def _hands_on_use_cache(function: ast.FunctionDef | None) -> bool | None:
     if function is None:
         return None
-    arguments = function.args
-    named = any(argument.arg == "use_cache" for argument in (*arguments.args, *arguments.kwonlyargs))
-    kwargs = arguments.kwarg.arg if arguments.kwarg is not None else None
+    found = signature(function, method=False)
+    named, kwargs = "use_cache" in found.names, found.kwargs
     handed = False
     for node in walk(function):
         for keyword in node.keywords if isinstance(node, ast.Call) else ():

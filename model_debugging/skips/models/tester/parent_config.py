@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from model_debugging.skips.models.test_class.context import KeywordsRest
 from model_debugging.skips.models.tester.config import forwards_keywords
 from model_debugging.skips.models.tester.config_locals import built_then_set
+from model_debugging.skips.parse.signatures import signature
 
 
 def followed_keywords(
@@ -91,8 +92,7 @@ def _handed_keywords(function: ast.FunctionDef) -> frozenset[str]:
 
 def _parameters(function: ast.FunctionDef) -> frozenset[str]:
     """The names a keyword given to ``function`` may bind before its ``**kwargs``."""
-    arguments = function.args
-    return frozenset(item.arg for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+    return frozenset(signature(function, method=False).names)
 
 
 def _reaches_parent(node: ast.AST) -> bool:

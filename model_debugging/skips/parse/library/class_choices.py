@@ -9,6 +9,7 @@ import ast
 
 from model_debugging.skips.parse.ast_nodes import dotted_name, walk
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
+from model_debugging.skips.parse.signatures import signature
 
 
 def class_tables(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
@@ -105,9 +106,8 @@ def bound_to_plain(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: Func
     for kind in _BOUND_OTHERWISE:
         for node in nodes.of(kind):
             _bound_otherwise(bound, getattr(node, "target", None) or node)
-    arguments = function.args
-    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-        bound[argument.arg] = argument.arg == "config" and bound.get("config", True)
+    for name in signature(function, method=False).names:
+        bound[name] = name == "config" and bound.get("config", True)
     return {name for name, plain in bound.items() if plain}
 
 

@@ -22,6 +22,7 @@ from model_debugging.skips.parse.library.class_choices import (
     written_callee,
 )
 from model_debugging.skips.parse.library.function_nodes import CHILD_FIELDS, FunctionNodes, kinds
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import OPAQUE_VALUE, PLAIN_VALUE, InitCall
 
 _CONSTRUCTORS = ("from_config", "_from_config", "from_pretrained")
@@ -98,15 +99,15 @@ class _BodyReader:
         # (its first, and nothing rebinds it): a condition on `config` there reads the configuration
         # the instance is built with
         self.keeps_conditions = (
-            not inlined[1:] and _parameters(body)[1:2] == ["config"] and not rebinds_config
+            not inlined[1:] and signature(body).positional[:1] == ("config",) and not rebinds_config
         )
         # `config` names the configuration the instance is built with, unless rebound here or a
         # parameter of an inlined method (which may be handed a part of it)
-        self.config_is_own = not rebinds_config and not (inlined[1:] and "config" in _parameters(body))
-        # the constructor's own parameters, which a class may be passed for (not an inlined method's)
-        self.own_parameters = (
-            set() if inlined[1:] else {*_parameters(body)[1:], *(item.arg for item in body.args.kwonlyargs)}
+        self.config_is_own = not rebinds_config and not (
+            inlined[1:] and "config" in signature(body, method=False).positional
         )
+        # the constructor's own parameters, which a class may be passed for (not an inlined method's)
+        self.own_parameters = set() if inlined[1:] else set(signature(body).names)
 
     def read(self, conditional: bool) -> None:
         for statement in self.body.body:
@@ -284,10 +285,6 @@ def _branch_conditions(node: ast.AST) -> dict[int, str]:
     found = {id(statement): test for statement in node.body}
     found.update((id(statement), f"not ({test})") for statement in node.orelse)
     return found
-
-
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
 
 
 def _rebinds_config(nodes: FunctionNodes) -> bool:

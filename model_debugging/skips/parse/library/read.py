@@ -15,6 +15,7 @@ from model_debugging.skips.parse.library.init_assignments import init_assignment
 from model_debugging.skips.parse.library.init_calls import read_function_calls, read_init_calls
 from model_debugging.skips.parse.library.unread_bodies import parse_library_source
 from model_debugging.skips.parse.library.values import value_of
+from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import (
     ClassName,
     InitCall,
@@ -210,7 +211,7 @@ def _read_class(
             if item.name == "forward" and forward_lines is None and isinstance(item, ast.FunctionDef):
                 forward_lines = _lines_of(item, elided_ends) if node.col_offset == 0 else None
             if item.name in SIGNATURE_METHODS:
-                signatures.append((item.name, _parameter_names(item.args)))
+                signatures.append((item.name, _parameter_names(item)))
             returned = _returned(item) if item.name in RETURNING_METHODS else None
             if returned is not None:
                 returns.append((item.name, returned))
@@ -294,14 +295,10 @@ def _base_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ast.unparse(node)
 
 
-def _parameter_names(arguments: ast.arguments) -> tuple[str, ...]:
-    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
-    if arguments.vararg is not None:
-        names.append(arguments.vararg.arg)
-    names += [arg.arg for arg in arguments.kwonlyargs]
-    if arguments.kwarg is not None:
-        names.append(arguments.kwarg.arg)
-    return tuple(name for name in names if name not in ("self", "cls"))
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    found = signature(function, method=False)
+    names = (*found.positional, found.varargs, *found.keyword_only, found.kwargs)
+    return tuple(name for name in names if name is not None and name not in ("self", "cls"))
 
 
 def _read_mapping(
