@@ -78,7 +78,7 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
     return _agreed(
         [
             config_value(facts, part_config, "use_cache", Unknown("use_cache"), ABSENT),
-            model_outputs.parameter_default(library, keeper, "forward", "use_cache"),
+            cache_building.forward_use_cache_default(library, keeper),
             config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT),
             use_cache,
         ]
@@ -114,10 +114,7 @@ def held_cache(
         value = _agreed(
             [
                 use_cache,
-                *(
-                    model_outputs.parameter_default(library, part.info, "forward", "use_cache")
-                    for part in path
-                ),
+                *(cache_building.forward_use_cache_default(library, part.info) for part in path),
                 *(
                     _configured_use_cache(facts, model.config, part)
                     for part in path
