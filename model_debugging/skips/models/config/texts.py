@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
-from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.resolve.library import Library
 
@@ -67,7 +66,7 @@ def _is_init_with(node: ast.AST, parameter: str) -> bool:
 
 def _class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:
     """The first top-level class ``name`` of file ``path``."""
-    tree = parsed_file(library, path)
+    tree = library.tree(path)
     return next(
         (
             item
