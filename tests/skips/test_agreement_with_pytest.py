@@ -124,6 +124,12 @@ MODELS = {
         f"{HEADER}\n\nclass LambdaTestModelTest{BASES}:\n    test_forward = lambda self: self.assertTrue(True)  # noqa: E731\n"
         '    test_training = lambda self: self.skipTest("a lambda that skips")  # noqa: E731\n'
     ),
+    # a second name for a def of the body: the same function, collected under both names
+    "alias_test": (
+        f"{HEADER}\n\nclass AliasTestModelTest{BASES}:\n    def check_runs(self):\n        self.assertTrue(True)\n\n"
+        '    def test_alone(self):\n        self.skipTest("an alias skips")\n\n'
+        "    test_forward = test_alone\n    test_training = check_runs\n"
+    ),
     "bound_after": (
         f"{HEADER}\n\nclass BoundAfterModelTest{BASES}:\n    pass\n\n\n"
         'BoundAfterModelTest.test_forward = unittest.skip("set after the class")(BoundAfterModelTest.test_forward)\n'

@@ -5,7 +5,8 @@
 - A name bound last in a class body by something that cannot be called (``test_x = False``,
   ``test_x = None``, a ``@property``) shadows the test: unittest's loader, which pytest uses,
   collects only callables. ``test_x = lambda self: ...`` is collected, as the ``def`` it stands
-  for. ``del test_x`` in the body unbinds the class's own definition, so the inherited one is
+  for, and so is ``test_x = test_y`` naming a ``def`` of the body (the same function under a second
+  name); a test bound to any other value that is not a literal is a test the scanner does not read. ``del test_x`` in the body unbinds the class's own definition, so the inherited one is
   collected again.
 - ``X = unittest.skip("r")(X)`` after the class body skips the class as the decorator would;
   ``X.test_x = <value>`` or ``setattr(X, "test_x", <value>)`` there binds the test anew: a literal
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Literal
 
 import libcst as cst
 
@@ -61,34 +63,54 @@ def lambda_definition(name: str, value: cst.Lambda) -> cst.FunctionDef:
     )
 
 
-def class_lambdas(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.FunctionDef]:
-    """The ``def`` each ``name = lambda ...`` of a class body stands for."""
-    for small in _small_statements(statements):
-        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda):
-            for name in _target_names(small):
-                yield lambda_definition(name, small.value)
-
-
 def class_bindings(
     statements: Sequence[cst.BaseStatement], context: Context
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(shadowing, deleted)``: names whose last binding in the body is not callable, and unbound ones."""
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, cst.FunctionDef | str], ...]]:
+    """``(shadowing, deleted, functions)`` of a class body: the names whose last binding is not
+    callable, the unbound ones, and the ``def`` each ``name = <value>`` stands for: a lambda's, or
+    that of a function the body bound before under another name (``test_x = test_y``), renamed;
+    the code of the value for a test bound to anything else that is not a literal (a value the
+    scanner does not read, which may be callable)."""
     last: dict[str, str] = {}
+    defined: dict[str, cst.FunctionDef] = {}
+    functions: list[tuple[str, cst.FunctionDef | str]] = []
     for statement in statements:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             decorators = (decorator_call(item, context.aliases)[0] for item in statement.decorators)
             not_callable = isinstance(statement, cst.FunctionDef) and not _NOT_CALLABLE.isdisjoint(decorators)
             last[statement.name.value] = "value" if not_callable else "def"
+            if isinstance(statement, cst.FunctionDef) and not not_callable:
+                defined[statement.name.value] = statement
             continue
         for small in _small_statements([statement]):
-            lambdas = isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda)
             for name in _target_names(small):
-                last[name] = "def" if lambdas else "value"
+                function = _bound_function(small, name, defined) if isinstance(small, cst.Assign) else False
+                last[name] = "value" if function is False else "def"
+                defined.pop(name, None)
+                if function is not False:
+                    functions.append((name, function))
+                    if isinstance(function, cst.FunctionDef):
+                        defined[name] = function
             if isinstance(small, cst.Del) and isinstance(small.target, cst.Name):
                 last[small.target.value] = "deleted"
     shadowing = tuple(name for name, kind in last.items() if kind == "value")
     deleted = tuple(name for name, kind in last.items() if kind == "deleted")
-    return shadowing, deleted
+    return shadowing, deleted, tuple(functions)
+
+
+def _bound_function(
+    assign: cst.Assign, name: str, defined: dict[str, cst.FunctionDef]
+) -> cst.FunctionDef | str | Literal[False]:
+    """The ``def`` ``name = <value>`` binds, the value's code when not read, False for a value
+    that cannot be called."""
+    value = assign.value
+    if isinstance(value, cst.Lambda):
+        return lambda_definition(name, value)
+    if isinstance(value, cst.Name) and value.value in defined:
+        return defined[value.value].with_changes(name=cst.Name(name))
+    if name.startswith("test") and isinstance(literal_value(value), NonLiteral):
+        return code(value)
+    return False
 
 
 def mark_skip(value: cst.BaseExpression, context: Context) -> tuple[Skip | None, tuple[Condition, ...]]:

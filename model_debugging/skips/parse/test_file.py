@@ -235,13 +235,16 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
     statements = list(_flatten(node.body.body if isinstance(node.body, cst.IndentedBlock) else ()))
     marked, mark_conditions = collection.pytestmark(statements, context)
     skip, conditions = skip or marked, conditions + mark_conditions
-    shadowing, deleted = collection.class_bindings(statements, context)
+    shadowing, deleted, bound = collection.class_bindings(statements, context)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods, tester_call, init_defaults = [], None, ()
-    for function in collection.class_lambdas(statements):
-        name = re.escape(function.name.value)
-        method_line = lines.search(rf"^[ \t]+{name}[ \t]*(?::[^=\n]*)?=[ \t]*lambda\b", after=line) or line
-        methods.append(_method(function, module, method_line))
+    for name, function in bound:  # test_x = lambda self: ..., test_x = test_y, test_x = <not read>
+        method_line = lines.search(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", after=line) or line
+        if isinstance(function, str):
+            unread = f"{name} is bound in the class body to `{function}`, which is not read"
+            methods.append(Method(name, method_line, unread=unread))
+        else:
+            methods.append(_method(function, module, method_line))
     for statement in _flatten(body):
         if isinstance(statement, cst.FunctionDef):
             method_line = lines.find(statement.name.value, after=line, min_indent=1)

@@ -14,6 +14,9 @@ def test_what_a_class_binds_to_a_test_name(make_repo, scan):
             f"{HEADER}def helper(self):\n    run()\n\n\nclass UnreadModelTest{BASES}:\n    pass\n\n\n"
             "UnreadModelTest.test_forward = helper\n"
         ),
+        "tests/models/unread_body/test_modeling_unread_body.py": (
+            f"{HEADER}def helper(self):\n    run()\n\n\nclass UnreadBodyModelTest{BASES}:\n    test_forward = helper\n"
+        ),
         "tests/models/noop_lambda/test_modeling_noop_lambda.py": (
             f"{HEADER}class NoopModelTest{BASES}:\n    test_forward = lambda self: None  # noqa: E731\n"
         ),
@@ -32,7 +35,7 @@ def test_what_a_class_binds_to_a_test_name(make_repo, scan):
     assert verdicts(results, "test_forward") == {
         "ran": [],
         "skipped": ["no_why", "noop_lambda"],
-        "undecided": ["unknown_skip", "unread_after"],
+        "undecided": ["unknown_skip", "unread_after", "unread_body"],
     }
     assert results["test_forward"]["models_not_applicable"] == ["cached"]
     assert results["test_forward"]["reasons_skipped"] == [
@@ -43,6 +46,7 @@ def test_what_a_class_binds_to_a_test_name(make_repo, scan):
     assert sorted(results["test_forward"]["conditions"]) == [
         "unknown_skip: undecided: __unittest_skip__ = not has_gpu()",
         "unread_after: undecided: test_forward is bound after the class to `helper`, which is not read",
+        "unread_body: undecided: test_forward is bound in the class body to `helper`, which is not read",
     ]
 
 
