@@ -23,7 +23,7 @@ from model_debugging.skips.parse.elide import elide_unread_code  # noqa: E402
 def main(repo: Path) -> int:
     paths = sorted((repo / "tests" / "models").rglob("test_modeling_*.py"))
     for path in paths:
-        cst.parse_module(elide_unread_code(path.read_text(encoding="utf-8"))[0])
+        cst.parse_module(elide_unread_code(path.read_text(encoding="utf-8")).text)
     print(f"{len(paths)} files parsed")
     return 0
 

@@ -49,9 +49,17 @@ def scan(
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     paths = sorted(set(scope.common_paths + scope.model_files))
-    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
+    store = RecordStore(
+        scope.repo,
+        entries,
+        elide=scope.model_files,
+        test=test_method_name,
+        jobs=scope.jobs,
+        pytest=scope.pytest,
+    )
     with phase_of(progress, "parsing test files", "file") as phase:
         imported = parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
+        store.parse_named_tests_again()
     # Records that other files import stay in memory; the others are read again for their model.
     store.pin(scope.common_paths)
     store.pin(sorted(filter(None, map(store.path_of_module, imported))))

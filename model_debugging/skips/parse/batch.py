@@ -17,7 +17,14 @@ from model_debugging.skips.work.progress import Phase
 _PARALLEL_THRESHOLD = 8
 
 
-def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str | None]:
+def record_key(path: str, data: bytes, elide: bool, test: str | None = None) -> str:
+    """The cache key of the record of ``path`` holding ``data``: a record made for one test (see
+    ``parse/other_tests.py``) is never found for another test or a full scan."""
+    parts = [path, *(["elided"] if elide else []), *([f"for {test}"] if test is not None else [])]
+    return cache_key("\0".join(parts), data)
+
+
+def _parse_worker(repo: Path, path: str, elide: bool, test: str | None) -> tuple[ParsedFile, str | None]:
     """Read and parse one file; the record and the cache key of the content it read (None if unreadable).
 
     The worker reads the file itself, so the contents of thousands of cold files never wait in the
@@ -29,28 +36,28 @@ def _parse_worker(repo: Path, path: str, elide: bool) -> tuple[ParsedFile, str |
         data = read_source(repo / path)
     except OSError as error:
         return ParsedFile(path, error=ParseError(path, 1, f"cannot read: {error.strerror}")), None
-    key = cache_key(f"{path}\0elided" if elide else path, data)
+    key = record_key(path, data, elide, test)
     try:
         with collector_paused():  # the syntax tree is freed as a whole once its record is made
-            return parse_bytes(data, path, elide), key
+            return parse_bytes(data, path, elide, test), key
     except Exception as error:  # a crash on one file is that file's error, never the run's
         crash = ParseError(path, 1, f"parser crashed: {type(error).__name__}: {error}")
         return ParsedFile(path, error=crash), key
 
 
 def _parse_worker_pickled(
-    repo: Path, path: str, elide: bool, cache: ParseCache | None
+    repo: Path, path: str, elide: bool, test: str | None, cache: ParseCache | None
 ) -> tuple[bytes, str | None]:
     """In a worker process: :func:`_parse_worker`'s record as a cache entry, also written to ``cache``
     when parsed without error: the parent only unpickles it."""
-    record, key = _parse_worker(repo, path, elide)
+    record, key = _parse_worker(repo, path, elide, test)
     return entry_for_parent(cache, key or "", record), key  # no key: an unreadable file's error record
 
 
 def _parse_here(
-    repo: Path, path: str, elide: bool, cache: ParseCache | None
+    repo: Path, path: str, elide: bool, test: str | None, cache: ParseCache | None
 ) -> tuple[ParsedFile, str | None]:
-    record, key = _parse_worker(repo, path, elide)
+    record, key = _parse_worker(repo, path, elide, test)
     if cache is not None and record.error is None and key is not None:
         cache.put(key, record)
     return record, key
@@ -65,12 +72,14 @@ def iter_parsed(
     phase: Phase | None = None,
     keys: dict[str, str] | None = None,
     elide: Container[str] = (),
+    test: str | None = None,
 ) -> Iterator[tuple[str, ParsedFile, str | None]]:
     """Parse ``paths`` (relative to ``repo``), yielding ``(path, record, cache key of the record)``.
 
     Unreadable files come back as error records. The content key of every file read is added to
-    ``keys`` when given. Files in ``elide`` are parsed without the bodies of their plain
-    ``unittest.TestCase`` classes. Cached records come first, then the cold files as their parsing ends; the caller may drop each
+    ``keys`` when given. Files in ``elide`` are parsed without the code the scanner never reads
+    (``parse/elide.py``); with ``test``, every file is parsed without the tests a verdict on that
+    test never reads (``parse/other_tests.py``), unless the cache holds its record for every test. Cached records come first, then the cold files as their parsing ends; the caller may drop each
     record once it has used it. The key is None when the file could not be read. ``phase`` counts
     the files parsed and those taken from the cache.
     """
@@ -83,8 +92,12 @@ def iter_parsed(
             continue
         if keys is not None:
             keys[path] = cache_key(path, data)
-        key = cache_key(f"{path}\0elided" if path in elide else path, data)
+        key = record_key(path, data, path in elide, test)
         hit = cache.get(key) if cache is not None else None
+        if hit is None and cache is not None and test is not None:
+            key_for_all = record_key(path, data, path in elide)  # a full scan's record serves every test
+            hit = cache.get(key_for_all)
+            key = key_for_all if hit is not None else key
         if hit is not None:
             if phase is not None:
                 phase.tally("from the cache", 1)
@@ -102,6 +115,7 @@ def iter_parsed(
         [repo] * len(cold),
         [path for path, _ in cold],
         [path in elide for path, _ in cold],
+        [test] * len(cold),
         [cache] * len(cold),
     )
     if executor is not None:

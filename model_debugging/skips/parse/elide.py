@@ -1,7 +1,8 @@
 """Blank out code the scanner never reads before libcst parses a model test file.
 
-libcst is most of a cold scan's time, so Python's own C parser first finds two kinds of code and
-replaces it by ``pass``:
+libcst is most of a cold scan's time, so Python's own C parser first finds this code and replaces
+it by ``pass`` (the first three kinds in model test files, the last in every file a scan of one
+test parses):
 
 - the bodies of plain ``unittest.TestCase`` classes (bases: only ``unittest.TestCase``), i.e.
   integration tests: no common test can apply to them. The class is kept and marked elided; one
@@ -17,7 +18,9 @@ replaces it by ``pass``:
   handlers, and the statements of an ``if`` after its first one: the scanner reads the statements
   a method always reaches (its top level and the bodies of ``with`` and ``try``, see
   ``rules/reach.py``) and the first statement under an ``if``. A blanked block that held a
-  ``return`` of the method becomes ``return``, so the scanner still sees that it may end the method.
+  ``return`` of the method becomes ``return``, so the scanner still sees that it may end the method;
+- in a scan of one test, the bodies of the test methods its verdicts never read (see
+  ``other_tests.py``).
 
 Line numbers are unaffected: they come from the original text.
 """
@@ -26,6 +29,10 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import NamedTuple
+
+from model_debugging.skips.parse.other_tests import may_leave_out, named_tests
+from model_debugging.skips.records.test_files import NamedTests
 
 PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
 _READ_WHOLE = {"__init__", "setUp"}  # the scanner reads nested statements of these
@@ -108,8 +115,21 @@ def _is_tester(node: ast.ClassDef, bases: set[str], inherited: set[str]) -> bool
     )
 
 
-def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str, frozenset[str]]:
-    """``(source with unread code replaced by pass, names of the elided plain TestCase classes)``.
+class Elided(NamedTuple):
+    text: str  # the source with unread code replaced by ``pass``
+    classes: frozenset[str] = frozenset()  # the plain TestCase classes and testers elided
+    # for a scan of one test: the test methods whose bodies were left out, and the tests the rest
+    # of the source names as attributes (the code elided for every test included: a class of
+    # another file inheriting an elided one has its file parsed again in full)
+    tests: tuple[str, ...] = ()
+    named: NamedTests | None = None
+
+
+def elide_unread_code(
+    source: str, tree: ast.Module | None = None, *, unread: bool = True, test: str | None = None
+) -> Elided:
+    """``source`` without the code the scanner never reads (with ``unread``) and, with ``test``,
+    without the tests a verdict on that test never reads.
 
     ``tree`` is ``ast.parse(source)`` when the caller has it. The source comes back unchanged when
     Python cannot parse it (libcst then reports the error).
@@ -118,21 +138,23 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return source, frozenset()
+            return Elided(source)
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inherited = {name for node in classes for name in _base_names(node)}
     spans, elided = [], set()
+    # (name, body's span, spans of its unread blocks) of the tests a verdict on ``test`` may not read
+    candidates: list[tuple[str, tuple[int, int, int, bool], list]] = []
     # rare: only then is a method's text searched
     lines = _python_lines(source) if "_testMethodName" in source else None
     for node in classes:
         bases = set(_base_names(node))
         plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
-        span = _block_span(node.lineno, node.body) if plain else None
+        span = _block_span(node.lineno, node.body) if plain and unread else None
         if span is not None:
             spans.append(span)
             elided.add(node.name)
             continue
-        if _is_tester(node, bases, inherited):
+        if unread and _is_tester(node, bases, inherited):
             spans += [
                 span
                 for method in node.body
@@ -144,11 +166,44 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
         for method in node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
                 continue
-            if not (lines is not None and "_testMethodName" in _text_of(lines, method)):
-                spans += _unread_blocks(method.body)
+            reads_test_name = lines is not None and "_testMethodName" in _text_of(lines, method)
+            blocks = _unread_blocks(method.body) if unread and not reads_test_name else []
+            if (
+                test is not None
+                and may_leave_out(method, test, reads_test_name)
+                and (span := _block_span(method.lineno, method.body)) is not None
+            ):
+                candidates.append((method.name, span, blocks))
+            else:
+                spans += blocks
+    split = _split_lines(source)
+    left_out = _unnamed(split, candidates) if candidates else set()
+    for name, span, blocks in candidates:
+        spans += [span] if name in left_out else blocks
+    named = None
+    if test is not None:  # what the text other than the tests left out names, in code
+        test_spans = [span for name, span, _ in candidates if name in left_out]
+        named = named_tests(_replaced(split, test_spans) if test_spans else source, in_code=True)
     if not spans:
-        return source, frozenset()
-    lines = _split_lines(source)
+        return Elided(source, named=named)
+    return Elided(_replaced(split, spans), frozenset(elided), tuple(sorted(left_out)), named)
+
+
+def _unnamed(lines: list[str], candidates: list[tuple[str, tuple[int, int, int, bool], list]]) -> set[str]:
+    """The names of ``candidates`` that the text without their bodies never names (named ones are
+    kept, and what their bodies name is looked for in turn)."""
+    left_out = {name for name, _, _ in candidates}
+    while True:
+        text = _replaced(lines, [span for name, span, _ in candidates if name in left_out])
+        named = named_tests(text)
+        unnamed = {name for name in left_out if not named.name(name)}
+        if unnamed == left_out:
+            return left_out
+        left_out = unnamed
+
+
+def _replaced(lines: list[str], spans: list[tuple[int, int, int, bool]]) -> str:
+    """``lines`` joined, each span's lines replaced by ``pass`` (``return`` when it held one)."""
     kept, position = [], 0
     for first, last, indent, returns in sorted(spans):
         if first - 1 < position:
@@ -157,4 +212,4 @@ def elide_unread_code(source: str, tree: ast.Module | None = None) -> tuple[str,
         kept.append(" " * indent + ("return\n" if returns else "pass\n"))
         position = last
     kept.extend(lines[position:])
-    return "".join(kept), frozenset(elided)
+    return "".join(kept)

@@ -17,7 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from model_debugging.skips.parse.batch import iter_parsed
-from model_debugging.skips.records.test_files import RELATIVE_IMPORT, ParsedFile, ParseError
+from model_debugging.skips.parse.other_tests import named_tests
+from model_debugging.skips.records.test_files import RELATIVE_IMPORT, NamedTests, ParsedFile, ParseError
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import imported_modules, module_name
 from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
@@ -34,11 +35,18 @@ class RecordStore:
         cache: ParseCache,
         *,
         elide: Collection[str] = (),
+        test: str | None = None,
         jobs: int | None = None,
         pytest: PytestSettings = DEFAULT_PYTEST,
     ):
-        """``pytest``: the checkout's pytest settings (what it collects, how it names modules)."""
+        """``elide``: the files parsed without the code the scanner never reads; ``test``: a scan of
+        that test alone, which parses every file without the tests its verdicts never read; ``pytest``: the checkout's
+        pytest settings (what it collects, how it names modules)."""
         self._repo, self._cache, self._elide, self._jobs = repo, cache, set(elide), jobs
+        self._test = test
+        self._every_test: set[str] = set()  # files parsed again with every test's body
+        self._left_out: dict[str, tuple[str, ...]] = {}  # path -> tests its record left out
+        self._named: dict[str, NamedTests | None] = {}  # path -> tests its parsed text names
         self.pytest = pytest
         self._keys: dict[str, str | None] = {}  # path -> cache key of its record
         self._paths: dict[str, str] = {}  # module name -> path
@@ -59,7 +67,7 @@ class RecordStore:
         Returns the modules they import from whose top-level package is in ``imports_under``.
         """
         imported: set[str] = set()
-        options.update(cache=self._cache, jobs=self._jobs, elide=self._elide)
+        options.update(cache=self._cache, jobs=self._jobs, elide=self._elide, test=self._test)
         for path, parsed, key in iter_parsed(self._repo, paths, **options):
             self._add(path, parsed, key)
             imported.update(name for name in imported_modules(parsed) if name.split(".")[0] in imports_under)
@@ -73,8 +81,46 @@ class RecordStore:
             self._add(path, parsed, key)
             self._pinned[path] = parsed
 
+    def parse_named_tests_again(self) -> None:
+        """Parse again, with the bodies of all their tests, the files whose record left out a test
+        that the parsed text of a file of the store names (``parse/other_tests.py``), until none does."""
+        while self._left_out:
+            names: set[str] = set()
+            prefixes: set[str] = set()
+            for path in self._keys:
+                named = self._named_in(path)
+                names |= named.names
+                prefixes |= set(named.prefixes)
+            named = NamedTests(frozenset(names), tuple(prefixes))
+            paths = sorted(path for path, tests in self._left_out.items() if any(map(named.name, tests)))
+            if not paths:
+                return
+            self._every_test.update(paths)
+            for path, parsed, key in iter_parsed(
+                self._repo, paths, cache=self._cache, jobs=self._jobs, elide=self._elide
+            ):
+                self._add(path, parsed, key)
+
+    def _named_in(self, path: str) -> NamedTests:
+        """The tests the parsed text of ``path`` names: its whole text for a record made for every test."""
+        named = self._named.get(path)
+        if named is None:
+            try:
+                text = read_source(self._repo / path).decode("utf-8", "replace")
+            except OSError:
+                text = ""
+            named = self._named[path] = named_tests(text)
+        return named
+
+    def _test_of(self, path: str) -> str | None:
+        return None if path in self._every_test else self._test
+
     def _add(self, path: str, parsed: ParsedFile, key: str | None) -> None:
         self._keys[path] = key
+        self._left_out.pop(path, None)
+        if parsed.tests_left_out:
+            self._left_out[path] = parsed.tests_left_out
+        self._named[path] = parsed.tests_named
         self._paths[module_name(path)] = path
         self._errors.pop(path, None)
         parsed = self._in_its_package(path, parsed)
@@ -129,7 +175,7 @@ class RecordStore:
         parsed = self._cache.get(key) if key is not None else None
         if parsed is None:  # the entry went away (damaged, unwritable cache): parse it again
             (_, parsed, key), *_ = iter_parsed(
-                self._repo, [path], cache=self._cache, jobs=1, elide=self._elide
+                self._repo, [path], cache=self._cache, jobs=1, elide=self._elide, test=self._test_of(path)
             )
             self._keys[path] = key
         return self._in_its_package(path, parsed)

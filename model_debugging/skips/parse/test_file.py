@@ -15,7 +15,7 @@ from dataclasses import replace
 import libcst as cst
 
 from model_debugging.skips.parse import module_level as collection
-from model_debugging.skips.parse.elide import elide_unread_code
+from model_debugging.skips.parse.elide import Elided, elide_unread_code
 from model_debugging.skips.parse.expansion import read_expansion
 from model_debugging.skips.parse.module_import import first_line, import_outcome
 from model_debugging.skips.parse.module_names import names_bound_once
@@ -297,19 +297,23 @@ def _python_tree(source: str, path: str) -> tuple[ast.Module | None, ParseError 
     return None, None
 
 
-def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
+def parse_source(source: str, path: str, *, elide: bool = False, test: str | None = None) -> ParsedFile:
     """Parse ``source`` (the text of ``path``, relative to the repository) into records.
 
-    With ``elide``, code the scanner never reads is not parsed (see ``parse/elide.py``).
+    With ``elide``, code the scanner never reads is not parsed (see ``parse/elide.py``); with
+    ``test``, the tests a verdict on that test never reads (``parse/other_tests.py``).
     """
     tree, too_deep = _python_tree(source, path)
     if too_deep is not None:
         return ParsedFile(path, error=too_deep)
-    parsed_source, elided = elide_unread_code(source, tree) if elide and tree else (source, frozenset())
+    if tree is not None and (elide or test is not None):
+        elided = elide_unread_code(source, tree, unread=elide, test=test)
+    else:  # no test left out: the store reads what the file names from its text
+        elided = Elided(source)
     try:
-        module = cst.parse_module(parsed_source)
+        module = cst.parse_module(elided.text)
     except cst.ParserSyntaxError as error:
-        if parsed_source is not source:  # never let the shortcut cost a file: parse it whole
+        if elided.text is not source:  # never let the shortcut cost a file: parse it whole
             return parse_source(source, path, elide=False)
         return ParsedFile(path, error=_syntax_error(source, path, error))
     lines = _Lines(source)
@@ -323,7 +327,7 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
             info = _class(statement, context, lines, line)
-            classes.append(replace(info, elided=True) if info.name in elided else info)
+            classes.append(replace(info, elided=True) if info.name in elided.classes else info)
         elif isinstance(statement, cst.FunctionDef):
             if statement.name.value.startswith("test_"):
                 functions.append(statement.name.value)
@@ -351,6 +355,8 @@ def parse_source(source: str, path: str, *, elide: bool = False) -> ParsedFile:
         tuple(helpers),
         import_skip,
         import_error,
+        elided.tests,
+        elided.named,
     )
 
 
@@ -361,7 +367,7 @@ def _line_of(lines: _Lines, node: cst.CSTNode) -> int:
     return lines.search(rf"^[ \t]*{re.escape(first_line(node))}") or 1
 
 
-def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
+def parse_bytes(data: bytes, path: str, elide: bool = False, test: str | None = None) -> ParsedFile:
     """Decode (as Python does) and parse; a huge or undecodable file becomes a :class:`ParseError` record."""
     if len(data) > MAX_FILE_BYTES:
         return ParsedFile(
@@ -371,7 +377,7 @@ def parse_bytes(data: bytes, path: str, elide: bool = False) -> ParsedFile:
     if refusal is not None:
         line, message = refusal
         return ParsedFile(path, error=ParseError(path, line, f"cannot decode: {message}"))
-    return parse_source(source, path, elide=elide)
+    return parse_source(source, path, elide=elide, test=test)
 
 
 __all__ = ["parse_bytes", "parse_source"]

@@ -182,6 +182,21 @@ class ClassInfo:
         return False, None
 
 
+@dataclass(frozen=True)
+class NamedTests:
+    """The test names some text mentions other than at their ``def``, and the starts of names it
+    builds (``f"test_{name}"``): a test so named may be read by a verdict on another test."""
+
+    names: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+
+    def name(self, test: str) -> bool:
+        return test in self.names or test.startswith(self.prefixes)
+
+    def __or__(self, other: NamedTests) -> NamedTests:
+        return NamedTests(self.names | other.names, tuple(dict.fromkeys(self.prefixes + other.prefixes)))
+
+
 STAR = "*"  # Import.local and Import.name of `from module import *`
 
 
@@ -231,6 +246,10 @@ class ParsedFile:
     # allow_module_level=True)`, `raise SkipTest`), or fail (`class X(A, A)`: pytest collects nothing)
     import_skip: Skip | None = None
     import_error: ParseError | None = None
+    # in a scan of one test (skips/parse/other_tests.py): the test methods whose bodies were not
+    # parsed, and the tests the parsed text names (None: a record made for every test)
+    tests_left_out: tuple[str, ...] = ()
+    tests_named: NamedTests | None = None
 
     def class_named(self, name: str) -> ClassInfo | None:
         for info in self.classes:

@@ -237,3 +237,114 @@ def test_a_single_test_scan_reads_the_library_when_a_verdict_may_read_it(make_re
     assert full["test_forward"]["models_skipped"] == ["beta"]  # its own definition reads the library
     for test in ("test_attention_setting", "test_forward"):
         assert scan(repo, use_cache=False, test_method_name=test) == {test: full[test]}
+
+
+# A model test file written the way model files are: a tester, tests a scan of one test never reads
+# (left out of its parse), and tests whose verdicts read other methods: a helper, another test
+# called by name, setUp skipping by test name; a parameterized test of its own overriding the common
+# one, and a case of the common one written out (test_sizes_1_large, which the verdict does not read).
+PARAMETERIZED_COMMON = """
+import unittest
+
+from parameterized import parameterized
+
+
+class ModelTesterMixin:
+    def test_forward(self):
+        run()
+
+    def test_training(self):
+        run()
+
+    def test_attention_outputs(self):
+        run()
+
+    def test_resize_tokens_embeddings(self):
+        run()
+
+    @parameterized.expand([("small",), ("large",)])
+    def test_sizes(self, size):
+        run(size)
+
+    def test_headmasking(self):
+        run()
+"""
+
+WRITTEN_AS_USERS_DO = """
+import unittest
+
+from parameterized import parameterized
+
+from ...test_modeling_common import ModelTesterMixin
+
+
+class ToyModelTester:
+    def __init__(self, parent, batch_size=13, is_training=True):
+        self.parent = parent
+        self.batch_size = batch_size
+
+    def create_and_check_model(self):
+        self.parent.skipTest(reason="read only from the tester")
+
+
+class ToyModelTest(ModelTesterMixin, unittest.TestCase):
+    def setUp(self):
+        self.model_tester = ToyModelTester(self)
+        if self._testMethodName == "test_headmasking":
+            self.skipTest(reason="no head masking")
+
+    def test_model(self):
+        self.model_tester.create_and_check_model()
+
+    def test_forward(self):
+        self._check_forward()
+
+    def _check_forward(self):
+        self.skipTest(reason="forward needs two devices")
+
+    def test_training(self):
+        self.test_training_of_this_model()
+
+    def test_training_of_this_model(self):
+        self.skipTest(reason="training is not supported")
+
+    @parameterized.expand([("tiny",)])
+    def test_attention_outputs(self, size):
+        self.test_attention_of_this_model()
+
+    def test_attention_of_this_model(self):
+        self.skipTest(reason="no attentions")
+
+    def test_sizes_1_large(self):
+        self.skipTest(reason="too large")
+
+    def test_resize_tokens_embeddings(self):
+        super().test_resize_tokens_embeddings()
+
+    def test_unrelated(self):
+        self.skipTest(reason="read by no other test")
+"""
+
+
+def test_a_single_test_scan_of_a_model_file_written_as_users_do(make_repo, scan, tmp_path):
+    repo = make_repo(
+        {
+            "tests/test_modeling_common.py": PARAMETERIZED_COMMON,
+            "tests/models/toy/test_modeling_toy.py": WRITTEN_AS_USERS_DO,
+            "tests/models/other/test_modeling_other.py": CALLING.replace("Calling", "Other"),
+        },
+        with_common=False,
+    )
+    full = scan(repo, use_cache=False)
+    assert {test: full[test]["models_skipped"] for test in full} == {
+        "test_forward": ["toy"],  # its override calls a helper
+        "test_training": ["other", "toy"],  # another test, called by name
+        "test_attention_outputs": ["toy"],  # its own cases call another test
+        "test_resize_tokens_embeddings": ["other"],
+        "test_sizes": [],
+        "test_headmasking": ["toy"],  # setUp skips it by name
+    }
+    for test in full:
+        assert scan(repo, use_cache=False, test_method_name=test) == {test: full[test]}
+        assert scan(repo, cache_dir=tmp_path / "cache", test_method_name=test) == {test: full[test]}
+    assert scan(repo, cache_dir=tmp_path / "cache") == full

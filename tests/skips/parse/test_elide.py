@@ -168,4 +168,56 @@ def test_a_test_class_inheriting_an_elided_tester_reads_its_methods(make_repo, s
 
 @pytest.mark.parametrize("source", ["x = (", "class A(Mixin):\n    def f(self): pass\n"])
 def test_unparsable_or_one_line_code_comes_back_unchanged(source):
-    assert elide_unread_code(source)[0] == source
+    assert elide_unread_code(source).text == source
+
+
+OTHER_TESTS = textwrap.dedent(
+    '''
+    class ToyModelTest(ModelTesterMixin, unittest.TestCase):
+        def test_training(self):
+            self.test_training_alone()
+            getattr(self, "test_named_in_a_string")()
+            getattr(self, f"test_built_{self.kind}")()
+
+        def test_training_alone(self):
+            run()
+
+        def test_named_in_a_string(self):
+            run()
+
+        def test_built_fast(self):
+            run()
+
+        def test_training_0_small(self):
+            run()
+
+        def test_reads_its_name(self):
+            if self._testMethodName == "test_training":
+                run()
+
+        # test_left_out: named in a comment only
+        def test_left_out(self):
+            super().test_left_out()
+
+        def test_also_left_out(self):
+            """No code names it."""
+            self.test_left_out()
+
+        def check_training(self):
+            run()
+    '''
+)
+
+
+def test_a_scan_of_one_test_leaves_out_the_tests_no_code_names():
+    full = parse_source(OTHER_TESTS, "tests/models/toy/test_modeling_toy.py", elide=True)
+    one = parse_source(OTHER_TESTS, "tests/models/toy/test_modeling_toy.py", elide=True, test="test_training")
+    assert one.tests_left_out == ("test_also_left_out", "test_left_out")
+    assert full.tests_left_out == () and full.tests_named is None
+    # what another file's parse looks for: the attributes the rest of the file names
+    assert one.tests_named.names == {"test_training_alone"}
+    (toy,), (whole_toy,) = one.classes, full.classes
+    assert [method for method in toy.methods if method.name not in one.tests_left_out] == [
+        method for method in whole_toy.methods if method.name not in one.tests_left_out
+    ]
+    assert [method.name for method in toy.methods] == [method.name for method in whole_toy.methods]
