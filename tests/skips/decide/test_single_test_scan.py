@@ -344,7 +344,12 @@ def test_a_single_test_scan_of_a_model_file_written_as_users_do(make_repo, scan,
         "test_sizes": [],
         "test_headmasking": ["toy"],  # setUp skips it by name
     }
+    # one cache for all: what a scan of one test kept never answers for another test, nor for all
     for test in full:
-        assert scan(repo, use_cache=False, test_method_name=test) == {test: full[test]}
         assert scan(repo, cache_dir=tmp_path / "cache", test_method_name=test) == {test: full[test]}
     assert scan(repo, cache_dir=tmp_path / "cache") == full
+    # after an edit, a scan of one test reads the full scan's parses of the files that did not change
+    with open(repo / "tests/models/other/test_modeling_other.py", "a") as model_file:
+        model_file.write("# edited\n")
+    for test in ("test_training", "test_attention_outputs"):
+        assert scan(repo, cache_dir=tmp_path / "cache", test_method_name=test) == {test: full[test]}
