@@ -19,6 +19,11 @@ Each round times, in an order rotated every round so that a busy machine slows t
   neighbours is what one part costs: ``hooks`` (the call tree recorded, each tensor's shape and
   dtype, nothing computed or written), ``statistics`` (and each tensor's statistics),
   ``formatting`` (and the repr lines and JSON text; nothing written); ``ours`` adds the writes;
+- the floor of ``hooks``: the bare mechanism of a tracer, doing nothing per module call, installed
+  on every module before the forward and removed after it, as ours is: a no-op forward pre- and
+  post-hook (``with_kwargs``) on each module, a no-op wrapper set as each module's ``forward``
+  (what ours and upstream's debugger do; it keeps ``Module.__call__`` on its fast path), or
+  torch's global module hooks;
 - the floors, outside any forward, on the tensors the trace records (read back from a warm-up
   trace): one read pass per tensor (``torch.sum``: no statistics can read less), the trace's files
   written with nothing else (``safetensors.torch.save_file`` per tensor file, as upstream writes
@@ -81,12 +86,15 @@ MODELS = {
 TOKENS = {"default": 256, "quick": 128, "large": 256}
 # ours with parts left out; each stage adds one part to the one before, "ours" adds the writes
 STAGES = ("hooks", "statistics", "formatting")
-FORWARDS = ("plain", *STAGES, "ours", "upstream", "plain_again")
+# the bare mechanisms a tracer can use, each doing nothing: the floor of the "hooks" stage
+MECHANISMS = ("bare: module hooks", "bare: forward wrappers", "bare: global hooks")
+FORWARDS = ("plain", *MECHANISMS, *STAGES, "ours", "upstream", "plain_again")
 FLOORS = ("floor: one read pass", "floor: files alone", "floor: one file")
 # (name, minuend, subtrahend) of the breakdown, per round
 PARTS = (
     ("plain forward", "plain", None),
     ("hooks", "hooks", "plain"),
+    *((f"  {name.removeprefix('bare: ')}", name, "plain") for name in MECHANISMS),
     ("statistics", "statistics", "hooks"),
     ("formatting", "formatting", "statistics"),
     ("writes", "ours", "formatting"),
@@ -144,6 +152,51 @@ def _left_out(stage: str) -> list:
     }[stage]
 
 
+def _no_op(*arguments: object, **keywords: object) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def bare_mechanism(name: str, model) -> Iterator[None]:
+    """One of :data:`MECHANISMS` on every module of ``model`` while the body runs."""
+    modules = list(model.modules())
+    if name == "bare: module hooks":
+        handles = [
+            handle
+            for module in modules
+            for handle in (
+                module.register_forward_pre_hook(_no_op, with_kwargs=True),
+                module.register_forward_hook(_no_op, with_kwargs=True),
+            )
+        ]
+    elif name == "bare: global hooks":
+        handles = [
+            torch.nn.modules.module.register_module_forward_pre_hook(_no_op),
+            torch.nn.modules.module.register_module_forward_hook(_no_op, with_kwargs=True),
+        ]
+    else:
+        handles = []
+        for module in modules:
+            module.forward = _pass_through(module.forward)
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        if name == "bare: forward wrappers":
+            for module in modules:
+                del module.forward
+
+
+def _pass_through(forward: Callable) -> Callable:
+    """A wrapper of ``forward`` that only calls it: one Python frame per call, as any wrapper adds."""
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        return forward(*args, **kwargs)
+
+    return wrapper
+
+
 def forward_runner(variant: str, use_repr: bool, model, input_ids) -> Callable[[], tuple[float, float]]:
     """A function running one forward of ``variant``; it returns its wall-clock and process CPU seconds."""
     from transformers import model_addition_debugger_context as upstream_context
@@ -161,6 +214,9 @@ def forward_runner(variant: str, use_repr: bool, model, input_ids) -> Callable[[
                 start, start_cpu = time.perf_counter(), time.process_time()
                 if variant == "plain":
                     with torch.no_grad():
+                        model(input_ids=input_ids)
+                elif variant in MECHANISMS:
+                    with bare_mechanism(variant, model), torch.no_grad():
                         model(input_ids=input_ids)
                 else:
                     with context(model, debug_path=output_dir, use_repr=use_repr):

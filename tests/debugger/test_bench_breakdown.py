@@ -31,3 +31,32 @@ def test_every_stage_of_the_breakdown_records_a_trace(bench, use_repr, caplog):
         for stage in (*bench.STAGES, "ours"):
             bench.forward_runner(stage, use_repr, model, input_ids)()
     assert not [record.getMessage() for record in caplog.records if "could not record" in record.getMessage()]
+
+
+def _instrumented(module: torch.nn.Module) -> bool:
+    global_hooks = torch.nn.modules.module._global_forward_hooks
+    global_pre_hooks = torch.nn.modules.module._global_forward_pre_hooks
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or "forward" in module.__dict__
+        or global_hooks
+        or global_pre_hooks
+    )
+
+
+@pytest.mark.parametrize("mechanism", ["bare: module hooks", "bare: forward wrappers", "bare: global hooks"])
+def test_each_bare_mechanism_is_on_every_module_during_the_forward_only(bench, mechanism):
+    assert mechanism in bench.MECHANISMS
+    config = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=100
+    )
+    model = LlamaForCausalLM(config).eval()
+    input_ids = torch.randint(0, 100, (1, 8))
+    with torch.no_grad():
+        expected = model(input_ids=input_ids).logits
+    with bench.bare_mechanism(mechanism, model):
+        assert all(_instrumented(module) for module in model.modules())
+        with torch.no_grad():
+            assert torch.equal(model(input_ids=input_ids).logits, expected)
+    assert not any(_instrumented(module) for module in model.modules())
