@@ -93,7 +93,8 @@ class _TracingSession:
         if self._recording:
             for name, module in self._modules:
                 if name:
-                    has_submodules = next(module.children(), None) is not None
+                    # what next(module.children(), None) tells, without a generator per module
+                    has_submodules = len(module._modules) > list(module._modules.values()).count(None)
                     path, module_class = f"{self._class_name}.{name}", qualified_class_name(module)
                     self._patches.patch(module, self._submodule_forward(path, module_class, has_submodules))
         self._patches.patch(self._model, self._top_level_forward)
@@ -192,7 +193,7 @@ class _TracingSession:
         except BaseException as error:
             _record(tracer, tracer.exit_with_exception, call, error)
             raise
-        _record(tracer, functools.partial(tracer.exit, has_submodules=has_submodules), call, output)
+        _record(tracer, tracer.exit, call, output, has_submodules)
         return output
 
     def _top_level_forward(self, original: Callable) -> Callable:
@@ -275,12 +276,15 @@ class _TracingSession:
             )
 
 
+_ONE_INTRA_OP_THREAD = one_intra_op_thread()  # taken once: _record runs twice per module call
+
+
 def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:
     """Run one recording step; a failure stops recording this forward (the forward itself goes on)."""
     if tracer.failure is not None:
         return None
     try:
-        with one_intra_op_thread():
+        with _ONE_INTRA_OP_THREAD:
             return step(*args)
     except Exception as error:
         tracer.failure = error

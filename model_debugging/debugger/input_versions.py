@@ -10,6 +10,7 @@ have no version counter) and changes made through ``tensor.data`` (which do not 
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import torch
@@ -24,30 +25,29 @@ class InputVersions:
 
     def __init__(self, inputs: dict[str, Any]):
         self._noted: list[tuple[str, torch.Tensor, int]] = []
-        self._note(inputs, "", 0, set())
+        # one loop rather than a call per value: it runs at every module call of the forward.
+        # Each item: a value, its path, its depth and the ids of the containers it is in (cycles).
+        waiting: list[tuple[Any, str, int, tuple[int, ...]]] = [(inputs, "", 0, ())]
+        while waiting:
+            value, path, depth, inside = waiting.pop()
+            if isinstance(value, torch.Tensor):
+                if not value.is_inference():
+                    self._noted.append((path, value, value._version))
+                continue
+            if not isinstance(value, (list, tuple, dict)) or depth >= MAX_VALUE_DEPTH or id(value) in inside:
+                continue  # recorded as a placeholder: no tensor the trace would name
+            inside = (*inside, id(value))
+            if isinstance(value, dict):
+                items = list(value.items())
+                names = json_keys(list(map(itemgetter(0), items)))
+                values = list(map(itemgetter(1), items))
+            else:
+                values = list(value)
+                names = list(map(str, range(len(values))))
+            prefix = f"{path}." if path else ""
+            for index in range(len(values) - 1, -1, -1):  # popped in the trace's order
+                waiting.append((values[index], prefix + names[index], depth + 1, inside))
 
     def modified(self) -> list[str]:
         """The paths of the noted tensors changed in place since, in the order the trace lists them."""
         return [path for path, tensor, version in self._noted if tensor._version != version]
-
-    def _note(self, value: Any, path: str, depth: int, open_containers: set[int]) -> None:
-        if isinstance(value, torch.Tensor):
-            if not value.is_inference():
-                self._noted.append((path, value, value._version))
-            return
-        if (
-            not isinstance(value, (list, tuple, dict))
-            or depth >= MAX_VALUE_DEPTH
-            or id(value) in open_containers
-        ):
-            return  # recorded as a placeholder: no tensor the trace would name
-        open_containers.add(id(value))
-        if isinstance(value, dict):
-            items = list(value.items())
-            keys = json_keys([key for key, _ in items])
-            named = zip(keys, (item for _, item in items), strict=True)
-        else:
-            named = ((str(index), item) for index, item in enumerate(value))
-        for name, item in named:
-            self._note(item, f"{path}.{name}" if path else name, depth + 1, open_containers)
-        open_containers.discard(id(value))

@@ -33,7 +33,8 @@ def paths_with_later_siblings(
     """
     paths = set()
     for name, module in named_modules:
-        numbers = [int(child) for child, _ in module.named_children() if child.isdigit()]
+        # its children's names, read directly: a generator per module costs more than the rest of this
+        numbers = [int(child) for child in module._modules if child.isdigit()]
         if numbers:
             prefix, highest = (f"{root_path}.{name}" if name else root_path), max(numbers)
             paths.update(f"{prefix}.{number}" for number in numbers if number < highest)

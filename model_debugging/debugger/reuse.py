@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -39,33 +39,24 @@ _BIT_VIEWS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _LAZY_CLONE = getattr(torch, "_lazy_clone", None)  # private to torch: an eager clone when missing
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """What, besides its bytes, a tensor's entry depends on; the key of the remembered entries."""
+def _layout(tensor: torch.Tensor) -> tuple:
+    """What, besides its bytes, a tensor's entry depends on; the key of the remembered entries.
 
-    data_ptr: int
-    device: torch.device
-    shape: torch.Size
-    stride: tuple[int, ...]
-    dtype: torch.dtype
-    requires_grad: bool
-    grad_fn: object
-
-    @classmethod
-    def of(cls, tensor: torch.Tensor) -> _Layout:
-        return cls(
-            tensor.const_data_ptr(),  # data_ptr() would copy a copy-on-write tensor
-            tensor.device,
-            tensor.shape,
-            tensor.stride(),
-            tensor.dtype,
-            tensor.requires_grad,
-            tensor.grad_fn,
-        )
+    A plain tuple (address, device, shape, strides, dtype, grad state): it is made for every
+    tensor recorded, inside the forward.
+    """
+    return (
+        tensor.const_data_ptr(),  # data_ptr() would copy a copy-on-write tensor
+        tensor.device,
+        tensor.shape,
+        tensor.stride(),
+        tensor.dtype,
+        tensor.requires_grad,
+        tensor.grad_fn,
+    )
 
 
-@dataclass(frozen=True)
-class _Remembered:
+class _Remembered(NamedTuple):
     tensor: weakref.ref  # its callback forgets the entry when the tensor dies
     snapshot: torch.Tensor
     entry: dict
@@ -118,7 +109,7 @@ class RecentTensors:
     def __init__(self) -> None:
         # each operation on it is one call under the GIL: the callback of a tensor freed by another
         # thread may pop its own entry at any moment
-        self._remembered: OrderedDict[_Layout, _Remembered] = OrderedDict()
+        self._remembered: OrderedDict[tuple, _Remembered] = OrderedDict()
 
     def clear(self) -> None:
         self._remembered.clear()
@@ -127,12 +118,12 @@ class RecentTensors:
         """The entry recorded for ``tensor``'s memory and layout if its bytes are unchanged, else None."""
         if not _rememberable(tensor):
             return None
-        layout = _Layout.of(tensor)
+        layout = _layout(tensor)
         seen = self._remembered.get(layout)
         if seen is None:
             return None
         # a copy-on-write snapshot still sharing the tensor's memory proves no write torch saw
-        if seen.snapshot.const_data_ptr() != layout.data_ptr:
+        if seen.snapshot.const_data_ptr() != layout[0]:
             bits = _bits(tensor)
             if bits is None or not torch.equal(bits, seen.snapshot):
                 return None
@@ -148,7 +139,7 @@ class RecentTensors:
         bits = _bits(tensor)
         if bits is None or size == 0 or size > BUDGET_BYTES // 4:
             return
-        layout = _Layout.of(tensor)
+        layout = _layout(tensor)
         self._remembered.pop(layout, None)
         while self._remembered and (
             len(self._remembered) >= WINDOW or self._snapshot_bytes() + size > BUDGET_BYTES

@@ -12,6 +12,7 @@ tensor is summarized, every element otherwise. Anything the fast path does not c
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -79,17 +80,16 @@ def _needs_suffix(tensor: torch.Tensor) -> bool:
 
 def _format_elements(values: list, floating: bool, precision: int) -> tuple[list[str], int]:
     """Each value as torch's ``_Formatter`` prints it, and the width torch lays rows out with."""
+    # map() and comprehensions, not generators: a trace formats thousands of elements
     if not floating:
-        texts = [f"{value}" for value in values]
-        width = max(len(text) for text in texts)
-    elif any(value != 0 and math.isfinite(value) for value in values):
+        texts = list(map(str, values))
+        width = max(map(len, texts))
+        return [text.rjust(width) for text in texts], width
+    finite = [value != 0 and math.isfinite(value) for value in values]  # finite and non-zero
+    if any(finite):
         spec = f".{precision}e"
         texts = [format(value, spec) for value in values]
-        width = max(
-            len(text)
-            for text, value in zip(texts, values, strict=True)
-            if value != 0 and math.isfinite(value)
-        )
+        width = max(map(len, itertools.compress(texts, finite)))
     else:  # no finite non-zero value: torch drops scientific notation and keeps width 1
         texts = [
             f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}." for value in values

@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import re
 import warnings
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -96,11 +97,13 @@ def _fits_safetensors(tensor: torch.Tensor) -> bool:
 
 
 def json_keys(keys: list[Any]) -> list[str]:
-    """The JSON object keys for ``keys``: as ``json.dumps`` writes them, made unique.
+    """The JSON object keys for ``keys`` (one dict's): as ``json.dumps`` writes them, made unique.
 
     ``1`` and ``"1"`` (or ``True`` and ``"true"``) would both be written as ``"1"``, and a reader
     keeps only the last; a later key that clashes gets its type added: ``"1 (int)"``.
     """
+    if set(map(type, keys)) <= {str}:  # all strings (a call's kwargs): already unique
+        return keys
     result: list[str] = []
     taken: set[str] = set()
     for key in keys:
@@ -230,17 +233,19 @@ class ValueSerializer:
             return f"<{kind} not recorded: it contains itself>"
         self._open_containers.add(id(value))
         try:
+            # loops, not comprehensions (a frame each): this runs at every module call of the forward
             if isinstance(value, dict):
                 items = list(value.items())
-                keys = json_keys([key for key, _ in items])
-                return {
-                    json_key: self._serialize(item, f"{stem}_{key}", capture, depth + 1)
-                    for json_key, (key, item) in zip(keys, items, strict=True)
-                }
-            return [
-                self._serialize(item, f"{stem}_{index}", capture, depth + 1)
-                for index, item in enumerate(value)
-            ]
+                serialized = {}
+                for json_key, (key, item) in zip(
+                    json_keys(list(map(itemgetter(0), items))), items, strict=True
+                ):
+                    serialized[json_key] = self._serialize(item, f"{stem}_{key}", capture, depth + 1)
+                return serialized
+            elements = []
+            for index, item in enumerate(value):
+                elements.append(self._serialize(item, f"{stem}_{index}", capture, depth + 1))
+            return elements
         finally:
             self._open_containers.discard(id(value))
 

@@ -160,7 +160,11 @@ class CallTracer:
             and parent.children.may_be_pruned(module_path)
         ):
             capture = Capture.REFERENCE
-        given = {key: value for key, value in {"args": args, "kwargs": kwargs}.items() if len(value) > 0}
+        given = {}  # upstream omits empty args and kwargs
+        if args:
+            given["args"] = args
+        if kwargs:
+            given["kwargs"] = kwargs
         inputs = self._serializer.serialize(given, f"{module_path}_inputs", capture)
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
         record = CallRecord(module_path, inputs, function=function, module_class=module_class)
@@ -168,18 +172,20 @@ class CallTracer:
         self._stack.append(call)
         return call
 
-    def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT, *, has_submodules: bool = False) -> None:
+    def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT, has_submodules: bool = False) -> None:
         """Close ``call``; ``output`` is recorded for modules without submodules (None for the others)."""
         self._close(call)
         record = call.record
-        if not record.module_children and output is not _NO_OUTPUT:
+        module_children = record.module_children if record.children else []  # most calls are leaves
+        if not module_children and output is not _NO_OUTPUT:
             if has_submodules:
                 record.outputs = None  # upstream records no outputs for modules with submodules
             else:
                 record.outputs = self._serializer.serialize(
                     output, f"{record.module_path}_outputs", call.capture
                 )
-        kept = self._stack[-1].children.add(record, [child.module_path for child in record.module_children])
+        child_paths = [child.module_path for child in module_children] if module_children else []
+        kept = self._stack[-1].children.add(record, child_paths)
         if kept and call.defers_alone:
             self._resolve(record)
 
