@@ -10,15 +10,17 @@ from model_debugging.debugger.trace_format.records import TensorEntry
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 keys = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+# lists of strings alone: a tensor's repr lines
+lines = st.lists(st.text(), min_size=1, max_size=6)
 values = st.recursive(
-    scalars,
+    scalars | lines,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
     max_leaves=30,
 )
 # tensor entries, with or without a value, anywhere in a tree
 entry_keys = st.sampled_from(["shape", "dtype", "value", "mean", "statistics"])
 trees = st.recursive(
-    scalars,
+    scalars | lines,
     lambda inner: (
         st.lists(inner, max_size=4)
         | st.dictionaries(keys, inner, max_size=4)

@@ -94,12 +94,18 @@ class _IndentedText:
                 self._append("[]", both)
                 return
             inner = "\n" + " " * (self._indent * (level + 1))
+            closing = "\n" + " " * (self._indent * level) + "]"
+            if set(map(type, item)) <= {str}:  # a tensor's repr lines: one text, no call per line
+                self._append(
+                    "[" + inner + ("," + inner).join(map(encode_basestring_ascii, item)) + closing, both
+                )
+                return
             separator = "[" + inner
             for child in item:
                 self._append(separator, both)
                 separator = "," + inner
                 self._encode(child, level + 1, both)
-            self._append("\n" + " " * (self._indent * level) + "]", both)
+            self._append(closing, both)
         else:
             raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
 

@@ -60,12 +60,13 @@ class TraceWriter:
         replaces it: its files go with it), and the files of tensors upstream names alike are
         arranged as upstream's are (see :func:`_share_file_names`).
         """
+        real_files: dict[int, str] = {}  # no tensor files (use_repr=True): none to remove or rename
         if tensor_files:
             named = _named_tensor_files(tree, set())
             for path in tensor_files:
                 if path.name not in named:
                     path.unlink(missing_ok=True)
-        real_files = _share_file_names(self._output_dir, tree)
+            real_files = _share_file_names(self._output_dir, tree)
         upstream_tree, extra_tree = split_trace(tree, real_files)
         logger.info("Writing model trace to %s and %s", paths.full_tensors, paths.summary)
         # the text upstream's json.dump(tree, f, indent=2) writes, built faster; written atomically
