@@ -84,18 +84,17 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
     if not floating:
         texts = list(map(str, values))
         width = max(map(len, texts))
-        return [text.rjust(width) for text in texts], width
+        return list(map(str.rjust, texts, itertools.repeat(width))), width
     finite = [value != 0 and math.isfinite(value) for value in values]  # finite and non-zero
     if any(finite):
-        spec = f".{precision}e"
-        texts = [format(value, spec) for value in values]
+        texts = list(map(format, values, itertools.repeat(f".{precision}e")))
         width = max(map(len, itertools.compress(texts, finite)))
     else:  # no finite non-zero value: torch drops scientific notation and keeps width 1
         texts = [
             f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}." for value in values
         ]
         width = 1
-    return [text.rjust(width) for text in texts], width
+    return list(map(str.rjust, texts, itertools.repeat(width))), width
 
 
 def _flatten(nested, dim: int) -> list:
@@ -117,22 +116,20 @@ class _Layout:
         self._texts = iter(texts)
         self._element_length = width + 2
 
-    def _cut(self, size: int) -> bool:
-        return self._summarize and size > 2 * self._edge
-
     def render(self, level: int, indent: int) -> str:
         size = self._sizes[level]
-        count = 2 * self._edge if self._cut(size) else size
+        cut = self._summarize and size > 2 * self._edge
+        count = 2 * self._edge if cut else size
         remaining = len(self._sizes) - level
         if remaining == 1:
             per_line = max(1, math.floor((self._linewidth - indent) / self._element_length))
-            items = [next(self._texts) for _ in range(count)]
-            if self._cut(size):
+            items = list(itertools.islice(self._texts, count))
+            if cut:
                 items.insert(self._edge, " ...")
             lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
             return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
         slices = [self.render(level + 1, indent + 1) for _ in range(count)]
-        if self._cut(size):
+        if cut:
             slices.insert(self._edge, "...")
         return "[" + ("," + "\n" * (remaining - 1) + " " * (indent + 1)).join(slices) + "]"
 
