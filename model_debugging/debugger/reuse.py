@@ -25,7 +25,6 @@ is dropped the moment the model frees it, so a snapshot only ever doubles a tens
 
 from __future__ import annotations
 
-import contextlib
 import weakref
 from collections import OrderedDict
 from typing import NamedTuple
@@ -127,8 +126,10 @@ class RecentTensors:
             bits = _bits(tensor)
             if bits is None or not torch.equal(bits, seen.snapshot):
                 return None
-        with contextlib.suppress(KeyError):  # forgotten meanwhile: the tensor it came from died
+        try:  # noqa: SIM105 - contextlib.suppress costs three calls, for every tensor recorded
             self._remembered.move_to_end(layout)
+        except KeyError:  # forgotten meanwhile: the tensor it came from died
+            pass
         return seen.entry
 
     def remember(self, tensor: torch.Tensor, entry: dict) -> None:
@@ -144,11 +145,13 @@ class RecentTensors:
         while self._remembered and (
             len(self._remembered) >= WINDOW or self._snapshot_bytes() + size > BUDGET_BYTES
         ):
-            with contextlib.suppress(KeyError):  # emptied meanwhile by a tensor dying in another thread
+            try:  # noqa: SIM105 - as above
                 self._remembered.popitem(last=False)
+            except KeyError:  # emptied meanwhile by a tensor dying in another thread
+                pass
         remembered = self._remembered
         reference = weakref.ref(tensor, lambda _, layout=layout: remembered.pop(layout, None))
         remembered[layout] = _Remembered(reference, unchanging_copy(bits), entry)
 
     def _snapshot_bytes(self) -> int:
-        return sum(seen.snapshot.nbytes for seen in list(self._remembered.values()))
+        return sum([seen.snapshot.nbytes for seen in list(self._remembered.values())])
