@@ -40,8 +40,9 @@ from pathlib import Path
 
 import torch
 
-from model_debugging.debugger.fused_statistics import FusedResult
+from model_debugging.debugger.fused_statistics import ChunkPass, FusedResult, takes_fused_path
 from model_debugging.debugger.reuse import unchanging_copy
+from model_debugging.debugger.single_thread import CALLERS_THREADS_FROM, one_intra_op_thread
 from model_debugging.debugger.statistics import Statistics, numbers_off_thread, statistics_from
 from model_debugging.debugger.tensor_repr import PrintOptions
 from model_debugging.debugger.trace_format.tensor_files import link_tensor_file, write_tensor_file
@@ -73,21 +74,43 @@ def _shared_worker() -> ThreadPoolExecutor:
 
 
 class PendingStatistics:
-    """The statistics of one tensor: numbers computed by the worker, text made on the forward's thread."""
+    """The statistics of one tensor: numbers computed by the worker, text made on the forward's thread.
 
-    __slots__ = ("_snapshot", "_threads", "_numbers", "_statistics")
+    For a large tensor (the logits), the last recorded in a forward and the longest to reduce, the
+    forward's thread, once it waits for the worker, takes chunks of the chunked pass too (see
+    :class:`.fused_statistics.ChunkPass`): the same numbers, sooner when a second core is free.
+    """
+
+    __slots__ = ("_snapshot", "_threads", "_first_pass", "_numbers", "_statistics")
 
     def __init__(self, snapshot: torch.Tensor, threads: int):
         self._snapshot: torch.Tensor | None = snapshot
         self._threads = threads
+        shareable = (
+            snapshot.numel() >= CALLERS_THREADS_FROM
+            and snapshot.is_contiguous()
+            and takes_fused_path(snapshot)
+        )
+        self._first_pass = ChunkPass(snapshot.reshape(-1)) if shareable else None
         self._numbers: FusedResult | None = None
         self._statistics: Statistics | None = None
 
+    @property
+    def shareable(self) -> bool:
+        return self._first_pass is not None
+
     def compute(self) -> None:
         """On the worker: the numbers; the tensor is let go unless the general path needs it (NaN, inf)."""
-        self._numbers = numbers_off_thread(self._snapshot, self._threads)
+        self._numbers = numbers_off_thread(self._snapshot, self._threads, self._first_pass)
+        self._first_pass = None
         if self._numbers is not None:  # the reprs only need its dtype and device
             self._snapshot = self._snapshot.new_empty(1)
+
+    def share(self) -> None:
+        """On another thread, before :meth:`compute` ends: take chunks of its pass (see the class)."""
+        first_pass = self._first_pass
+        if first_pass is not None:
+            first_pass.share()
 
     def result(self, options: PrintOptions) -> Statistics:
         """Upstream's reprs and our numbers, once :meth:`BackgroundWork.wait` has returned."""
@@ -106,11 +129,14 @@ class BackgroundWork:
         self._pending_bytes = 0
         self.error: OSError | None = None  # the first failure; set by the worker only
         self.written: list[Path] = []  # the files on disk under their final name, in order
+        self._shareable: list[PendingStatistics] = []  # large tensors' statistics (see PendingStatistics)
 
     def statistics(self, tensor: torch.Tensor, threads: int) -> PendingStatistics:
         """Queue the statistics of ``tensor`` (see :func:`.statistics.threads_off_thread`); it may change once this returns."""
         pending = PendingStatistics(unchanging_copy(tensor.detach()), threads)
         self._submit(pending.compute, None, tensor.nbytes)
+        if pending.shareable:
+            self._shareable.append(pending)
         return pending
 
     def write(self, path: Path, tensor: torch.Tensor) -> None:
@@ -127,7 +153,12 @@ class BackgroundWork:
         self._submit(lambda: link_tensor_file(existing, path), path, 0)
 
     def wait(self) -> None:
-        """Return once every queued job is done (or given up after an error)."""
+        """Return once every queued job is done (or given up after an error); meanwhile, take a share
+        of the large tensors' statistics, on one intra-op thread as the worker's."""
+        shareable, self._shareable = self._shareable, []
+        with one_intra_op_thread():
+            for pending in shareable:
+                pending.share()
         while self._pending:
             self._finish_oldest()
 

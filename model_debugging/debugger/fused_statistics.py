@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 import warnings
 
 import torch
@@ -72,11 +73,15 @@ def takes_fused_path(data: torch.Tensor) -> bool:
     )
 
 
-def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedResult | None:
+def fused_statistics(
+    data: torch.Tensor, threads: int | None = None, first_pass: ChunkPass | None = None
+) -> FusedResult | None:
     """The statistics of ``data`` (detached, non-empty, strided), or None where the general path must run.
 
     ``threads``: the thread count the traced code reduces ``data`` on, when this runs on another
     thread (see :func:`.single_thread.mean_without_switching`); this thread's count is then left alone.
+    ``first_pass``: the pass over ``data.reshape(-1)`` (contiguous) to use, made beforehand so that
+    another thread can share it.
     """
     if not takes_fused_path(data):
         return None
@@ -92,7 +97,7 @@ def fused_statistics(data: torch.Tensor, threads: int | None = None) -> FusedRes
     else:
         low, high = torch.aminmax(data)
         mean = mean_in_callers_order(data, threads)
-    return _in_one_pass(data, low, high, mean)
+    return _in_one_pass(data, low, high, mean, first_pass)
 
 
 def finite_or_none(value: float) -> float | None:
@@ -132,22 +137,61 @@ def device_numbers(numbers: list[float], data: torch.Tensor) -> FusedResult | No
     return upstream, _statistics(numbers[4], double_std, low_value, high_value)
 
 
+class ChunkPass:
+    """The chunked pass over ``flat`` (see :func:`_chunk_sums`), which other threads may share.
+
+    The thread computing a tensor's statistics calls :meth:`run`; a thread with nothing else to do
+    meanwhile (the forward's, waiting for the worker of :mod:`.background` at the end of a trace)
+    may call :meth:`share`: each takes the next chunk not yet taken, until none is left. Every
+    chunk is summed alone, on one intra-op thread, through its thread's buffer, so each partial sum
+    is the same bits whichever thread makes it; :func:`_sums` adds them exactly (``math.fsum``).
+    """
+
+    def __init__(self, flat: torch.Tensor, center: torch.Tensor | float | None = None):
+        self._chunks = flat.split(CHUNK)
+        self._center = center
+        self._sums: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self._chunks)
+        self._taken = 0
+        self._in_progress = 0
+        self._condition = threading.Condition()
+
+    def run(self) -> list[torch.Tensor]:
+        """Per chunk, the float64 sum and sum of squares of its elements (minus the center, if given)."""
+        self.share()
+        with self._condition:  # the chunks another thread took are done
+            self._condition.wait_for(lambda: self._in_progress == 0)
+        return [number for sums in self._sums for number in sums]
+
+    def share(self) -> None:
+        """Sum chunks not taken yet, until there are none left."""
+        try:  # a buffer no other thread is using (list.pop and append are atomic)
+            buffer = _free_buffers.pop()
+        except IndexError:
+            buffer = torch.empty(CHUNK, dtype=torch.float64)
+        try:
+            while True:
+                with self._condition:
+                    if self._taken == len(self._chunks):
+                        return
+                    index, self._taken = self._taken, self._taken + 1
+                    self._in_progress += 1
+                try:
+                    chunk = self._chunks[index]
+                    part = buffer[: chunk.numel()].copy_(chunk)
+                    if self._center is not None:
+                        part.sub_(self._center)  # the center is exact in float64: deviations in double
+                    self._sums[index] = (part.sum(), torch.dot(part, part))
+                finally:
+                    with self._condition:
+                        self._in_progress -= 1
+                        self._condition.notify_all()
+        finally:
+            _free_buffers.append(buffer)
+
+
 def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | float | None) -> list[torch.Tensor]:
     """Per chunk of ``flat``, the float64 sum and sum of squares of its elements (minus ``center``, if given)."""
-    try:  # a buffer no other thread is using (list.pop and append are atomic)
-        buffer = _free_buffers.pop()
-    except IndexError:
-        buffer = torch.empty(CHUNK, dtype=torch.float64)
-    try:
-        sums = []
-        for chunk in flat.split(CHUNK):
-            part = buffer[: chunk.numel()].copy_(chunk)
-            if center is not None:
-                part.sub_(center)  # the center is exact in float64: deviations in double
-            sums += (part.sum(), torch.dot(part, part))
-        return sums
-    finally:
-        _free_buffers.append(buffer)
+    return ChunkPass(flat, center).run()
 
 
 def finite_double_statistics(data: torch.Tensor) -> dict[str, float | int | None] | None:
@@ -172,11 +216,16 @@ def _sums(partial: list[float]) -> tuple[float, float]:
 
 
 def _in_one_pass(
-    data: torch.Tensor, low: torch.Tensor, high: torch.Tensor, mean: torch.Tensor
+    data: torch.Tensor,
+    low: torch.Tensor,
+    high: torch.Tensor,
+    mean: torch.Tensor,
+    first_pass: ChunkPass | None = None,
 ) -> FusedResult | None:
     flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
     count = flat.numel()
-    numbers = torch.stack([low, high, mean, *_chunk_sums(flat, None)]).tolist()
+    first_pass = ChunkPass(flat) if first_pass is None else first_pass
+    numbers = torch.stack([low, high, mean, *first_pass.run()]).tolist()
     low_value, high_value, center, *partial = numbers
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None  # the sums above are then meaningless; the general path counts NaN and inf

@@ -28,6 +28,7 @@ import warnings
 import torch
 
 from model_debugging.debugger.fused_statistics import (
+    ChunkPass,
     FusedResult,
     finite_double_statistics,
     finite_or_none,
@@ -94,10 +95,13 @@ def threads_off_thread(tensor: torch.Tensor) -> int | None:
     return threads if takes_fused_path(tensor) and mean_without_switching(tensor, threads) else None
 
 
-def numbers_off_thread(data: torch.Tensor, threads: int) -> FusedResult | None:
+def numbers_off_thread(
+    data: torch.Tensor, threads: int, first_pass: ChunkPass | None = None
+) -> FusedResult | None:
     """The numbers :func:`statistics_from` makes ``data``'s statistics of, computed on this thread
-    (one intra-op thread); None where they must be computed on the traced code's thread."""
-    fused = fused_statistics(data, threads)
+    (one intra-op thread); None where they must be computed on the traced code's thread.
+    ``first_pass``: see :func:`.fused_statistics.fused_statistics`."""
+    fused = fused_statistics(data, threads, first_pass)
     if fused is not None or threads > 1:
         return fused
     # float16/bfloat16, or NaN and infinities: the general path, in the traced code's order

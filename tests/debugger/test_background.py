@@ -1,6 +1,7 @@
 """Tensor files written off the forward's thread: the bytes safetensors writes, the values the tensor had when recorded."""
 
 import errno
+import threading
 
 import pytest
 import torch
@@ -8,7 +9,12 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger import background
 from model_debugging.debugger.background import BackgroundWork
+from model_debugging.debugger.fused_statistics import ChunkPass, fused_statistics
+from model_debugging.debugger.single_thread import one_intra_op_thread
+from model_debugging.debugger.statistics import statistics_from
+from model_debugging.debugger.tensor_repr import PrintOptions
 from model_debugging.debugger.trace_format import tensor_files
 from model_debugging.debugger.trace_format.tensor_files import write_tensor_file
 
@@ -84,3 +90,58 @@ def test_a_trace_records_each_tensor_as_it_was_when_recorded(tmp_path):
     files = {path.name: load_file(path)["data"] for path in tmp_path.glob("*.safetensors")}
     assert torch.equal(files["Doubler.first_outputs.safetensors"], x)
     assert torch.equal(files["Doubler.second_inputs_args_0.safetensors"], x * 2)
+
+
+def _large_tensor() -> torch.Tensor:
+    torch.manual_seed(3)
+    return torch.randn(1 << 20 | 12345) * 3 + 1  # 17 chunks, the last one short
+
+
+def _on_one_thread(compute, *arguments):
+    """As the worker and the waiting forward's thread compute statistics: torch on one intra-op thread."""
+    with one_intra_op_thread():
+        return compute(*arguments)
+
+
+@pytest.mark.parametrize(
+    "shared_first", [False, True], ids=["shared while computed", "all taken by the waiter"]
+)
+def test_a_large_tensors_statistics_are_the_same_when_the_waiting_thread_shares_the_pass(shared_first):
+    tensor = _large_tensor()
+    alone = _on_one_thread(fused_statistics, tensor, 1)
+    first_pass = ChunkPass(tensor.reshape(-1))
+    if shared_first:  # the forward's thread took every chunk before the worker started
+        _on_one_thread(first_pass.share)
+        assert _on_one_thread(fused_statistics, tensor, 1, first_pass) == alone
+        return
+    sharing = [threading.Thread(target=_on_one_thread, args=(first_pass.share,)) for _ in range(2)]
+    for thread in sharing:
+        thread.start()
+    assert _on_one_thread(fused_statistics, tensor, 1, first_pass) == alone
+    for thread in sharing:
+        thread.join()
+
+
+@pytest.fixture
+def user_threads_two():
+    """The traced code's torch on 2 intra-op threads: a chunk's sum would then add in another order."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(saved)
+
+
+@pytest.mark.usefixtures("user_threads_two")
+def test_waiting_for_the_worker_shares_a_large_tensors_statistics_with_the_same_result(tmp_path, monkeypatch):
+    tensor = _large_tensor()
+    options = PrintOptions.current()
+    released = threading.Event()  # the worker stays on a first job until then: wait() takes the chunks
+    monkeypatch.setattr(background, "write_tensor_file", lambda path, data: released.wait())
+    work = BackgroundWork()
+    work.write(tmp_path / "first.safetensors", torch.zeros(1))
+    pending = work.statistics(tensor, 1)
+    assert pending.shareable
+    threading.Timer(0.2, released.set).start()
+    work.wait()
+    alone = _on_one_thread(fused_statistics, tensor, 1)
+    assert pending.result(options) == statistics_from(alone, tensor, options)
