@@ -191,8 +191,9 @@ def _sets_use_cache(function: ast.FunctionDef, text: CacheText) -> bool:
 def _hands_on_use_cache(function: ast.FunctionDef, text: CacheText) -> bool | None:
     if not _spans(function, text.handing):
         return False  # no call is given use_cache, by name or in **kwargs
-    found = signature(function, method=False)
-    named, kwargs = "use_cache" in found.names, found.kwargs
+    arguments = function.args
+    named = any(argument.arg == "use_cache" for argument in (*arguments.args, *arguments.kwonlyargs))
+    kwargs = arguments.kwarg.arg if arguments.kwarg is not None else None
     handed = False
     for node in walk(function):
         for keyword in node.keywords if isinstance(node, ast.Call) else ():
