@@ -15,11 +15,9 @@ as ``pass`` to every reading here, so the readings of the reduced tree are those
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from dataclasses import dataclass
 
-from model_debugging.skips.parse.ast_nodes import walk
+from model_debugging.skips.parse.ast_nodes import child_nodes, walk
 from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.cache_readings import CacheGating, FileCacheReading, ForwardReading
 
@@ -38,85 +36,35 @@ _GENERATION_ONLY = frozenset({"prepare_inputs_for_generation", "_prepare_cache_f
 
 # What a forward's readings look for: ``use_cache`` and ``past_key_values`` (read, assigned, passed)
 # and ``**`` (``**kwargs`` passed on).
-_USE_CACHE = re.compile("use_cache")
-_PAST_KEY_VALUES = re.compile("past_key_values")
-_STARS = re.compile(r"\*\*")
-FORWARD_WORDS = (_USE_CACHE, _PAST_KEY_VALUES, _STARS)
-# A call of ``XCache`` or of a method of it (``DynamicCache(...)``, ``DynamicCache.from_legacy_cache(...)``,
-# with brackets, comments or line continuations between), or an augmented assignment of a name
-# holding ``cache`` (``next_decoder_cache += ...``): such a node is on the line the match starts on.
+FORWARD_WORDS = re.compile(r"use_cache|past_key_values|\*\*")
+# What the file's readings look for in any method: ``from_config``; an import; a call of ``XCache``
+# or of a method of it (``DynamicCache(...)``, ``DynamicCache.from_legacy_cache(...)``, with
+# brackets, comments or line continuations between); an augmented assignment of a name holding
+# ``cache`` (``next_decoder_cache += ...``).
 _GAP = r"(?:[\s\\)]|#[^\n]*)*"
-_CACHE_CALL = re.compile(rf"Cache(?!\w){_GAP}[(.]")
-_CACHE_GROWN = re.compile(rf"(?i:cache)\w*{_GAP}(?://|\*\*|<<|>>|[-+*/%&|^@])=")
-# What the file's readings look for in any method: ``from_config``, an import, a cache built (each
-# pattern apart: one starting with a literal is searched for fast).
-BODY_WORDS = (re.compile("from_config"), re.compile("import"), _CACHE_CALL, _CACHE_GROWN)
-_BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+BODY_WORDS = re.compile(
+    rf"from_config|import|Cache(?!\w){_GAP}[(.]|(?i:cache)\w*{_GAP}(?://|\*\*|<<|>>|[-+*/%&|^@])="
+)
 
 
-@dataclass(frozen=True)
-class CacheText:
-    """Where a file's text holds what the readings look for: the lines each kind of node they read
-    can be on (a reading walks only the statements spanning one), and whether it names
-    ``from_config`` at all."""
-
-    use_cache: list[int]
-    handing: list[int]
-    gating: list[int]
-    builds: list[int]
-    from_config: bool
-
-
-def cache_text(source: str) -> CacheText:
-    use_cache = _match_lines(source, _USE_CACHE)
-    return CacheText(
-        use_cache=use_cache,
-        handing=sorted({*use_cache, *_match_lines(source, _STARS)}),
-        gating=sorted({*use_cache, *_match_lines(source, _PAST_KEY_VALUES)}),
-        builds=sorted({*_match_lines(source, _CACHE_CALL), *_match_lines(source, _CACHE_GROWN)}),
-        from_config="from_config" in source,
-    )
-
-
-def forward_reading(function: ast.FunctionDef, text: CacheText) -> ForwardReading:
+def forward_reading(function: ast.FunctionDef) -> ForwardReading:
     return ForwardReading(
         output_names=_output_names(function),
         use_cache_default=_literal_default(function, "use_cache"),
-        reads_configured_use_cache=_reads_configured_use_cache(function, text),
-        sets_use_cache=_sets_use_cache(function, text),
-        hands_on_use_cache=_hands_on_use_cache(function, text),
+        reads_configured_use_cache=_reads_configured_use_cache(function),
+        sets_use_cache=_sets_use_cache(function),
+        hands_on_use_cache=_hands_on_use_cache(function),
     )
 
 
-def file_cache_reading(
-    tree: ast.Module, forwards: list[tuple[str, ast.FunctionDef]], text: CacheText
-) -> FileCacheReading:
+def file_cache_reading(tree: ast.Module, forwards: list[tuple[str, ast.FunctionDef]]) -> FileCacheReading:
     """The readings of a file's ``tree``; ``forwards``: the forward of each class written at the top
     of it, by class name."""
-    delegating = _delegating_calls(tree) if text.from_config else []
     return FileCacheReading(
-        gating=_file_gating(forwards, text, delegated=bool(delegating)),
-        parts=_file_parts(delegating),
-        builds_no_cache=_file_builds_no_cache(tree, text),
+        gating=_file_gating(forwards, delegated=_builds_from_config(tree)),
+        parts=_file_parts(tree),
+        builds_no_cache=_file_builds_no_cache(tree),
     )
-
-
-def _match_lines(source: str, pattern: re.Pattern[str]) -> list[int]:
-    """The lines (from 1, ascending) on which a match of ``pattern`` starts."""
-    lines: list[int] = []
-    line, previous = 1, 0
-    for match in pattern.finditer(source):
-        line += source.count("\n", previous, match.start())
-        previous = match.start()
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
-
-
-def _spans(node: ast.AST, lines: list[int]) -> bool:
-    """Whether one of ``lines`` is within ``node``'s."""
-    index = bisect.bisect_left(lines, node.lineno)
-    return index < len(lines) and lines[index] <= node.end_lineno
 
 
 def _output_names(function: ast.FunctionDef) -> tuple[str, ...] | None:
@@ -141,14 +89,10 @@ def _literal_default(function: ast.FunctionDef, parameter: str) -> object:
     return default.value if isinstance(default, ast.Constant) else None
 
 
-def _file_gating(
-    forwards: list[tuple[str, ast.FunctionDef]], text: CacheText, delegated: bool
-) -> CacheGating:
+def _file_gating(forwards: list[tuple[str, ast.FunctionDef]], delegated: bool) -> CacheGating:
     flags = {"gated": False, "ungated": False, "overridden": False}
     disabled: list[tuple[str, tuple[ast.expr, ...]]] = []
     for owner, function in forwards:
-        if not _spans(function, text.gating):
-            continue  # it assigns neither use_cache nor past_key_values
         found_disabled: list[tuple[ast.expr, ...]] = []
         _visit(function.body, (), flags, found_disabled)
         disabled += [(owner, conditions) for conditions in found_disabled]
@@ -168,29 +112,27 @@ def _delegating_calls(tree: ast.Module) -> list[ast.Call]:
     ]
 
 
-def _reads_configured_use_cache(function: ast.FunctionDef, text: CacheText) -> bool:
+def _builds_from_config(tree: ast.Module) -> bool:
+    return bool(_delegating_calls(tree))
+
+
+def _reads_configured_use_cache(function: ast.FunctionDef) -> bool:
     for decorator in function.decorator_list:
         name = decorator.func if isinstance(decorator, ast.Call) else decorator
         if not isinstance(name, ast.Name) or name.id not in _USE_CACHE_INERT:
             return True
-    return _spans(function, text.use_cache) and any(
-        isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in walk(function)
-    )
+    return any(isinstance(node, ast.Attribute) and node.attr == "use_cache" for node in walk(function))
 
 
-def _sets_use_cache(function: ast.FunctionDef, text: CacheText) -> bool:
+def _sets_use_cache(function: ast.FunctionDef) -> bool:
     """As :class:`CacheGating`'s ``overridden`` says of a whole file: a layer's local ``use_cache =
     cache_params is not None`` is not the model's."""
-    if not _spans(function, text.use_cache):
-        return False
     flags = {"gated": False, "ungated": False, "overridden": False}
     _visit(function.body, (), flags, [])
     return flags["overridden"]
 
 
-def _hands_on_use_cache(function: ast.FunctionDef, text: CacheText) -> bool | None:
-    if not _spans(function, text.handing):
-        return False  # no call is given use_cache, by name or in **kwargs
+def _hands_on_use_cache(function: ast.FunctionDef) -> bool | None:
     arguments = function.args
     named = any(argument.arg == "use_cache" for argument in (*arguments.args, *arguments.kwonlyargs))
     kwargs = arguments.kwarg.arg if arguments.kwarg is not None else None
@@ -206,9 +148,9 @@ def _hands_on_use_cache(function: ast.FunctionDef, text: CacheText) -> bool | No
     return handed
 
 
-def _file_parts(delegating: list[ast.Call]) -> tuple[tuple[str, str], ...] | None:
+def _file_parts(tree: ast.Module) -> tuple[tuple[str, str], ...] | None:
     parts = []
-    for node in delegating:
+    for node in _delegating_calls(tree):
         argument = node.args[0] if node.args else None
         if not (
             isinstance(argument, ast.Attribute) and ast.unparse(argument.value) in ("config", "self.config")
@@ -298,57 +240,23 @@ def _requires_use_cache(test: ast.expr) -> bool:
     )
 
 
-def _file_builds_no_cache(tree: ast.Module, text: CacheText) -> bool:
+def _file_builds_no_cache(tree: ast.Module) -> bool:
     """The file never builds a cache outside generation-only methods (no call to a ``...Cache``
     class or method of one) and imports nothing from another model's file (``from ..x.modeling_x``,
     ``from transformers.models...``): a forward of its models returns only a cache it was given
     (hybrid models such as Zamba build theirs in ``prepare_inputs_for_generation``)."""
-    statements = _statements(tree.body)
-    if any(isinstance(node, ast.ImportFrom) and _from_another_model(node) for node in statements):
-        return False  # what it imports is not read
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom) and _from_another_model(node):
+            return False  # what it imports is not read
     skipped = {
         id(item)
-        for owner in statements
+        for owner in walk(tree)
         if isinstance(owner, ast.ClassDef)
         for item in owner.body
         if isinstance(item, ast.FunctionDef)
         and (item.name in _GENERATION_ONLY or owner.name.endswith("Cache"))
     }
-    return not _builds_cache_outside(tree.body, skipped, text.builds)
-
-
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement of ``body`` and of the blocks below it (an import or a class is one)."""
-    found = list(body)
-    for node in found:  # grows while it is read
-        for name in _BODY_FIELDS.intersection(node._fields):
-            for item in getattr(node, name):
-                found.extend(item.body if isinstance(item, (ast.excepthandler, ast.match_case)) else (item,))
-    return found
-
-
-def _builds_cache_outside(body: list[ast.stmt], skipped: set[int], lines: list[int]) -> bool:
-    """Whether a node below ``body``, but the functions whose ids are in ``skipped``, builds a cache:
-    only the statements spanning one of ``lines`` (where such a node can be) are looked into."""
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        if id(node) in skipped or (hasattr(node, "lineno") and not _spans(node, lines)):
-            continue
-        blocks = _BODY_FIELDS.intersection(node._fields)
-        if not blocks:  # a simple statement, or a pattern
-            if any(_builds_cache(item) for item in walk(node)):
-                return True
-            continue
-        for name in node._fields:  # a compound statement: its own expressions, then its blocks
-            value = getattr(node, name, None)
-            if name in blocks:
-                pending.extend(value)
-                continue
-            parts = value if isinstance(value, list) else [value]
-            if any(_builds_cache(item) for part in parts if isinstance(part, ast.AST) for item in walk(part)):
-                return True
-    return False
+    return not any(_builds_cache(node) for node in _outside(tree, skipped))
 
 
 def _from_another_model(node: ast.ImportFrom) -> bool:
@@ -357,6 +265,14 @@ def _from_another_model(node: ast.ImportFrom) -> bool:
     (``from transformers.activations import ACT2FN``) hold no model."""
     module = node.module or ""
     return node.level == 2 or module == "transformers" or module.startswith("transformers.models")
+
+
+def _outside(tree: ast.AST, skipped: set[int]) -> list[ast.AST]:
+    """Every node below ``tree`` but the functions whose ids are in ``skipped`` and what they hold."""
+    nodes = [child for child in child_nodes(tree) if id(child) not in skipped]
+    for node in nodes:  # grows while it is read
+        nodes.extend(child for child in child_nodes(node) if id(child) not in skipped)
+    return nodes
 
 
 def _builds_cache(node: ast.AST) -> bool:

@@ -12,8 +12,6 @@ from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, 
 from model_debugging.skips.parse.library.cache_readings import (
     BODY_WORDS,
     FORWARD_WORDS,
-    CacheText,
-    cache_text,
     file_cache_reading,
     forward_reading,
 )
@@ -73,13 +71,12 @@ def read_library_file(
     rebound: set[str] = set()  # module-level names also bound to something else than a class
     local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
     forwards: list[tuple[str, ast.FunctionDef]] = []  # of the classes written at the top of the file
-    text = cache_text(source)
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
             forward = _own_forward(node) if node.col_offset == 0 else None
             if forward is not None:
                 forwards.append((node.name, forward))
-            classes.append(_read_class(node, tables, forward, text))
+            classes.append(_read_class(node, tables, forward))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
             nodes = FunctionNodes(node)
             functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables, nodes))
@@ -117,7 +114,7 @@ def read_library_file(
         tuple(mappings),
         tuple(imports),
         functions=kept,
-        cache_reading=file_cache_reading(tree, forwards, text),
+        cache_reading=file_cache_reading(tree, forwards),
     )
 
 
@@ -210,10 +207,10 @@ def _top_level(body: list[ast.stmt]):
 
 
 def _read_class(
-    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], forward: ast.FunctionDef | None, text: CacheText
+    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], forward: ast.FunctionDef | None
 ) -> LibraryClass:
     """The record of a class; ``forward``: its own ``forward`` when the class is written at the top
-    of the file (read with ``text``, where the file's text holds what the cache readings look for)."""
+    of the file."""
     attributes: list[tuple[str, Value]] = []
     methods: list[str] = []
     signatures: list[tuple[str, tuple[str, ...]]] = []
@@ -275,7 +272,7 @@ def _read_class(
         init_calls=init_calls,
         class_vars=tuple(class_vars),
         returns=tuple(returns),
-        forward=forward_reading(forward, text) if forward is not None else None,
+        forward=forward_reading(forward) if forward is not None else None,
         class_returns=tuple(class_returns),
     )
 

@@ -42,16 +42,17 @@ _PAIRS = (('"""', '"""'), ("'''", "'''"), ("(", ")"), ("[", "]"), ("{", "}"))
 @dataclass(frozen=True)
 class BodiesRead:
     """The method bodies the readings read: those of the methods ``names`` (with class methods', and
-    what they call as ``self.<name>``), and every body holding a match of a pattern of
-    ``words[None]`` or, in a method of that name, of ``words[name]``."""
+    what they call as ``self.<name>``), and every body holding a match of ``words[None]`` or, in a
+    method of that name, of ``words[name]``."""
 
     names: frozenset[str]
-    words: Mapping[str | None, tuple[re.Pattern[str], ...]]
+    words: Mapping[str | None, re.Pattern[str]]
 
     def holds_word(self, name: str, source: str, start: int, end: int) -> bool:
         return any(
             pattern.search(source, start, end) is not None
-            for pattern in (*self.words.get(None, ()), *self.words.get(name, ()))
+            for pattern in (self.words.get(None), self.words.get(name))
+            if pattern is not None
         )
 
 
