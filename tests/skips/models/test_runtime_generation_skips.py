@@ -7,10 +7,6 @@ inputs dict, a configuration that branches set differently, and a class method o
 returns one expression.
 """
 
-import ast
-import collections
-import itertools
-
 import pytest
 
 from tests.skips.conftest import verdicts, write_tree
@@ -210,7 +206,8 @@ LIBRARY = {
 }
 
 
-def _checkout(make_repo):
+@pytest.fixture
+def results(make_repo, scan):
     alpha = MODEL_TEST.format(
         name="Alpha",
         pad="vocab_size - 1",
@@ -229,52 +226,7 @@ def _checkout(make_repo):
             "tests/models/beta/test_modeling_beta.py": beta,
         }
     )
-    return write_tree(root, LIBRARY)
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    return scan(_checkout(make_repo))
-
-
-def _text_of(source: str, files: dict[str, list[str]]) -> str | None:
-    """The library file ``source`` is the text of, whole or reduced (some lines kept in place, the
-    others blank, a body become ``pass``, a class written again as its header alone)."""
-    lines = source.split("\n")
-    for path, original in files.items():
-        pairs = list(itertools.zip_longest(lines, original, fillvalue=""))
-        if any(line.strip() and line == kept for line, kept in pairs) and all(
-            not line.strip() or line == kept or line.strip() == "pass" or line.startswith("class ")
-            for line, kept in pairs
-        ):
-            return path
-    return None
-
-
-def test_each_library_file_is_parsed_once_in_a_scan(make_repo, scan, monkeypatch):
-    """The library's parse keeps what the evaluation reads (the forwards' cache readings, the whole
-    trees of the configurations' files): no library file is parsed a second time, whole or in part."""
-    root = _checkout(make_repo)
-    files = {
-        path.relative_to(root).as_posix(): path.read_text().split("\n")
-        for path in (root / "src").rglob("*.py")
-    }
-    parsed = collections.Counter()
-    parse = ast.parse
-
-    def counted(source, filename="<unknown>", mode="exec", **options):
-        if mode == "exec" and isinstance(source, str):
-            path = _text_of(source, files)
-            if path is not None:
-                parsed[path] += 1
-        return parse(source, filename, mode, **options)
-
-    monkeypatch.setattr(ast, "parse", counted)
-    results = scan(root, use_cache=False)
-    assert set(parsed) == set(files)
-    assert max(parsed.values()) == 1
-    # the model-output verdict: alpha's cache follows use_cache, beta's output has no past_key_values
-    assert verdicts(results, "test_outputs") == {"ran": ["alpha"], "skipped": ["beta"], "undecided": []}
+    return scan(write_tree(root, LIBRARY))
 
 
 @pytest.mark.parametrize(
