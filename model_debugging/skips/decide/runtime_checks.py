@@ -181,14 +181,11 @@ def load_runtime_checks(
     definitions, key = _common_definitions(repo, common_paths, cache)
     if reads_library is not None and not reads_library(definitions):
         return _checks(repo, Library(()), definitions, key)
-    trees: dict[str, ast.Module] = {}  # the files the evaluation reads whole, parsed once, here
-    records, errors = read_library(
-        repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase, trees=trees
-    )
+    records, errors = read_library(repo, cache, jobs=jobs, keys=keys, record_keys=record_keys, phase=phase)
     if records is None:
         print(NO_LIBRARY_NOTE.format(repo=repo), file=sys.stderr)
     with collector_paused():  # the index built from the records lives on
-        library = Library(records or (), repo if records is not None else None, trees)
+        library = Library(records or (), repo if records is not None else None)
     for error in errors:
         print(error, file=sys.stderr)
     return _checks(repo, library, definitions, key)

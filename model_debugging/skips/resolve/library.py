@@ -18,7 +18,6 @@ changes, not on every edit of the file.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -60,17 +59,10 @@ class Library:
     looked up first in the file that names it, then in the file it imports the name from.
     """
 
-    def __init__(
-        self,
-        files: Iterable[LibraryFile],
-        root: Path | None = None,
-        trees: Mapping[str, ast.Module] | None = None,
-    ):
-        """``root`` is the checkout the paths are relative to (for :meth:`source`); ``trees`` the
-        whole trees of files already parsed (for :meth:`tree`)."""
+    def __init__(self, files: Iterable[LibraryFile], root: Path | None = None):
+        """``root`` is the checkout the paths are relative to (for :meth:`source`)."""
         self.root = root
         self._sources: dict[str, str | None] = {}
-        self._trees: dict[str, ast.Module | None] = dict(trees or {})
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
         self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
@@ -216,19 +208,6 @@ class Library:
             except (OSError, UnicodeDecodeError):
                 self._sources[path] = None
         return self._sources[path]
-
-    def tree(self, path: str) -> ast.Module | None:
-        """The whole ``ast`` of a library file (None if unreadable or not Python): the one the
-        library was read with when it was parsed whole then, else parsed now, once per library. A
-        read of its text."""
-        self._read(texts=(path,))
-        if path not in self._trees:
-            text = self.source(path)
-            try:
-                self._trees[path] = ast.parse(text) if text is not None else None
-            except SyntaxError:
-                self._trees[path] = None
-        return self._trees[path]
 
     def forward_reading(self, path: str, name: str, line: int) -> ForwardReading | None:
         """What the evaluation reads of the own ``forward`` of the class ``name`` of file ``path``

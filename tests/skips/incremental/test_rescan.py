@@ -99,7 +99,7 @@ def test_library_files_read_in_worker_processes_are_cached_for_the_next_scan(che
     edited = checkout / "tests/models/alpha/test_modeling_alpha.py"
     edited.write_text(edited.read_text() + "# a test file changed: no snapshot answers the next scan\n")
 
-    def unread(path, source, whole_trees=None):
+    def unread(path, source):
         raise AssertionError(f"{path} was read again instead of taken from the cache")
 
     monkeypatch.setattr(read, "read_library_file", unread)

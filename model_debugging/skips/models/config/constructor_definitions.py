@@ -8,6 +8,7 @@ import ast
 import posixpath
 
 from model_debugging.skips.models.config.constructor_state import Stop
+from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -37,7 +38,7 @@ def method_of(
         if name not in ancestor.methods:
             continue
         path = library.path_of(ancestor)
-        tree = library.tree(path) if path is not None else None
+        tree = parsed_file(library, path) if path is not None else None
         for node in tree.body if tree is not None else ():
             if isinstance(node, ast.ClassDef) and node.name == ancestor.name:
                 for item in node.body:
@@ -52,7 +53,7 @@ def method_of(
 
 def function_of(library: Library, path: str, name: str, hops: int = 0) -> tuple[str, ast.FunctionDef] | None:
     """The module-level function ``name`` of the library file ``path``, or one it imports relatively."""
-    tree = library.tree(path) if hops < _MAX_HOPS else None
+    tree = parsed_file(library, path) if hops < _MAX_HOPS else None
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return path, node

@@ -18,6 +18,7 @@ import ast
 import posixpath
 
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
+from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -45,16 +46,16 @@ def keeps_keyword(library: Library, info: LibraryClass, name: str) -> bool:
 def _kept(
     library: Library, name: str, base_path: str, base_name: str, others: list[tuple[str, LibraryClass]]
 ) -> bool:
-    base_file = library.tree(base_path)
+    base_file = parsed_file(library, base_path)
     base = _class_node(base_file, base_name)
-    generation = library.tree(posixpath.join(posixpath.dirname(base_path), _GENERATION_FILE))
+    generation = parsed_file(library, posixpath.join(posixpath.dirname(base_path), _GENERATION_FILE))
     popped = _generation_parameters(generation)
     if base is None or popped is None or name in popped or name in _strings(base_file):
         return False
     if not sets_remaining_keywords(_method(base, "__post_init__")):
         return False
     for path, ancestor in others:
-        tree = library.tree(path)
+        tree = parsed_file(library, path)
         node = _class_node(tree, ancestor.name)
         if node is None or name in _strings(tree):
             return False

@@ -24,6 +24,7 @@ from model_debugging.skips.interp.outside_tests import NoTestHelpers, no_helper
 from model_debugging.skips.interp.values import UNHANDLED, Config, Unknown
 from model_debugging.skips.models.base_classes import BASE_CONFIGS
 from model_debugging.skips.models.config.kwargs import sets_remaining_keywords
+from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -80,7 +81,7 @@ def _single_write(library: Library, info: LibraryClass, name: str) -> tuple[ast.
 
 
 def _post_init(library: Library, path: str, class_name: str) -> ast.FunctionDef | None:
-    tree = library.tree(path)
+    tree = parsed_file(library, path)
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.ClassDef) and node.name == class_name:
             return next(

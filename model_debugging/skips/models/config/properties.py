@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.models.base_classes import is_configuration
+from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
@@ -19,7 +20,7 @@ def property_part(library: Library, config: LibraryClass, name: str) -> LibraryC
     only ``return``, of ``XConfig(...)``; None for anything else."""
     owner = library.defines(config, name)
     path = library.path_of(owner) if owner is not None else None
-    tree = library.tree(path) if path is not None else None
+    tree = parsed_file(library, path) if path is not None else None
     node = next(
         (
             item

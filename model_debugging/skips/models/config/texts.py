@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
+from model_debugging.skips.models.generation_cache.model_outputs import parsed_file
 from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.resolve.library import Library
 
@@ -66,7 +67,7 @@ def _is_init_with(node: ast.AST, parameter: str) -> bool:
 
 def _class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:
     """The first top-level class ``name`` of file ``path``."""
-    tree = library.tree(path)
+    tree = parsed_file(library, path)
     return next(
         (
             item

@@ -8,8 +8,9 @@ file gates its cache on ``use_cache``
 read when the library file was parsed (:class:`ForwardReading`, :class:`FileCacheReading`); each
 is asked for as a :meth:`Library.fact`, so a model depends on what it says, not on the file's text.
 
-Other methods (``get_text_config``, ``PreTrainedModel``'s class methods) are read from the file's
-whole tree (:meth:`Library.tree`, a read of its text).
+Other methods (``get_text_config``, the configurations' properties...) are read from the file's
+whole tree, parsed once per library (:meth:`Library.memoized`, so a recording knows which files
+were read).
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import Library
 
 _OUTPUT_BASE = "ModelOutput"
+
+
+def parsed_file(library: Library, path: str) -> ast.Module | None:
+    """The ``ast`` of a library file, parsed once per library (its read is replayed for tracking)."""
+    return library.memoized(("parsed_file", path), lambda: _parse(library.source(path)))
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    try:
+        return ast.parse(text) if text is not None else None
+    except SyntaxError:
+        return None
 
 
 def forward_reading(library: Library, info: LibraryClass) -> ForwardReading | None:
@@ -66,7 +79,7 @@ def _method(library: Library, info: LibraryClass, name: str) -> tuple[str, ast.F
 
 def _method_node(library: Library, path: str, owner: str, line: int, name: str) -> ast.FunctionDef | None:
     """Method ``name`` of the class ``owner`` of file ``path`` (the one at ``line`` if it has several)."""
-    tree = library.tree(path)
+    tree = parsed_file(library, path)
     if tree is None:
         return None
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner]
@@ -143,7 +156,7 @@ def _shared_output(library: Library, name: str, near: str) -> ast.ClassDef | Non
 
 
 def _output_class_node(library: Library, path: str, name: str) -> ast.ClassDef | None:
-    tree = library.tree(path)
+    tree = parsed_file(library, path)
     if tree is None:
         return None
     return next((node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name), None)

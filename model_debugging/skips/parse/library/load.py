@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
-import posixpath
 import re
 from pathlib import Path
 
@@ -30,10 +28,6 @@ _SHARED_FILES = (
     "generation/continuous_batching/continuous_api.py",
     "backbone_utils.py",  # BackboneMixin, a base of every backbone class
 )
-# Files besides the configurations' whose whole tree the evaluation reads (see read_whole), and those
-# it reads whole that hold no record.
-_READ_WHOLE = ("modeling_utils.py", "utils/hub.py")
-_WHOLE_ONLY = ("generation/configuration_utils.py", "modeling_outputs.py")
 _MODEL_FILE_PREFIXES = ("modeling_", "configuration_")
 # Files of a model's folder that hold no part of a model (processors, conversion scripts, the
 # modular sources the modeling files are generated from): not looked for among the imports.
@@ -109,10 +103,7 @@ def _read_batch_pickled(repo: Path, batch: list[tuple[str, str]], cache: ParseCa
     return [entry_for_parent(cache, key, record) for (_, key), record in zip(batch, records, strict=True)]
 
 
-def _read_batch(
-    repo: Path, paths: list[str], whole_trees: dict[str, ast.Module] | None = None
-) -> list[LibraryFile]:
-    """The records of ``paths``; with ``whole_trees``, each file is parsed whole and its tree kept there."""
+def _read_batch(repo: Path, paths: list[str]) -> list[LibraryFile]:
     from model_debugging.skips.parse.library.read import read_library_file  # not needed to find the files
 
     records = []
@@ -123,47 +114,8 @@ def _read_batch(
             except (OSError, UnicodeDecodeError) as error:
                 records.append(LibraryFile(path, error=f"{path}:1: cannot read: {error}"))
                 continue
-            records.append(read_library_file(path, source, whole_trees))
+            records.append(read_library_file(path, source))
     return records
-
-
-def read_whole(root: Path, path: str) -> bool:
-    """Whether the evaluation reads the whole tree of library file ``path`` (``root``: the package
-    folder, relative to the checkout): the configurations' files, whose methods it runs, and the
-    files of the other bases it reads methods of (``PreTrainedModel``'s class methods, the hub mixin)."""
-    return posixpath.basename(path).startswith("configuration_") or any(
-        path == f"{root}/{name}" for name in _READ_WHOLE
-    )
-
-
-def _whole_trees_only(repo: Path, root: Path, trees: dict[str, ast.Module]) -> None:
-    """Parse into ``trees`` the files the evaluation reads whole that hold no record (absent or
-    unparsable ones are left out: the evaluation finds no tree either)."""
-    prefix = root.relative_to(repo).as_posix()
-    for name in _WHOLE_ONLY:
-        path = f"{prefix}/{name}"
-        with contextlib.suppress(OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            trees[path] = ast.parse((repo / path).read_bytes().decode("utf-8"), filename=path)
-
-
-def _read_here(
-    repo: Path,
-    files: list[tuple[str, str]],
-    cache: ParseCache | None,
-    trees: dict[str, ast.Module],
-    whole: set[str],
-    read: dict[str, LibraryFile],
-    phase: Phase | None,
-) -> None:
-    """Read ``files`` ((path, cache key) pairs) in this process into ``read``, each record also
-    written to ``cache``; the whole trees of those in ``whole`` go to ``trees``."""
-    for path, key in files:
-        (record,) = _read_batch(repo, [path], trees if path in whole else None)
-        if cache is not None and record.error is None:
-            cache.put_entry(key, record)
-        read[path] = record
-        if phase is not None:
-            phase.advance()
 
 
 def read_library(
@@ -174,26 +126,19 @@ def read_library(
     keys: dict[str, str] | None = None,
     record_keys: dict[str, str] | None = None,
     phase: Phase | None = None,
-    trees: dict[str, ast.Module] | None = None,
 ) -> tuple[list[LibraryFile] | None, list[str]]:
     """The records of the checkout's library files (None without ``src/``) and the files that could
     not be read.
 
     The content key of every file read goes to ``keys`` (the scan snapshot checks them next time),
     the cache key of its record to ``record_keys`` (a rescan compares the old record with the new).
-    ``phase`` counts the files read and those taken from the cache. ``trees`` receives the whole
-    tree of every file the evaluation reads whole (:func:`read_whole`) that is parsed here (its
-    record is not in the cache), and of the files it reads whole that hold no record
-    (``generation/configuration_utils.py``, ``modeling_outputs.py``): those are parsed in this
-    process, whole, once, and the evaluation reads them from there.
+    ``phase`` counts the files read and those taken from the cache.
     """
     root = library_root(repo)
     if root is None:
         return None, []
-    with collector_paused():  # the records, the trees and the index built from them all live on
-        if trees is not None:
-            _whole_trees_only(repo, root, trees)
-        return _load(repo, root, cache, jobs, keys, record_keys, phase, trees)
+    with collector_paused():  # the records and the index built from them all live on
+        return _load(repo, root, cache, jobs, keys, record_keys, phase)
 
 
 def _load(
@@ -204,11 +149,9 @@ def _load(
     keys: dict[str, str] | None,
     record_keys: dict[str, str] | None,
     phase: Phase | None,
-    trees: dict[str, ast.Module] | None,
 ) -> tuple[list[LibraryFile], list[str]]:
     records: list[LibraryFile] = []
     cold: list[tuple[str, str]] = []
-    package = root.relative_to(repo).as_posix()
     for path in library_paths(repo, root):
         data = (repo / path).read_bytes()
         key = _library_key(path, data)
@@ -224,27 +167,23 @@ def _load(
     if phase is not None:
         phase.tally("from the cache", len(records))
         phase.add(len(cold))
-    # the files the evaluation reads whole are read here, their trees kept; the others in workers
-    whole = {path for path, _ in cold if trees is not None and read_whole(package, path)}
-    here = [item for item in cold if item[0] in whole]
-    elsewhere = [item for item in cold if item[0] not in whole]
-    read: dict[str, LibraryFile] = {}
-    kept = trees if trees is not None else {}
-    batches = [elsewhere[start : start + _BATCH] for start in range(0, len(elsewhere), _BATCH)]
-    jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(batches) > 1:
-        with worker_pool(min(jobs, len(batches))) as executor:
-            arguments = ([repo] * len(batches), batches, [cache] * len(batches))
-            results = executor.map(_read_batch_pickled, *arguments)  # submitted: they run meanwhile
-            _read_here(repo, here, cache, kept, whole, read, phase)
-            for batch, entries in zip(batches, results, strict=True):
-                read.update(
-                    (path, entry_value(entry)) for (path, _), entry in zip(batch, entries, strict=True)
-                )
+    if cold:
+        batches = [cold[start : start + _BATCH] for start in range(0, len(cold), _BATCH)]
+        jobs = jobs or os.cpu_count() or 1
+        if jobs > 1 and len(batches) > 1:
+            with worker_pool(min(jobs, len(batches))) as executor:
+                arguments = ([repo] * len(batches), batches, [cache] * len(batches))
+                for entries in executor.map(_read_batch_pickled, *arguments):
+                    records += map(entry_value, entries)
+                    if phase is not None:
+                        phase.advance(len(entries))
+        else:
+            for path, key in cold:
+                (record,) = _read_batch(repo, [path])
+                if cache is not None and record.error is None:
+                    cache.put_entry(key, record)
+                records.append(record)
                 if phase is not None:
-                    phase.advance(len(entries))
-    else:
-        _read_here(repo, cold, cache, kept, whole, read, phase)
-    records += [read[path] for path, _ in cold]  # in the files' order, as the index expects
+                    phase.advance()
     errors = [record.error for record in records if record.error is not None]
     return records, errors

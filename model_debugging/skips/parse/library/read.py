@@ -50,16 +50,10 @@ BODIES_READ = BodiesRead(
 )
 
 
-def read_library_file(
-    path: str, source: str, whole_trees: dict[str, ast.Module] | None = None
-) -> LibraryFile:
-    """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``. With
-    ``whole_trees``, the file is parsed whole and its tree kept there (the evaluation reads it)."""
+def read_library_file(path: str, source: str) -> LibraryFile:
+    """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
     try:
-        if whole_trees is not None:
-            tree = whole_trees[path] = ast.parse(source, filename=path)
-        else:
-            tree = parse_library_source(source, path, BODIES_READ)
+        tree = parse_library_source(source, path, BODIES_READ)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", 0) or 0
         return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
