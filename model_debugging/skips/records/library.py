@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model_debugging.skips.records.cache_readings import FileCacheReading, ForwardReading
-
 
 @dataclass(frozen=True)
 class ClassName:
@@ -97,9 +95,9 @@ class LibraryClass:
     returns: tuple[tuple[str, str], ...] = ()
     # `@classmethod`s whose body is one `return x`: (method, its first parameter, x's source)
     class_returns: tuple[tuple[str, str, str], ...] = ()
-    # what the evaluation reads of its own `forward` when the class is written at the top of its
-    # module: read from the text, so a read of it is a read of the file's text, not of this record
-    forward: ForwardReading | None = field(default=None, compare=False)
+    # the first and last lines of its own `forward` (decorators included) when the class is written
+    # at the top of its module: where its text is, not what it is (an edit above moves it)
+    forward_lines: tuple[int, int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -118,6 +116,3 @@ class LibraryFile:
     imports: tuple[tuple[str, str], ...] = ()
     error: str | None = None
     functions: tuple[tuple[str, tuple[InitCall, ...]], ...] = ()
-    # what the evaluation reads of its forwards and of the caches it builds (read from the text,
-    # like each class's ``forward``)
-    cache_reading: FileCacheReading | None = field(default=None, compare=False)

@@ -22,7 +22,6 @@ import contextlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from model_debugging.skips.records.cache_readings import FileCacheReading, ForwardReading
 from model_debugging.skips.records.library import InitCall, LibraryClass, LibraryFile, MethodValue, Value
 from model_debugging.skips.resolve.library_reads import FactKey, LibraryReads, comparable
 from model_debugging.skips.resolve.mro import c3_linearization
@@ -67,7 +66,6 @@ class Library:
         self._imports: dict[str, dict[str, str]] = {}
         self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
         self._classes_in: dict[str, tuple[LibraryClass, ...]] = {}
-        self._cache_readings: dict[str, FileCacheReading | None] = {}
         mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
         self._where: dict[int, str] = {}
@@ -85,7 +83,6 @@ class Library:
             self._imports[library_file.path] = dict(library_file.imports)
             self._functions[library_file.path] = dict(library_file.functions)
             self._classes_in[library_file.path] = library_file.classes
-            self._cache_readings[library_file.path] = library_file.cache_reading
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
                 self._where[id(info)] = library_file.path
@@ -209,23 +206,15 @@ class Library:
                 self._sources[path] = None
         return self._sources[path]
 
-    def forward_reading(self, path: str, name: str, line: int) -> ForwardReading | None:
-        """What the evaluation reads of the own ``forward`` of the class ``name`` of file ``path``
-        (the one at ``line`` if it has several), read from the file's text when it was parsed: a
-        read of the text. None when that class is not written at the top of the file or defines no
-        ``forward``."""
+    def forward_lines(self, path: str) -> tuple[tuple[str, int, int, int], ...]:
+        """(class name, class line, first line, last line) of the ``forward`` of each class written
+        at the top of file ``path`` that defines one: where its text is, a read of the text."""
         self._read(texts=(path,))
-        found = [
-            info for info in self._classes_in.get(path, ()) if info.name == name and info.forward is not None
-        ]
-        found.sort(key=lambda info: info.line != line)  # the one at the recorded line first
-        return found[0].forward if found else None
-
-    def cache_reading(self, path: str) -> FileCacheReading | None:
-        """What the evaluation reads of the forwards and caches of file ``path`` (see
-        :class:`FileCacheReading`), read from its text when it was parsed: a read of the text."""
-        self._read(texts=(path,))
-        return self._cache_readings.get(path)
+        return tuple(
+            (info.name, info.line, *info.forward_lines)
+            for info in self._classes_in.get(path, ())
+            if info.forward_lines is not None
+        )
 
     def annotation(self, info: LibraryClass, name: str) -> LibraryClass | None:
         """The class annotated for ``name`` (``config: LlamaConfig``) first found along the MRO."""

@@ -18,9 +18,9 @@ import ast
 
 from model_debugging.skips.interp.values import ABSENT, Config, ModelInstance, Tensor, Unknown
 from model_debugging.skips.models.config.values import config_value
+from model_debugging.skips.models.generation_cache.cache_building import CacheGating
 from model_debugging.skips.models.pretrained_model import modules
 from model_debugging.skips.models.test_class.context import TestClassFacts
-from model_debugging.skips.records.cache_readings import CacheGating
 from model_debugging.skips.resolve.library import MISSING
 
 

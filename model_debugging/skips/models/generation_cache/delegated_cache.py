@@ -78,7 +78,7 @@ def delegated_cache(facts: TestClassFacts, model: ModelInstance, use_cache: obje
     return _agreed(
         [
             config_value(facts, part_config, "use_cache", Unknown("use_cache"), ABSENT),
-            cache_building.forward_use_cache_default(library, keeper),
+            model_outputs.parameter_default(library, keeper, "forward", "use_cache"),
             config_value(facts, config, "use_cache", Unknown("use_cache"), ABSENT),
             use_cache,
         ]
@@ -114,7 +114,10 @@ def held_cache(
         value = _agreed(
             [
                 use_cache,
-                *(cache_building.forward_use_cache_default(library, part.info) for part in path),
+                *(
+                    model_outputs.parameter_default(library, part.info, "forward", "use_cache")
+                    for part in path
+                ),
                 *(
                     _configured_use_cache(facts, model.config, part)
                     for part in path

@@ -78,7 +78,7 @@ def _own_cache(facts: TestClassFacts, outputs: ModelOutputs) -> bool | None:
         return False  # the file turns the cache off for this call
     use_cache = outputs.use_cache
     if use_cache is ABSENT or use_cache is None:
-        use_cache = cache_building.forward_use_cache_default(library, info)
+        use_cache = model_outputs.parameter_default(library, info, "forward", "use_cache")
     if use_cache is None:
         config = outputs.model.config
         if not isinstance(config, Config) or text_config(facts, config, None, None, Unknown()) != config:

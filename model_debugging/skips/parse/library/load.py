@@ -38,7 +38,7 @@ _NEVER_IMPORTED_BY_MODELING = (
 _SIBLING_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.MULTILINE)
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-29"
+LIBRARY_FORMAT = "library-28"
 
 
 def library_root(repo: Path) -> Path | None:

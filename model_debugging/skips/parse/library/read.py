@@ -9,17 +9,11 @@ from __future__ import annotations
 import ast
 
 from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
-from model_debugging.skips.parse.library.cache_readings import (
-    BODY_WORDS,
-    FORWARD_WORDS,
-    file_cache_reading,
-    forward_reading,
-)
 from model_debugging.skips.parse.library.class_choices import class_tables
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 from model_debugging.skips.parse.library.init_assignments import init_assignments
 from model_debugging.skips.parse.library.init_calls import read_function_calls, read_init_calls
-from model_debugging.skips.parse.library.unread_bodies import BodiesRead, parse_library_source
+from model_debugging.skips.parse.library.unread_bodies import parse_library_source
 from model_debugging.skips.parse.library.values import value_of
 from model_debugging.skips.parse.signatures import signature
 from model_debugging.skips.records.library import (
@@ -43,17 +37,15 @@ _INIT_METHODS = (
     "__post_init__",
     "post_init",
 )  # post_init: what models call at the end of __init__
-# The methods whose bodies the reader reads (with class methods'), and the words that make the cache
-# readings read a body: the others are elided before the parse (see unread_bodies.py).
-BODIES_READ = BodiesRead(
-    names=frozenset({*_INIT_METHODS, *RETURNING_METHODS}), words={None: BODY_WORDS, "forward": FORWARD_WORDS}
-)
+# The methods whose bodies the reader reads (with class methods'): the others are elided before the
+# parse (see unread_bodies.py).
+BODIES_READ = frozenset({*_INIT_METHODS, *RETURNING_METHODS})
 
 
 def read_library_file(path: str, source: str) -> LibraryFile:
     """The classes, imports and auto mappings of one file; a syntax error is kept as ``error``."""
     try:
-        tree = parse_library_source(source, path, BODIES_READ)
+        tree, elided = parse_library_source(source, path, BODIES_READ)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", 0) or 0
         return LibraryFile(path, error=f"{path}:{line}: {error.__class__.__name__}: {error}")
@@ -64,13 +56,9 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     functions: dict[str, tuple[InitCall, ...]] = {}
     rebound: set[str] = set()  # module-level names also bound to something else than a class
     local_imports: list[tuple[str, str]] = []  # `from x import y` inside a module-level function
-    forwards: list[tuple[str, ast.FunctionDef]] = []  # of the classes written at the top of the file
     for node in _top_level(tree.body):
         if isinstance(node, ast.ClassDef):
-            forward = _own_forward(node) if node.col_offset == 0 else None
-            if forward is not None:
-                forwards.append((node.name, forward))
-            classes.append(_read_class(node, tables, forward))
+            classes.append(_read_class(node, tables, elided.get(node.lineno, {})))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # defined twice: either may run
             nodes = FunctionNodes(node)
             functions[node.name] = (*functions.get(node.name, ()), *read_function_calls(node, tables, nodes))
@@ -102,21 +90,7 @@ def read_library_file(path: str, source: str) -> LibraryFile:
         if len(found) == 1 and name not in known
     )
     kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
-    return LibraryFile(
-        path,
-        tuple(classes),
-        tuple(mappings),
-        tuple(imports),
-        functions=kept,
-        cache_reading=file_cache_reading(tree, forwards),
-    )
-
-
-def _own_forward(node: ast.ClassDef) -> ast.FunctionDef | None:
-    """The first ``def forward`` of the class's body (not an ``async def``)."""
-    return next(
-        (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"), None
-    )
+    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
 
 
 def _local_imports(nodes: FunctionNodes) -> list[tuple[str, str]]:
@@ -201,10 +175,10 @@ def _top_level(body: list[ast.stmt]):
 
 
 def _read_class(
-    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], forward: ast.FunctionDef | None
+    node: ast.ClassDef, tables: dict[str, tuple[str, ...]], elided_ends: dict[int, int]
 ) -> LibraryClass:
-    """The record of a class; ``forward``: its own ``forward`` when the class is written at the top
-    of the file."""
+    """The record of a class; ``elided_ends`` gives the last line of each method whose body was
+    elided before the parse (by its ``def`` line)."""
     attributes: list[tuple[str, Value]] = []
     methods: list[str] = []
     signatures: list[tuple[str, tuple[str, ...]]] = []
@@ -215,6 +189,7 @@ def _read_class(
     class_vars: list[str] = []
     returns: list[tuple[str, str]] = []
     assigned: set[str] = set()
+    forward_lines: tuple[int, int] | None = None
     class_returns: list[tuple[str, str, str]] = []
     functions_seen: set[str] = set()  # a name defined twice is read where it is first defined
     for item in node.body:
@@ -233,6 +208,8 @@ def _read_class(
                     annotations.append((item.target.id, annotation.name))
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append(item.name)
+            if item.name == "forward" and forward_lines is None and isinstance(item, ast.FunctionDef):
+                forward_lines = _lines_of(item, elided_ends) if node.col_offset == 0 else None
             if item.name in SIGNATURE_METHODS:
                 signatures.append((item.name, _parameter_names(item)))
             returned = _returned(item) if item.name in RETURNING_METHODS else None
@@ -266,7 +243,7 @@ def _read_class(
         init_calls=init_calls,
         class_vars=tuple(class_vars),
         returns=tuple(returns),
-        forward=forward_reading(forward) if forward is not None else None,
+        forward_lines=forward_lines,
         class_returns=tuple(class_returns),
     )
 
@@ -291,6 +268,13 @@ def _class_method_return(function: ast.FunctionDef) -> tuple[str, str] | None:
         return None
     returned = _returned(function)
     return None if returned is None else (function.args.args[0].arg, returned)
+
+
+def _lines_of(function: ast.FunctionDef, elided_ends: dict[int, int]) -> tuple[int, int]:
+    """The first line of ``function`` (its first decorator's) and its last line (that of its
+    source when its body was elided)."""
+    first = min([function.lineno] + [item.lineno for item in function.decorator_list])
+    return first, elided_ends.get(function.lineno, function.end_lineno)
 
 
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

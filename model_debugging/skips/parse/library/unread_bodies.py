@@ -6,9 +6,7 @@ methods the reader only names: ``forward``, attention helpers, ``_init_weights``
 first line and blank lines below, so every line keeps its number. Kept are the bodies of the
 methods the reader names (``read.BODIES_READ``: the constructors, ``get_input_embeddings``), of
 class methods and of every method a kept body calls as ``self.<name>`` (a constructor's call of one
-is read into it), then of those they call; and every body whose text holds a word a reading looks
-for (``BodiesRead.words``: ``use_cache`` in a ``forward``, ``from_config`` anywhere...): a body
-without one reads as ``pass`` to those readings.
+is read into it), then of those they call.
 
 The bodies are found from the text's lines, not from a parse: a method is a ``def`` indented four
 spaces under a ``class`` at column 0, its body runs from the line after the signature's closing
@@ -25,7 +23,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from model_debugging.skips.parse.ast_nodes import is_class_method
@@ -40,47 +37,37 @@ _PAIRS = (('"""', '"""'), ("'''", "'''"), ("(", ")"), ("[", "]"), ("{", "}"))
 
 
 @dataclass(frozen=True)
-class BodiesRead:
-    """The method bodies the readings read: those of the methods ``names`` (with class methods', and
-    what they call as ``self.<name>``), and every body holding a match of ``words[None]`` or, in a
-    method of that name, of ``words[name]``."""
-
-    names: frozenset[str]
-    words: Mapping[str | None, re.Pattern[str]]
-
-    def holds_word(self, name: str, source: str, start: int, end: int) -> bool:
-        return any(
-            pattern.search(source, start, end) is not None
-            for pattern in (self.words.get(None), self.words.get(name))
-            if pattern is not None
-        )
-
-
-@dataclass(frozen=True)
 class ElidedText:
     """``text`` with bodies elided; ``bodies`` maps (class line, ``def`` line) to the line of its
-    ``pass``."""
+    ``pass`` and the last line of code the body had."""
 
     text: str
-    bodies: dict[tuple[int, int], int]
+    bodies: dict[tuple[int, int], tuple[int, int]]
 
 
-def parse_library_source(source: str, path: str, read: BodiesRead) -> ast.Module:
-    """The tree of ``source`` with the bodies the readings do not read elided; the whole file's tree
-    when the elided text does not check out. Raises what ``ast.parse`` raises on ``source``."""
-    elided = without_unread_bodies(source, read)
+def parse_library_source(
+    source: str, path: str, read_bodies: frozenset[str]
+) -> tuple[ast.Module, dict[int, dict[int, int]]]:
+    """The tree of ``source`` with the bodies the reader does not read elided (it reads those of the
+    methods named in ``read_bodies``, of class methods, and of what they call), and the last line
+    of each elided body, by class line then ``def`` line; the whole file's tree (and no elided
+    body) when the elided text does not check out. Raises what ``ast.parse`` raises on ``source``."""
+    elided = without_unread_bodies(source, read_bodies)
     if elided is not None:
         try:
             tree = ast.parse(elided.text, filename=path)
         except (SyntaxError, ValueError):
             tree = None
-        if tree is not None and _elision_holds(tree, source, elided.bodies, read.names):
-            return tree
-    return ast.parse(source, filename=path)
+        if tree is not None and _elision_holds(tree, source, elided.bodies, read_bodies):
+            ends: dict[int, dict[int, int]] = {}
+            for (class_line, def_line), (_, last) in elided.bodies.items():
+                ends.setdefault(class_line, {})[def_line] = last
+            return tree, ends
+    return ast.parse(source, filename=path), {}
 
 
-def without_unread_bodies(source: str, read: BodiesRead) -> ElidedText | None:
-    """``source`` with the unread method bodies elided (see the module's docstring); None when
+def without_unread_bodies(source: str, read_bodies: frozenset[str]) -> ElidedText | None:
+    """``source`` with the unread method bodies elided (see :func:`parse_library_source`); None when
     there is none to elide (or the text has tabs or carriage returns, whose indentation the reading
     does not follow)."""
     if "\t" in source or "\r" in source or "\f" in source:
@@ -100,30 +87,32 @@ def without_unread_bodies(source: str, read: BodiesRead) -> ElidedText | None:
         decorated = source.find("classmethod", max(before, class_start), def_start) >= 0
         body = _body(source, match.end())
         methods.setdefault(class_start, []).append(_Method(match.group(1), def_start, body, decorated))
-    spans: list[tuple[int, int, int, int]] = []  # class, def, body start, body end
+    spans: list[tuple[int, int, int, int, int]] = []  # class, def, body start, body end, last code
     for class_start, found in methods.items():
-        names_read = _read_names(source, top_lines, class_start, found, read.names)
+        read = _read_names(source, top_lines, class_start, found, read_bodies)
         spans += [
             (class_start, method.start, *method.body)
             for method in found
-            if method.name not in names_read
-            and method.body is not None
-            and not read.holds_word(method.name, source, method.body[0], method.body[1])
+            if method.name not in read and method.body is not None
         ]
     if not spans:
         return None
     offsets = sorted(
-        {offset for class_start, def_start, start, _ in spans for offset in (class_start, def_start, start)}
+        {
+            offset
+            for class_start, def_start, start, _, last in spans
+            for offset in (class_start, def_start, start, last)
+        }
     )
     lines, line, previous = {}, 1, 0
     for offset in offsets:  # each offset's line, counting the newlines once
         line += source.count("\n", previous, offset)
         lines[offset], previous = line, offset
     pieces, bodies, cursor = [], {}, 0
-    for class_start, def_start, start, end in spans:
+    for class_start, def_start, start, end, last in spans:
         pieces += [source[cursor:start], " " * 8, "pass", "\n" * source.count("\n", start, end)]
         cursor = end
-        bodies[(lines[class_start], lines[def_start])] = lines[start]
+        bodies[(lines[class_start], lines[def_start])] = (lines[start], lines[last])
     pieces.append(source[cursor:])
     return ElidedText("".join(pieces), bodies)
 
@@ -140,7 +129,7 @@ def _enclosing_class(source: str, top_lines: list[int], offset: int) -> int | No
 
 
 def _body(source: str, after_name: int) -> tuple[int, int, int] | None:
-    """(start, end) of the body of the method whose name ends at
+    """(start, end, end of its last line of code) of the body of the method whose name ends at
     ``after_name``: None when its signature or its body cannot be read from lines alone."""
     signature = _SIGNATURE_END.search(source, after_name)
     if signature is None:
@@ -156,7 +145,8 @@ def _body(source: str, after_name: int) -> tuple[int, int, int] | None:
     end = found.start() + 1 if found is not None else len(source)
     if end <= start or not _pairs_up(source[start:end]):
         return None
-    return (start, end) if _has_code_line(source, start, end) else None
+    last = _last_code_line_end(source, start, end)
+    return (start, end, last) if last is not None else None
 
 
 def _pairs_up(text: str) -> bool:
@@ -166,23 +156,24 @@ def _pairs_up(text: str) -> bool:
     )
 
 
-def _has_code_line(source: str, start: int, end: int) -> bool:
-    """Whether a line in ``source[start:end]`` is neither blank nor a comment (looked for from the end)."""
+def _last_code_line_end(source: str, start: int, end: int) -> int | None:
+    """The offset of the start of the last line in ``source[start:end]`` that is neither blank nor
+    a comment."""
     position = end
     while position > start:
         line_start = source.rfind("\n", start - 1, position - 1) + 1
         line = source[line_start:position].strip()
         if line and not line.startswith("#"):
-            return True
+            return line_start
         position = line_start
-    return False
+    return None
 
 
 @dataclass(frozen=True)
 class _Method:
     name: str
     start: int  # where its `def` line starts
-    body: tuple[int, int] | None  # see _body
+    body: tuple[int, int, int] | None  # see _body
     class_method: bool
 
 
@@ -215,7 +206,7 @@ def _class_self_names(source: str, top_lines: list[int], class_start: int) -> se
 
 
 def _elision_holds(
-    tree: ast.Module, source: str, bodies: dict[tuple[int, int], int], read_bodies: frozenset[str]
+    tree: ast.Module, source: str, bodies: dict[tuple[int, int], tuple[int, int]], read_bodies: frozenset[str]
 ) -> bool:
     """Whether the tree read from the elided text is one the reader reads as the whole file: every
     elided body is the body of a ``def`` at its line directly in the class at its line, that
@@ -233,7 +224,7 @@ def _elision_holds(
             if elided is None:
                 continue
             body = item.body
-            if len(body) != 1 or not isinstance(body[0], ast.Pass) or body[0].lineno != elided:
+            if len(body) != 1 or not isinstance(body[0], ast.Pass) or body[0].lineno != elided[0]:
                 return False
             found += 1
         if not _read_bodies_kept(node.lineno, methods, lines, bodies, read_bodies):
@@ -245,7 +236,7 @@ def _read_bodies_kept(
     class_line: int,
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
     lines: list[str],
-    bodies: dict[tuple[int, int], int],
+    bodies: dict[tuple[int, int], tuple[int, int]],
     read_bodies: frozenset[str],
 ) -> bool:
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
