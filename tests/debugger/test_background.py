@@ -122,16 +122,7 @@ def test_a_large_tensors_statistics_are_the_same_when_the_waiting_thread_shares_
         thread.join()
 
 
-@pytest.fixture
-def user_threads_two():
-    """The traced code's torch on 2 intra-op threads: a chunk's sum would then add in another order."""
-    saved = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(saved)
-
-
-@pytest.mark.usefixtures("user_threads_two")
+@pytest.mark.usefixtures("two_threads")
 def test_waiting_for_the_worker_shares_a_large_tensors_statistics_with_the_same_result(tmp_path, monkeypatch):
     tensor = _large_tensor()
     options = PrintOptions.current()

@@ -10,14 +10,6 @@ from model_debugging import model_addition_debugger_context
 from model_debugging.debugger.single_thread import mean_in_callers_order, one_intra_op_thread
 
 
-@pytest.fixture
-def two_threads():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(saved)
-
-
 class Offset(nn.Module):
     """Returns its input shifted, and remembers the thread count its forward ran with."""
 
