@@ -4,8 +4,7 @@ or a reason made of it, is left to the run; a condition on its truth is decided.
 
 import pytest
 
-from tests.skips.conftest import verdicts, write_tree
-from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.conftest import verdicts
 
 COMMON = """
 import os
@@ -36,15 +35,6 @@ class ModelTesterMixin:
         if why:
             self.skipTest(why)
 """
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    files = {
-        "tests/test_modeling_common.py": COMMON,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    return scan(write_tree(make_repo(files), LIBRARY))
 
 
 @pytest.mark.parametrize("test", ["test_or_default_compared", "test_and_compared"])

@@ -7,8 +7,7 @@ changing it are not run, and the dict is unknown)."""
 
 import pytest
 
-from tests.skips.conftest import verdicts, write_tree
-from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.conftest import verdicts
 
 COMMON = """
 import unittest
@@ -74,15 +73,6 @@ class ModelTesterMixin:
         if options.get("fast"):
             self.skipTest("fast")
 """
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    files = {
-        "tests/test_modeling_common.py": COMMON,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    return scan(write_tree(make_repo(files), LIBRARY))
 
 
 @pytest.mark.parametrize(

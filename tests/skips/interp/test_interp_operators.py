@@ -4,8 +4,8 @@ computes them: a skip behind them is decided, where it was undecided (or wrong f
 
 import pytest
 
-from tests.skips.conftest import verdicts, write_tree
-from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.conftest import verdicts
+from tests.skips.interp.conftest import scan_alpha
 
 COMMON = """
 import unittest
@@ -36,15 +36,6 @@ class ModelTesterMixin:
         if None is None:
             self.skipTest("one None")
 """
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    files = {
-        "tests/test_modeling_common.py": COMMON,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    return scan(write_tree(make_repo(files), LIBRARY))
 
 
 @pytest.mark.parametrize(
@@ -81,11 +72,7 @@ class ModelTesterMixin:
         if "b" not in {"a": pick()}:
             self.skipTest("a dict's keys are known")
 """
-    files = {
-        "tests/test_modeling_common.py": common,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    results = scan(write_tree(make_repo(files), LIBRARY))
+    results = scan_alpha(make_repo, scan, common)
     for test in ("test_equal_lists", "test_membership"):
         assert verdicts(results, test) == {"ran": [], "skipped": [], "undecided": ["alpha"]}
     assert verdicts(results, "test_key_membership") == {"ran": [], "skipped": ["alpha"], "undecided": []}

@@ -3,8 +3,7 @@ condition; they never crash the scan nor decide a skip."""
 
 import pytest
 
-from tests.skips.conftest import verdicts, write_tree
-from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.conftest import verdicts
 
 COMMON = """
 import unittest
@@ -36,15 +35,6 @@ class ModelTesterMixin:
                 f"{self.all_model_classes!r} {self.all_model_classes[0]}"
             )
 """
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    files = {
-        "tests/test_modeling_common.py": COMMON,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    return scan(write_tree(make_repo(files), LIBRARY))
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,7 @@ arithmetic on known numbers, loops over ``range``."""
 
 import pytest
 
-from tests.skips.conftest import verdicts, write_tree
-from tests.skips.models.test_runtime_skips import LIBRARY, MODEL_TEST
+from tests.skips.conftest import verdicts
 
 COMMON = """
 import unittest
@@ -69,15 +68,6 @@ class ModelTesterMixin:
         if heads == [1, 4]:
             self.skipTest("heads")
 """
-
-
-@pytest.fixture
-def results(make_repo, scan):
-    files = {
-        "tests/test_modeling_common.py": COMMON,
-        "tests/models/alpha/test_modeling_alpha.py": MODEL_TEST.format(name="Alpha", bos=1),
-    }
-    return scan(write_tree(make_repo(files), LIBRARY))
 
 
 @pytest.mark.parametrize(
