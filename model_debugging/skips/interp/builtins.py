@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 import re
 
-from model_debugging.skips.interp.iteration import RANGE_LENGTH
 from model_debugging.skips.interp.truth import known, truth, wholly_known
 from model_debugging.skips.interp.values import (
     UNHANDLED,
@@ -30,6 +29,7 @@ BUILTIN_NAMES = frozenset(
         "bool", "int", "open", "isinstance", "inspect", "re", "range",
     }
 )  # fmt: skip
+_RANGE_LENGTH = 1 << 16  # a longer ``range(...)`` is unknown: it may be made into a list
 PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split", "replace"}
 _PLAIN_FUNCTIONS = {
@@ -111,7 +111,7 @@ def python_builtin(name: str, arguments: list[object], unknown: Unknown) -> obje
     if name == "range":
         if 1 <= len(arguments) <= 3 and all(type(argument) is int for argument in arguments):
             found = python_result(unknown, range, *arguments)  # a step of 0 raises
-            return found if not isinstance(found, range) or len(found) <= RANGE_LENGTH else unknown
+            return found if not isinstance(found, range) or len(found) <= _RANGE_LENGTH else unknown
         return unknown
     if name in ("any", "all") and isinstance(arguments[0], (list, tuple)):
         decisive = name == "any"  # a true item decides any(), a false one all()

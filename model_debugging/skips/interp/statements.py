@@ -22,7 +22,7 @@ from model_debugging.skips.interp.effects import (
 )
 from model_debugging.skips.interp.expressions import Evaluator, TestCode, augmented
 from model_debugging.skips.interp.handed import handed_back
-from model_debugging.skips.interp.iteration import loop_items
+from model_debugging.skips.interp.iteration import loop_items, run_loop
 from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Doubt, Exit, RuntimeVerdict, SkipSignal, Undecided
 from model_debugging.skips.interp.parameters import MAX_DEPTH, bind_parameters
@@ -378,21 +378,14 @@ class _Runner:
             return
         ended_before = self.frame.forks_ended
         try:
-            self._iterate(node, items, variables)
+            run_loop(
+                node,
+                items,
+                lambda item: self._bind(node.target, item, variables),
+                lambda statements: self.block(statements, variables),
+            )
         finally:
             if self.frame.forks_ended != ended_before:
                 # some iteration may have left early: what the body assigns is known only at run time
                 for name in effects(node, self.skipping_helpers).names:
                     variables[name] = Unknown(name)
-
-    def _iterate(self, node: ast.For, items: list[object], variables: dict[str, object]) -> None:
-        for item in items:
-            self._bind(node.target, item, variables)
-            try:
-                self.block(node.body, variables)
-            except Exit as exit_:
-                if exit_.kind == "break":
-                    return
-                if exit_.kind != "continue":
-                    raise
-        self.block(node.orelse, variables)

@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import Evaluator, augmented
-from model_debugging.skips.interp.iteration import loop_items
+from model_debugging.skips.interp.iteration import loop_items, run_loop
 from model_debugging.skips.interp.join import agreed
 from model_debugging.skips.interp.outcome import Exit
 from model_debugging.skips.interp.parameters import MAX_DEPTH
@@ -260,16 +260,12 @@ class TesterReader:
         runs them)."""
         frame.loops += 1
         try:
-            for item in items:
-                self._bind(node.target, item, frame)
-                try:
-                    self.block(node.body, frame)
-                except Exit as leaving:
-                    if leaving.kind == "return":
-                        raise
-                    if leaving.kind == "break":
-                        return
-            self.block(node.orelse, frame)
+            run_loop(
+                node,
+                items,
+                lambda item: self._bind(node.target, item, frame),
+                lambda statements: self.block(statements, frame),
+            )
         finally:
             frame.loops -= 1
 
