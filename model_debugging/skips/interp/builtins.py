@@ -13,6 +13,7 @@ import re
 
 from model_debugging.skips.interp.truth import known, truth, wholly_known
 from model_debugging.skips.interp.values import (
+    PLAIN,
     UNHANDLED,
     Builtin,
     ConfigClass,
@@ -30,7 +31,6 @@ BUILTIN_NAMES = frozenset(
     }
 )  # fmt: skip
 _RANGE_LENGTH = 1 << 16  # a longer ``range(...)`` is unknown: it may be made into a list
-PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 _STRING_METHODS = {"lower", "upper", "startswith", "endswith", "strip", "split", "replace"}
 _PLAIN_FUNCTIONS = {
     "int": int, "len": len, "any": any, "all": all, "set": set, "list": list, "tuple": tuple,

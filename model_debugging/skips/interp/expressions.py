@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 from typing import Protocol
 
-from model_debugging.skips.interp.builtins import BUILTIN_NAMES, PLAIN, python_builtin
+from model_debugging.skips.interp.builtins import BUILTIN_NAMES, python_builtin
 from model_debugging.skips.interp.comprehensions import comprehension
 from model_debugging.skips.interp.effects import passes_self, super_method
 from model_debugging.skips.interp.formatting import formatted
@@ -21,6 +21,7 @@ from model_debugging.skips.interp.handlers import Handlers
 from model_debugging.skips.interp.truth import Truth, comparable, known, text, truth_of, wholly_known
 from model_debugging.skips.interp.values import (
     ABSENT,
+    PLAIN,
     UNHANDLED,
     VALUE_COMPARISONS,
     Builtin,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from model_debugging.skips.interp.values import (
+    PLAIN,
     ConfigClass,
     ModelClass,
     ModelInstance,
@@ -20,7 +21,6 @@ from model_debugging.skips.interp.values import (
 )
 from model_debugging.skips.records.literals import unevaluated
 
-_PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -57,7 +57,7 @@ def truth(value: object) -> bool:
     """``bool(value)`` of a known value."""
     if isinstance(value, Parameters):
         return bool(value.names)
-    return bool(value) if isinstance(value, _PLAIN) else True
+    return bool(value) if isinstance(value, PLAIN) else True
 
 
 def truth_of(value: object) -> Truth:

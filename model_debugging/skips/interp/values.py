@@ -138,6 +138,8 @@ class Config:
 # unknown after it. A configuration handed to a call (``set_config_for_less_flaky_test(config)``)
 # is taken as unchanged: what the library's functions write on it is not read.
 CHANGEABLE = (dict, list, set)
+# Python's own values, on which the interpreter computes as Python does (truth, comparisons, builtins).
+PLAIN = (str, int, float, bool, type(None), tuple, list, dict, set, frozenset, range)
 
 
 @dataclass(frozen=True)
