@@ -170,29 +170,26 @@ class Handlers:
         return UNHANDLED if handler is None else handler(facts, container, key, unknown)
 
     def global_name(self, facts: object, name: str, unknown: Unknown) -> object:
-        for handler in self._names:
-            found = handler(facts, name, unknown)
-            if found is not UNHANDLED:
-                return found
-        return UNHANDLED
+        return _first_answer(self._names, facts, name, unknown)
 
     def compared(self, facts: object, operator: ast.cmpop, left: object, right: object) -> object:
-        for handler in self._comparisons:
-            found = handler(facts, operator, left, right)
-            if found is not UNHANDLED:
-                return found
-        return UNHANDLED
+        return _first_answer(self._comparisons, facts, operator, left, right)
 
     def operated(self, facts: object, operator: ast.operator, left: object, right: object) -> object:
-        for handler in self._operations:
-            found = handler(facts, operator, left, right)
-            if found is not UNHANDLED:
-                return found
-        return UNHANDLED
+        return _first_answer(self._operations, facts, operator, left, right)
 
     def explained(self, value: object, written: str) -> str | None:
         handler = _by_kind(self._explanations, value)
         return None if handler is None else handler(written)
+
+
+def _first_answer(handlers: list[Handler], *arguments: object) -> object:
+    """What the first of ``handlers`` that handles ``arguments`` gives, else :data:`UNHANDLED`."""
+    for handler in handlers:
+        found = handler(*arguments)
+        if found is not UNHANDLED:
+            return found
+    return UNHANDLED
 
 
 def _by_kind(table: dict[type, Handler], value: object) -> Handler | None:
