@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from model_debugging.skips.command import main
+from model_debugging.skips.parse import test_file
 
 PROJECT = Path(__file__).resolve().parents[2]
 SCRIPT = PROJECT / "utils" / "scan_skipped_tests.py"
@@ -88,20 +89,25 @@ def test_single_test_prints_a_summary_and_writes_scan_file(repo, tmp_path, capsy
     assert entry["models_skipped"] == ["noattn"]
 
 
-def test_unknown_test_name_suggests_close_names(repo, tmp_path, capsys):
-    code = main(
-        [
-            "--repo",
-            str(repo),
-            "--output_dir",
-            str(tmp_path),
-            "--test_method_name",
-            "test_trainin",
-            "--no_cache",
-        ]
+def test_unknown_test_name_suggests_close_names_before_parsing_model_files(
+    repo, tmp_path, capsys, monkeypatch
+):
+    # a typo fails once the common files are parsed, not after every model test file of the checkout
+    parsed = []
+    parse_bytes = test_file.parse_bytes
+    monkeypatch.setattr(
+        test_file,
+        "parse_bytes",
+        lambda data, path, *rest: parsed.append(path) or parse_bytes(data, path, *rest),
     )
+    args = ["--repo", str(repo), "--output_dir", str(tmp_path), "--no_cache", "--jobs", "1"]
+    code = main([*args, "--test_method_name", "test_trainin"])
     assert code == 2
     assert "unknown common test 'test_trainin'; did you mean test_training" in capsys.readouterr().err
+    assert sorted(parsed) == ["tests/generation/test_utils.py", "tests/test_modeling_common.py"]
+    parsed.clear()  # a known name goes on to the model files
+    assert main([*args, "--test_method_name", "test_training"]) == 0
+    assert "tests/models/noattn/test_modeling_noattn.py" in parsed
 
 
 def test_not_a_checkout_is_a_one_line_error(tmp_path, capsys):

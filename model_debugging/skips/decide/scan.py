@@ -45,7 +45,7 @@ def scan(
 
     Records are written to and read back from ``entries``; ``keep_models`` keeps each model's
     outcomes and reads in the answer. Raises :class:`UnknownTestError` for a test name that is no
-    common test, before the library is read."""
+    common test, once the common files are parsed."""
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     paths = sorted(set(scope.common_paths + scope.model_files))
@@ -58,16 +58,18 @@ def scan(
         pytest=scope.pytest,
     )
     with phase_of(progress, "parsing test files", "file") as phase:
-        imported = parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
+        imported = set()
+        if test_method_name is not None:  # an unknown name fails before the model files are parsed
+            imported = parse_with_imports(store, scope.repo, scope.common_paths, phase=phase, keys=keys)
+            check_known(_common_tests_of(store, scope), test_method_name)
+            paths = [path for path in paths if path not in store]
+        imported |= parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
         store.parse_named_tests_again()
     # Records that other files import stay in memory; the others are read again for their model.
     store.pin(scope.common_paths)
     store.pin(sorted(filter(None, map(store.path_of_module, imported))))
-    tests = common_tests(
-        {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings
-    )
-    if test_method_name is not None:  # an unknown name fails before the work
-        check_known(tests, test_method_name)
+    tests = _common_tests_of(store, scope)
+    if test_method_name is not None:
         tests = {test_method_name: tests[test_method_name]}
     with phase_of(progress, "reading the library", "file") as phase:
         runtime = load_runtime_checks(
@@ -97,6 +99,12 @@ def scan(
                 kept.append((model, outcomes, reads))
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, store.errors())
     return FullScan(result, runtime, evaluated, kept, keys, record_keys)
+
+
+def _common_tests_of(store: RecordStore, scope: ScanScope) -> dict[str, tuple[str, frozenset]]:
+    return common_tests(
+        {path: store.get(path) for path in scope.common_paths if path in store}, scope.settings
+    )
 
 
 def _library_read(paths: list[str], scope: ScanScope, test: str) -> Callable[[CommonDefinitions], bool]:
