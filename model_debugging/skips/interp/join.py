@@ -39,7 +39,7 @@ def merge_branches(variables: dict[str, object], scopes: list[dict[str, object]]
             variables[name] = _merged_config(values)
         elif all(isinstance(value, dict) and value.keys() == first.keys() for value in values):
             variables[name] = {  # the same keys: a value the branches set differently is unknown
-                key: first[key] if all(value[key] == first[key] for value in values) else Unknown(str(key))
+                key: first[key] if agreed([value[key] for value in values]) else Unknown(str(key))
                 for key in first
             }
         else:
@@ -53,6 +53,6 @@ def _merged_config(configs: list[Config]) -> Config:
     merged = configs[0]
     for key in names:
         values = [dict(config.overrides).get(key, _UNSET) for config in configs]
-        same = all(value == values[0] for value in values[1:]) and values[0] is not _UNSET
+        same = values[0] is not _UNSET and agreed(values)
         merged = merged.with_value(key, values[0] if same else Unknown(key))
     return merged

@@ -268,6 +268,21 @@ TESTERS["lamed"] = (
 """,
     "",
 )
+# a condition only the run knows: both branches build the inputs with the same keys and the same
+# input_ids (rank 3), and different masks; the ids' rank is known after it, the mask is not
+TESTERS["ayin"] = (
+    """
+    def prepare_config_and_inputs_for_common(self):
+        config, _, input_mask = self.prepare_config_and_inputs()
+        input_ids = ids_tensor([self.batch_size, self.seq_length, 4], 99)
+        if random.random() < 0.5:
+            inputs_dict = {"input_ids": input_ids, "attention_mask": input_mask}
+        else:
+            inputs_dict = {"input_ids": input_ids, "attention_mask": None}
+        return config, inputs_dict
+""",
+    "",
+)
 TESTERS["resh"] = (LOOPED.replace("MASK", "torch.tril(torch.ones(13, 7))"), "")
 TESTERS["shin"] = (LOOPED.replace("MASK", "torch.ones(13, 7)"), "")
 
@@ -454,12 +469,14 @@ def test_the_rank_and_the_zeros_of_the_testers_tensors_decide_the_padding_free_s
     found = verdicts(results, "test_padding_free")
     assert {"alpha", "delta", "kappa"} <= set(found["ran"])  # the others run on the base tester's inputs
     # tau, upsilon: a mask of ones; koppa: one written into it
-    assert found["skipped"] == ["beta", "gamma", "koppa", "shin", "tau", "upsilon"]
+    # ayin: the rank of input_ids both branches of a condition only the run knows hold
+    assert found["skipped"] == ["ayin", "beta", "gamma", "koppa", "shin", "tau", "upsilon"]
     assert {"sampi", "stigma"} <= set(found["ran"])  # a zero written into a mask of ones
     assert "resh" in found["ran"] and "shin" in found["skipped"]  # after a loop run item by item
     assert "qoph" in found["ran"]  # a dict comprehension over the inputs keeps their keys and tensors
     assert found["undecided"] == ["epsilon", "eta", "tet", "zeta"]
-    assert results["test_padding_free"]["reasons_skipped"][:2] == [
+    assert results["test_padding_free"]["reasons_skipped"][:3] == [
+        "ayin: Model dummy inputs should contain text input ids",
         "beta: Model dummy inputs should contain text input ids",
         "gamma: Model dummy inputs should contain padding in their attention mask",
     ]

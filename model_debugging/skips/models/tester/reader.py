@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 from model_debugging.skips.interp.expressions import Evaluator, augmented
 from model_debugging.skips.interp.iteration import loop_items, run_loop
-from model_debugging.skips.interp.join import agreed
+from model_debugging.skips.interp.join import merge_branches
 from model_debugging.skips.interp.outcome import Exit
 from model_debugging.skips.interp.parameters import MAX_DEPTH
 from model_debugging.skips.interp.truth import Truth, truth_of
 from model_debugging.skips.interp.unpacking import bindings
-from model_debugging.skips.interp.values import ABSENT, Skipped, Tensor, Unknown
+from model_debugging.skips.interp.values import Skipped, Tensor, Unknown
 from model_debugging.skips.models.tester import tensors as tester_tensors
 from model_debugging.skips.models.tester.parameters import (
     GiveUp,
@@ -240,12 +240,8 @@ class TesterReader:
             except Exit:
                 raise GiveUp from None  # returns or leaves a loop under a condition only the run knows
             branches.append(branch)
-        for name in {*branches[0].variables, *branches[1].variables}:
-            values = [branch.variables.get(name, ABSENT) for branch in branches]
-            frame.variables[name] = values[0] if agreed(values) else Unknown(name)
-        for name in {*branches[0].self_values, *branches[1].self_values}:
-            values = [branch.self_values.get(name, ABSENT) for branch in branches]
-            frame.self_values[name] = values[0] if agreed(values) else Unknown(name)
+        merge_branches(frame.variables, [branch.variables for branch in branches])
+        merge_branches(frame.self_values, [branch.self_values for branch in branches])
 
     def _iterated(self, node: ast.expr, frame: Frame) -> list[object] | None:
         """The items of a loop's iterable when known (see :func:`loop_items`): ``range(...)``, a
