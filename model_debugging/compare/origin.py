@@ -7,7 +7,11 @@ such call (in execution order) as long as the inputs agree:
 - a leaf whose outputs differ (or that raised on one side only) is the origin;
 - a call with children whose first differing child already received different inputs is the
   origin: the difference is made inside it, by its own code or by its calls left unaligned, before
-  that child. The note says which.
+  that child. The note says which;
+- except when the call before that child is a numbered block (``layers.3``) whose output is what
+  differs in the child's inputs (the hidden states, by shape): a block's outputs are not recorded
+  (it has children), so that block is the origin, and its end (a residual added after its last
+  call) what the note names.
 """
 
 from __future__ import annotations
@@ -40,8 +44,13 @@ def find_origin(
     if not inside[current] and rows[current].outputs_match is not False:
         return None, None
     while True:
-        for child in children[current]:
+        for position, child in enumerate(children[current]):
             if not rows[child].inputs_match:
+                previous = children[current][position - 1] if position else None
+                if previous is not None and _block_output_differs(alignment, rows, previous, child):
+                    note = _block_end_note(alignment, previous, child)
+                    detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"
+                    return _marked(rows[previous], note, rows[child], detail), note
                 note = _note(alignment, current, child)
                 return _marked(rows[current], note, rows[child]), note
             if inside[child]:
@@ -69,22 +78,73 @@ def _parent_rows(alignment: TraceAlignment) -> list[int | None]:
     return parents
 
 
-def _marked(row: ModuleComparison, note: str, evidence: ModuleComparison | None) -> ModuleComparison:
+def _marked(
+    row: ModuleComparison, note: str, evidence: ModuleComparison | None, detail: str | None = None
+) -> ModuleComparison:
     """``row`` (a call with children) marked as differing; its differences become those of the
-    first call inside it that received different inputs, which its first detail names."""
+    call that received different inputs (inside it, unless ``detail`` says where), which its first
+    detail names."""
     if row.is_leaf or row.outputs_match is False:
         return row
     if evidence is None:
         return replace(row, outputs_match=False, details=(note, *row.details))
     labels = ", ".join(value.label for value in evidence.differing_inputs[:3]) or "its inputs"
+    detail = detail or f"inside it, the inputs of {evidence.module_path} differ"
     return replace(
         row,
         outputs_match=False,
-        details=(f"inside it, the inputs of {evidence.module_path} differ: {labels}", *row.details),
+        details=(f"{detail}: {labels}", *row.details),
         compared=evidence.compared,
         max_abs_diff=evidence.max_abs_diff,
         max_rel_diff=evidence.max_rel_diff,
         mean_abs_diff=evidence.mean_abs_diff,
+    )
+
+
+def _block_output_differs(
+    alignment: TraceAlignment, rows: Sequence[ModuleComparison], block: int, following: int
+) -> bool:
+    """Whether what differs in the inputs of ``following`` is likely the output of ``block``, the
+    paired call just before it: a numbered block (``layers.0``) with children, whose outputs are
+    not recorded, and a differing input of the shape of the block's first tensor input (the
+    hidden states it passes on: to the next block, or to the final norm after the last)."""
+    first, second = alignment.pairs[block], alignment.pairs[following]
+    if len(first.reference) != 1 or len(second.reference) != 1:
+        return False
+    tree = alignment.reference
+    node = tree.node(first.reference[0])
+    if node.outputs is not None or not node.module_path.rpartition(".")[2].isdigit():
+        return False
+    stream = next((record.shape for record in node.inputs if record.is_tensor), None)
+    differing = {value.reference for value in rows[following].differing_inputs}
+    return any(
+        record.sub_path in differing and record.shape == stream
+        for record in tree.node(second.reference[0]).inputs
+    )
+
+
+def _last_recorded_inside(alignment: TraceAlignment, row: int) -> str | None:
+    """The last paired call inside ``row``'s call, described (None when it has none)."""
+    tree = alignment.reference
+    call = alignment.pairs[row].reference[0]
+    inside = [
+        other.reference[0]
+        for other in alignment.pairs
+        if other.reference[0] != call and tree.contains(call, other.reference[0])
+    ]
+    return describe_call(tree.node(max(inside))) if inside else None
+
+
+def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> str:
+    tree = alignment.reference
+    path = tree.node(alignment.pairs[block].reference[0]).module_path
+    call = alignment.pairs[following].reference[0]
+    last = _last_recorded_inside(alignment, block)
+    after = f", after its last recorded call {last}" if last else ""
+    return (
+        f"the difference is made at the end of {path}{after} (everything recorded in it agrees): in its "
+        f"own code, or in the code of {tree.node(tree.parent[call]).module_path} between it and "
+        f"{tree.node(call).module_path}"
     )
 
 

@@ -122,10 +122,11 @@ def _conclusion(
             )
             return Bisection(tuple(replays), replace(found, reason=reason), held.module_path)
         where = f" ({found.first_wrong})" if found.first_wrong else ""
+        given = _unrecorded_end_before(replayer, held, first)
         reason = (
             f"its first difference{where} lies in {held.module_path}, which could not be replayed alone: "
-            f"the bug is in its own code or in what it is given (an argument adapter for it lets replay "
-            f"tell which). {why}"
+            f"the bug is in its own code or in what it is given{given} (an argument adapter for it lets "
+            f"replay tell which). {why}"
         )
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
     reason = f"its recorded submodules and functions are correct on identical inputs: the bug is in its own code{before}"
@@ -166,6 +167,23 @@ def _unreplayable_holder(
             return current, current.order in first.inputs_compared
         current = replayer.parent(current)
     return None
+
+
+def _unrecorded_end_before(replayer: Replayer, held: TraceNode, first: FirstDifference) -> str:
+    """When the first difference is in the inputs of the first call recorded inside ``held`` and
+    the call before ``held`` has children (its outputs, often ``held``'s inputs, are not
+    recorded): a clause naming that call's end, the likelier place. Else an empty string."""
+    inside = replayer.subtree(held)
+    if not first.in_inputs or not inside or inside[0].order != first.order:
+        return ""
+    parent = replayer.parent(held)
+    earlier = [call for call in replayer.children(parent) if call.order < held.order] if parent else []
+    if not earlier or not replayer.children(earlier[-1]):
+        return ""
+    return (
+        f": already in the inputs of the first call inside it, so likely in the outputs of "
+        f"{earlier[-1].module_path} (not recorded), made at its end, after its last recorded call"
+    )
 
 
 def side_effect_blame(replay: ModuleReplay, changed: tuple[str, ...], parent: ModuleReplay) -> ModuleReplay:

@@ -20,6 +20,7 @@ ORIGINS = {
     Bug.SWAPPED_FUSED_HALVES: "model.layers.1.mlp.gate_proj",
     Bug.MISSING_ONE_PLUS_W: "model.layers.1.post_attention_layernorm",
     Bug.RESIDUAL_FROM_NORMED: "model.layers.1",
+    Bug.MISSING_FEED_FORWARD_RESIDUAL: "model.layers.0",
 }
 # the mask is made by the model's own code: the plain port has no model wrapper, the other has
 MASK_ORIGINS = {Style.PLAIN: "", Style.KEYWORDS: "model"}
@@ -43,6 +44,11 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
     if bug is Bug.RESIDUAL_FROM_NORMED:
         assert f"before {ROOT}.model.layers.1.post_attention_layernorm" in result["origin_note"]
         assert result["origin_note"].endswith("in its own code")
+    if bug is Bug.MISSING_FEED_FORWARD_RESIDUAL:  # what a block returns is not recorded: its end is named
+        assert result["origin_note"].startswith(
+            f"the difference is made at the end of {ROOT}.model.layers.0, after its last recorded call "
+            f"{ROOT}.model.layers.0.mlp.down_proj (everything recorded in it agrees): in its own code"
+        )
 
 
 @pytest.mark.parametrize("style", list(Style), ids=str)

@@ -42,6 +42,7 @@ class Bug(str, enum.Enum):
     MASK_OFF_BY_ONE = "causal mask lets each token see the next one"
     MISSING_ONE_PLUS_W = "one norm scales by w instead of 1 + w"
     RESIDUAL_FROM_NORMED = "attention residual taken from the normed input"
+    MISSING_FEED_FORWARD_RESIDUAL = "every block returns its feed-forward's output, without the residual"
 
 
 def reference():
@@ -139,6 +140,7 @@ class Block(nn.Module):
         super().__init__()
         dim, eps = config["hidden_size"], config["rms_norm_eps"]
         self.residual_from_normed = buggy and bug is Bug.RESIDUAL_FROM_NORMED
+        self.no_feed_forward_residual = bug is Bug.MISSING_FEED_FORWARD_RESIDUAL  # in every block
         self.attn_norm = RMSNorm(dim, eps)
         self.attn = Attention(
             dim, config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"], bug
@@ -149,7 +151,7 @@ class Block(nn.Module):
     def forward(self, x, cos, sin, mask):
         h = self.attn_norm(x)
         x = (h if self.residual_from_normed else x) + self.attn(h, cos, sin, mask)
-        return x + self.ffn(self.ffn_norm(x))
+        return (0 if self.no_feed_forward_residual else x) + self.ffn(self.ffn_norm(x))
 
 
 class ScaledEmbedding(nn.Embedding):
@@ -272,6 +274,7 @@ class KeywordDecoderLayer(nn.Module):
         super().__init__()
         dim, eps = config["hidden_size"], config["rms_norm_eps"]
         self.residual_from_normed = buggy and bug is Bug.RESIDUAL_FROM_NORMED
+        self.no_feed_forward_residual = bug is Bug.MISSING_FEED_FORWARD_RESIDUAL  # in every layer
         self.input_layernorm = RMSNorm(dim, eps)
         self.self_attn = KeywordAttention(config, bug)
         self.post_attention_layernorm = RMSNorm(
@@ -285,7 +288,8 @@ class KeywordDecoderLayer(nn.Module):
             hidden_states=normed, attention_mask=attention_mask, position_embeddings=position_embeddings
         )
         hidden_states = (normed if self.residual_from_normed else hidden_states) + attended
-        return hidden_states + self.mlp(self.post_attention_layernorm(hidden_states))
+        residual = 0 if self.no_feed_forward_residual else hidden_states
+        return residual + self.mlp(self.post_attention_layernorm(hidden_states))
 
 
 class KeywordBackbone(nn.Module):

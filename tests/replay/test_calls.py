@@ -34,12 +34,12 @@ REPLAY_ADAPTERS = {gemma.Block: block_arguments, "blocks.*.attn": block_argument
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    """The reference's trace and the plain ports' (correct, and with a residual bug), for --compare."""
+    """The reference's trace and the plain ports' (correct, and with two residual bugs), for --compare."""
     directory = tmp_path_factory.mktemp("gemma")
     reference = gemma.reference()
     ports = {
         bug: trace(gemma.port(reference, Style.PLAIN, gemma.Bug[bug]), directory / bug, gemma.inputs())
-        for bug in ("NONE", "RESIDUAL_FROM_NORMED")
+        for bug in ("NONE", "RESIDUAL_FROM_NORMED", "MISSING_FEED_FORWARD_RESIDUAL")
     }
     return trace(reference, directory / "reference", gemma.inputs()), ports
 
@@ -179,3 +179,18 @@ def test_a_model_script_is_a_real_module_with_its_folder_importable_for_the_whol
     # the recorded helper is found in the script that defines the candidate's classes
     assert "11 correct on identical inputs, 0 wrong on identical inputs, 0 not replayed" in out
     assert sys.path == path_before and "toy_port" not in sys.modules
+
+
+def test_a_difference_entering_an_uncallable_block_points_at_the_end_of_the_block_before(
+    traces, tmp_path, capsys
+):
+    """Every block forgets its feed-forward residual, at its end, after its last recorded call:
+    the difference is first seen in the inputs of layer 1's first call, so layer 0's end is named."""
+    model = script(tmp_path, "MISSING_FEED_FORWARD_RESIDUAL")
+    assert replay_command(traces, model, "--bisect", bug="MISSING_FEED_FORWARD_RESIDUAL") == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "smallest module wrong on identical inputs: GemmaForCausalLM " in out
+    assert (
+        "the bug is in its own code or in what it is given: already in the inputs of the first call inside "
+        "it, so likely in the outputs of GemmaForCausalLM.model.layers.0 (not recorded), made at its end"
+    ) in out

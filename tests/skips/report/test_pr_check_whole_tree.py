@@ -279,3 +279,28 @@ def test_a_base_that_cannot_be_fetched_is_a_one_line_error(whole_tree, capsys):
     assert main(["--repo", str(whole_tree), "--base", "f" * 40, "--fetch_base_from", "nowhere"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "git fetch" in err and "nowhere" in err
+
+
+def test_a_test_file_the_change_breaks_is_named_with_its_line(whole_tree, tmp_path, capsys):
+    """A skip pasted at the wrong place (between two classes, indented) breaks the file: pytest
+    collects none of its tests, and the check says so rather than blaming the test classes."""
+    edit(
+        whole_tree,
+        "tests/models/beta/test_modeling_beta.py",
+        "class BetaModelTest",
+        '@unittest.skip("flaky")\n    def test_forward(self):\n        pass\n\n\nclass BetaModelTest',
+    )
+    markdown = tmp_path / "new_skips.md"
+    assert main(["--repo", str(whole_tree), "--base", "HEAD", "--markdown", str(markdown)]) == 1
+    assert (
+        "⚠️ 1 scanned file(s) no longer parse, so pytest collects none of their tests: "
+        "tests/models/beta/test_modeling_beta.py, line 9: syntax error: unexpected indent."
+    ) in capsys.readouterr().out
+    listed = [
+        line for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("| test_")
+    ]
+    assert len(listed) == 1, listed  # beta skipped its other two common tests before
+    assert listed[0].startswith(
+        "| test_forward | beta |  | tests/models/beta/test_modeling_beta.py:9 | no longer collected: the test "
+        "file does not parse (syntax error: unexpected indent) | ran |"
+    )

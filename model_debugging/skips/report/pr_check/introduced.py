@@ -18,9 +18,11 @@ test classes come from the verdicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import pandas as pd
 
+from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.report.settings import PRCheckSettings
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 
@@ -58,6 +60,12 @@ class Scans:
     library_causes: dict[str, tuple[str, ...]] | None
     observed_reports: tuple[str, ...] = ()
     inert: bool = False
+
+    @property
+    def new_parse_errors(self) -> tuple[ParseError, ...]:
+        """The scanned files head cannot parse, which base could (or did not have)."""
+        before = {error.path for error in self.base.errors}
+        return tuple(error for error in self.head.errors if error.path not in before)
 
     @property
     def combined(self) -> bool:
@@ -185,6 +193,18 @@ def _undecided_because(result: TestResult, model: str) -> str:
     return next((line[len(prefix) :] for line in result.conditions if line.startswith(prefix)), "")
 
 
+def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
+    """Where and why head no longer collects a test of ``model``: its test file no longer parses,
+    or its class shadows, deletes or stops collecting the test."""
+    for error in scans.new_parse_errors:
+        if PurePosixPath(error.path).parent.name == model:
+            return (
+                f"{error.path}:{error.line}",
+                f"no longer collected: the test file does not parse ({error.message})",
+            )
+    return "", _NOT_COLLECTED
+
+
 def _observed_reason(scan: ScanResult, test: str, model: str) -> str:
     entry = scan.combined.tests.get(test) if scan.combined is not None else None
     return entry.reasons_observed.get(model, "") if entry is not None else ""
@@ -211,7 +231,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             if now == "undecided":
                 found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", was))
             elif now == "not applicable":
-                found.append((model, None, None, "", _NOT_COLLECTED, was))
+                found.append((model, None, None, *_not_collected(scans, model), was))
             elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it
                 found.append((model, None, None, "", _observed_reason(scans.head, test, model), was))
             elif now == "inert" and was == "ran":

@@ -40,6 +40,14 @@ def build_pr_report(
             )
         if flagged.empty:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
+    broken = scans.new_parse_errors
+    if broken:
+        summary.append(
+            f"⚠️ {len(broken)} scanned file(s) no longer parse, so pytest collects none of their tests: "
+            + "; ".join(f"{error.path}, line {error.line}: {error.message}" for error in broken[:5])
+            + (f"; and {len(broken) - 5} more" if len(broken) > 5 else "")
+            + "."
+        )
     summary.append(
         f"The change touches {len(scans.changed_tests)} of the scanned {TEST_FILES} and "
         f"{len(scans.changed_library)} library file(s). Shares are skipped/decided models."
