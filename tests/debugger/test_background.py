@@ -139,30 +139,20 @@ def test_waiting_for_the_worker_shares_a_large_tensors_statistics_with_the_same_
     assert pending.result(options) == statistics_from(alone, tensor, options)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("threads", [1, 2])
 def test_where_the_statistics_are_computed_changes_no_byte_of_a_trace(
-    tmp_path, monkeypatch, request, threads
+    tmp_path, monkeypatch, request, tiny_llama, threads
 ):
-    transformers = pytest.importorskip("transformers")
     if threads == 2:
         request.getfixturevalue("two_threads")
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=1000,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
     # 40 x 1000 logits: torch reduces them on both threads, in its order of additions
     input_ids = torch.randint(0, 1000, (1, 40), generator=torch.Generator().manual_seed(1))
     traces = {}
     for place, smallest in (("forward's thread", sys.maxsize), ("worker", 0)):
         monkeypatch.setattr(tensors, "WORKER_STATISTICS_FROM", smallest)
-        with model_addition_debugger_context(model, debug_path=tmp_path / place, use_repr=True):
-            model(input_ids=input_ids)
+        with model_addition_debugger_context(tiny_llama, debug_path=tmp_path / place, use_repr=True):
+            tiny_llama(input_ids=input_ids)
         traces[place] = {path.name: path.read_bytes() for path in (tmp_path / place).iterdir()}
     assert len(traces["worker"]) == 3
     assert traces["forward's thread"] == traces["worker"]
