@@ -6,8 +6,9 @@ cache). Neither is needed before the trace's JSON is written once the forward is
 worker thread (one per process, shared by the traces of all threads) does them in the order they
 were asked for, while the forward goes on: the statistics of a contiguous floating CPU tensor
 (the numbers, see :func:`.statistics.threads_off_thread`; their text is made on the forward's
-thread afterwards), and every file and the hard links of reused entries (a link always follows
-the file it names).
+thread afterwards; with ``use_repr``, only for tensors of :data:`.tensors.WORKER_STATISTICS_FROM`
+elements or more), and every file and the hard links of reused entries (a link always follows the
+file it names).
 The write itself and torch's ops release the GIL. The worker's torch ops run on one thread, so it
 never starts a second team of torch threads beside the forward's.
 

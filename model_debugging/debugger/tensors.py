@@ -31,6 +31,7 @@ from model_debugging.debugger.background import BackgroundWork, PendingStatistic
 from model_debugging.debugger.device_statistics import DeviceBatch, DevicePending, stays_on_device
 from model_debugging.debugger.distributed import LocalTensors, TensorSource
 from model_debugging.debugger.reuse import RecentTensors, copy_on_write
+from model_debugging.debugger.single_thread import CALLERS_THREADS_FROM
 from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
@@ -47,6 +48,9 @@ _SAFETENSORS_DTYPES = frozenset(
         *(torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz),
     }
 )
+# with use_repr, the statistics of a tensor of this many elements or more are computed by the worker
+# thread, those of a smaller one on the forward's (see ValueSerializer._statistics_off_thread)
+WORKER_STATISTICS_FROM = CALLERS_THREADS_FROM
 # Lists, tuples and dicts nested deeper than this are recorded as a placeholder: the trace stays
 # readable (JSON readers recurse per level) and a forward never fails for the debugger's recursion.
 MAX_VALUE_DEPTH = 100
@@ -296,7 +300,7 @@ class ValueSerializer:
             return entry
         # everything that may raise for an odd tensor runs before its file is written
         entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
-        threads = threads_off_thread(tensor)
+        threads = threads_off_thread(tensor) if self._statistics_off_thread(tensor) else None
         reprs = {}  # completed by finish_trace when pending
         if threads is not None:
             self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads))
@@ -312,6 +316,16 @@ class ValueSerializer:
         entry.update(reprs)
         self._recent.remember(tensor, entry)
         return entry
+
+    def _statistics_off_thread(self, tensor: torch.Tensor) -> bool:
+        """Whether to queue ``tensor``'s statistics for the worker rather than compute them here.
+
+        With ``use_repr`` the worker runs for statistics alone, and below ``WORKER_STATISTICS_FROM``
+        elements its job (a copy-on-write snapshot, a future, a wake-up, the GIL handed back and
+        forth) costs the forward more than computing them on its thread does. The logits above it
+        are the last tensor recorded, whose pass the forward's thread shares once it waits.
+        """
+        return not self._use_repr or tensor.numel() >= WORKER_STATISTICS_FROM
 
     def _write(self, file_name: str, tensor: torch.Tensor) -> None:
         # Written on the queue's thread. A failed write must not break the model's forward: the

@@ -1,4 +1,4 @@
-"""Fixtures of the debugger's tests: hand-written traces, and torch on two intra-op threads."""
+"""Fixtures of the debugger's tests: hand-written traces, torch on two intra-op threads, a tiny Llama."""
 
 import pytest
 import torch
@@ -15,3 +15,19 @@ def two_threads():
     torch.set_num_threads(2)
     yield
     torch.set_num_threads(saved)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """A randomly initialised LlamaForCausalLM of 3 layers of hidden size 64 and 1000 tokens (needs transformers)."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=1000,
+    )
+    return transformers.LlamaForCausalLM(config).eval()

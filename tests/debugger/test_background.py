@@ -1,6 +1,7 @@
 """Tensor files written off the forward's thread: the bytes safetensors writes, the values the tensor had when recorded."""
 
 import errno
+import sys
 import threading
 
 import pytest
@@ -9,7 +10,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from model_debugging.debugger import background
+from model_debugging.debugger import background, tensors
 from model_debugging.debugger.background import BackgroundWork
 from model_debugging.debugger.fused_statistics import ChunkPass, fused_statistics
 from model_debugging.debugger.single_thread import one_intra_op_thread
@@ -136,3 +137,22 @@ def test_waiting_for_the_worker_shares_a_large_tensors_statistics_with_the_same_
     work.wait()
     alone = _on_one_thread(fused_statistics, tensor, 1)
     assert pending.result(options) == statistics_from(alone, tensor, options)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("threads", [1, 2])
+def test_where_the_statistics_are_computed_changes_no_byte_of_a_trace(
+    tmp_path, monkeypatch, request, tiny_llama, threads
+):
+    if threads == 2:
+        request.getfixturevalue("two_threads")
+    # 40 x 1000 logits: torch reduces them on both threads, in its order of additions
+    input_ids = torch.randint(0, 1000, (1, 40), generator=torch.Generator().manual_seed(1))
+    traces = {}
+    for place, smallest in (("forward's thread", sys.maxsize), ("worker", 0)):
+        monkeypatch.setattr(tensors, "WORKER_STATISTICS_FROM", smallest)
+        with model_addition_debugger_context(tiny_llama, debug_path=tmp_path / place, use_repr=True):
+            tiny_llama(input_ids=input_ids)
+        traces[place] = {path.name: path.read_bytes() for path in (tmp_path / place).iterdir()}
+    assert len(traces["worker"]) == 3
+    assert traces["forward's thread"] == traces["worker"]

@@ -23,20 +23,6 @@ transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def tiny_llama():
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=1000,
-    )
-    return transformers.LlamaForCausalLM(config).eval()
-
-
 def run_both(model, tmp_path, record_functions=(), **options):
     """Trace ``model`` with upstream's context and ours (recording ``record_functions``, which upstream cannot)."""
     input_ids = torch.randint(0, 1000, (1, 12), generator=torch.Generator().manual_seed(1))
