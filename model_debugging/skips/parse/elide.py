@@ -8,10 +8,11 @@ test parses):
   integration tests: no common test can apply to them. The class is kept and marked elided; one
   that another class of the file inherits from is kept whole, and the scanner parses a file again
   in full when a class elsewhere inherits an elided one;
-- the method bodies (but ``__init__``'s) of a model tester: a class named ``...Tester`` (not
-  ``Test...``, which pytest collects), with no ``test`` or ``setUp`` method, no ``TestCase`` base
-  and no class of the file inheriting it. Only its constructor's defaults and the names of its
-  methods are read from this parse; the run-time checks read the tester from the whole source. The
+- the methods of a model tester, but their decorators and names (each becomes ``def name(self):
+  pass``): a class named ``...Tester`` (not ``Test...``, which pytest collects), with no ``test``
+  or ``setUp`` method, no ``TestCase`` base and no class of the file inheriting it. Only the names
+  of its methods are read from this parse; its constructor's defaults are read from Python's tree
+  (``parse/init_defaults.py``), and the run-time checks read the tester from the whole source. The
   class is marked elided like a plain ``TestCase``;
 - inside methods (but ``__init__``, ``setUp`` and methods reading ``self._testMethodName``, whose
   loops may skip some tests by name), the blocks of loops, nested functions and classes, ``except``
@@ -28,10 +29,10 @@ Line numbers are unaffected: they come from the original text.
 from __future__ import annotations
 
 import ast
-import re
 from typing import NamedTuple
 
 from model_debugging.skips.parse.other_tests import may_leave_out, named_tests
+from model_debugging.skips.parse.source_lines import python_lines, text_of
 from model_debugging.skips.records.test_files import NamedTests
 
 PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
@@ -48,12 +49,23 @@ def _start(node: ast.stmt) -> int:
     return min([node.lineno] + [decorator.lineno for decorator in getattr(node, "decorator_list", ())])
 
 
-def _block_span(header_line: int, block: list[ast.stmt]) -> tuple[int, int, int, bool] | None:
-    """(first line, last line, indent, whether it holds a ``return``) of a block written on its own
-    lines below its header."""
+Span = tuple[int, int, str]  # first and last line of some code, and the text that replaces them
+
+
+def _block_span(header_line: int, block: list[ast.stmt]) -> Span | None:
+    """The span of a block written on its own lines below its header: ``pass``, or ``return`` when
+    it holds one."""
     if not block or _start(block[0]) <= header_line or block[-1].end_lineno is None:
         return None
-    return _start(block[0]), block[-1].end_lineno, block[0].col_offset, any(map(_returns, block))
+    blank = "return\n" if any(map(_returns, block)) else "pass\n"
+    return _start(block[0]), block[-1].end_lineno, " " * block[0].col_offset + blank
+
+
+def _method_span(lines: list[str], method: ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
+    """The span of a method from its ``def`` (its decorators kept): ``def name(self): pass``."""
+    indent = lines[method.lineno - 1][: method.col_offset]
+    keyword = "async def" if isinstance(method, ast.AsyncFunctionDef) else "def"
+    return method.lineno, method.end_lineno, f"{indent}{keyword} {method.name}(self):\n{indent}    pass\n"
 
 
 def _returns(node: ast.AST) -> bool:
@@ -65,7 +77,7 @@ def _returns(node: ast.AST) -> bool:
     return any(_returns(child) for child in ast.iter_child_nodes(node))
 
 
-def _unread_blocks(body: list[ast.stmt]) -> list[tuple[int, int, int, bool]]:
+def _unread_blocks(body: list[ast.stmt]) -> list[Span]:
     spans = []
     for statement in body:
         if isinstance(statement, ast.If):
@@ -85,22 +97,6 @@ def _split_lines(source: str) -> list[str]:
     """Lines as Python numbers them (``str.splitlines`` also splits on form feeds and the like)."""
     parts = source.split("\n")
     return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
-def _python_lines(source: str) -> list[str]:
-    """Lines as the parser splits them (``\\r\\n``, ``\\r`` or ``\\n``), ends kept: what
-    ``ast.get_source_segment`` splits the whole source into at every call."""
-    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", source)
-
-
-def _text_of(lines: list[str], node: ast.stmt) -> str:
-    """The source text of ``node`` (its column offsets count UTF-8 bytes)."""
-    first, last = node.lineno - 1, node.end_lineno - 1
-    if first == last:
-        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
-    head = lines[first].encode()[node.col_offset :].decode()
-    tail = lines[last].encode()[: node.end_col_offset].decode()
-    return "".join([head, *lines[first + 1 : last], tail])
 
 
 def _is_tester(node: ast.ClassDef, bases: set[str], inherited: set[str]) -> bool:
@@ -143,9 +139,10 @@ def elide_unread_code(
     inherited = {name for node in classes for name in _base_names(node)}
     spans, elided = [], set()
     # (name, body's span, spans of its unread blocks) of the tests a verdict on ``test`` may not read
-    candidates: list[tuple[str, tuple[int, int, int, bool], list]] = []
+    candidates: list[tuple[str, Span, list[Span]]] = []
     # rare: only then is a method's text searched
-    lines = _python_lines(source) if "_testMethodName" in source else None
+    lines = python_lines(source) if "_testMethodName" in source else None
+    split = _split_lines(source)
     for node in classes:
         bases = set(_base_names(node))
         plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
@@ -156,17 +153,16 @@ def elide_unread_code(
             continue
         if unread and _is_tester(node, bases, inherited):
             spans += [
-                span
+                _method_span(split, method)
                 for method in node.body
-                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
-                if (span := _block_span(method.lineno, method.body)) is not None
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
             ]
             elided.add(node.name)
             continue
         for method in node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
                 continue
-            reads_test_name = lines is not None and "_testMethodName" in _text_of(lines, method)
+            reads_test_name = lines is not None and "_testMethodName" in text_of(lines, method)
             blocks = _unread_blocks(method.body) if unread and not reads_test_name else []
             if (
                 test is not None
@@ -176,7 +172,6 @@ def elide_unread_code(
                 candidates.append((method.name, span, blocks))
             else:
                 spans += blocks
-    split = _split_lines(source)
     left_out = _unnamed(split, candidates) if candidates else set()
     for name, span, blocks in candidates:
         spans += [span] if name in left_out else blocks
@@ -189,7 +184,7 @@ def elide_unread_code(
     return Elided(_replaced(split, spans), frozenset(elided), tuple(sorted(left_out)), named)
 
 
-def _unnamed(lines: list[str], candidates: list[tuple[str, tuple[int, int, int, bool], list]]) -> set[str]:
+def _unnamed(lines: list[str], candidates: list[tuple[str, Span, list[Span]]]) -> set[str]:
     """The names of ``candidates`` that the text without their bodies never names (named ones are
     kept, and what their bodies name is looked for in turn)."""
     left_out = {name for name, _, _ in candidates}
@@ -202,14 +197,14 @@ def _unnamed(lines: list[str], candidates: list[tuple[str, tuple[int, int, int, 
         left_out = unnamed
 
 
-def _replaced(lines: list[str], spans: list[tuple[int, int, int, bool]]) -> str:
-    """``lines`` joined, each span's lines replaced by ``pass`` (``return`` when it held one)."""
+def _replaced(lines: list[str], spans: list[Span]) -> str:
+    """``lines`` joined, each span's lines replaced by its text."""
     kept, position = [], 0
-    for first, last, indent, returns in sorted(spans):
+    for first, last, text in sorted(spans):
         if first - 1 < position:
             continue
         kept.extend(lines[position : first - 1])
-        kept.append(" " * indent + ("return\n" if returns else "pass\n"))
+        kept.append(text)
         position = last
     kept.extend(lines[position:])
     return "".join(kept)

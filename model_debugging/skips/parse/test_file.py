@@ -17,6 +17,7 @@ import libcst as cst
 from model_debugging.skips.parse import module_level as collection
 from model_debugging.skips.parse.elide import Elided, elide_unread_code
 from model_debugging.skips.parse.expansion import read_expansion
+from model_debugging.skips.parse.init_defaults import class_init_defaults, init_defaults
 from model_debugging.skips.parse.module_import import first_line, import_outcome
 from model_debugging.skips.parse.module_names import names_bound_once
 from model_debugging.skips.parse.rules import (
@@ -32,6 +33,7 @@ from model_debugging.skips.parse.rules import (
 )
 from model_debugging.skips.parse.rules.nodes import code, decorator_call, dotted_name, literal_value
 from model_debugging.skips.parse.rules.skip_decorator import decorator_skip
+from model_debugging.skips.records.literals import LiteralValue
 from model_debugging.skips.records.test_files import (
     STAR,
     ClassInfo,
@@ -155,38 +157,6 @@ def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.Base
                 yield "", small.value
 
 
-def _init_defaults(function: cst.FunctionDef) -> list[tuple[str, object]]:
-    """What ``__init__`` leaves on ``self`` when called with no arguments but the required ones."""
-    defaults = {
-        param.name.value: literal_value(param.default)
-        for param in (*function.params.params, *function.params.kwonly_params)
-        if param.default is not None
-    }
-    found: dict[str, object] = {}
-    for name, value in _self_assignments(function):
-        if name:
-            if isinstance(value, cst.Name) and value.value in defaults:
-                found[name] = defaults[value.value]
-            else:
-                found[name] = literal_value(value)
-            continue
-        func = value.func
-        callee = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or ""
-        if callee == "setdefault" and len(value.args) == 2:
-            key = literal_value(value.args[0].value)
-            if isinstance(key, str):
-                found.setdefault(key, literal_value(value.args[1].value))
-        elif callee == "__init__":  # super().__init__(parent, is_training=False, x=x)
-            for arg in value.args:
-                if arg.keyword is None:
-                    continue
-                if isinstance(arg.value, cst.Name) and arg.value.value in defaults:
-                    found.setdefault(arg.keyword.value, defaults[arg.value.value])
-                else:
-                    found.setdefault(arg.keyword.value, literal_value(arg.value))
-    return list(found.items())
-
-
 def _tester_call(function: cst.FunctionDef) -> TesterCall | None:
     for name, value in _self_assignments(function):
         if name == "model_tester" and isinstance(value, cst.Call):
@@ -221,7 +191,11 @@ def _method(function: cst.FunctionDef, module: Context, line: int, helper: bool 
     return Method(name, line, skip, guards, conditions + guard_conditions, calls, expansion=expansion)
 
 
-def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> ClassInfo:
+def _class(
+    node: cst.ClassDef, module: Context, lines: _Lines, line: int, python: ast.ClassDef | None
+) -> ClassInfo:
+    """The record of a class; ``python``: the same class in Python's tree of the file, which its
+    constructor's defaults are read from (when Python could parse the file)."""
     bases = tuple(dotted_name(arg.value) or code(arg.value) for arg in node.bases)
     context = replace(module, line=line)
     found = SkipDecorator.check(node, context)
@@ -237,7 +211,7 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
     skip, conditions = skip or marked, conditions + mark_conditions
     shadowing, deleted, bound = collection.class_bindings(statements, context)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    methods, tester_call, init_defaults = [], None, ()
+    methods, tester_call, defaults = [], None, ()
     for name, function in bound:  # test_x = lambda self: ..., test_x = test_y, test_x = <not read>
         method_line = lines.search(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", after=line) or line
         if isinstance(function, str):
@@ -252,7 +226,11 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
             if statement.name.value == "setUp":
                 tester_call = _tester_call(statement)
             elif statement.name.value == "__init__":
-                init_defaults = tuple(_init_defaults(statement))
+                defaults = (
+                    class_init_defaults(python, lines.source)
+                    if python
+                    else _rendered_init_defaults(statement)
+                )
     return ClassInfo(
         name=node.name.value,
         line=line,
@@ -262,11 +240,32 @@ def _class(node: cst.ClassDef, module: Context, lines: _Lines, line: int) -> Cla
         skip=skip,
         conditions=tuple(conditions),
         tester_call=tester_call,
-        init_defaults=init_defaults,
+        init_defaults=defaults,
         shadowing=shadowing,
         deleted=deleted,
         skip_by_unittest=by_unittest,
     )
+
+
+def _rendered_init_defaults(function: cst.FunctionDef) -> tuple[tuple[str, LiteralValue], ...]:
+    """The defaults of an ``__init__`` in a file Python cannot parse (newer syntax than its own),
+    read from the function's own text: none if Python cannot parse that either."""
+    text = cst.Module(body=[function]).code
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return init_defaults(tree.body[0], text)
+
+
+def _python_classes(statements: Sequence[ast.stmt]) -> Iterator[ast.ClassDef]:
+    """The classes ``_flatten`` finds, in Python's tree: those of the block, of the first branch of
+    an ``if`` and of a ``try``."""
+    for statement in statements:
+        if isinstance(statement, ast.If | ast.Try):
+            yield from _python_classes(statement.body)
+        elif isinstance(statement, ast.ClassDef):
+            yield statement
 
 
 def _syntax_error(source: str, path: str, error: cst.ParserSyntaxError) -> ParseError:
@@ -323,10 +322,11 @@ def parse_source(source: str, path: str, *, elide: bool = False, test: str | Non
         imports.extend(_imports(statement))
     context = Context(_aliases(imports), 1, names_bound_once(module, source, tree))
     classes, functions, helpers = [], [], []
+    python_classes = _python_classes(tree.body) if tree is not None else None
     for statement in statements:
         if isinstance(statement, cst.ClassDef):
             line = lines.find(statement.name.value, max_indent=8)
-            info = _class(statement, context, lines, line)
+            info = _class(statement, context, lines, line, next(python_classes) if python_classes else None)
             classes.append(replace(info, elided=True) if info.name in elided.classes else info)
         elif isinstance(statement, cst.FunctionDef):
             if statement.name.value.startswith("test_"):
