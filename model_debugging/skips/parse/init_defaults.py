@@ -20,12 +20,11 @@ import tokenize
 from collections.abc import Iterator
 
 from model_debugging.skips.parse.ast_nodes import self_attribute
-from model_debugging.skips.parse.source_lines import column, python_lines, text_of
+from model_debugging.skips.parse.source_lines import Position, column, python_lines, text_between, text_of
 from model_debugging.skips.records.literals import LiteralValue, NonLiteral
 
 _NOT_LITERAL = object()
 Function = ast.FunctionDef | ast.AsyncFunctionDef
-Position = tuple[int, int]  # ``ast``'s line (from 1) and column (in UTF-8 bytes)
 
 
 class _Source:
@@ -58,7 +57,7 @@ class _Source:
 
     def _code(self, node: ast.expr, after: Position, statement: int) -> str:
         lines = self.lines
-        before = self._between(after, (node.lineno, node.col_offset))
+        before = text_between(lines, after, (node.lineno, node.col_offset))
         opening, start = _opening_parentheses(before)
         text = before[start:] + text_of(lines, node)
         line, at = node.end_lineno - 1, column(lines[node.end_lineno - 1], node.end_col_offset)
@@ -74,14 +73,6 @@ class _Source:
                 opening -= 1
         first = lines[statement - 1]
         return _without_block_indent(text, first[: len(first) - len(first.lstrip(" \t\f"))])
-
-    def _between(self, start: Position, end: Position) -> str:
-        lines = self.lines
-        first, last = start[0] - 1, end[0] - 1
-        begin, stop = column(lines[first], start[1]), column(lines[last], end[1])
-        if first == last:
-            return lines[first][begin:stop]
-        return "".join([lines[first][begin:], *lines[first + 1 : last], lines[last][:stop]])
 
 
 def _opening_parentheses(text: str) -> tuple[int, int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+Position = tuple[int, int]  # ``ast``'s line (from 1) and column (in UTF-8 bytes)
+
 
 def python_lines(source: str) -> list[str]:
     """Lines as the parser splits them (``\\r\\n``, ``\\r`` or ``\\n``), ends kept: what
@@ -19,8 +21,13 @@ def column(line: str, offset: int) -> int:
 
 def text_of(lines: list[str], node: ast.AST) -> str:
     """The source text of ``node``, from its first character to its last."""
-    first, last = node.lineno - 1, node.end_lineno - 1
-    start, end = column(lines[first], node.col_offset), column(lines[last], node.end_col_offset)
+    return text_between(lines, (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
+
+
+def text_between(lines: list[str], start: Position, end: Position) -> str:
+    """The source text from ``start`` to ``end``."""
+    first, last = start[0] - 1, end[0] - 1
+    begin, stop = column(lines[first], start[1]), column(lines[last], end[1])
     if first == last:
-        return lines[first][start:end]
-    return "".join([lines[first][start:], *lines[first + 1 : last], lines[last][:end]])
+        return lines[first][begin:stop]
+    return "".join([lines[first][begin:], *lines[first + 1 : last], lines[last][:stop]])
