@@ -61,11 +61,16 @@ def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSett
     return sorted(found)
 
 
+def model_of(path: str) -> str:
+    """The model a test file belongs to: the name of its folder."""
+    return Path(path).parent.name
+
+
 def models_of(model_files: list[str]) -> dict[str, list[str]]:
     """Model name (the folder) -> its test files."""
     model_paths: dict[str, list[str]] = {}
     for path in model_files:
-        model_paths.setdefault(Path(path).parent.name, []).append(path)
+        model_paths.setdefault(model_of(path), []).append(path)
     return model_paths
 
 

@@ -18,13 +18,13 @@ test classes come from the verdicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import pandas as pd
 
 from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.report.settings import PRCheckSettings
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
+from model_debugging.skips.source.checkout import model_of
 
 INTRODUCED_COLUMNS = [
     "test",
@@ -197,7 +197,7 @@ def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
     """Where and why head no longer collects a test of ``model``: its test file no longer parses,
     or its class shadows, deletes or stops collecting the test."""
     for error in scans.new_parse_errors:
-        if PurePosixPath(error.path).parent.name == model:
+        if model_of(error.path) == model:
             return (
                 f"{error.path}:{error.line}",
                 f"no longer collected: the test file does not parse ({error.message})",
