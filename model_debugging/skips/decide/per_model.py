@@ -15,15 +15,19 @@ import contextlib
 import gc
 import multiprocessing
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from model_debugging.skips.decide.runtime_checks import RuntimeChecks
 from model_debugging.skips.decide.verdicts import collect_test_classes, model_outcome
+from model_debugging.skips.parse.import_lines import import_line
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.outcome import Outcome
-from model_debugging.skips.records.test_files import ParseError
+from model_debugging.skips.records.test_files import CANNOT_IMPORT, ParseError
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
+from model_debugging.skips.resolve.collect import FailedImport, failed_imports
 from model_debugging.skips.resolve.library_reads import Reads
+from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.work.collector import collector_paused
 from model_debugging.skips.work.pool import worker_pool
@@ -96,9 +100,23 @@ def _evaluate(
             with runtime.library.recording() as reads:
                 resolver = model_resolver(store, paths_of_model)
                 classes = collect_test_classes(resolver, paths_of_model, tests, store.pytest)
+                failed = failed_imports(resolver, paths_of_model)
+                store.keep_errors(_import_error(runtime.repo, failure) for failure in failed)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
             _set_aside_survivors()
         yield model, outcomes, Reads.of(reads)
+
+
+def _import_error(repo: Path, failed: FailedImport) -> ParseError:
+    """The collection error pytest reports for a file whose import fails in a file it imports."""
+    try:
+        line = import_line(read_source(repo / failed.path), failed.path, failed.imported)
+    except OSError:
+        line = 1
+    cause = failed.cause.message.removeprefix(CANNOT_IMPORT)
+    where = f"{failed.cause.path}, line {failed.cause.line}"
+    message = f"{CANNOT_IMPORT}importing {failed.imported} fails: {where}: {cause}"
+    return ParseError(failed.path, line, message, failed.cause)
 
 
 def _set_aside_survivors() -> None:

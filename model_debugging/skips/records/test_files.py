@@ -221,12 +221,20 @@ RELATIVE_IMPORT = f"{CANNOT_IMPORT}attempted relative import"  # met at an impor
 
 @dataclass(frozen=True)
 class ParseError:
+    """Why pytest collects nothing from the file ``path``; ``cause`` is the error of another file of
+    the checkout when the file's import fails there (a file it imports, directly or not, does not
+    parse or cannot be imported)."""
+
     path: str
     line: int
     message: str
+    cause: ParseError | None = None
 
-    def as_dict(self) -> dict[str, str | int]:
-        return {"path": self.path, "line": self.line, "message": self.message}
+    def as_dict(self) -> dict:
+        found = {"path": self.path, "line": self.line, "message": self.message}
+        if self.cause is not None:
+            found["cause"] = self.cause.as_dict()
+        return found
 
 
 @dataclass(frozen=True)

@@ -173,16 +173,57 @@ def _import_failure(
     parsed = resolver.modules.get(module)
     if parsed is None:
         return None
+    if parsed.error is not None:  # Python raises its SyntaxError at the import
+        return parsed.error
     if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
         return parsed.import_error  # met at the import statement, before anything else
+    found = _failing_import(resolver, parsed, seen)
+    if found is not None:
+        return found[1]
+    if parsed.import_error is not None:
+        return parsed.import_error
+    return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
+
+
+def _failing_import(
+    resolver: Resolver, parsed: ParsedFile, seen: set[str]
+) -> tuple[str, ParseError | tuple[ClassRef, Skip]] | None:
+    """The first module of the checkout that ``parsed`` imports whose import fails or skips, with
+    what it meets (see :func:`_import_failure`); None when every one imports."""
     for imported in _imported_in_order(parsed):
         if imported not in seen and imported in resolver.modules:
             failure = _import_failure(resolver, imported, seen)
             if failure is not None:
-                return failure
-    if parsed.import_error is not None:
-        return parsed.import_error
-    return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
+                return imported, failure
+    return None
+
+
+@dataclass(frozen=True)
+class FailedImport:
+    """A file pytest cannot import because a file of the checkout it imports, directly or not, does
+    not parse or cannot be imported: ``imported`` is the module its own import statement names,
+    ``cause`` the error of the file where the import fails."""
+
+    path: str
+    imported: str
+    cause: ParseError
+
+
+def failed_imports(resolver: Resolver, files: Iterable[str]) -> list[FailedImport]:
+    """The files of ``files`` whose import fails in another file (pytest collects nothing from them,
+    and reports a collection error for each); a file's own error is its record's already."""
+    found = []
+    for path in files:
+        module = module_name(path)
+        parsed = resolver.modules.get(module)
+        if parsed is None or parsed.error is not None:
+            continue
+        if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
+            continue  # its own import statement fails first
+        failing = _failing_import(resolver, parsed, {module})
+        if failing is not None and isinstance(failing[1], ParseError):
+            found.append(FailedImport(path, failing[0], failing[1]))
+    return found
 
 
 def _imported_in_order(parsed: ParsedFile) -> Iterator[str]:

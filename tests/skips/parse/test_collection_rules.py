@@ -89,6 +89,42 @@ def test_a_folder_made_a_package_is_seen_by_a_warm_scan(make_repo, scan, tmp_pat
     assert (results["test_forward"]["models_ran"], scan.errors) == (["loose"], [])
 
 
+def test_a_file_that_imports_a_broken_file_is_not_collected_and_says_why(make_repo, scan):
+    """pytest imports a test file's imports first: one that does not parse, directly or through
+    another test file, leaves the importing file uncollected (a collection error), generation's
+    tests included. The errors file gives each such file its import line and the broken file."""
+    generation = "from ...generation.test_utils import GenerationTesterMixin\n"
+    files = {
+        "tests/models/shared/test_modeling_shared.py": f"{HEADER}def check(self):\n    run(\n",
+        "tests/models/user/test_modeling_user.py": (
+            f"import unittest\n\n{generation}from ..shared.test_modeling_shared import check\n\n\n"
+            "class UserModelTest(GenerationTesterMixin, unittest.TestCase):\n    pass\n"
+        ),
+        "tests/models/clean/test_modeling_clean.py": (
+            f"import unittest\n\n{generation}\n\nclass CleanModelTest(GenerationTesterMixin, unittest.TestCase):\n"
+            "    pass\n"
+        ),
+    }
+    results = scan(make_repo(files))
+    generation_test = next(name for name, entry in results.items() if entry["origin"] == "GenerationMixin")
+    assert results[generation_test]["models_ran"] == ["clean"]
+    broken = {
+        "path": "tests/models/shared/test_modeling_shared.py",
+        "line": 8,
+        "message": "syntax error: '(' was never closed",
+    }
+    assert scan.errors == [
+        broken,
+        {
+            "path": "tests/models/user/test_modeling_user.py",
+            "line": 4,
+            "message": "pytest cannot import this file: importing tests.models.shared.test_modeling_shared fails: "
+            "tests/models/shared/test_modeling_shared.py, line 8: syntax error: '(' was never closed",
+            "cause": broken,
+        },
+    ]
+
+
 def test_what_pytest_collects_follows_the_checkouts_pytest_settings(make_repo, scan):
     """python_files and python_classes narrow what pytest collects; --import-mode=importlib imports
     a module with relative imports outside any package."""

@@ -304,3 +304,65 @@ def test_a_test_file_the_change_breaks_is_named_with_its_line(whole_tree, tmp_pa
         "| test_forward | beta |  | tests/models/beta/test_modeling_beta.py:9 | no longer collected: the test "
         "file does not parse (syntax error: unexpected indent) | ran |"
     )
+
+
+def test_a_shared_file_the_change_breaks_is_named_for_every_file_that_imports_it(whole_tree, capsys):
+    """The common test file broken: pytest cannot import any model test file (each imports it), so it
+    collects none of their tests. The check names the broken file once, with the files that import it,
+    says which common tests are gone, and fails, rather than passing with no new skip."""
+    edit(
+        whole_tree,
+        "tests/test_modeling_common.py",
+        "    def test_sdpa(self):",
+        '    @unittest.skip("flaky")\n  def test_sdpa(self):',
+    )
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "⚠️ 1 scanned file(s) no longer parse, so pytest collects none of their tests: "
+        "tests/test_modeling_common.py, line 13: syntax error: unindent does not match any outer indentation level."
+    ) in out
+    assert (
+        "⚠️ pytest can no longer import 4 scanned file(s), so it collects none of their tests: 4 import "
+        "tests/test_modeling_common.py, directly or not, whose import fails at line 13 (syntax error: unindent "
+        "does not match any outer indentation level): tests/models/alpha/test_modeling_alpha.py, line 5; "
+        "tests/models/beta/test_modeling_beta.py, line 5; tests/models/gamma/test_modeling_gamma.py, line 5; "
+        "tests/models/gamma/test_modeling_gamma_backbone.py, line 5."
+    ) in out
+    assert (
+        "3 common test(s) of `HEAD` are no longer defined, so no model runs them: "
+        "test_forward; test_sdpa; test_inputs_embeds."
+    ) in out
+
+
+def test_a_model_file_another_imports_breaks_the_rows_of_both(whole_tree, tmp_path, capsys):
+    """beta's test file imports alpha's: alpha's broken, pytest collects neither, and beta's rows name
+    alpha's file as the cause, not beta's classes."""
+    edit(
+        whole_tree,
+        "tests/models/beta/test_modeling_beta.py",
+        "from ...test_modeling_common import ModelTesterMixin",
+        "from ...test_modeling_common import ModelTesterMixin\nfrom ..alpha.test_modeling_alpha import check_outputs",
+    )
+    git(whole_tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "beta uses alpha")
+    edit(
+        whole_tree,
+        "tests/models/alpha/test_modeling_alpha.py",
+        "def check_outputs(test):",
+        "def check_outputs(test)",
+    )
+    markdown = tmp_path / "new_skips.md"
+    assert main(["--repo", str(whole_tree), "--base", "HEAD", "--markdown", str(markdown)]) == 1
+    listed = [
+        line for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("| test_")
+    ]
+    assert [row.split(" | ")[:5] for row in listed if "| beta |" in row] == [
+        [
+            "| test_forward",
+            "beta",
+            "",
+            "tests/models/beta/test_modeling_beta.py:6",
+            "no longer collected: a file it imports does not parse (tests/models/alpha/test_modeling_alpha.py, line 8)",
+        ]
+    ], listed
+    assert not [row for row in listed if "shadows, deletes or stops collecting" in row], listed

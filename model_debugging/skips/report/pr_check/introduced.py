@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from model_debugging.skips.records.test_files import ParseError
+from model_debugging.skips.records.test_files import CANNOT_IMPORT, ParseError
 from model_debugging.skips.report.settings import PRCheckSettings
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 from model_debugging.skips.source.checkout import model_of
@@ -194,14 +194,20 @@ def _undecided_because(result: TestResult, model: str) -> str:
 
 
 def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
-    """Where and why head no longer collects a test of ``model``: its test file no longer parses,
-    or its class shadows, deletes or stops collecting the test."""
+    """Where and why head no longer collects a test of ``model``: its test file no longer parses or
+    imports (a file it imports does not), or its class shadows, deletes or stops collecting the test."""
     for error in scans.new_parse_errors:
         if model_of(error.path) == model:
-            return (
-                f"{error.path}:{error.line}",
-                f"no longer collected: the test file does not parse ({error.message})",
-            )
+            if error.cause is not None:
+                broken = (
+                    "cannot be imported"
+                    if error.cause.message.startswith(CANNOT_IMPORT)
+                    else "does not parse"
+                )
+                why = f"a file it imports {broken} ({error.cause.path}, line {error.cause.line})"
+            else:
+                why = f"the test file does not parse ({error.message})"
+            return f"{error.path}:{error.line}", f"no longer collected: {why}"
     return "", _NOT_COLLECTED
 
 
