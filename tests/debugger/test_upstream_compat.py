@@ -288,3 +288,87 @@ def test_inputs_changed_in_place_are_recorded_as_they_were_and_listed_in_our_fil
         **{f"ChangesInputsInPlace.layers.{i}.proj": () for i in layers},
         **{f"ChangesInputsInPlace.layers.{i}.bump": ("args.0",) for i in layers},
     }
+
+
+def _tiny_architecture(name):
+    """A tiny randomly initialised model of another kind than Llama's, and inputs for its forward."""
+    ids = torch.randint(0, 99, (2, 7), generator=torch.Generator().manual_seed(0))
+    features = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(0))
+    images = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    torch.manual_seed(0)
+    if name == "bert":  # an encoder with an attention mask and a pooler
+        config = transformers.BertConfig(
+            vocab_size=99, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37
+        )
+        return transformers.BertForSequenceClassification(config), {
+            "input_ids": ids,
+            "attention_mask": ids > 3,
+        }
+    if name == "t5":  # an encoder-decoder with relative position biases shared between blocks
+        config = transformers.T5Config(
+            vocab_size=99, d_model=32, d_kv=8, d_ff=37, num_layers=3, num_heads=4, decoder_start_token_id=0
+        )
+        return transformers.T5ForConditionalGeneration(config), {
+            "input_ids": ids,
+            "decoder_input_ids": ids[:, :5],
+        }
+    if name == "vit":  # images in, patches as tokens
+        config = transformers.ViTConfig(
+            image_size=16,
+            patch_size=4,
+            hidden_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            intermediate_size=37,
+        )
+        return transformers.ViTForImageClassification(config), {"pixel_values": images}
+    if name == "mixtral":  # a mixture of experts: router logits, experts called on a few tokens each
+        config = transformers.MixtralConfig(
+            vocab_size=99,
+            hidden_size=32,
+            intermediate_size=48,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+        )
+        return transformers.MixtralForCausalLM(config), {"input_ids": ids}
+    config = transformers.WhisperConfig(  # speech: convolutions over features, an encoder-decoder
+        vocab_size=99,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=37,
+        decoder_ffn_dim=37,
+        num_mel_bins=8,
+        max_source_positions=16,
+        max_target_positions=20,
+        pad_token_id=0,
+        decoder_start_token_id=1,
+    )
+    return transformers.WhisperForConditionalGeneration(config), {
+        "input_features": features,
+        "decoder_input_ids": ids[:, :5],
+    }
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+@pytest.mark.parametrize("architecture", ["bert", "t5", "vit", "mixtral", "whisper"])
+def test_other_architectures_match_upstream(tmp_path, architecture, use_repr):
+    """A porter traces whatever they port: encoders, encoder-decoders, vision, experts, speech."""
+    model, inputs = _tiny_architecture(architecture)
+    model.eval()
+    saved = torch._tensor_str.get_printoptions()
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", model_addition_debugger_context),
+    ):
+        torch.set_printoptions(**saved)  # upstream does not restore them
+        with context(model, debug_path=tmp_path / name, use_repr=use_repr):
+            model(**inputs)
+    torch.set_printoptions(**saved)
+    assert_same_files(tmp_path / "upstream", tmp_path / "ours", type(model).__name__)
+    assert_our_records_are_read(tmp_path / "ours", model)
