@@ -40,6 +40,8 @@ INTRODUCED_COLUMNS = [
 ]
 TEST_FILES, LIBRARY, BOTH = "test files", "library", "test files and library"
 _NOT_COLLECTED = "no longer collected (the class shadows, deletes or stops collecting the test)"
+# a row of a file pytest can no longer parse or import: the summary names the file, and the check fails
+_UNCOLLECTABLE = "no longer collected: "
 INERT = "inert: runs but reaches no assertion"
 _RUNNING = ("ran", "inert")
 
@@ -207,7 +209,7 @@ def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
                 why = f"a file it imports {broken} ({error.cause.path}, line {error.cause.line})"
             else:
                 why = f"the test file does not parse ({error.message})"
-            return f"{error.path}:{error.line}", f"no longer collected: {why}"
+            return f"{error.path}:{error.line}", f"{_UNCOLLECTABLE}{why}"
     return "", _NOT_COLLECTED
 
 
@@ -266,7 +268,8 @@ def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFra
     ``why new`` says ``test files`` (the skip is at ``where``), ``library: <files>`` (the changed
     library files the model's verdicts read) or both. ``flagged``: a row the library alone explains
     when ``settings.flag_library_skips``; any other when fewer than ``settings.min_skipped_share``
-    of the models skipped the test before (for a test the change adds: after).
+    of the models skipped the test before (for a test the change adds: after), but a row of a file
+    pytest can no longer parse or import (the summary names the file, and the check fails on it).
 
     Returns:
         `pandas.DataFrame`: columns :data:`INTRODUCED_COLUMNS`; flagged rows first, then by test,
@@ -279,8 +282,10 @@ def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFra
             compared = row.pop("compared share")
             if cause == LIBRARY:
                 flagged = settings.flag_library_skips
-            else:
-                flagged = compared < settings.min_skipped_share
+            else:  # not a skip to ponder when pytest cannot collect the file at all
+                flagged = compared < settings.min_skipped_share and not row["reason"].startswith(
+                    _UNCOLLECTABLE
+                )
             files = ", ".join(_library_files(scans, row["model"])) if cause != TEST_FILES else ""
             rows.append({**row, "why new": f"{cause}: {files}" if files else cause, "flagged": flagged})
     frame = pd.DataFrame(rows, columns=INTRODUCED_COLUMNS)
