@@ -27,6 +27,7 @@ from model_debugging.skips.observed.command import (
     with_static_inert,
     write_observed,
 )
+from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
 from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE, result_json_text
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
@@ -98,6 +99,24 @@ def build_parser(prog: str = "model-debugging scan") -> argparse.ArgumentParser:
     add_default_config_option(parser, BUILT_IN_CONFIG)
     add_observed_arguments(parser)
     return parser
+
+
+def _print_errors(errors: tuple[ParseError, ...]) -> None:
+    """Each file that could not be read, parsed or imported, as ``path:line: message``; the files
+    whose import fails in another one (a broken common file: hundreds) once per that file."""
+    importing: dict[ParseError, list[str]] = {}
+    for error in errors:
+        if error.cause is None:
+            print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+        else:
+            importing.setdefault(error.cause, []).append(error.path)
+    for cause, paths in importing.items():
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        print(
+            f"{len(paths)} file(s) import {cause.path} (line {cause.line}), directly or not, so pytest "
+            f"cannot import them either: {shown}",
+            file=sys.stderr,
+        )
 
 
 def _print_single(name: str, result: TestResult) -> None:
@@ -197,8 +216,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         )
     except (CheckoutError, UnknownTestError, ReportError) as error:
         return fail(prog, str(error))
-    for error in result.errors:
-        print(f"{error.path}:{error.line}: {error.message}", file=sys.stderr)
+    _print_errors(result.errors)
     for note in result.notes:
         print(note, file=sys.stderr)
     result = with_static_inert(args, result, settings)

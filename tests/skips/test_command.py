@@ -49,6 +49,31 @@ def test_full_scan_writes_result_and_errors_files(repo, tmp_path, capsys):
     assert json.loads((out / "all_tests_scan_errors.json").read_text()) == []
 
 
+def test_a_broken_common_file_is_one_error_line_not_one_per_model(make_repo, tmp_path, capsys):
+    """A common file left half-edited: pytest can import no model test file. The scan says so in two
+    lines (the broken file, then the files importing it), and the errors file lists every one."""
+    repo = make_repo({f"tests/models/{name}/test_modeling_{name}.py": MODEL for name in ("a", "b", "c", "d")})
+    common = repo / "tests/test_modeling_common.py"
+    common.write_text(common.read_text() + "\ndef broken(:\n")
+    out = tmp_path / "out"
+    assert main(["--repo", str(repo), "--output_dir", str(out), "--cache_dir", str(tmp_path / "c")]) == 0
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if "tests/" in line]
+    line = len(common.read_text().splitlines())
+    assert errors == [
+        f"tests/test_modeling_common.py:{line}: syntax error: invalid syntax",
+        f"4 file(s) import tests/test_modeling_common.py (line {line}), directly or not, so pytest cannot "
+        "import them either: tests/models/a/test_modeling_a.py, tests/models/b/test_modeling_b.py, "
+        "tests/models/c/test_modeling_c.py and 1 more",
+    ]
+    assert "5 file(s) could not be parsed or imported; see all_tests_scan_errors.json" in captured.out
+    listed = json.loads((out / "all_tests_scan_errors.json").read_text())
+    assert [error["path"] for error in listed] == [
+        *(f"tests/models/{name}/test_modeling_{name}.py" for name in "abcd"),
+        "tests/test_modeling_common.py",
+    ]
+
+
 def test_summary_table_lists_the_most_skipped_tests(repo, tmp_path, capsys):
     assert main(["--repo", str(repo), "--output_dir", str(tmp_path), "--no_cache"]) == 0
     assert "Most skipped common tests" not in capsys.readouterr().out  # not a terminal: no table
