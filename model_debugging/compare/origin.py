@@ -123,34 +123,44 @@ def _block_output_differs(
     )
 
 
-def _last_recorded_inside(alignment: TraceAlignment, row: int) -> str | None:
-    """The last paired call inside ``row``'s call, described (None when it has none)."""
+def _last_paired_inside(alignment: TraceAlignment, row: int) -> int | None:
+    """The pair of the last paired call inside ``row``'s call (None when it has none)."""
     tree = alignment.reference
     call = alignment.pairs[row].reference[0]
     inside = [
-        other.reference[0]
-        for other in alignment.pairs
+        (other.reference[0], index)
+        for index, other in enumerate(alignment.pairs)
         if other.reference[0] != call and tree.contains(call, other.reference[0])
     ]
-    return describe_call(tree.node(max(inside))) if inside else None
+    return max(inside)[1] if inside else None
 
 
 def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> str:
     tree = alignment.reference
     path = tree.node(alignment.pairs[block].reference[0]).module_path
     call = alignment.pairs[following].reference[0]
-    last = _last_recorded_inside(alignment, block)
-    after = f", after its last recorded call {last}" if last else ""
+    between = f"in the code of {tree.node(tree.parent[call]).module_path} between it and {tree.node(call).module_path}"
+    last = _last_paired_inside(alignment, block)
+    if last is None:
+        return f"the difference is made at the end of {path} (everything recorded in it agrees): in its own code, or {between}"
+    node = tree.node(alignment.pairs[last].reference[0])
+    if node.outputs is not None:  # a leaf: its outputs agree
+        return (
+            f"the difference is made at the end of {path}, after its last recorded call {describe_call(node)} "
+            f"(everything recorded in it agrees): in its own code, or {between}"
+        )
+    # its last call has calls of its own: its outputs are not recorded, so it may make the difference
+    unaligned = _unaligned_inside(alignment, last, None)
+    among = f": among its calls left unaligned ({unaligned}) or in its own code" if unaligned else ""
     return (
-        f"the difference is made at the end of {path}{after} (everything recorded in it agrees): in its "
-        f"own code, or in the code of {tree.node(tree.parent[call]).module_path} between it and "
-        f"{tree.node(call).module_path}"
+        f"the difference is made at the end of {path}: in its last recorded call {describe_call(node)}, whose "
+        f"outputs are not recorded (its inputs agree){among}; or after it, in the code of {path}, or {between}"
     )
 
 
 def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
     pair = alignment.pairs[row]
-    reference, candidate = alignment.reference, alignment.candidate
+    reference = alignment.reference
     where = reference.node(pair.reference[0]).module_path
     if first_differing is None:
         text = f"the difference is made inside {where}"
@@ -173,7 +183,16 @@ def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> s
                 f" (summary statistics cannot tell when the parts of a fused projection are in the wrong order: "
                 f"check {', '.join(projections[:_NAMED])})"
             )
-    # the calls left unaligned inside it that ran before the first call whose inputs differ
+    unaligned = _unaligned_inside(alignment, row, first_differing)
+    if unaligned:
+        return f"{text}: among its calls left unaligned ({unaligned}) or in its own code"
+    return f"{text}: in its own code"
+
+
+def _unaligned_inside(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
+    """The calls left unaligned inside ``row``'s call (on either side) that ran before the first
+    call whose inputs differ, described ("" when there are none)."""
+    pair, reference, candidate = alignment.pairs[row], alignment.reference, alignment.candidate
     before = (
         (len(reference.trace.nodes), len(candidate.trace.nodes))
         if first_differing is None
@@ -188,9 +207,6 @@ def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> s
         for index in indices
         if tree.contains(call, index) and tree.parent[index] not in indices and index < limit
     ]
-    if unaligned:
-        named = ", ".join(unaligned[:_NAMED]) + (
-            f" and {len(unaligned) - _NAMED} more" if len(unaligned) > _NAMED else ""
-        )
-        return f"{text}: among its calls left unaligned ({named}) or in its own code"
-    return f"{text}: in its own code"
+    return ", ".join(unaligned[:_NAMED]) + (
+        f" and {len(unaligned) - _NAMED} more" if len(unaligned) > _NAMED else ""
+    )

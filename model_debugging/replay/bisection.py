@@ -180,9 +180,15 @@ def _unrecorded_end_before(replayer: Replayer, held: TraceNode, first: FirstDiff
     earlier = [call for call in replayer.children(parent) if call.order < held.order] if parent else []
     if not earlier or not replayer.children(earlier[-1]):
         return ""
+    last = replayer.children(earlier[-1])[-1]
+    where = (  # a last call with calls of its own: its outputs are not recorded either
+        f"in its last call {last.module_path} (not recorded either) or after it"
+        if replayer.children(last)
+        else "after its last recorded call"
+    )
     return (
         f": already in the inputs of the first call inside it, so likely in the outputs of "
-        f"{earlier[-1].module_path} (not recorded), made at its end, after its last recorded call"
+        f"{earlier[-1].module_path} (not recorded), made at its end, {where}"
     )
 
 

@@ -1,4 +1,4 @@
-"""The three architectures by name, and how to run and trace any of their models on their inputs."""
+"""The architectures by name, and how to run and trace any of their models on their inputs."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import gemma, t5, vit
+from tests.ports import gemma, mixtral, t5, vit
 
-ARCHITECTURES = {"gemma": gemma, "vit": vit, "t5": t5}
+ARCHITECTURES = {"gemma": gemma, "vit": vit, "t5": t5, "mixtral": mixtral}
 
 
 def call(model: nn.Module, inputs: torch.Tensor | dict):

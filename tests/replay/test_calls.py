@@ -194,3 +194,35 @@ def test_a_difference_entering_an_uncallable_block_points_at_the_end_of_the_bloc
         "the bug is in its own code or in what it is given: already in the inputs of the first call inside "
         "it, so likely in the outputs of GemmaForCausalLM.model.layers.0 (not recorded), made at its end"
     ) in out
+
+
+def test_a_difference_made_in_a_blocks_last_call_with_calls_of_its_own_names_that_call(tmp_path, capsys):
+    """The Mixtral port's router does not renormalise its weights: the difference is made in each
+    layer's expert call (``mlp``), whose outputs are not recorded, so that call is named, not only
+    the layer's end after it."""
+    from tests.ports import mixtral
+
+    reference = mixtral.reference()
+    reference_trace = trace(reference, tmp_path / "reference", mixtral.inputs())
+    bug = mixtral.Bug.ROUTER_NOT_RENORMALIZED
+    port_trace = trace(mixtral.port(reference, Style.PLAIN, bug), tmp_path / "port", mixtral.inputs())
+    model = tmp_path / "port.py"
+    model.write_text(
+        "from tests.ports import Style, mixtral\n\n\ndef build_model():\n"
+        f"    return mixtral.port(mixtral.reference(), Style.PLAIN, mixtral.Bug.{bug.name})\n"
+    )
+    arguments = [
+        "replay",
+        str(reference_trace),
+        "--model",
+        str(model),
+        "--compare",
+        str(port_trace),
+        "--bisect",
+    ]
+    assert main(arguments) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "so likely in the outputs of MixtralForCausalLM.model.layers.0 (not recorded), made at its end, in its "
+        "last call MixtralForCausalLM.model.layers.0.mlp (not recorded either) or after it"
+    ) in out
