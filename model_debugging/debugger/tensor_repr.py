@@ -57,7 +57,7 @@ def _fast_path_applies(tensor: torch.Tensor, options: PrintOptions) -> bool:
         and options.edgeitems > 0
         and tensor.dtype in _FAST_DTYPES
         and tensor.layout == torch.strided
-        and tensor.device.type in ("cpu", "cuda")
+        and (tensor.is_cpu or tensor.is_cuda)
         and tensor.numel() > 0
         and not tensor.is_quantized
         and not tensor.is_nested
@@ -70,8 +70,8 @@ def _fast_path_applies(tensor: torch.Tensor, options: PrintOptions) -> bool:
 def _needs_suffix(tensor: torch.Tensor) -> bool:
     """True when torch appends ``device=``/``dtype=``/grad suffixes after the values."""
     return (
-        tensor.device.type != torch._C._get_default_device()
-        or tensor.device.type != "cpu"
+        not tensor.is_cpu
+        or torch._C._get_default_device() != "cpu"
         or tensor.dtype not in (torch.get_default_dtype(), torch.int64, torch.bool)
         or tensor.requires_grad
         or tensor.grad_fn is not None
@@ -95,6 +95,15 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
         ]
         width = 1
     return list(map(str.rjust, texts, itertools.repeat(width))), width
+
+
+def _scalar_text(value: float | int | bool, floating: bool, precision: int) -> str:
+    """``_format_elements([value], floating, precision)[0][0]``: one value alone sets its own width."""
+    if not floating:
+        return str(value)
+    if value != 0 and math.isfinite(value):
+        return format(value, f".{precision}e")
+    return f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}."
 
 
 def _flatten(nested, dim: int) -> list:
@@ -155,7 +164,7 @@ def _edge_index(size: int, edge: int, device: torch.device) -> torch.Tensor:
 def _contents(tensor: torch.Tensor, options: PrintOptions) -> str:
     floating = tensor.dtype.is_floating_point
     if tensor.dim() == 0:
-        return _format_elements([tensor.item()], floating, options.precision)[0][0]
+        return _scalar_text(tensor.item(), floating, options.precision)
     summarize = tensor.numel() > options.threshold
     values = _printed_elements(tensor, summarize, options.edgeitems).tolist()
     texts, width = _format_elements(_flatten(values, tensor.dim()), floating, options.precision)
@@ -180,8 +189,8 @@ def value_reprs(values: list[float], like: torch.Tensor, options: PrintOptions) 
     """
     if not _fast_path_applies(like, options):
         return [repr(scalar) for scalar in torch.tensor(values, dtype=like.dtype, device=like.device)]
-    floating = like.dtype.is_floating_point
-    texts = [_format_elements([value], floating, options.precision)[0][0] for value in values]
+    floating, precision = like.dtype.is_floating_point, options.precision
+    texts = [_scalar_text(value, floating, precision) for value in values]
     if not _needs_suffix(like):
         return [_PREFIX + text + ")" for text in texts]
     scalar = like.new_empty(())  # only its dtype and device are printed, in the suffix
@@ -196,7 +205,7 @@ def scalar_reprs(scalars: list[torch.Tensor], options: PrintOptions) -> list[str
     floating = first.dtype.is_floating_point
     reprs = []
     for scalar, value in zip(scalars, torch.stack(scalars).tolist(), strict=True):
-        contents = _format_elements([value], floating, options.precision)[0][0]
+        contents = _scalar_text(value, floating, options.precision)
         if _needs_suffix(scalar):
             reprs.append(torch.Tensor.__repr__(scalar, tensor_contents=contents))
         else:
