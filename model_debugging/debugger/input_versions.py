@@ -27,6 +27,13 @@ class InputVersions:
         self._noted: list[tuple[str, torch.Tensor, int]] = []
         self._note(inputs, "", 0, ())
 
+    @classmethod
+    def of_tensor(cls, path: str, tensor: torch.Tensor) -> InputVersions:
+        """The versions of inputs holding one tensor at ``path`` (``args.0``): most calls' inputs."""
+        versions = cls.__new__(cls)
+        versions._noted = [] if tensor.is_inference() else [(path, tensor, tensor._version)]
+        return versions
+
     def _note(self, container: Any, path: str, depth: int, inside: tuple[int, ...]) -> None:
         """Note the tensors in ``container`` (a list, tuple or dict at ``path``), in the trace's order.
 

@@ -154,6 +154,7 @@ class ValueSerializer:
         self, use_repr: bool, output_dir: Path, names: FileNameRegistry, tensors: TensorSource | None = None
     ):
         self._tensors = LocalTensors(with_placements=False) if tensors is None else tensors
+        self._own_tensors = isinstance(self._tensors, LocalTensors)  # a plain tensor is recorded as it is
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
@@ -213,8 +214,13 @@ class ValueSerializer:
     def _serialize(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
         if isinstance(value, (list, tuple, dict)):
             return self._serialize_container(value, stem, capture, depth)
+        if value is None:  # what _safe_repr gives it, without asking the tensor source
+            return "None"
         try:
-            tensor, placement = self._tensors.tensor(value)
+            if type(value) is torch.Tensor and self._own_tensors:
+                tensor, placement = value, None  # what LocalTensors.tensor gives, without its call
+            else:
+                tensor, placement = self._tensors.tensor(value)
             if tensor is None:
                 return _safe_repr(value)
             file_name = None if self._use_repr else self._names.claim(stem)

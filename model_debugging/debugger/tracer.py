@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from model_debugging.debugger.input_versions import InputVersions
 from model_debugging.debugger.prune import ChildCalls, block_infix
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
@@ -45,6 +47,7 @@ class CallSite:
         "function",
         "has_submodules",
         "inputs_stem",
+        "first_arg_stem",
         "outputs_stem",
         "block_infix",
         "likely_pruned",
@@ -63,6 +66,7 @@ class CallSite:
         self.function = function  # the qualified name, for a recorded function call
         self.has_submodules = has_submodules  # upstream records no outputs for such a module
         self.inputs_stem = f"{module_path}_inputs"
+        self.first_arg_stem = f"{module_path}_inputs_args_0"  # what the serializer names args[0]
         self.outputs_stem = f"{module_path}_outputs"
         self.block_infix = block_infix(module_path)  # see prune.block_infix
         self.likely_pruned = module_path in likely_pruned  # see prune.paths_with_later_siblings
@@ -183,15 +187,22 @@ class CallTracer:
         # unformatted; any other one most likely stays, so it is formatted now (no copy to hold)
         if capture is Capture.NOW and site.likely_pruned and parent.children.may_be_pruned(site.module_path):
             capture = Capture.REFERENCE
-        given = {}  # upstream omits empty args and kwargs
-        if args:
-            given["args"] = args
-        if kwargs:
-            given["kwargs"] = kwargs
-        inputs = self._serializer.serialize(given, site.inputs_stem, capture)
+        if not kwargs and len(args) == 1 and type(args[0]) is torch.Tensor:
+            # most calls (a norm, a projection, an activation): what the general case below gives
+            # for ``{"args": (tensor,)}``, without walking the dict and the tuple
+            inputs = {"args": [self._serializer.serialize(args[0], site.first_arg_stem, capture)]}
+            versions = InputVersions.of_tensor("args.0", args[0])
+        else:
+            given = {}  # upstream omits empty args and kwargs
+            if args:
+                given["args"] = args
+            if kwargs:
+                given["kwargs"] = kwargs
+            inputs = self._serializer.serialize(given, site.inputs_stem, capture)
+            versions = InputVersions(given)
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
         record = CallRecord(site.module_path, inputs, function=site.function, module_class=site.module_class)
-        call = _OpenCall(record, site, self._prune_layers, capture, defers_alone, InputVersions(given))
+        call = _OpenCall(record, site, self._prune_layers, capture, defers_alone, versions)
         stack.append(call)
         return call
 
