@@ -85,6 +85,12 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
         texts = list(map(str, values))
         width = max(map(len, texts))
         return list(map(str.rjust, texts, itertools.repeat(width))), width
+    # the usual case, every value finite and non-zero, told by two scans in C (a float64 sum of
+    # float32-range values cannot overflow; a float64 tensor's may, and takes the loop below)
+    if 0.0 not in values and math.isfinite(sum(values)):
+        texts = list(map(format, values, itertools.repeat(f".{precision}e")))
+        width = max(map(len, texts))
+        return list(map(str.rjust, texts, itertools.repeat(width))), width
     finite = [value != 0 and math.isfinite(value) for value in values]  # finite and non-zero
     if any(finite):
         texts = list(map(format, values, itertools.repeat(f".{precision}e")))
@@ -106,33 +112,25 @@ def _scalar_text(value: float | int | bool, floating: bool, precision: int) -> s
     return f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}."
 
 
-def _flatten(nested, dim: int) -> list:
-    for _ in range(dim - 1):
-        nested = [item for row in nested for item in row]
-    return nested
-
-
 class _Layout:
     """Torch's nesting of rows, line wrapping and ``...`` markers, over pre-formatted elements."""
 
-    def __init__(
-        self, sizes: tuple[int, ...], summarize: bool, options: PrintOptions, texts: list[str], width: int
-    ):
+    def __init__(self, sizes: tuple[int, ...], summarize: bool, edge: int, linewidth: int, width: int):
         self._sizes = sizes
         self._summarize = summarize
-        self._edge = options.edgeitems
-        self._linewidth = options.linewidth
-        self._texts = iter(texts)
+        self._edge = edge
+        self._linewidth = linewidth
         self._element_length = width + 2
 
     def render(self, level: int, indent: int) -> str:
+        """The text of the rows from ``level`` on, with ``{}`` for each element."""
         size = self._sizes[level]
         cut = self._summarize and size > 2 * self._edge
         count = 2 * self._edge if cut else size
         remaining = len(self._sizes) - level
         if remaining == 1:
             per_line = max(1, math.floor((self._linewidth - indent) / self._element_length))
-            items = list(itertools.islice(self._texts, count))
+            items = ["{}"] * count
             if cut:
                 items.insert(self._edge, " ...")
             lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
@@ -141,6 +139,13 @@ class _Layout:
         if cut:
             slices.insert(self._edge, "...")
         return "[" + ("," + "\n" * (remaining - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+@functools.lru_cache(maxsize=256)
+def _template(sizes: tuple[int, ...], summarize: bool, edge: int, linewidth: int, width: int) -> str:
+    """The layout of a tensor's text with ``{}`` for each element: the same for every tensor of
+    one shape and element width (a trace prints many), so made once for them."""
+    return _Layout(sizes, summarize, edge, linewidth, width).render(0, len(_PREFIX))
 
 
 def _printed_elements(tensor: torch.Tensor, summarize: bool, edge: int) -> torch.Tensor:
@@ -166,9 +171,11 @@ def _contents(tensor: torch.Tensor, options: PrintOptions) -> str:
     if tensor.dim() == 0:
         return _scalar_text(tensor.item(), floating, options.precision)
     summarize = tensor.numel() > options.threshold
-    values = _printed_elements(tensor, summarize, options.edgeitems).tolist()
-    texts, width = _format_elements(_flatten(values, tensor.dim()), floating, options.precision)
-    return _Layout(tuple(tensor.shape), summarize, options, texts, width).render(0, len(_PREFIX))
+    # flattened in torch, in the order torch prints them
+    values = _printed_elements(tensor, summarize, options.edgeitems).reshape(-1).tolist()
+    texts, width = _format_elements(values, floating, options.precision)
+    layout = _template(tuple(tensor.shape), summarize, options.edgeitems, options.linewidth, width)
+    return layout.format(*texts)
 
 
 def tensor_repr(tensor: torch.Tensor, options: PrintOptions) -> str:
