@@ -272,7 +272,7 @@ class _TracingSession:
             )
 
 
-_ONE_INTRA_OP_THREAD = one_intra_op_thread()  # taken once: _record runs twice per module call
+_ONE_INTRA_OP_THREAD = one_intra_op_thread()  # taken once: entered twice per module call
 
 
 def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:
