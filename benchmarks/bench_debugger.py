@@ -30,6 +30,14 @@ Each round times, in an order rotated every round so that a busy machine slows t
   them, or the JSON texts with one ``write``), and the same tensors in a single safetensors file
   (what the bytes cost without a file per tensor).
 
+Beside the breakdown, the CPU time of the forward's thread in each part of ours, timed from inside
+(``FORWARD_THREAD_PARTS``: the recording steps of the module calls, the statistics and reprs made
+in them, then its share of the worker's statistics and the trace's texts and files once the forward is over,
+and the context's set-up and removal alone): a thread's CPU time hardly changes with the load of
+the machine, so these name where ours spends its time even where the per-round differences of
+the breakdown are lost in noise. What the forward's own ops lose to ours (caches, memory) is not
+in them.
+
 The breakdown gives the median over the rounds of each part's per-round difference in
 milliseconds, the 10th-90th percentile band in brackets, in wall-clock time and in the process's
 CPU time (all threads: the writes and statistics done off the forward's thread count there, and
@@ -48,13 +56,16 @@ so the peak follows the memory in use rather than what the allocator kept from t
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
+import functools
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -66,6 +77,7 @@ from safetensors.torch import load_file, save_file
 import model_debugging.debugger.tensors as tensor_records
 import model_debugging.debugger.trace_format.writing as trace_writing
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.tracer import CallTracer
 
 MODELS = {
     "default": {
@@ -108,6 +120,15 @@ RATIOS = {
     "noise plain/plain": ("plain_again", "plain"),
 }
 TARGETS = {True: 1.15, False: 1.5}  # median ours/plain, by use_repr
+# (part, what is timed): the forward thread's CPU time in each, ours only; indented parts are inside the one above
+FORWARD_THREAD_PARTS = (
+    ("recording the module calls", ((CallTracer, "enter"), (CallTracer, "exit"))),
+    ("  statistics in them", ((tensor_records, "tensor_statistics"),)),
+    ("  reprs in them", ((tensor_records, "tensor_repr"),)),
+    # its CPU time, not its wait: the share it takes of the worker's pass over the logits, then the entries' text
+    ("after the forward: the worker's statistics, completing the entries", ((CallTracer, "finish"),)),
+    ("after the forward: trace texts and files", ((trace_writing.TraceWriter, "write"),)),
+)
 
 
 def build(size: str):
@@ -282,6 +303,49 @@ class Floors:
 Times = dict[str, list[float]]  # milliseconds per round, by forward or floor
 
 
+def forward_thread_parts(use_repr: bool, rounds: int, model, input_ids) -> Times:
+    """The forward thread's CPU milliseconds in each of :data:`FORWARD_THREAD_PARTS` of ours, per round,
+    and in the context's set-up and removal without a forward."""
+    forward_thread = threading.get_ident()
+    spent: collections.Counter[str] = collections.Counter()
+
+    def timed(part: str, function: Callable) -> Callable:
+        @functools.wraps(function)
+        def wrapper(*arguments: object, **keywords: object) -> object:
+            if threading.get_ident() != forward_thread:
+                return function(*arguments, **keywords)
+            start = time.thread_time_ns()
+            try:
+                return function(*arguments, **keywords)
+            finally:
+                spent[part] += time.thread_time_ns() - start
+
+        return wrapper
+
+    run = forward_runner("ours", use_repr, model, input_ids)
+    times: Times = {part: [] for part, _ in FORWARD_THREAD_PARTS}
+    times["context set-up and removal"] = []
+    with contextlib.ExitStack() as stack:
+        for part, timed_functions in FORWARD_THREAD_PARTS:
+            for owner, name in timed_functions:
+                stack.enter_context(mock.patch.object(owner, name, timed(part, getattr(owner, name))))
+        run()  # warm-up
+        for _ in range(rounds):
+            spent.clear()
+            run()
+            for part, _ in FORWARD_THREAD_PARTS:
+                times[part].append(spent[part] / 1e6)
+    with tempfile.TemporaryDirectory(prefix="bench_debugger_") as directory:
+        saved = torch._tensor_str.get_printoptions()
+        for _ in range(rounds):
+            start = time.thread_time_ns()
+            with model_addition_debugger_context(model, debug_path=directory, use_repr=use_repr):
+                pass
+            times["context set-up and removal"].append((time.thread_time_ns() - start) / 1e6)
+        torch.set_printoptions(**saved)
+    return times
+
+
 def timed_rounds(use_repr: bool, rounds: int, model, input_ids) -> tuple[Times, Times, Floors]:
     """Wall-clock and process CPU milliseconds of every forward and floor, per round.
 
@@ -322,7 +386,7 @@ def _part(times: Times, minuend: str, subtrahend: str | None) -> list[float]:
     return [a - b for a, b in zip(times[minuend], baseline, strict=True)]
 
 
-def report(use_repr: bool, wall: Times, cpu: Times, floors: Floors) -> dict[str, float]:
+def report(use_repr: bool, wall: Times, cpu: Times, floors: Floors, inside: Times) -> dict[str, float]:
     """Print the breakdown and ratios of one mode; return the median of each ratio."""
     plain = statistics.median(wall["plain"])
     files = "the 3 JSON files" if use_repr else f"{len(floors.tensors)} tensor files and 3 JSON files"
@@ -349,6 +413,9 @@ def report(use_repr: bool, wall: Times, cpu: Times, floors: Floors) -> dict[str,
             f"{statistics.median(cpu['floor: one file']):.1f}: the same {floors.bytes / 2**20:.1f} MiB of "
             "tensors in one safetensors file"
         )
+    print("  the forward's thread in ours, CPU ms per forward, median [10th, 90th percentile]:")
+    for part, values in inside.items():
+        print(f"    {part:<66} {_band(values):>20}")
     medians = {}
     print(f"  {'ratio (per round)':<22} {'p10':>6} {'median':>7} {'p90':>6}   CPU median")
     for name, (numerator, denominator) in RATIOS.items():
@@ -466,7 +533,8 @@ def main(argv: list[str] | None = None) -> int:
     with _quiet_transformers():
         for use_repr in modes:
             wall, cpu, floors = timed_rounds(use_repr, rounds, model, input_ids)
-            medians[use_repr] = report(use_repr, wall, cpu, floors)
+            inside = forward_thread_parts(use_repr, rounds, model, input_ids)
+            medians[use_repr] = report(use_repr, wall, cpu, floors, inside)
     print(f"load average at the end {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
     memory_ratios = {}

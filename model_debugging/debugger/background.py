@@ -143,10 +143,8 @@ class BackgroundWork:
     def write(self, path: Path, tensor: torch.Tensor) -> None:
         """Queue ``tensor``'s file at ``path``; the tensor may change once this returns."""
         data = tensor.detach()
-        if data.device.type == "cpu" and data.is_contiguous():
-            held = unchanging_copy(data)
-        else:  # the copy a file needs (contiguous, on CPU) is a private one
-            held = data.contiguous().cpu()
+        # otherwise the copy a file needs (contiguous, on CPU) is a private one
+        held = unchanging_copy(data) if data.is_cpu and data.is_contiguous() else data.contiguous().cpu()
         self._submit(lambda: write_tensor_file(path, held), path, held.nbytes)
 
     def link(self, existing: Path, path: Path) -> None:

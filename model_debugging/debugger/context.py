@@ -24,7 +24,7 @@ from model_debugging.debugger.single_thread import one_intra_op_thread
 from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
 from model_debugging.debugger.trace_format.names import FileNameRegistry, TracePaths
 from model_debugging.debugger.trace_format.writing import TraceWriter, move_aside_older_trace
-from model_debugging.debugger.tracer import CallTracer, qualified_class_name
+from model_debugging.debugger.tracer import CallSite, CallTracer, qualified_class_name
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class _TracingSession:
         depth = max(name.count(".") + 1 for name, _ in named_modules)
         # a frame per module level for the wrappers, plus the recording stack at the deepest call
         self._extra_frames = 2 * depth + 2 * MAX_VALUE_DEPTH + 200
+        self._root_site = CallSite(self._class_name, self._model_class)
         if self._recording:
             self._names = FileNameRegistry()
             self._likely_pruned = (
@@ -95,8 +96,13 @@ class _TracingSession:
                 if name:
                     # what next(module.children(), None) tells, without a generator per module
                     has_submodules = len(module._modules) > list(module._modules.values()).count(None)
-                    path, module_class = f"{self._class_name}.{name}", qualified_class_name(module)
-                    self._patches.patch(module, self._submodule_forward(path, module_class, has_submodules))
+                    site = CallSite(
+                        f"{self._class_name}.{name}",
+                        qualified_class_name(module),
+                        has_submodules=has_submodules,
+                        likely_pruned=self._likely_pruned,
+                    )
+                    self._patches.patch(module, self._submodule_forward(site))
         self._patches.patch(self._model, self._top_level_forward)
         if self._functions is not None and self._recording:
             self._functions.install()
@@ -135,20 +141,16 @@ class _TracingSession:
         tracer = getattr(self._threads, "tracer", None)
         if tracer is None:
             serializer = ValueSerializer(self._use_repr, self._output_dir, self._names, self._setup.tensors)
-            tracer = self._threads.tracer = CallTracer(serializer, self._prune_layers, self._likely_pruned)
+            tracer = self._threads.tracer = CallTracer(serializer, self._prune_layers)
             with self._tracers_lock:
                 self._tracers.append(tracer)
         return tracer
 
-    def _submodule_forward(
-        self, module_path: str, module_class: str, has_submodules: bool
-    ) -> Callable[[Callable], Callable]:
+    def _submodule_forward(self, site: CallSite) -> Callable[[Callable], Callable]:
         def make_forward(original: Callable) -> Callable:
             @functools.wraps(original)
             def traced_forward(*args, **kwargs):
-                return self._recorded_call(
-                    module_path, has_submodules, None, module_class, original, args, kwargs
-                )
+                return self._recorded_call(site, original, args, kwargs)
 
             return traced_forward
 
@@ -160,40 +162,37 @@ class _TracingSession:
         """Record a call of a function chosen by ``record_functions`` as a child of the running module."""
         tracer = getattr(self._threads, "tracer", None)
         path = f"{tracer.current_path}.{name}" if tracer is not None and tracer.recording else name
-        return self._recorded_call(path, False, qualified, None, lambda *_, **__: call(), args, kwargs)
+        return self._recorded_call(CallSite(path, function=qualified), lambda *_, **__: call(), args, kwargs)
 
-    def _recorded_call(
-        self,
-        path: str,
-        has_submodules: bool,
-        function: str | None,
-        module_class: str | None,
-        original: Callable,
-        args: tuple,
-        kwargs: dict,
-    ) -> Any:
+    def _recorded_call(self, site: CallSite, original: Callable, args: tuple, kwargs: dict) -> Any:
         tracer = getattr(self._threads, "tracer", None)
-        if (
-            function is None
-            and self._installed
-            and self._recording
-            and (tracer is None or not tracer.in_forward)
-        ):
-            # a submodule run on its own (the encoder ``generate`` runs before the first forward):
-            # recorded as a trace of its own, rooted at that submodule
-            with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
-                return self._traced_call(self._thread_tracer(), original, args, kwargs, path, module_class)
-        if not self._installed or tracer is None or not tracer.recording:
+        if tracer is None or not tracer.in_forward:
+            if site.function is None and self._installed and self._recording:
+                # a submodule run on its own (the encoder ``generate`` runs before the first forward):
+                # recorded as a trace of its own, rooted at that submodule
+                with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
+                    return self._traced_call(self._thread_tracer(), original, args, kwargs, site)
             return original(*args, **kwargs)  # outside a traced top-level forward of this thread
-        call = _record(tracer, tracer.enter, path, args, kwargs, function, module_class)
-        if call is None:
+        if not self._installed or tracer.failure is not None:
+            return original(*args, **kwargs)
+        # the steps of _record, written out: this runs at every module call
+        try:
+            with _ONE_INTRA_OP_THREAD:
+                call = tracer.enter(site, args, kwargs)
+        except Exception as error:
+            tracer.failure = error
             return original(*args, **kwargs)
         try:
             output = original(*args, **kwargs)
         except BaseException as error:
             _record(tracer, tracer.exit_with_exception, call, error)
             raise
-        _record(tracer, tracer.exit, call, output, has_submodules)
+        if tracer.failure is None:
+            try:
+                with _ONE_INTRA_OP_THREAD:
+                    tracer.exit(call, output)
+            except Exception as error:
+                tracer.failure = error
         return output
 
     def _top_level_forward(self, original: Callable) -> Callable:
@@ -203,9 +202,7 @@ class _TracingSession:
                 with torch.no_grad():
                     return original(*args, **kwargs)
             with torch.no_grad(), recursion_headroom(self._extra_frames), self._function_mode():
-                return self._traced_call(
-                    self._thread_tracer(), original, args, kwargs, self._class_name, self._model_class
-                )
+                return self._traced_call(self._thread_tracer(), original, args, kwargs, self._root_site)
 
         return traced_forward
 
@@ -218,14 +215,13 @@ class _TracingSession:
         original: Callable,
         args: tuple,
         kwargs: dict,
-        root_path: str,
-        module_class: str | None,
+        root: CallSite,
     ) -> Any:
         paths = self._writer.begin()
         try:
             try:
                 with one_intra_op_thread():
-                    tracer.start(root_path, args, kwargs, module_class)
+                    tracer.start(root, args, kwargs)
             except Exception as error:
                 tracer.failure = error
                 return original(*args, **kwargs)
@@ -276,7 +272,7 @@ class _TracingSession:
             )
 
 
-_ONE_INTRA_OP_THREAD = one_intra_op_thread()  # taken once: _record runs twice per module call
+_ONE_INTRA_OP_THREAD = one_intra_op_thread()  # taken once: entered twice per module call
 
 
 def _record(tracer: CallTracer, step: Callable, *args: Any) -> Any:

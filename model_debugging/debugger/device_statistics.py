@@ -26,7 +26,7 @@ from model_debugging.debugger.tensor_repr import PrintOptions
 
 def stays_on_device(tensor: torch.Tensor) -> bool:
     """Whether ``tensor``'s statistics are batched per call (a non-empty float32/float64 CUDA tensor)."""
-    return tensor.device.type == "cuda" and tensor.numel() > 0 and takes_fused_path(tensor)
+    return tensor.is_cuda and tensor.numel() > 0 and takes_fused_path(tensor)
 
 
 def to_host(scalars: list[torch.Tensor]) -> list[float]:

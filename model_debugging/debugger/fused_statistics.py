@@ -67,7 +67,7 @@ def takes_fused_path(data: torch.Tensor) -> bool:
     return (
         type(data) is torch.Tensor
         and data.dtype in _FUSED_DTYPES
-        and data.device.type in ("cpu", "cuda")
+        and (data.is_cpu or data.is_cuda)
         and not data.is_quantized
         and not data._is_zerotensor()
     )
@@ -85,7 +85,7 @@ def fused_statistics(
     """
     if not takes_fused_path(data):
         return None
-    if data.device.type != "cpu":  # one copy to the host; stack promotes to float64, exactly
+    if not data.is_cpu:  # one copy to the host; stack promotes to float64, exactly
         return device_numbers(torch.stack(device_scalars(data)).tolist(), data)
     if threads is None:
         # one parallel region each on a large tensor; the chunked pass below stays on one thread,
@@ -190,8 +190,29 @@ class ChunkPass:
 
 
 def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | float | None) -> list[torch.Tensor]:
-    """Per chunk of ``flat``, the float64 sum and sum of squares of its elements (minus ``center``, if given)."""
-    return ChunkPass(flat, center).run()
+    """Per chunk of ``flat``, the float64 sum and sum of squares of its elements (minus ``center``, if given).
+
+    What :class:`ChunkPass` computes, on this thread alone: the same chunks through a buffer of the
+    same kind, so the same bits, without the bookkeeping that lets other threads share the pass
+    (it runs for most recorded tensors, inside the forward).
+    """
+    try:  # a buffer no other thread is using (list.pop and append are atomic)
+        buffer = _free_buffers.pop()
+    except IndexError:
+        buffer = torch.empty(CHUNK, dtype=torch.float64)
+    try:
+        sums = []
+        count = flat.numel()
+        for start in range(0, count, CHUNK):
+            size = min(CHUNK, count - start)
+            part = buffer[:size].copy_(flat.narrow(0, start, size))
+            if center is not None:
+                part.sub_(center)  # the center is exact in float64: deviations in double
+            sums.append(part.sum())
+            sums.append(torch.dot(part, part))
+        return sums
+    finally:
+        _free_buffers.append(buffer)
 
 
 def finite_double_statistics(data: torch.Tensor) -> dict[str, float | int | None] | None:
@@ -233,8 +254,8 @@ def _in_one_pass(
 ) -> FusedResult | None:
     flat = data.reshape(-1) if data.is_contiguous() else data.contiguous().reshape(-1)
     count = flat.numel()
-    first_pass = ChunkPass(flat) if first_pass is None else first_pass
-    numbers = _numbers([low, high, mean, *first_pass.run()])
+    sums = _chunk_sums(flat, None) if first_pass is None else first_pass.run()
+    numbers = _numbers([low, high, mean, *sums])
     low_value, high_value, center, *partial = numbers
     if not (math.isfinite(low_value) and math.isfinite(high_value)):
         return None  # the sums above are then meaningless; the general path counts NaN and inf

@@ -25,28 +25,40 @@ class InputVersions:
 
     def __init__(self, inputs: dict[str, Any]):
         self._noted: list[tuple[str, torch.Tensor, int]] = []
-        # one loop rather than a call per value: it runs at every module call of the forward.
-        # Each item: a value, its path, its depth and the ids of the containers it is in (cycles).
-        waiting: list[tuple[Any, str, int, tuple[int, ...]]] = [(inputs, "", 0, ())]
-        while waiting:
-            value, path, depth, inside = waiting.pop()
+        self._note(inputs, "", 0, ())
+
+    @classmethod
+    def of_tensor(cls, path: str, tensor: torch.Tensor) -> InputVersions:
+        """The versions of inputs holding one tensor at ``path`` (``args.0``): most calls' inputs."""
+        versions = cls.__new__(cls)
+        versions._noted = [] if tensor.is_inference() else [(path, tensor, tensor._version)]
+        return versions
+
+    def _note(self, container: Any, path: str, depth: int, inside: tuple[int, ...]) -> None:
+        """Note the tensors in ``container`` (a list, tuple or dict at ``path``), in the trace's order.
+
+        A call per container, not per value (this runs at every module call of the forward); the
+        paths of values that are neither tensors nor containers are never made. ``inside``: the ids
+        of the containers it is in (cycles).
+        """
+        if depth >= MAX_VALUE_DEPTH or id(container) in inside:
+            return  # recorded as a placeholder: no tensor the trace would name
+        inside = (*inside, id(container))
+        if isinstance(container, dict):
+            items = list(container.items())
+            names = json_keys(list(map(itemgetter(0), items)))
+            values = list(map(itemgetter(1), items))
+        else:
+            values, names = container, None
+        prefix = f"{path}." if path else ""
+        for index, value in enumerate(values):
             if isinstance(value, torch.Tensor):
                 if not value.is_inference():
-                    self._noted.append((path, value, value._version))
-                continue
-            if not isinstance(value, (list, tuple, dict)) or depth >= MAX_VALUE_DEPTH or id(value) in inside:
-                continue  # recorded as a placeholder: no tensor the trace would name
-            inside = (*inside, id(value))
-            if isinstance(value, dict):
-                items = list(value.items())
-                names = json_keys(list(map(itemgetter(0), items)))
-                values = list(map(itemgetter(1), items))
-            else:
-                values = list(value)
-                names = list(map(str, range(len(values))))
-            prefix = f"{path}." if path else ""
-            for index in range(len(values) - 1, -1, -1):  # popped in the trace's order
-                waiting.append((values[index], prefix + names[index], depth + 1, inside))
+                    name = str(index) if names is None else names[index]
+                    self._noted.append((prefix + name, value, value._version))
+            elif isinstance(value, (list, tuple, dict)):
+                name = str(index) if names is None else names[index]
+                self._note(value, prefix + name, depth + 1, inside)
 
     def modified(self) -> list[str]:
         """The paths of the noted tensors changed in place since, in the order the trace lists them."""

@@ -41,13 +41,16 @@ def paths_with_later_siblings(
     return frozenset(paths)
 
 
-def is_layer_block(module_path: str, child_paths: Sequence[str]) -> bool:
-    """True for a numbered call (``...layers.3``) whose children are its own submodules (``...layers.3.mlp``)."""
+def block_infix(module_path: str) -> str | None:
+    """``".3."`` for a numbered path (``...layers.3``), which its own submodules' paths contain; else None."""
     match = _NUMBERED_PATH.match(module_path)
-    if match is None:
-        return False
-    infix = f".{match.group(2)}."
-    return any(infix in path for path in child_paths)
+    return None if match is None else f".{match.group(2)}."
+
+
+def _is_layer_block(infix: str | None, child_paths: Sequence[str]) -> bool:
+    """True for a numbered call (``infix``: see :func:`block_infix`) whose children are its own
+    submodules (``...layers.3.mlp``)."""
+    return infix is not None and any(infix in path for path in child_paths)
 
 
 class ChildCalls:
@@ -67,10 +70,11 @@ class ChildCalls:
         """Whether a call starting now could end up as a middle layer block (so may be deferred)."""
         return self._prune_layers and self._layer_blocks > 0 and is_numbered(module_path)
 
-    def add(self, record, child_paths: Sequence[str]) -> bool:
-        """Append a finished child; return False while it is held as the possible last layer block."""
+    def add(self, record, child_paths: Sequence[str], infix: str | None) -> bool:
+        """Append a finished child (``infix``: :func:`block_infix` of its path); return False while
+        it is held as the possible last layer block."""
         self.records.append(record)
-        if not (self._prune_layers and is_layer_block(record.module_path, child_paths)):
+        if not (self._prune_layers and _is_layer_block(infix, child_paths)):
             return True
         self._layer_blocks += 1
         if self._layer_blocks == 1:

@@ -67,7 +67,7 @@ def _rememberable(tensor: torch.Tensor) -> bool:
         type(tensor) is torch.Tensor
         and tensor.layout == torch.strided
         and not tensor.is_nested
-        and tensor.device.type != "meta"
+        and not tensor.is_meta
     )
 
 
@@ -85,10 +85,13 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor | None:
 def copy_on_write(tensor: torch.Tensor) -> torch.Tensor | None:
     """A copy-on-write clone of ``tensor`` (no byte copied until either is written to), or None
     where torch cannot make one (not on CPU, a view into a larger storage, torch without it)."""
-    owns_its_storage = (
-        tensor.storage_offset() == 0 and tensor.untyped_storage().nbytes() == tensor.nbytes
-    )  # a lazy clone of a view would keep its whole storage (a cache, ...) and copy it all on a write
-    if _LAZY_CLONE is not None and tensor.device.type == "cpu" and owns_its_storage:
+    # a lazy clone of a view would keep its whole storage (a cache, ...) and copy it all on a write
+    if (
+        _LAZY_CLONE is not None
+        and tensor.is_cpu
+        and tensor.storage_offset() == 0
+        and tensor.untyped_storage().nbytes() == tensor.nbytes
+    ):
         try:
             return _LAZY_CLONE(tensor)
         except RuntimeError:  # a storage torch cannot share this way
@@ -113,35 +116,42 @@ class RecentTensors:
     def clear(self) -> None:
         self._remembered.clear()
 
-    def entry_of(self, tensor: torch.Tensor) -> dict | None:
-        """The entry recorded for ``tensor``'s memory and layout if its bytes are unchanged, else None."""
-        if not _rememberable(tensor):
+    @staticmethod
+    def key(tensor: torch.Tensor) -> tuple | None:
+        """What :meth:`entry_of` and :meth:`remember` look ``tensor`` up by; None when it is not
+        remembered (not a plain strided tensor with real memory)."""
+        return _layout(tensor) if _rememberable(tensor) else None
+
+    def entry_of(self, tensor: torch.Tensor, key: tuple | None) -> dict | None:
+        """The entry recorded for ``tensor`` (of :meth:`key` ``key``) if its bytes are unchanged, else None."""
+        if key is None:
             return None
-        layout = _layout(tensor)
-        seen = self._remembered.get(layout)
+        seen = self._remembered.get(key)
         if seen is None:
             return None
         # a copy-on-write snapshot still sharing the tensor's memory proves no write torch saw
-        if seen.snapshot.const_data_ptr() != layout[0]:
+        if seen.snapshot.const_data_ptr() != key[0]:
             bits = _bits(tensor)
             if bits is None or not torch.equal(bits, seen.snapshot):
                 return None
         try:  # noqa: SIM105 - contextlib.suppress costs three calls, for every tensor recorded
-            self._remembered.move_to_end(layout)
+            self._remembered.move_to_end(key)
         except KeyError:  # forgotten meanwhile: the tensor it came from died
             pass
         return seen.entry
 
-    def remember(self, tensor: torch.Tensor, entry: dict) -> None:
-        """Keep ``entry`` for ``tensor``, with a snapshot of its bytes, when it is small enough."""
-        if not _rememberable(tensor):
+    def remember(self, tensor: torch.Tensor, key: tuple | None, entry: dict) -> None:
+        """Keep ``entry`` for ``tensor`` (of :meth:`key` ``key``), with a snapshot of its bytes, when
+        it is small enough."""
+        if key is None:
             return
         size = tensor.numel() * tensor.element_size()
-        bits = _bits(tensor)
-        if bits is None or size == 0 or size > BUDGET_BYTES // 4:
+        if size == 0 or size > BUDGET_BYTES // 4:
             return
-        layout = _layout(tensor)
-        self._remembered.pop(layout, None)
+        bits = _bits(tensor)
+        if bits is None:
+            return
+        self._remembered.pop(key, None)
         while self._remembered and (
             len(self._remembered) >= WINDOW or self._snapshot_bytes() + size > BUDGET_BYTES
         ):
@@ -150,8 +160,8 @@ class RecentTensors:
             except KeyError:  # emptied meanwhile by a tensor dying in another thread
                 pass
         remembered = self._remembered
-        reference = weakref.ref(tensor, lambda _, layout=layout: remembered.pop(layout, None))
-        remembered[layout] = _Remembered(reference, unchanging_copy(bits), entry)
+        reference = weakref.ref(tensor, lambda _, key=key: remembered.pop(key, None))
+        remembered[key] = _Remembered(reference, unchanging_copy(bits), entry)
 
     def _snapshot_bytes(self) -> int:
         return sum([seen.snapshot.nbytes for seen in list(self._remembered.values())])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TypeVar
 
 import torch
@@ -75,7 +75,7 @@ _SERIAL_BELOW = 32768
 
 def reducing_threads(tensor: torch.Tensor) -> int:
     """The threads torch would reduce ``tensor`` on in the traced code (1: it reduces it serially)."""
-    if not _active or tensor.numel() < _SERIAL_BELOW or tensor.device.type != "cpu":
+    if not _active or tensor.numel() < _SERIAL_BELOW or not tensor.is_cpu:
         return 1
     return _saved_threads
 
@@ -99,8 +99,13 @@ def _on_callers_threads(tensor: torch.Tensor, smallest: int = 0) -> Iterator[Non
         torch.set_num_threads(1)
 
 
+_SAME_THREADS = nullcontext()
+
+
 def callers_threads_for(tensor: torch.Tensor) -> AbstractContextManager[None]:
     """Inside a recording step, run the body on the traced code's thread count if ``tensor`` is large."""
+    if tensor.numel() < CALLERS_THREADS_FROM:  # most tensors: no generator to make and run
+        return _SAME_THREADS
     return _on_callers_threads(tensor, CALLERS_THREADS_FROM)
 
 
@@ -125,7 +130,7 @@ def mean_without_switching(tensor: torch.Tensor, threads: int) -> bool:
     this thread's count (so also on a thread other than the traced code's)."""
     return threads <= 1 or (
         tensor.is_contiguous()
-        and tensor.device.type == "cpu"
+        and tensor.is_cpu
         and tensor.dtype in (torch.float32, torch.float64)
         and _openmp_backend()
     )

@@ -81,7 +81,7 @@ def threads_off_thread(tensor: torch.Tensor) -> int | None:
     if (
         type(tensor) is not torch.Tensor
         or tensor.dtype not in _CPU_REDUCED_FLOAT_DTYPES
-        or tensor.device.type != "cpu"
+        or not tensor.is_cpu
         or tensor.layout != torch.strided
         or tensor.numel() == 0
         or not tensor.is_contiguous()
@@ -160,7 +160,7 @@ def _numeric_statistics(data: torch.Tensor) -> dict | None:
     if data.is_floating_point():
         # float16/bfloat16 on CPU: no float64 copy (8 bytes per element, the logits' peak grew by it)
         # (float8 kinds take the float64 copy, from a byte per element anyway)
-        in_place = data.device.type == "cpu" and data.dtype in _CPU_REDUCED_FLOAT_DTYPES
+        in_place = data.is_cpu and data.dtype in _CPU_REDUCED_FLOAT_DTYPES
         finite = finite_double_statistics(data) if in_place else None
         return finite if finite is not None else _floating_statistics(data.to(torch.float64))
     if data.dtype in _INTEGER_DTYPES:

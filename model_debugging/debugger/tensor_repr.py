@@ -57,7 +57,7 @@ def _fast_path_applies(tensor: torch.Tensor, options: PrintOptions) -> bool:
         and options.edgeitems > 0
         and tensor.dtype in _FAST_DTYPES
         and tensor.layout == torch.strided
-        and tensor.device.type in ("cpu", "cuda")
+        and (tensor.is_cpu or tensor.is_cuda)
         and tensor.numel() > 0
         and not tensor.is_quantized
         and not tensor.is_nested
@@ -70,8 +70,8 @@ def _fast_path_applies(tensor: torch.Tensor, options: PrintOptions) -> bool:
 def _needs_suffix(tensor: torch.Tensor) -> bool:
     """True when torch appends ``device=``/``dtype=``/grad suffixes after the values."""
     return (
-        tensor.device.type != torch._C._get_default_device()
-        or tensor.device.type != "cpu"
+        not tensor.is_cpu
+        or torch._C._get_default_device() != "cpu"
         or tensor.dtype not in (torch.get_default_dtype(), torch.int64, torch.bool)
         or tensor.requires_grad
         or tensor.grad_fn is not None
@@ -83,6 +83,12 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
     # map() and comprehensions, not generators: a trace formats thousands of elements
     if not floating:
         texts = list(map(str, values))
+        width = max(map(len, texts))
+        return list(map(str.rjust, texts, itertools.repeat(width))), width
+    # the usual case, every value finite and non-zero, told by two scans in C (a float64 sum of
+    # float32-range values cannot overflow; a float64 tensor's may, and takes the loop below)
+    if 0.0 not in values and math.isfinite(sum(values)):
+        texts = list(map(format, values, itertools.repeat(f".{precision}e")))
         width = max(map(len, texts))
         return list(map(str.rjust, texts, itertools.repeat(width))), width
     finite = [value != 0 and math.isfinite(value) for value in values]  # finite and non-zero
@@ -97,33 +103,34 @@ def _format_elements(values: list, floating: bool, precision: int) -> tuple[list
     return list(map(str.rjust, texts, itertools.repeat(width))), width
 
 
-def _flatten(nested, dim: int) -> list:
-    for _ in range(dim - 1):
-        nested = [item for row in nested for item in row]
-    return nested
+def _scalar_text(value: float | int | bool, floating: bool, precision: int) -> str:
+    """``_format_elements([value], floating, precision)[0][0]``: one value alone sets its own width."""
+    if not floating:
+        return str(value)
+    if value != 0 and math.isfinite(value):
+        return format(value, f".{precision}e")
+    return f"{value:.0f}" if math.isinf(value) or math.isnan(value) else f"{value:.0f}."
 
 
 class _Layout:
     """Torch's nesting of rows, line wrapping and ``...`` markers, over pre-formatted elements."""
 
-    def __init__(
-        self, sizes: tuple[int, ...], summarize: bool, options: PrintOptions, texts: list[str], width: int
-    ):
+    def __init__(self, sizes: tuple[int, ...], summarize: bool, edge: int, linewidth: int, width: int):
         self._sizes = sizes
         self._summarize = summarize
-        self._edge = options.edgeitems
-        self._linewidth = options.linewidth
-        self._texts = iter(texts)
+        self._edge = edge
+        self._linewidth = linewidth
         self._element_length = width + 2
 
     def render(self, level: int, indent: int) -> str:
+        """The text of the rows from ``level`` on, with ``{}`` for each element."""
         size = self._sizes[level]
         cut = self._summarize and size > 2 * self._edge
         count = 2 * self._edge if cut else size
         remaining = len(self._sizes) - level
         if remaining == 1:
             per_line = max(1, math.floor((self._linewidth - indent) / self._element_length))
-            items = list(itertools.islice(self._texts, count))
+            items = ["{}"] * count
             if cut:
                 items.insert(self._edge, " ...")
             lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
@@ -132,6 +139,13 @@ class _Layout:
         if cut:
             slices.insert(self._edge, "...")
         return "[" + ("," + "\n" * (remaining - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+@functools.lru_cache(maxsize=256)
+def _template(sizes: tuple[int, ...], summarize: bool, edge: int, linewidth: int, width: int) -> str:
+    """The layout of a tensor's text with ``{}`` for each element: the same for every tensor of
+    one shape and element width (a trace prints many), so made once for them."""
+    return _Layout(sizes, summarize, edge, linewidth, width).render(0, len(_PREFIX))
 
 
 def _printed_elements(tensor: torch.Tensor, summarize: bool, edge: int) -> torch.Tensor:
@@ -155,11 +169,13 @@ def _edge_index(size: int, edge: int, device: torch.device) -> torch.Tensor:
 def _contents(tensor: torch.Tensor, options: PrintOptions) -> str:
     floating = tensor.dtype.is_floating_point
     if tensor.dim() == 0:
-        return _format_elements([tensor.item()], floating, options.precision)[0][0]
+        return _scalar_text(tensor.item(), floating, options.precision)
     summarize = tensor.numel() > options.threshold
-    values = _printed_elements(tensor, summarize, options.edgeitems).tolist()
-    texts, width = _format_elements(_flatten(values, tensor.dim()), floating, options.precision)
-    return _Layout(tuple(tensor.shape), summarize, options, texts, width).render(0, len(_PREFIX))
+    # flattened in torch, in the order torch prints them
+    values = _printed_elements(tensor, summarize, options.edgeitems).reshape(-1).tolist()
+    texts, width = _format_elements(values, floating, options.precision)
+    layout = _template(tuple(tensor.shape), summarize, options.edgeitems, options.linewidth, width)
+    return layout.format(*texts)
 
 
 def tensor_repr(tensor: torch.Tensor, options: PrintOptions) -> str:
@@ -180,8 +196,8 @@ def value_reprs(values: list[float], like: torch.Tensor, options: PrintOptions) 
     """
     if not _fast_path_applies(like, options):
         return [repr(scalar) for scalar in torch.tensor(values, dtype=like.dtype, device=like.device)]
-    floating = like.dtype.is_floating_point
-    texts = [_format_elements([value], floating, options.precision)[0][0] for value in values]
+    floating, precision = like.dtype.is_floating_point, options.precision
+    texts = [_scalar_text(value, floating, precision) for value in values]
     if not _needs_suffix(like):
         return [_PREFIX + text + ")" for text in texts]
     scalar = like.new_empty(())  # only its dtype and device are printed, in the suffix
@@ -196,7 +212,7 @@ def scalar_reprs(scalars: list[torch.Tensor], options: PrintOptions) -> list[str
     floating = first.dtype.is_floating_point
     reprs = []
     for scalar, value in zip(scalars, torch.stack(scalars).tolist(), strict=True):
-        contents = _format_elements([value], floating, options.precision)[0][0]
+        contents = _scalar_text(value, floating, options.precision)
         if _needs_suffix(scalar):
             reprs.append(torch.Tensor.__repr__(scalar, tensor_contents=contents))
         else:

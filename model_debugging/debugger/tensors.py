@@ -83,6 +83,16 @@ def _version(tensor: torch.Tensor) -> int | None:
     return None if tensor.is_inference() else tensor._version
 
 
+_DTYPE_TEXTS: dict[torch.dtype, str] = {}  # repr of each dtype, made once (there are a few dozen)
+
+
+def _dtype_text(dtype: torch.dtype) -> str:
+    text = _DTYPE_TEXTS.get(dtype)
+    if text is None:
+        text = _DTYPE_TEXTS[dtype] = repr(dtype)
+    return text
+
+
 def _safe_repr(value: Any) -> str:
     """``repr(value)`` without addresses; a failing ``__repr__`` must not break the traced forward."""
     try:
@@ -93,11 +103,7 @@ def _safe_repr(value: Any) -> str:
 
 def _fits_safetensors(tensor: torch.Tensor) -> bool:
     """Whether a ``.safetensors`` file can hold ``tensor`` (not meta, sparse, complex128, quantized, ...)."""
-    return (
-        tensor.dtype in _SAFETENSORS_DTYPES
-        and tensor.layout == torch.strided
-        and tensor.device.type != "meta"
-    )
+    return tensor.dtype in _SAFETENSORS_DTYPES and tensor.layout == torch.strided and not tensor.is_meta
 
 
 def json_keys(keys: list[Any]) -> list[str]:
@@ -148,6 +154,7 @@ class ValueSerializer:
         self, use_repr: bool, output_dir: Path, names: FileNameRegistry, tensors: TensorSource | None = None
     ):
         self._tensors = LocalTensors(with_placements=False) if tensors is None else tensors
+        self._own_tensors = isinstance(self._tensors, LocalTensors)  # a plain tensor is recorded as it is
         self._use_repr = use_repr
         self._output_dir = output_dir
         self._names = names
@@ -161,6 +168,7 @@ class ValueSerializer:
         # kept alive here): computed off the forward's thread, or read with their call's
         self._pending: dict[int, tuple[TensorEntry, PendingStatistics | DevicePending]] = {}
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
+        self._shape_texts: dict[torch.Size, str] = {}  # see _shape_text; emptied with each trace
 
     @property
     def written_files(self) -> list[Path]:
@@ -175,6 +183,7 @@ class ValueSerializer:
         self._options = PrintOptions.current()
         self._background = BackgroundWork()
         self._recent.clear()
+        self._shape_texts.clear()
 
     def finish_trace(self) -> None:
         """Wait for the trace's background work, raise the first write error, and complete the entries."""
@@ -205,8 +214,13 @@ class ValueSerializer:
     def _serialize(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
         if isinstance(value, (list, tuple, dict)):
             return self._serialize_container(value, stem, capture, depth)
+        if value is None:  # what _safe_repr gives it, without asking the tensor source
+            return "None"
         try:
-            tensor, placement = self._tensors.tensor(value)
+            if type(value) is torch.Tensor and self._own_tensors:
+                tensor, placement = value, None  # what LocalTensors.tensor gives, without its call
+            else:
+                tensor, placement = self._tensors.tensor(value)
             if tensor is None:
                 return _safe_repr(value)
             file_name = None if self._use_repr else self._names.claim(stem)
@@ -289,7 +303,8 @@ class ValueSerializer:
         return entry
 
     def _formatted_entry(self, tensor: torch.Tensor, stem: str, file_name: str | None) -> TensorEntry:
-        recorded = self._recent.entry_of(tensor)
+        key = self._recent.key(tensor)
+        recorded = self._recent.entry_of(tensor, key)
         if recorded is not None:  # the same tensor, byte for byte: its file gets a second name
             entry = recorded.copy()
             if file_name is not None and recorded.file_stem is not None:
@@ -299,7 +314,7 @@ class ValueSerializer:
                 self._pending[id(entry)] = (entry, self._pending[id(recorded)][1])
             return entry
         # everything that may raise for an odd tensor runs before its file is written
-        entry = TensorEntry(shape=repr(tensor.shape), dtype=repr(tensor.dtype))
+        entry = TensorEntry(shape=self._shape_text(tensor.shape), dtype=_dtype_text(tensor.dtype))
         threads = threads_off_thread(tensor) if self._statistics_off_thread(tensor) else None
         reprs = {}  # completed by finish_trace when pending
         if threads is not None:
@@ -314,8 +329,18 @@ class ValueSerializer:
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
         entry.update(reprs)
-        self._recent.remember(tensor, entry)
+        self._recent.remember(tensor, key, entry)
         return entry
+
+    def _shape_text(self, shape: torch.Size) -> str:
+        """``repr(shape)``, made once per shape in a trace (a trace records the same few shapes many times)."""
+        try:
+            text = self._shape_texts.get(shape)
+        except TypeError:  # a symbolic size cannot be a key
+            return repr(shape)
+        if text is None:
+            text = self._shape_texts[shape] = repr(shape)
+        return text
 
     def _statistics_off_thread(self, tensor: torch.Tensor) -> bool:
         """Whether to queue ``tensor``'s statistics for the worker rather than compute them here.

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from model_debugging.debugger.input_versions import InputVersions
-from model_debugging.debugger.prune import ChildCalls
+from model_debugging.debugger.prune import ChildCalls, block_infix
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
 from model_debugging.debugger.trace_format.names import (
     EXCEPTION_KEY,
@@ -33,6 +35,41 @@ def qualified_class_name(instance: object) -> str:
     """``instance``'s class as ``<Python module>.<qualname>``, the value of a node's ``module_class``."""
     cls = type(instance)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class CallSite:
+    """What every call of one module (or of one recorded function at one place) records alike,
+    worked out once: its path, class, the stems of its tensor files and what pruning needs."""
+
+    __slots__ = (
+        "module_path",
+        "module_class",
+        "function",
+        "has_submodules",
+        "inputs_stem",
+        "first_arg_stem",
+        "outputs_stem",
+        "block_infix",
+        "likely_pruned",
+    )
+
+    def __init__(
+        self,
+        module_path: str,
+        module_class: str | None = None,
+        function: str | None = None,
+        has_submodules: bool = False,
+        likely_pruned: frozenset[str] = frozenset(),
+    ):
+        self.module_path = module_path
+        self.module_class = module_class
+        self.function = function  # the qualified name, for a recorded function call
+        self.has_submodules = has_submodules  # upstream records no outputs for such a module
+        self.inputs_stem = f"{module_path}_inputs"
+        self.first_arg_stem = f"{module_path}_inputs_args_0"  # what the serializer names args[0]
+        self.outputs_stem = f"{module_path}_outputs"
+        self.block_infix = block_infix(module_path)  # see prune.block_infix
+        self.likely_pruned = module_path in likely_pruned  # see prune.paths_with_later_siblings
 
 
 @dataclass(eq=False)
@@ -76,17 +113,19 @@ class CallRecord:
 
 
 class _OpenCall:
-    __slots__ = ("record", "children", "capture", "defers_alone", "versions")
+    __slots__ = ("record", "site", "children", "capture", "defers_alone", "versions")
 
     def __init__(
         self,
         record: CallRecord,
+        site: CallSite,
         prune_layers: bool,
         capture: Capture,
         defers_alone: bool,
         versions: InputVersions,
     ):
         self.record = record
+        self.site = site
         self.children = ChildCalls(prune_layers)
         self.capture = capture  # how tensors recorded in this call are kept until formatted
         self.defers_alone = defers_alone  # the outermost deferred call
@@ -99,15 +138,11 @@ class CallTracer:
     Args:
         serializer (`ValueSerializer`): turns inputs/outputs into trace values.
         prune_layers (`bool`): keep only the first and last block of each run of numbered layers.
-        likely_pruned (`frozenset[str]`, *optional*): paths of blocks expected to be followed by another.
     """
 
-    def __init__(
-        self, serializer: ValueSerializer, prune_layers: bool, likely_pruned: frozenset[str] = frozenset()
-    ):
+    def __init__(self, serializer: ValueSerializer, prune_layers: bool):
         self._serializer = serializer
         self._prune_layers = prune_layers
-        self._likely_pruned = likely_pruned
         self._stack: list[_OpenCall] = []
         self._attributed_exception: BaseException | None = None
         self.failure: Exception | None = None  # why recording the current forward stopped
@@ -132,60 +167,58 @@ class CallTracer:
         """The tensor files of the current (or last) trace."""
         return self._serializer.written_files
 
-    def start(self, root_path: str, args: tuple, kwargs: dict, module_class: str | None = None) -> None:
+    def start(self, site: CallSite, args: tuple, kwargs: dict) -> None:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
         self._serializer.start_trace()
         given = {"args": args, "kwargs": kwargs}
-        inputs = self._serializer.serialize(given, f"{root_path}_inputs")
-        record = CallRecord(root_path, inputs, module_class=module_class)
-        self._stack.append(_OpenCall(record, self._prune_layers, Capture.NOW, False, InputVersions(given)))
+        inputs = self._serializer.serialize(given, site.inputs_stem)
+        record = CallRecord(site.module_path, inputs, module_class=site.module_class)
+        self._stack.append(
+            _OpenCall(record, site, self._prune_layers, Capture.NOW, False, InputVersions(given))
+        )
 
-    def enter(
-        self,
-        module_path: str,
-        args: tuple,
-        kwargs: dict,
-        function: str | None = None,
-        module_class: str | None = None,
-    ) -> _OpenCall:
-        parent = self._stack[-1]
-        if self._prune_layers and len(self._stack) > 1 and function is None:
-            self._stack[-2].children.drop_block_before(parent.record.module_path)
+    def enter(self, site: CallSite, args: tuple, kwargs: dict) -> _OpenCall:
+        stack = self._stack
+        parent = stack[-1]
+        if self._prune_layers and len(stack) > 1 and site.function is None:
+            stack[-2].children.drop_block_before(parent.record.module_path)
         capture = parent.capture
         # a block followed by a higher-numbered sibling will most likely be pruned: keep its tensors
         # unformatted; any other one most likely stays, so it is formatted now (no copy to hold)
-        if (
-            capture is Capture.NOW
-            and module_path in self._likely_pruned
-            and parent.children.may_be_pruned(module_path)
-        ):
+        if capture is Capture.NOW and site.likely_pruned and parent.children.may_be_pruned(site.module_path):
             capture = Capture.REFERENCE
-        given = {}  # upstream omits empty args and kwargs
-        if args:
-            given["args"] = args
-        if kwargs:
-            given["kwargs"] = kwargs
-        inputs = self._serializer.serialize(given, f"{module_path}_inputs", capture)
+        if not kwargs and len(args) == 1 and type(args[0]) is torch.Tensor:
+            # most calls (a norm, a projection, an activation): what the general case below gives
+            # for ``{"args": (tensor,)}``, without walking the dict and the tuple
+            inputs = {"args": [self._serializer.serialize(args[0], site.first_arg_stem, capture)]}
+            versions = InputVersions.of_tensor("args.0", args[0])
+        else:
+            given = {}  # upstream omits empty args and kwargs
+            if args:
+                given["args"] = args
+            if kwargs:
+                given["kwargs"] = kwargs
+            inputs = self._serializer.serialize(given, site.inputs_stem, capture)
+            versions = InputVersions(given)
         defers_alone = capture is not Capture.NOW and parent.capture is Capture.NOW
-        record = CallRecord(module_path, inputs, function=function, module_class=module_class)
-        call = _OpenCall(record, self._prune_layers, capture, defers_alone, InputVersions(given))
-        self._stack.append(call)
+        record = CallRecord(site.module_path, inputs, function=site.function, module_class=site.module_class)
+        call = _OpenCall(record, site, self._prune_layers, capture, defers_alone, versions)
+        stack.append(call)
         return call
 
-    def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT, has_submodules: bool = False) -> None:
+    def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT) -> None:
         """Close ``call``; ``output`` is recorded for modules without submodules (None for the others)."""
         self._close(call)
         record = call.record
+        site = call.site
         module_children = record.module_children if record.children else []  # most calls are leaves
         if not module_children and output is not _NO_OUTPUT:
-            if has_submodules:
+            if site.has_submodules:
                 record.outputs = None  # upstream records no outputs for modules with submodules
             else:
-                record.outputs = self._serializer.serialize(
-                    output, f"{record.module_path}_outputs", call.capture
-                )
+                record.outputs = self._serializer.serialize(output, site.outputs_stem, call.capture)
         child_paths = [child.module_path for child in module_children] if module_children else []
-        kept = self._stack[-1].children.add(record, child_paths)
+        kept = self._stack[-1].children.add(record, child_paths, site.block_infix)
         if kept and call.defers_alone:
             self._resolve(record)
 
@@ -199,7 +232,7 @@ class CallTracer:
         self._close(root)
         record = root.record
         if not record.module_children and output is not _NO_OUTPUT:
-            outputs = self._serializer.serialize(output, f"{record.module_path}_outputs")
+            outputs = self._serializer.serialize(output, root.site.outputs_stem)
             if outputs:  # upstream drops empty top-level entries
                 record.outputs = outputs
         tree = record.to_json()

@@ -33,6 +33,25 @@ def test_every_stage_of_the_breakdown_records_a_trace(bench, use_repr, caplog):
     assert not [record.getMessage() for record in caplog.records if "could not record" in record.getMessage()]
 
 
+def test_the_forward_threads_parts_are_timed_inside_ours(bench):
+    config = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=100
+    )
+    model = LlamaForCausalLM(config).eval()
+    input_ids = torch.randint(0, 100, (1, 8))
+    parts = bench.forward_thread_parts(True, 2, model, input_ids)
+    assert list(parts) == [part for part, _ in bench.FORWARD_THREAD_PARTS] + ["context set-up and removal"]
+    recording, statistics, reprs = (parts[part] for part, _ in bench.FORWARD_THREAD_PARTS[:3])
+    assert all(0 < inside < total for inside, total in zip(statistics, recording, strict=True))
+    assert all(0 < inside < total for inside, total in zip(reprs, recording, strict=True))
+    assert all(len(values) == 2 and min(values) > 0 for values in parts.values())
+    assert not any(
+        hasattr(getattr(owner, name), "__wrapped__")
+        for _, timed in bench.FORWARD_THREAD_PARTS
+        for owner, name in timed
+    )
+
+
 def _instrumented(module: torch.nn.Module) -> bool:
     global_hooks = torch.nn.modules.module._global_forward_hooks
     global_pre_hooks = torch.nn.modules.module._global_forward_pre_hooks

@@ -85,3 +85,17 @@ def test_inputs_modified_of_another_type_is_an_error_naming_the_file_and_node(tm
         "expected a list of input paths",
     ):
         read_trace(tmp_path)
+
+
+def test_an_in_place_activation_changes_its_one_input(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True), nn.Linear(4, 4))
+    with model_addition_debugger_context(model, debug_path=tmp_path):
+        model(torch.randn(3, 4))
+    nodes = read_trace(tmp_path).nodes
+    assert [(node.module_path, node.inputs_modified) for node in nodes] == [
+        ("Sequential", ()),
+        ("Sequential.0", ()),
+        ("Sequential.1", ("args.0",)),
+        ("Sequential.2", ()),
+    ]
