@@ -3,6 +3,7 @@
 import errno
 import sys
 import threading
+import weakref
 
 import pytest
 import torch
@@ -137,6 +138,29 @@ def test_waiting_for_the_worker_shares_a_large_tensors_statistics_with_the_same_
     work.wait()
     alone = _on_one_thread(fused_statistics, tensor, 1)
     assert pending.result(options) == statistics_from(alone, tensor, options)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_every_queued_tensor_is_let_go_on_the_forwards_thread(tmp_path, monkeypatch, use_repr):
+    """Torch's copy-on-write storages corrupt the heap when released from two threads at once: the
+    worker must never drop the last reference to a tensor it was given (statistics or file)."""
+    released_on: list[str] = []
+    queued = background.unchanging_copy
+
+    def watched(tensor):
+        copy = queued(tensor)
+        weakref.finalize(copy, lambda: released_on.append(threading.current_thread().name))
+        return copy
+
+    monkeypatch.setattr(background, "unchanging_copy", watched)
+    monkeypatch.setattr(tensors, "WORKER_STATISTICS_FROM", 1)  # every tensor's statistics on the worker
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
+    with model_addition_debugger_context(
+        model, debug_path=tmp_path, do_prune_layers=False, use_repr=use_repr
+    ):
+        model(torch.randn(4, 16))
+    assert len(released_on) >= 4  # at least the three modules' tensors
+    assert set(released_on) == {threading.current_thread().name}
 
 
 @pytest.mark.integration
