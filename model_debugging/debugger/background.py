@@ -23,8 +23,8 @@ What stays as it was:
   non-CPU tensor: that copy was made before the write anyway).
 - Memory: at most ``QUEUE_BYTES`` of tensors wait; beyond that the forward's thread first waits
   for the queue to drain (a larger tensor then waits alone). A tensor is let go once its
-  statistics or file are done and the forward's thread has seen it (the oldest jobs are seen as
-  the queue fills, and all at the end).
+  statistics or file are done and the forward's thread has seen it (when it records the next
+  call's inputs or outputs, or at the end).
 - The forward's thread lets every queued tensor go, never the worker: a job reaches its tensor
   through a box it empties, and the queue keeps the tensor until the forward's thread takes the
   job's result. Torch's copy-on-write storages are not safe to release from two threads at once
@@ -183,6 +183,7 @@ class BackgroundWork:
         release: Callable[[], None] | torch.Tensor | None = None,
     ) -> None:
         """Queue ``job``; ``release``: the tensor it reads (held until it is done), or what lets it go."""
+        self.let_go_done()
         while self._pending and self._pending_bytes + size > QUEUE_BYTES:
             self._finish_oldest()
         if self.error is None:  # after an error, no further job is attempted
@@ -199,6 +200,11 @@ class BackgroundWork:
         else:
             if path is not None:
                 self.written.append(path)
+
+    def let_go_done(self) -> None:
+        """Let the tensors of the jobs done so far go (on the forward's thread, which calls this)."""
+        while self._pending and self._pending[0][0].done():
+            self._finish_oldest()
 
     def _finish_oldest(self) -> None:
         future, size, release = self._pending.popleft()

@@ -210,6 +210,8 @@ class ValueSerializer:
             return self._serialize(value, stem, capture, 0)
         finally:
             self._device_batch.flush(self._options)
+            if self._background is not None:  # the memory of tensors already written or reduced
+                self._background.let_go_done()
 
     def _serialize(self, value: Any, stem: str, capture: Capture, depth: int) -> Any:
         if isinstance(value, (list, tuple, dict)):
