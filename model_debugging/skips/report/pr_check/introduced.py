@@ -17,6 +17,7 @@ test classes come from the verdicts.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
@@ -63,11 +64,19 @@ class Scans:
     observed_reports: tuple[str, ...] = ()
     inert: bool = False
 
-    @property
+    @functools.cached_property
     def new_parse_errors(self) -> tuple[ParseError, ...]:
         """The scanned files head cannot parse, which base could (or did not have)."""
         before = {error.path for error in self.base.errors}
         return tuple(error for error in self.head.errors if error.path not in before)
+
+    @functools.cached_property
+    def new_parse_error_of(self) -> dict[str, ParseError]:
+        """Per model, the first of :attr:`new_parse_errors` in its test files (asked once per row)."""
+        found: dict[str, ParseError] = {}
+        for error in self.new_parse_errors:
+            found.setdefault(model_of(error.path), error)
+        return found
 
     @property
     def combined(self) -> bool:
@@ -198,19 +207,15 @@ def _undecided_because(result: TestResult, model: str) -> str:
 def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
     """Where and why head no longer collects a test of ``model``: its test file no longer parses or
     imports (a file it imports does not), or its class shadows, deletes or stops collecting the test."""
-    for error in scans.new_parse_errors:
-        if model_of(error.path) == model:
-            if error.cause is not None:
-                broken = (
-                    "cannot be imported"
-                    if error.cause.message.startswith(CANNOT_IMPORT)
-                    else "does not parse"
-                )
-                why = f"a file it imports {broken} ({error.cause.path}, line {error.cause.line})"
-            else:
-                why = f"the test file does not parse ({error.message})"
-            return f"{error.path}:{error.line}", f"{_UNCOLLECTABLE}{why}"
-    return "", _NOT_COLLECTED
+    error = scans.new_parse_error_of.get(model)
+    if error is None:
+        return "", _NOT_COLLECTED
+    if error.cause is not None:
+        broken = "cannot be imported" if error.cause.message.startswith(CANNOT_IMPORT) else "does not parse"
+        why = f"a file it imports {broken} ({error.cause.path}, line {error.cause.line})"
+    else:
+        why = f"the test file does not parse ({error.message})"
+    return f"{error.path}:{error.line}", f"{_UNCOLLECTABLE}{why}"
 
 
 def _observed_reason(scan: ScanResult, test: str, model: str) -> str:
