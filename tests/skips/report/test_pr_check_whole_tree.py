@@ -178,6 +178,11 @@ def rows(output: str) -> list[list[str]]:
     return [re.split(r" {2,}", line.strip()) for line in output.splitlines() if line.startswith("test_")]
 
 
+def markdown_rows(markdown) -> list[str]:
+    """The rows of the markdown table the check wrote to ``markdown``, as written."""
+    return [line for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("| test_")]
+
+
 def test_an_unchanged_whole_tree_has_no_new_skip(whole_tree, capsys):
     """Not even alpha's encoder class, which skips a test alpha's other class runs, nor gamma's
     second GammaModelTest, which does the same from another file."""
@@ -296,9 +301,7 @@ def test_a_test_file_the_change_breaks_is_named_with_its_line(whole_tree, tmp_pa
         "⚠️ 1 scanned file(s) no longer parse, so pytest collects none of their tests: "
         "tests/models/beta/test_modeling_beta.py, line 9: syntax error: unexpected indent."
     ) in capsys.readouterr().out
-    listed = [
-        line for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("| test_")
-    ]
+    listed = markdown_rows(markdown)
     assert len(listed) == 1, listed  # beta skipped its other two common tests before
     assert listed[0].startswith(
         "| test_forward | beta |  | tests/models/beta/test_modeling_beta.py:9 | no longer collected: the test "
@@ -353,9 +356,7 @@ def test_a_model_file_another_imports_breaks_the_rows_of_both(whole_tree, tmp_pa
     )
     markdown = tmp_path / "new_skips.md"
     assert main(["--repo", str(whole_tree), "--base", "HEAD", "--markdown", str(markdown)]) == 1
-    listed = [
-        line for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("| test_")
-    ]
+    listed = markdown_rows(markdown)
     assert [row.split(" | ")[:5] for row in listed if "| beta |" in row] == [
         [
             "| test_forward",
