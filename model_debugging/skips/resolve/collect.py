@@ -173,16 +173,25 @@ def _import_failure(
     parsed = resolver.modules.get(module)
     if parsed is None:
         return None
-    if parsed.error is not None:  # Python raises its SyntaxError at the import
-        return parsed.error
-    if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
-        return parsed.import_error  # met at the import statement, before anything else
+    first = _fails_before_its_imports(parsed)
+    if first is not None:
+        return first
     found = _failing_import(resolver, parsed, seen)
     if found is not None:
         return found[1]
     if parsed.import_error is not None:
         return parsed.import_error
     return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
+
+
+def _fails_before_its_imports(parsed: ParsedFile) -> ParseError | None:
+    """The file's own error met before its imports run: Python's SyntaxError, or a relative import
+    that goes above its package (met at the import statement)."""
+    if parsed.error is not None:
+        return parsed.error
+    if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
+        return parsed.import_error
+    return None
 
 
 def _failing_import(
@@ -216,10 +225,8 @@ def failed_imports(resolver: Resolver, files: Iterable[str]) -> list[FailedImpor
     for path in files:
         module = module_name(path)
         parsed = resolver.modules.get(module)
-        if parsed is None or parsed.error is not None:
+        if parsed is None or _fails_before_its_imports(parsed) is not None:
             continue
-        if parsed.import_error is not None and parsed.import_error.message.startswith(RELATIVE_IMPORT):
-            continue  # its own import statement fails first
         failing = _failing_import(resolver, parsed, {module})
         if failing is not None and isinstance(failing[1], ParseError):
             found.append(FailedImport(path, failing[0], failing[1]))
