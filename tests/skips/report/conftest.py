@@ -1,9 +1,10 @@
 import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from .git_trees import build_whole_tree, git
 
 
 def scan_result(tests: dict[str, tuple], origin: str = "common") -> dict:
@@ -78,10 +79,6 @@ def write_model(repo: Path, name: str, skips: dict[str, str]) -> None:
     (folder / f"test_modeling_{name}.py").write_text(model_test(name, skips))
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def checkout(tmp_path, monkeypatch) -> Path:
     """A tiny transformers-like git repository: 6 models, half of them skip test_inputs_embeds."""
@@ -97,3 +94,10 @@ def checkout(tmp_path, monkeypatch) -> Path:
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
     return repo
+
+
+@pytest.fixture
+def whole_tree(tmp_path, monkeypatch) -> Path:
+    """A transformers-like git repository: tests/, src/ and utils/, three models, one commit on ``main``."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return build_whole_tree(tmp_path / "transformers")

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from model_debugging.skips.report.pr_check.command import main
 
-from .conftest import git, write_model
+from .conftest import write_model
+from .git_trees import git
 
 
 def repo_state(repo: Path) -> tuple[str, str, str]:

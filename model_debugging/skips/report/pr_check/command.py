@@ -1,6 +1,7 @@
 """``model-debugging check-skips`` / ``utils/check_new_skips.py``: the skips a change introduces.
 
-The base revision is exported with ``git archive`` (the working tree and index are left alone)
+The base is where HEAD forked from the revision named (``git merge-base``, as a pull request's
+diff is taken), exported with ``git archive`` (the working tree and index are left alone)
 and both sides are scanned in this process (see ``scans.py``); the parse cache makes every scan
 after the first warm for the files the change did not touch.
 """
@@ -25,7 +26,7 @@ from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.skips.observed import ReportError, read_reports
-from model_debugging.skips.report.pr_check.git_snapshot import GitError, resolve_commit
+from model_debugging.skips.report.pr_check.git_snapshot import GitError, fork_point, resolve_commit
 from model_debugging.skips.report.pr_check.introduced import find_introduced_skips
 from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
@@ -55,7 +56,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "--base",
         required=True,
         metavar="REV",
-        help="the base revision (branch, tag or commit) to compare with",
+        help="the base revision (branch, tag or commit); the working tree is compared with the commit where "
+        "HEAD forked from it (git merge-base), so the commits REV gained since are not counted as the change",
     )
     parser.add_argument(
         "--config",
@@ -104,15 +106,15 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
     try:
         _, settings = load_settings(args.config)
         observed = read_reports(args.observed) if args.observed else None  # before the scans
-        commit = resolve_commit(repo, args.base, fetch_from=args.fetch_base_from)
+        base = fork_point(repo, args.base, resolve_commit(repo, args.base, fetch_from=args.fetch_base_from))
         with tempfile.TemporaryDirectory(prefix="check_new_skips.") as scratch:
             scans = scan_sides(
-                repo, commit, Path(scratch), progress=ScanProgress(), observed=observed, inert=args.inert
+                repo, base.commit, Path(scratch), progress=ScanProgress(), observed=observed, inert=args.inert
             )
     except (ConfigError, GitError, CheckoutError, ReportError) as error:
         return fail(prog, str(error))
     introduced = find_introduced_skips(scans, settings)
-    report = build_pr_report(introduced, scans, settings, args.base)
+    report = build_pr_report(introduced, scans, settings, base)
     print(render_text(report), end="")
     markdown = render_markdown(report)
     try:

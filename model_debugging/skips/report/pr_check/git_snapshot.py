@@ -11,6 +11,7 @@ import os
 import subprocess
 import tarfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 # git reads only: no opportunistic index refresh (``git diff`` would otherwise write it)
@@ -51,6 +52,43 @@ def resolve_commit(repo: str | os.PathLike, ref: str, *, fetch_from: str | None 
             ) from None
     _git(repo, "fetch", "--quiet", "--depth=1", "--no-tags", "--end-of-options", fetch_from, ref)
     return _git(repo, "rev-parse", "--verify", "FETCH_HEAD^{commit}")
+
+
+@dataclass(frozen=True)
+class BaseRevision:
+    """The commit a change is compared with: where the working tree's commit (HEAD) forked from
+    the base ref the user named, as a pull request's diff is taken (``git diff base...HEAD``).
+
+    ``later_commits`` counts the ref's commits after the fork point (0 when HEAD holds the ref's
+    tip); it is None when the checkout holds no history joining HEAD to the ref (a shallow clone
+    of a branch), and the ref's tip itself is then compared with."""
+
+    ref: str
+    commit: str
+    later_commits: int | None
+
+
+def _parents(repo: Path, commit: str) -> list[str]:
+    """The parents a commit object names, also those a shallow clone does not hold."""
+    header = _git(repo, "cat-file", "commit", commit).split("\n\n", 1)[0]
+    return [line.split()[1] for line in header.splitlines() if line.startswith("parent ")]
+
+
+def fork_point(repo: str | os.PathLike, ref: str, tip: str) -> BaseRevision:
+    """Where HEAD forked from ``tip`` (the commit of ``ref``): the commits ``ref`` gained since
+    are not part of the change, so they must not show as it, reversed."""
+    repo = Path(repo)
+    command = ["git", "-C", str(repo), "merge-base", "--end-of-options", tip, "HEAD"]
+    found = subprocess.run(command, capture_output=True, text=True, env=_READ_ONLY)
+    if found.returncode == 0:
+        commit = found.stdout.strip()
+        later = 0 if commit == tip else int(_git(repo, "rev-list", "--count", f"{commit}..{tip}"))
+        return BaseRevision(ref, commit, later)
+    if found.returncode != 1 or found.stderr.strip():
+        raise GitError(f"{repo}: git merge-base {tip} HEAD failed: {_one_line(found.stderr)}")
+    # no common history at hand: a shallow checkout of a pull request's merge commit still names
+    # the base as a parent
+    return BaseRevision(ref, tip, 0 if tip in _parents(repo, "HEAD") else None)
 
 
 def export_revision(

@@ -6,6 +6,7 @@ import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
 from model_debugging.skips.records.test_files import CANNOT_IMPORT, ParseError
+from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
 from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, Scans
 from model_debugging.skips.report.settings import PRCheckSettings
 
@@ -17,16 +18,16 @@ def _flag_text(row: pd.Series) -> str:
 
 
 def build_pr_report(
-    introduced: pd.DataFrame, scans: Scans, settings: PRCheckSettings, base_ref: str
+    introduced: pd.DataFrame, scans: Scans, settings: PRCheckSettings, base: BaseRevision
 ) -> Report:
     """Lay out the introduced skips as a report whose summary says whether the check passes."""
     threshold = f"{settings.min_skipped_share:.0%}"
     if introduced.empty:
-        summary = [f"No new skips compared with `{base_ref}`."]
+        summary = [f"No new skips compared with {_compared_with(base)}."]
     else:
         causes = introduced["why new"].str.partition(":")[0].value_counts()
         by_cause = ", ".join(f"{count} by {cause}" for cause, count in causes.items())
-        summary = [f"{len(introduced)} new skips compared with `{base_ref}` ({by_cause})."]
+        summary = [f"{len(introduced)} new skips compared with {_compared_with(base)} ({by_cause})."]
         flagged = introduced[introduced["flagged"]]
         by_library = int(flagged["why new"].str.startswith(f"{LIBRARY}:").sum())
         if len(flagged) > by_library:
@@ -41,11 +42,12 @@ def build_pr_report(
             )
         if flagged.empty:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
-    summary[1:1] = _broken_files(scans)  # what explains most rows when a shared file broke: first
+    # what explains many rows at once comes first: the base compared with, a shared file broken
+    summary[1:1] = _base_note(base) + _broken_files(scans)
     gone = [test for test in scans.base.tests if test not in scans.head.tests]
     if gone:
         summary.append(
-            f"{len(gone)} common test(s) of `{base_ref}` are no longer defined, so no model runs them: "
+            f"{len(gone)} common test(s) of `{base.ref}` are no longer defined, so no model runs them: "
             + _first_five(gone)
             + "."
         )
@@ -59,6 +61,27 @@ def build_pr_report(
     shown["flagged"] = shown.apply(_flag_text, axis=1) if not shown.empty else shown["flagged"]
     sections = [Section("Skips introduced by this change", shown, settings.max_rows, "None.")]
     return Report("New skipped tests", summary, sections)
+
+
+def _compared_with(base: BaseRevision) -> str:
+    return f"`{base.ref}` at {base.commit[:12]}" if base.later_commits else f"`{base.ref}`"
+
+
+def _base_note(base: BaseRevision) -> list[str]:
+    """A line when the commit compared with is not the tip of the ref the user named."""
+    if base.later_commits is None:
+        return [
+            f"⚠️ This checkout holds no history joining HEAD to `{base.ref}` (a shallow clone?), so the check "
+            f"compares with the tip of `{base.ref}`: what `{base.ref}` changed after HEAD forked from it shows "
+            "here as this change's, reversed. Fetch the history (fetch-depth: 0) to compare with the fork point."
+        ]
+    if base.later_commits:
+        return [
+            f"HEAD forked from `{base.ref}` at {base.commit[:12]}: the check compares with that commit, as the "
+            f"pull request's diff does, so the {base.later_commits} commit(s) `{base.ref}` gained since are not "
+            "counted as this change."
+        ]
+    return []
 
 
 def _broken_files(scans: Scans) -> list[str]:
