@@ -29,7 +29,12 @@ from model_debugging.skips.observed.command import (
 )
 from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
-from model_debugging.skips.results.output_files import ERRORS_FILE, RESULT_FILE, result_json_text
+from model_debugging.skips.results.output_files import (
+    ERRORS_FILE,
+    RESULT_FILE,
+    errors_file_of,
+    result_json_text,
+)
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 from model_debugging.skips.scan import scan_repository
 from model_debugging.skips.source.checkout import CheckoutError
@@ -49,7 +54,7 @@ _EPILOG = f"""\
 output files (in --output_dir):
   {RESULT_FILE}   full scan: one entry per common test (upstream keys + extras)
   scan_<test>.json              --test_method_name: the entry of that test
-  {ERRORS_FILE}   files that could not be parsed, or that pytest cannot import: [{{"path", "line", "message"}}]
+  {ERRORS_FILE}   files that could not be parsed, or that pytest cannot import: [{{"path", "line", "message"[, "cause"]}}]
   scan_<test>_errors.json       the same for a single-test scan
 
 exit codes:
@@ -226,7 +231,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     if name:
         _print_single(name, result.tests[name])
         result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
-        atomic_write_json(output_dir / f"scan_{name}_errors.json", result.errors_json())
+        atomic_write_json(errors_file_of(result_path), result.errors_json())
     else:
         if args.summary or sys.stdout.isatty():
             _print_summary(result)
@@ -235,6 +240,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     write_observed(args, result, settings, output_dir)
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
-        errors_name = ERRORS_FILE if not name else result_path.stem + "_errors.json"
-        print(f"{len(result.errors)} file(s) could not be parsed or imported; see {errors_name}")
+        print(
+            f"{len(result.errors)} file(s) could not be parsed or imported; see {errors_file_of(result_path).name}"
+        )
     return EXIT_OK

@@ -19,11 +19,13 @@ from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.csv_output import write_csv
 from model_debugging.reporting.figures import plot_option_problem
 from model_debugging.reporting.report import render_markdown, render_text
+from model_debugging.skips.report.scan_errors import load_scan_errors
 from model_debugging.skips.report.scan_results import ScanResultsError, load_scan_results
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
 from model_debugging.skips.report.skip_plot import plot_skipped_proportion
 from model_debugging.skips.report.trend import compute_trend
 from model_debugging.skips.report.trend_report import build_trend_report
+from model_debugging.skips.results.output_files import errors_file_of
 
 
 def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParser:
@@ -66,6 +68,11 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         for option, path in (("previous", args.previous), ("current", args.current), ("config", args.config))
         if path
     ]
+    inputs += [  # read beside the results too
+        InputFile(errors_file_of(Path(path)), f"the errors file beside --{option}")
+        for option, path in (("previous", args.previous), ("current", args.current))
+        if path and errors_file_of(Path(path)).exists()
+    ]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
     problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)
     if problem is not None:
@@ -74,11 +81,12 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         report_settings, _ = load_settings(args.config)
         previous = load_scan_results(args.previous) if args.previous else None
         current = load_scan_results(args.current)
+        errors = (load_scan_errors(args.previous) if args.previous else None, load_scan_errors(args.current))
     except (ConfigError, ScanResultsError) as error:
         return fail(prog, str(error))
     trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
     notes = (previous.attrs["combined"] if previous is not None else None, current.attrs["combined"])
-    report = build_trend_report(trend, report_settings, notes)
+    report = build_trend_report(trend, report_settings, notes, errors)
     print(render_text(report), end="")
     try:
         if args.markdown:

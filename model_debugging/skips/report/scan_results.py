@@ -55,7 +55,7 @@ def parse_reason(entry: str) -> tuple[str, str]:
     return model.strip(), reason.strip()
 
 
-def _read_json(path: Path) -> object:
+def read_scan_json(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -138,7 +138,7 @@ def _with_combined_status(entry: Mapping[str, Any]) -> dict[str, Any]:
 def load_scan_results(path: str | os.PathLike) -> pd.DataFrame:
     """Read an analyzer result; errors name the file (and line, or test and key)."""
     path = Path(path)
-    return scan_results_frame(_read_json(path), path)
+    return scan_results_frame(read_scan_json(path), path)
 
 
 def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>") -> pd.DataFrame:

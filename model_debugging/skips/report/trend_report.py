@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
+from model_debugging.skips.records.test_files import ParseError
+from model_debugging.skips.report.broken_files import broken_file_lines
 from model_debugging.skips.report.scan_results import CombinedNote
 from model_debugging.skips.report.settings import ReportSettings
 from model_debugging.skips.report.trend import SkipTrend
@@ -39,21 +43,42 @@ def combined_text(side: str, note: CombinedNote | None) -> str:
     )
 
 
+def _broken_files(
+    previous: Sequence[ParseError] | None, current: Sequence[ParseError] | None, has_previous: bool
+) -> list[str]:
+    if not current:
+        return []
+    if not has_previous or previous is None:
+        return broken_file_lines(current, new=False)
+    before = {error.path for error in previous}
+    new = [error for error in current if error.path not in before]
+    lines = broken_file_lines(new, new=True)
+    if len(new) < len(current):
+        lines.append(
+            f"{len(current) - len(new)} other scanned file(s) could not be collected in either scan."
+        )
+    return lines
+
+
 def build_trend_report(
     trend: SkipTrend,
     settings: ReportSettings,
     combined: tuple[CombinedNote | None, CombinedNote | None] = (None, None),
+    errors: tuple[Sequence[ParseError] | None, Sequence[ParseError] | None] = (None, None),
 ) -> Report:
     """The trend report: summary, the changes, then the headline table of the most skipped tests.
 
     ``combined``: what the previous and current results' statuses come from (``frame.attrs["combined"]``
-    of each); the summary says it when either holds the combined status."""
+    of each); the summary says it when either holds the combined status. ``errors``: the files each
+    scan could not collect (None when its errors file is missing); the summary names those of the
+    current scan, first the ones the previous scan could collect, as they explain removed tests."""
     applying = len(trend.most_skipped) + len(trend.most_skipped_on_accelerators)
     summary = [
         f"{trend.current_tests} common tests ({applying} apply to some model), "
         f"{trend.current_models} models in the current scan. Shares are over the models a test is "
         "decided for (ran, inert or skipped); undecided models are counted apart."
     ]
+    summary += _broken_files(*errors, has_previous=trend.previous_tests is not None)
     previous_note, current_note = combined
     if current_note is not None or previous_note is not None:
         summary.append(combined_text("Current scan", current_note))

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from model_debugging.skips.results.scan_result import ScanResult
 
 RESULT_FILE = "all_tests_scan_result.json"
 ERRORS_FILE = "all_tests_scan_errors.json"
+
+
+def errors_file_of(result_file: Path) -> Path:
+    """The errors file a scan writes beside ``result_file``: ``all_tests_scan_errors.json`` beside
+    ``all_tests_scan_result.json``, ``scan_X_errors.json`` beside ``scan_X.json``."""
+    return result_file.with_name(result_file.stem.removesuffix("_result") + "_errors.json")
 
 
 def result_json_text(result: ScanResult) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
-from model_debugging.skips.records.test_files import CANNOT_IMPORT, ParseError
+from model_debugging.skips.report.broken_files import broken_file_lines, first_five
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
 from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, Scans
 from model_debugging.skips.report.settings import PRCheckSettings
@@ -43,12 +43,12 @@ def build_pr_report(
         if flagged.empty:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
     # what explains many rows at once comes first: the base compared with, a shared file broken
-    summary[1:1] = _base_note(base) + _broken_files(scans)
+    summary[1:1] = _base_note(base) + broken_file_lines(scans.new_parse_errors, new=True)
     gone = [test for test in scans.base.tests if test not in scans.head.tests]
     if gone:
         summary.append(
             f"{len(gone)} common test(s) of `{base.ref}` are no longer defined, so no model runs them: "
-            + _first_five(gone)
+            + first_five(gone)
             + "."
         )
     summary.append(
@@ -82,41 +82,6 @@ def _base_note(base: BaseRevision) -> list[str]:
             "counted as this change."
         ]
     return []
-
-
-def _broken_files(scans: Scans) -> list[str]:
-    """A line for the scanned files head can no longer parse, and one for those it can no longer import."""
-    lines = []
-    unparsable = [error for error in scans.new_parse_errors if error.cause is None]
-    unimportable = [error for error in scans.new_parse_errors if error.cause is not None]
-    if unparsable:
-        lines.append(
-            f"⚠️ {len(unparsable)} scanned file(s) no longer parse, so pytest collects none of their tests: "
-            + _first_five([f"{error.path}, line {error.line}: {error.message}" for error in unparsable])
-            + "."
-        )
-    if unimportable:
-        lines.append(
-            f"⚠️ pytest can no longer import {len(unimportable)} scanned file(s), so it collects none of their "
-            f"tests: {_by_cause(unimportable)}."
-        )
-    return lines
-
-
-def _first_five(items: list[str]) -> str:
-    return "; ".join(items[:5]) + (f"; and {len(items) - 5} more" if len(items) > 5 else "")
-
-
-def _by_cause(errors: list[ParseError]) -> str:
-    """Files whose import fails in another file, grouped by that file (named once for all that import it)."""
-    files_of: dict[ParseError, list[str]] = {}
-    for error in errors:
-        files_of.setdefault(error.cause, []).append(f"{error.path}, line {error.line}")
-    return "; ".join(
-        f"{len(files)} import {cause.path}, directly or not, whose import fails at line {cause.line} "
-        f"({cause.message.removeprefix(CANNOT_IMPORT)}): {_first_five(files)}"
-        for cause, files in files_of.items()
-    )
 
 
 def _combined_text(scans: Scans, introduced: pd.DataFrame) -> str:
