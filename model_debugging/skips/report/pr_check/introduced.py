@@ -42,9 +42,11 @@ INTRODUCED_COLUMNS = [
 TEST_FILES, LIBRARY, BOTH = "test files", "library", "test files and library"
 _NOT_COLLECTED = "no longer collected (the class shadows, deletes or stops collecting the test)"
 # a row of a file pytest can no longer parse or import: the summary names the file, and the check fails
-_UNCOLLECTABLE = "no longer collected: "
+UNCOLLECTABLE = "no longer collected: "
 INERT = "inert: runs but reaches no assertion"
 _RUNNING = ("ran", "inert")
+# a model the change adds: its pairs are listed as an existing model's that ran would be
+_NEW_MODEL = "new model"
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def _model_state(result: TestResult | None, model: str) -> str:
     ):
         if model in models:
             return state
-    return "new model"
+    return _NEW_MODEL
 
 
 def _class_state(result: TestResult | None, model: str, test_class: str, class_file: str | None) -> str:
@@ -215,7 +217,7 @@ def _not_collected(scans: Scans, model: str) -> tuple[str, str]:
         why = f"a file it imports {broken} ({error.cause.path}, line {error.cause.line})"
     else:
         why = f"the test file does not parse ({error.message})"
-    return f"{error.path}:{error.line}", f"{_UNCOLLECTABLE}{why}"
+    return f"{error.path}:{error.line}", f"{UNCOLLECTABLE}{why}"
 
 
 def _observed_reason(scan: ScanResult, test: str, model: str) -> str:
@@ -239,7 +241,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
         models = sorted(set(base.models_ran) | set(head.models_ran) | set(head.models_undecided))
         for model in models:
             was, now = _states(scans, test, model)
-            if was not in _RUNNING:
+            if was not in _RUNNING and was != _NEW_MODEL:
                 continue
             if now == "undecided":
                 found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", was))
@@ -247,7 +249,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
                 found.append((model, None, None, *_not_collected(scans, model), was))
             elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it
                 found.append((model, None, None, "", _observed_reason(scans.head, test, model), was))
-            elif now == "inert" and was == "ran":
+            elif now == "inert" and was in ("ran", _NEW_MODEL):
                 found.append((model, None, None, "", INERT, was))
     return [
         {
@@ -289,7 +291,7 @@ def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFra
                 flagged = settings.flag_library_skips
             else:  # not a skip to ponder when pytest cannot collect the file at all
                 flagged = compared < settings.min_skipped_share and not row["reason"].startswith(
-                    _UNCOLLECTABLE
+                    UNCOLLECTABLE
                 )
             files = ", ".join(_library_files(scans, row["model"])) if cause != TEST_FILES else ""
             rows.append({**row, "why new": f"{cause}: {files}" if files else cause, "flagged": flagged})

@@ -7,7 +7,7 @@ import pandas as pd
 from model_debugging.reporting.report import Report, Section
 from model_debugging.skips.report.broken_files import broken_file_lines, first_five
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
-from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, Scans
+from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, UNCOLLECTABLE, Scans
 from model_debugging.skips.report.settings import PRCheckSettings
 
 
@@ -22,13 +22,15 @@ def build_pr_report(
 ) -> Report:
     """Lay out the introduced skips as a report whose summary says whether the check passes."""
     threshold = f"{settings.min_skipped_share:.0%}"
-    if introduced.empty:
+    uncollectable = introduced["reason"].str.startswith(UNCOLLECTABLE)
+    skips = introduced[~uncollectable]
+    if skips.empty:
         summary = [f"No new skips compared with {_compared_with(base)}."]
     else:
-        causes = introduced["why new"].str.partition(":")[0].value_counts()
+        causes = skips["why new"].str.partition(":")[0].value_counts()
         by_cause = ", ".join(f"{count} by {cause}" for cause, count in causes.items())
-        summary = [f"{len(introduced)} new skips compared with {_compared_with(base)} ({by_cause})."]
-        flagged = introduced[introduced["flagged"]]
+        summary = [f"{len(skips)} new skips compared with {_compared_with(base)} ({by_cause})."]
+        flagged = skips[skips["flagged"]]
         by_library = int(flagged["why new"].str.startswith(f"{LIBRARY}:").sum())
         if len(flagged) > by_library:
             summary.append(
@@ -42,6 +44,11 @@ def build_pr_report(
             )
         if flagged.empty:
             summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
+    if uncollectable.any():
+        summary.append(
+            f"{int(uncollectable.sum())} row(s) are tests pytest no longer collects, because a scanned file "
+            "no longer parses or imports (named above); each row says which."
+        )
     # what explains many rows at once comes first: the base compared with, a shared file broken
     summary[1:1] = _base_note(base) + broken_file_lines(scans.new_parse_errors, new=True)
     gone = [test for test in scans.base.tests if test not in scans.head.tests]
