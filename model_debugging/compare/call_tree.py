@@ -46,9 +46,22 @@ class CallTree:
     def is_leaf(self, index: int) -> bool:
         return not self.children[index]
 
+    def role(self, index: int) -> str | None:
+        """``"block"`` for a numbered call (``layers.3``, ``h.0``), ``"stack"`` for a call that runs
+        numbered blocks and is not one (an encoder, a decoder, a model's backbone), else None."""
+        if _numbered(self.relative_paths[index]):
+            return "block"
+        if any(_numbered(self.relative_paths[child]) for child in self.children[index]):
+            return "stack"
+        return None
+
     def contains(self, ancestor: int, index: int) -> bool:
         """Whether call ``index`` runs inside call ``ancestor`` (or is it)."""
         return ancestor <= index < self.end[ancestor]
+
+
+def _numbered(path: str) -> bool:
+    return path.rpartition(".")[2].isdigit()
 
 
 def tensor_records(records: tuple[TensorRecord, ...] | None) -> tuple[TensorRecord, ...]:

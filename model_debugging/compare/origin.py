@@ -89,6 +89,9 @@ def _marked(
     if evidence is None:
         return replace(row, outputs_match=False, details=(note, *row.details))
     labels = ", ".join(value.label for value in evidence.differing_inputs[:3]) or "its inputs"
+    first = next(iter(evidence.differing_inputs), None)
+    if first is not None and first.form == "broadcast" and first.note:  # the part of it one side holds
+        labels += f" ({first.note})"
     detail = detail or f"inside it, the inputs of {evidence.module_path} differ"
     return replace(
         row,
