@@ -13,7 +13,8 @@ Given the candidate's own trace, compare's alignment decides first (:func:`~mode
 Otherwise module paths are matched like ``compare`` matches them: relative to the model (without
 its class name), after the rename rules, applied to both sides. A reference wrapper the candidate
 does not have (the ``model`` of ``LlamaForCausalLM.model.layers.0`` in a port whose layers sit
-at the top) is looked through: its name is dropped from the paths below it. A recorded function
+at the top) is looked through: its name is dropped from the paths below it. A container the
+candidate never calls (an ``nn.ModuleDict`` of the same name) runs nothing. A recorded function
 runs the candidate's function of the same name (a ``torch.`` function itself, or the Python
 function of that name in the module defining the candidate's parent module class).
 """
@@ -118,7 +119,13 @@ class CandidateIndex:
         name = self._aligned_paths.get(module_path)
         if name is None:
             name = self._by_path(self.key(module_path))
-        return name, self.model.get_submodule(name)
+        module = self.model.get_submodule(name)
+        if type(module).forward is nn.Module.forward:
+            raise NoCounterpart(
+                f"the candidate's {name} ({type(module).__name__}) is a container that is never called: "
+                "its parent's forward runs what it holds"
+            )
+        return name, module
 
     def _by_path(self, key: str) -> str:
         if key in self._by_key:
