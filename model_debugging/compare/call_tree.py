@@ -46,14 +46,15 @@ class CallTree:
     def is_leaf(self, index: int) -> bool:
         return not self.children[index]
 
-    def role(self, index: int) -> str | None:
-        """``"block"`` for a numbered call (``layers.3``, ``h.0``), ``"stack"`` for a call that runs
-        numbered blocks and is not one (an encoder, a decoder, a model's backbone), else None."""
-        if _numbered(self.relative_paths[index]):
-            return "block"
-        if any(_numbered(self.relative_paths[child]) for child in self.children[index]):
-            return "stack"
-        return None
+    def is_block(self, index: int) -> bool:
+        """Whether call ``index`` is a numbered block (``layers.3``, ``h.0``) inside no other numbered
+        call (T5's ``block.1.layer.0`` is a part of a block)."""
+        if not _numbered(self.relative_paths[index]):
+            return False
+        ancestor = self.parent[index]
+        while ancestor >= 0 and not _numbered(self.relative_paths[ancestor]):
+            ancestor = self.parent[ancestor]
+        return ancestor < 0
 
     def contains(self, ancestor: int, index: int) -> bool:
         """Whether call ``index`` runs inside call ``ancestor`` (or is it)."""

@@ -3,11 +3,15 @@
 Each side is a sequence of *items* in execution order: one call, or a group of leaf calls that
 together match one call of the other side (a fused or split projection). Two items may pair when
 both are leaves or both have children, their kinds are compatible (:mod:`.kinds`: a norm never
-pairs with a projection), their first tensor inputs have the same shape and dtype (or one broadcasts to the other: position
-ids ``[1, 8]`` against ``[2, 8]``), and (leaves) their tensor outputs too. Among all order-preserving pairings, the one of the greatest weight wins
-(a longest common subsequence, weighted): a pair whose first inputs agree in value weighs more,
-and for leaves one whose outputs agree too, so that the pairing the values confirm beats one that
-shapes alone allow. Calls already paired by path are anchors: they pair only with their partner.
+pairs with a projection), a numbered block with children (``layers.3``, ``h.0``) pairs with a
+numbered block only (never with an encoder, whose first layer gets the same inputs as it: a port
+without the encoder has its blocks there; nor with a part of the other side's block), their first
+tensor inputs have the same shape and dtype (or one broadcasts to the other: position ids
+``[1, 8]`` against ``[2, 8]``), and (leaves) their tensor outputs too. Among all order-preserving
+pairings, the one of the greatest weight wins (a longest common subsequence, weighted): a pair
+whose first inputs agree in value weighs more, and for leaves one whose outputs agree too, so that
+the pairing the values confirm beats one that shapes alone allow. Calls already paired by path are
+anchors: they pair only with their partner.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class Item:
     input: TensorSignature
     outputs: tuple[TensorSignature, ...]
     kind: str | None = None
-    role: str | None = None  # "block" or "stack" (CallTree.role)
+    block: bool = False  # a numbered block (CallTree.is_block)
 
 
 def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
@@ -48,19 +52,23 @@ def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
         parts = [signature(single_output(tree, index)) for index in calls]
         shape = (*parts[0][0][:-1], sum(part[0][-1] for part in parts))
         outputs = ((shape, parts[0][1]),)
-    role = tree.role(calls[0])
     return Item(
-        calls, tree.is_leaf(calls[0]), signature(first_tensor(node.inputs)), outputs, kind_of(node), role
+        calls,
+        tree.is_leaf(calls[0]),
+        signature(first_tensor(node.inputs)),
+        outputs,
+        kind_of(node),
+        tree.is_block(calls[0]),
     )
 
 
 def compatible(left: Item, right: Item) -> bool:
     if left.is_leaf != right.is_leaf or not _alike(left.input, right.input):
         return False
-    if not compatible_kinds(left.kind, right.kind) or {left.role, right.role} == {"block", "stack"}:
+    if not compatible_kinds(left.kind, right.kind):
         return False
     if not left.is_leaf:
-        return True
+        return left.block == right.block
     return len(left.outputs) == len(right.outputs) and all(
         _alike(one, other) for one, other in zip(left.outputs, right.outputs, strict=True)
     )
