@@ -2,8 +2,9 @@
 
 Given the candidate's own trace, compare's alignment decides first (:func:`~model_debugging.compare.align.align_traces`):
 
-- a call paired one to one runs the candidate's module, or, when the candidate's counterpart is
-  a recorded function (the reference's activation module against the port's ``F.gelu``), that
+- a call paired one to one runs the candidate's module (called as the candidate's own trace
+  recorded it, on the reference's values, when its signature does not take the reference's call:
+  :mod:`.own_calls`), or, when the candidate's counterpart is a recorded function (the reference's activation module against the port's ``F.gelu``), that
   function with the candidate's own recorded arguments, its tensors replaced by the reference's;
 - a reference call that is one part of a fused projection (``q_proj`` of the port's ``qkv``)
   runs the fused module on its inputs and is judged on its slice of the output;
@@ -31,6 +32,7 @@ import torch
 from torch import nn
 
 from model_debugging.compare.align import CallPair, TraceAlignment
+from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
 from model_debugging.compare.result import AlignmentKind
 from model_debugging.debugger.function_records import resolve_torch_function
@@ -43,6 +45,10 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
+from model_debugging.replay.own_calls import own_call
+
+# how the values of two recorded calls are told apart when pairing them (compare's defaults)
+_ATOL, _RTOL = 1e-5, 1e-4
 
 
 class NoCounterpart(LookupError):
@@ -67,6 +73,9 @@ class Target:
     module: nn.Module | None
     arguments: ArgumentMapping | None = None
     output: Callable[[Any], Any] | None = None
+    # the candidate's own recorded call on the reference's values, for a module whose signature does
+    # not accept the reference's call (:mod:`.own_calls`)
+    own_call: ArgumentMapping | None = None
 
 
 class CandidateIndex:
@@ -180,7 +189,15 @@ class CandidateIndex:
             return self._function_target(candidate, shown)
         module = self._aligned_module(candidate)
         if len(pair.reference) == 1:
-            return Target(module, shown, module)
+            modes = {self._alignment.reference.trace.mode, self._alignment.candidate.trace.mode}
+            comparer = PairComparer(_ATOL, _RTOL, "tensors" if modes == {"tensors"} else "stats")
+            own_module = self._aligned_module
+            return Target(
+                module,
+                shown,
+                module,
+                own_call=lambda call: own_call(node, candidate, call, comparer, own_module),
+            )
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
         return Target(
             module,

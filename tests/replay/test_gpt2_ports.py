@@ -1,6 +1,7 @@
 """Replay on a GPT-2 port written as nanoGPT writes it (tests/ports/gpt2.py), with no argument adapter,
-as a porter first runs it: a bug in a leaf is placed there, and the port's ``transformer``
-(an ``nn.ModuleDict``, never called) is looked through, not blamed on a missing adapter."""
+as a porter first runs it: its ``Block(x)`` and ``CausalSelfAttention(x)`` are called as the port's
+own trace recorded them, each bug is placed where it is, and the port's ``transformer`` (an
+``nn.ModuleDict``, never called) is looked through, not blamed on a missing adapter."""
 
 import pytest
 
@@ -30,7 +31,7 @@ def session(tmp_path_factory):
     ],
     ids=lambda value: getattr(value, "name", value),
 )
-def test_bisection_places_a_bug_in_a_leaf_without_adapters(session, bug, place):
+def test_bisection_places_each_bug_without_adapters(session, bug, place):
     reference, reference_trace, directory = session
     port = gpt2.port(reference, bug=bug)
     port_trace = trace(port, directory / bug.name, gpt2.port_inputs())
@@ -53,3 +54,16 @@ def test_the_report_of_a_correct_port_says_compare_found_no_divergence(session):
     assert comparison.equivalent
     report = render_terminal(replay_trace(reference_trace, port, comparison=comparison), comparison)
     assert "compare alone: no divergence\n" in report
+
+
+def test_a_port_that_projects_only_the_last_position_is_wrong_in_its_own_code(session):
+    """nanoGPT's forward without targets hands its lm_head the last position only: as compare says,
+    the model's own code differs there (the lm_head's input is not the reference's, expanded)."""
+    reference, reference_trace, directory = session
+    port = gpt2.port(reference)
+    comparison = compare_traces(reference_trace, trace(port, directory / "inference", gpt2.inputs()))
+    found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
+    assert found.bug_in == ROOT
+    root = next(call for call in found.modules if call.module_path == ROOT)
+    assert root.verdict is ReplayVerdict.WRONG and root.first_wrong == "lm_head inputs.args.0"
+    assert "lm_head inputs.args.0: shape [2, 1, 32] where the reference's is [2, 8, 32]" in root.details
