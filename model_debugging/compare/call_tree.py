@@ -46,9 +46,23 @@ class CallTree:
     def is_leaf(self, index: int) -> bool:
         return not self.children[index]
 
+    def is_block(self, index: int) -> bool:
+        """Whether call ``index`` is a numbered block (``layers.3``, ``h.0``) inside no other numbered
+        call (T5's ``block.1.layer.0`` is a part of a block)."""
+        if not _numbered(self.relative_paths[index]):
+            return False
+        ancestor = self.parent[index]
+        while ancestor >= 0 and not _numbered(self.relative_paths[ancestor]):
+            ancestor = self.parent[ancestor]
+        return ancestor < 0
+
     def contains(self, ancestor: int, index: int) -> bool:
         """Whether call ``index`` runs inside call ``ancestor`` (or is it)."""
         return ancestor <= index < self.end[ancestor]
+
+
+def _numbered(path: str) -> bool:
+    return path.rpartition(".")[2].isdigit()
 
 
 def tensor_records(records: tuple[TensorRecord, ...] | None) -> tuple[TensorRecord, ...]:

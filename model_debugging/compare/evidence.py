@@ -2,8 +2,8 @@
 
 Statistics from the JSON answer first (no tensor file is read): the same tensor has the same
 statistics, so calls whose inputs or outputs agree in them are very likely to compute the same
-thing. Tensor files are read only to confirm an identity call or to tell apart leaves of the same
-shapes.
+thing. Tensor files are read only to confirm an identity call, to tell apart leaves of the same
+shapes, or to compare a tensor with one broadcast to its shape.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from model_debugging.compare.call_tree import CallTree, tensor_records
+from model_debugging.compare.forms import Form, form_of
 from model_debugging.compare.fused import concatenated_statistics, first_tensor, single_output
 from model_debugging.compare.numeric import GroupDiff, PairComparer
 from model_debugging.compare.siblings import Item
@@ -54,7 +55,10 @@ class Evidence:
 
     def statistics_agree(self, reference: TensorRecord, candidate: TensorRecord) -> bool:
         if reference.shape != candidate.shape:
-            return False
+            # one broadcasts to the other (position ids [1, 8] against [2, 8]): the statistics of an
+            # expanded tensor are not those of the tensor, its values tell
+            broadcast = self.comparer.mode == "tensors" and form_of(reference, candidate) is Form.BROADCAST
+            return broadcast and self.comparer.agree(reference, candidate, Form.BROADCAST)
         diff = GroupDiff()
         self.statistics_comparer.compare(reference, candidate, diff)
         return diff.match

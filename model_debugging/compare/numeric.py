@@ -83,6 +83,35 @@ class PairComparer:
             return None
         return diff
 
+    def agreeing_slice(self, reference: TensorRecord, candidate: TensorRecord) -> str | None:
+        """For two values of the BROADCAST form that differ: when the one of size 1 along a
+        dimension equals one position of the other there (a port that keeps only the last token's
+        hidden states), that position, as ``"the candidate holds only the reference's [:, 7:8], ..."``."""
+        if self.mode != "tensors" or reference.shape is None or candidate.shape is None:
+            return None
+        if len(reference.shape) != len(candidate.shape):
+            return None
+        sizes = list(zip(reference.shape, candidate.shape, strict=True))
+        narrowed = [dim for dim, (one, other) in enumerate(sizes) if one != other]
+        if len(narrowed) != 1:
+            return None
+        (dim,) = narrowed
+        small_is_candidate = candidate.shape[dim] == 1
+        whole, part = read_recorded_tensor(reference), read_recorded_tensor(candidate)
+        if not small_is_candidate:
+            whole, part = part, whole
+        for position in range(whole.shape[dim]):
+            expected, actual = whole.narrow(dim, position, 1), part
+            if not small_is_candidate:
+                expected, actual = actual, expected
+            if self.compare_tensors(expected, actual)[0]:
+                where = ", ".join([":"] * dim + [f"{position}:{position + 1}"])
+                small, large = (
+                    ("candidate", "reference") if small_is_candidate else ("reference", "candidate")
+                )
+                return f"the {small} holds only the {large}'s [{where}], equal there"
+        return None
+
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
         """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""
         diff = self.compare_values(reference, candidate, form)

@@ -51,7 +51,7 @@ def find_origin(
                     note = _block_end_note(alignment, previous, child)
                     detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"
                     return _marked(rows[previous], note, rows[child], detail), note
-                note = _note(alignment, current, child)
+                note = _note(alignment, current, child, previous)
                 return _marked(rows[current], note, rows[child]), note
             if inside[child]:
                 current = child
@@ -89,6 +89,9 @@ def _marked(
     if evidence is None:
         return replace(row, outputs_match=False, details=(note, *row.details))
     labels = ", ".join(value.label for value in evidence.differing_inputs[:3]) or "its inputs"
+    first = next(iter(evidence.differing_inputs), None)
+    if first is not None and first.form == "broadcast" and first.note:  # the part of it one side holds
+        labels += f" ({first.note})"
     detail = detail or f"inside it, the inputs of {evidence.module_path} differ"
     return replace(
         row,
@@ -158,7 +161,12 @@ def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> st
     )
 
 
-def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
+def _note(
+    alignment: TraceAlignment, row: int, first_differing: int | None, previous: int | None = None
+) -> str:
+    """Where inside ``row``'s call the difference is made: before ``first_differing`` (the first
+    call in it whose inputs differ), or at the end of ``previous``, the paired call before it, when
+    that call has children (its outputs are not recorded; everything recorded in it agrees)."""
     pair = alignment.pairs[row]
     reference = alignment.reference
     where = reference.node(pair.reference[0]).module_path
@@ -171,6 +179,9 @@ def _note(alignment: TraceAlignment, row: int, first_differing: int | None) -> s
         parent = reference.parent[call]
         if parent != pair.reference[0] and parent >= 0:  # a call the candidate has no counterpart of
             text += f", in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
+            before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
+            if before is not None and before.outputs is None:
+                text += f" or at the end of {before.module_path} (its outputs are not recorded)"
     if alignment.from_shapes_only:
         projections = [
             reference.node(other.reference[0]).module_path

@@ -362,6 +362,8 @@ def describe_difference(row: ModuleComparison) -> str:
         text = row.details[0] if row.details else "differs"
     if row.max_abs_diff:
         text += f", max abs diff {_format(row.max_abs_diff)}"
+        if differing and differing[0].note and differing[0].form == "broadcast":  # the part it holds
+            text += f"; {differing[0].note}"
     elif differing and differing[0].note:
         text += f": {differing[0].note}"
     return text

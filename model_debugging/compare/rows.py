@@ -121,6 +121,10 @@ def _compare_value(pair: Paired, place: str, comparer: PairComparer, layout: boo
     note = None
     if pair.form is Form.SAME and left.dtype != right.dtype:
         diff.match, note = False, f"dtype {left.dtype} vs {right.dtype}"
+    if pair.form is Form.BROADCAST and not diff.match:
+        part = comparer.agreeing_slice(left, right)
+        if part is not None:
+            note = f"shape {list(left.shape)} vs {list(right.shape)}: {part}"
     guessed = pair.by is PairedBy.ORDER and place == "inputs"
     if guessed and not diff.match:
         note = "paired by order only (no name, shape or value tells them apart): not counted"

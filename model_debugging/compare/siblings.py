@@ -3,11 +3,15 @@
 Each side is a sequence of *items* in execution order: one call, or a group of leaf calls that
 together match one call of the other side (a fused or split projection). Two items may pair when
 both are leaves or both have children, their kinds are compatible (:mod:`.kinds`: a norm never
-pairs with a projection), their first tensor inputs have the same shape and dtype, and (leaves)
-their tensor outputs too. Among all order-preserving pairings, the one of the greatest weight wins
-(a longest common subsequence, weighted): a pair whose first inputs agree in value weighs more,
-and for leaves one whose outputs agree too, so that the pairing the values confirm beats one that
-shapes alone allow. Calls already paired by path are anchors: they pair only with their partner.
+pairs with a projection), a numbered block with children (``layers.3``, ``h.0``) pairs with a
+numbered block only (never with an encoder, whose first layer gets the same inputs as it: a port
+without the encoder has its blocks there; nor with a part of the other side's block), their first
+tensor inputs have the same shape and dtype (or one broadcasts to the other: position ids
+``[1, 8]`` against ``[2, 8]``), and (leaves) their tensor outputs too. Among all order-preserving
+pairings, the one of the greatest weight wins (a longest common subsequence, weighted): a pair
+whose first inputs agree in value weighs more, and for leaves one whose outputs agree too, so that
+the pairing the values confirm beats one that shapes alone allow. Calls already paired by path are
+anchors: they pair only with their partner.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Item:
     input: TensorSignature
     outputs: tuple[TensorSignature, ...]
     kind: str | None = None
+    block: bool = False  # a numbered block (CallTree.is_block)
 
 
 def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
@@ -47,15 +52,37 @@ def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
         parts = [signature(single_output(tree, index)) for index in calls]
         shape = (*parts[0][0][:-1], sum(part[0][-1] for part in parts))
         outputs = ((shape, parts[0][1]),)
-    return Item(calls, tree.is_leaf(calls[0]), signature(first_tensor(node.inputs)), outputs, kind_of(node))
+    return Item(
+        calls,
+        tree.is_leaf(calls[0]),
+        signature(first_tensor(node.inputs)),
+        outputs,
+        kind_of(node),
+        tree.is_block(calls[0]),
+    )
 
 
 def compatible(left: Item, right: Item) -> bool:
-    if left.is_leaf != right.is_leaf or left.input != right.input:
+    if left.is_leaf != right.is_leaf or not _alike(left.input, right.input):
         return False
     if not compatible_kinds(left.kind, right.kind):
         return False
-    return not left.is_leaf or left.outputs == right.outputs
+    if not left.is_leaf:
+        return left.block == right.block
+    return len(left.outputs) == len(right.outputs) and all(
+        _alike(one, other) for one, other in zip(left.outputs, right.outputs, strict=True)
+    )
+
+
+def _alike(left: TensorSignature, right: TensorSignature) -> bool:
+    """The same shape and dtype, or one of the shapes broadcasting to the other in as many
+    dimensions (position ids ``[1, 8]`` against ``[2, 8]``, expanded to the batch)."""
+    if left == right:
+        return True
+    if left is None or right is None or left[1] != right[1] or len(left[0]) != len(right[0]):
+        return False
+    sizes = list(zip(left[0], right[0], strict=True))
+    return all(one in (1, other) for one, other in sizes) or all(other in (1, one) for one, other in sizes)
 
 
 def group_projections(

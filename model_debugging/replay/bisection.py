@@ -130,6 +130,19 @@ def _conclusion(
         )
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
     reason = f"its recorded submodules and functions are correct on identical inputs: the bug is in its own code{before}"
+    entered = (
+        replayer.parent(replayer.trace.nodes[first.order]) if first is not None and first.in_inputs else None
+    )
+    ending = (
+        ""
+        if entered is None or entered.order == node.order
+        else _unrecorded_end_before(replayer, entered, first)
+    )
+    if ending:  # a block correct alone got other inputs: the block before it ends wrongly, unrecorded
+        reason = (
+            f"its recorded submodules and functions are correct on identical inputs; its first difference "
+            f"({found.first_wrong}) lies in {entered.module_path}, correct alone{ending}"
+        )
     skipped = [
         replay.module_path.rpartition(".")[2]
         for order, replay in step.tried.items()

@@ -1,8 +1,9 @@
 """Making one call of the candidate on a reference call's arguments, and seeing what it did to them.
 
 The reference's rebuilt arguments become the candidate's through the target's own mapping (a
-function paired with a module) or an argument adapter; a call the candidate's signature does not
-accept is never attempted (:class:`~model_debugging.replay.adapters.CannotCall`). The call runs
+function paired with a module), an argument adapter, or, when the candidate's signature does not
+take them and no adapter is given, the candidate's own recorded call on the reference's values; a
+call the candidate's signature does not accept is never attempted (:class:`~model_debugging.replay.adapters.CannotCall`). The call runs
 under ``torch.no_grad()``. Its tensor arguments are copied first and compared afterwards: a
 candidate that modifies an input in place (``x.add_(...)``) is seen even when what it returns is right.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from model_debugging.replay.adapters import ArgumentAdapters, adapted_call, check_signature
+from model_debugging.replay.adapters import ArgumentAdapters, CannotCall, adapted_call, check_signature
 from model_debugging.replay.arguments import RecordedCall, flatten_output
 from model_debugging.replay.targets import Target
 
@@ -32,7 +33,18 @@ def candidate_call(
         if adapter is not None:
             call = adapted_call(adapter, target.module, call)
         shown = f"{target.candidate_path or 'the model'} ({type(target.module).__name__}).forward"
-        check_signature(target.module.forward, call, shown)
+        try:
+            check_signature(target.module.forward, call, shown)
+        except CannotCall as refused:
+            if adapter is not None or target.own_call is None:
+                raise
+            try:
+                call = target.own_call(call)
+            except CannotCall as error:
+                raise CannotCall(
+                    f"{refused}; nor can it be called as its own model called it: {error}"
+                ) from None
+            check_signature(target.module.forward, call, shown)
         return call, adapter is not None
     check_signature(target.call, call, target.candidate_path)
     return call, False

@@ -176,6 +176,8 @@ def compare_inputs(
         record.file is None or tuple(produced[path].shape) != record.shape
         for path, record in recorded.items()
     ):
+        if set(produced) == set(recorded):
+            _broadcast_differences(node, produced, recorded, findings, label, tolerance)
         return False
     findings.inputs_compared.add(node.order)
     for path, record in recorded.items():
@@ -183,6 +185,35 @@ def compare_inputs(
         findings.add(f"{label} inputs.{path}", diff.within, diff.max_abs, diff.max_rel, node.order)
     findings.settle(level)
     return True
+
+
+def _broadcast_differences(
+    node: TraceNode,
+    produced: dict[str, torch.Tensor],
+    recorded: dict[str, TensorRecord],
+    findings: Findings,
+    label: str,
+    tolerance: Tolerance,
+) -> None:
+    """An input of the same place whose shape broadcasts to the recorded one's (position ids ``[2, 8]``
+    against ``[1, 8]``, the last position ``[2, 1, 32]`` against all of them ``[2, 8, 32]``) is the
+    same value when it agrees once expanded; else the code before the call made it differently."""
+    for path, record in recorded.items():
+        value = produced[path]
+        if record.file is None or tuple(value.shape) == record.shape or value.dim() != len(record.shape):
+            continue
+        try:
+            expected, actual = torch.broadcast_tensors(read_recorded_tensor(record), value.detach().cpu())
+        except RuntimeError:  # not a broadcast of one another: another form, set aside by the caller
+            continue
+        diff = diff_tensors(expected, actual, tolerance)
+        if not diff.within:
+            name = f"{label} inputs.{path}"
+            findings.add(name, False, diff.max_abs, diff.max_rel, node.order)
+            findings.settle()
+            findings.details.append(
+                f"{name}: shape {list(value.shape)} where the reference's is {list(record.shape)}"
+            )
 
 
 def noise_level(

@@ -19,8 +19,8 @@ def render_terminal(result: ReplayResult, comparison: TraceComparison | None = N
     summary = result.summary_lines()
     if comparison is not None:
         origin = comparison.divergence_origin or comparison.first_input_divergence
-        shown = "no divergence" if origin is None else origin.module_path
-        summary.insert(1, f"compare alone: first divergence at {shown}")
+        shown = "no divergence" if origin is None else f"first divergence at {origin.module_path}"
+        summary.insert(1, f"compare alone: {shown}")
     frame = result.to_frame()
     sections: list[Section | ItemsSection] = []
     for verdict in (ReplayVerdict.WRONG, ReplayVerdict.NOT_REPLAYED, ReplayVerdict.CORRECT):

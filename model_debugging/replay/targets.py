@@ -2,8 +2,9 @@
 
 Given the candidate's own trace, compare's alignment decides first (:func:`~model_debugging.compare.align.align_traces`):
 
-- a call paired one to one runs the candidate's module, or, when the candidate's counterpart is
-  a recorded function (the reference's activation module against the port's ``F.gelu``), that
+- a call paired one to one runs the candidate's module (called as the candidate's own trace
+  recorded it, on the reference's values, when its signature does not take the reference's call:
+  :mod:`.own_calls`), or, when the candidate's counterpart is a recorded function (the reference's activation module against the port's ``F.gelu``), that
   function with the candidate's own recorded arguments, its tensors replaced by the reference's;
 - a reference call that is one part of a fused projection (``q_proj`` of the port's ``qkv``)
   runs the fused module on its inputs and is judged on its slice of the output;
@@ -13,7 +14,8 @@ Given the candidate's own trace, compare's alignment decides first (:func:`~mode
 Otherwise module paths are matched like ``compare`` matches them: relative to the model (without
 its class name), after the rename rules, applied to both sides. A reference wrapper the candidate
 does not have (the ``model`` of ``LlamaForCausalLM.model.layers.0`` in a port whose layers sit
-at the top) is looked through: its name is dropped from the paths below it. A recorded function
+at the top) is looked through: its name is dropped from the paths below it. A container the
+candidate never calls (an ``nn.ModuleDict`` of the same name) runs nothing. A recorded function
 runs the candidate's function of the same name (a ``torch.`` function itself, or the Python
 function of that name in the module defining the candidate's parent module class).
 """
@@ -30,6 +32,7 @@ import torch
 from torch import nn
 
 from model_debugging.compare.align import CallPair, TraceAlignment
+from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
 from model_debugging.compare.result import AlignmentKind
 from model_debugging.debugger.function_records import resolve_torch_function
@@ -42,6 +45,10 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
+from model_debugging.replay.own_calls import own_call
+
+# how the values of two recorded calls are told apart when pairing them (compare's defaults)
+_ATOL, _RTOL = 1e-5, 1e-4
 
 
 class NoCounterpart(LookupError):
@@ -66,6 +73,9 @@ class Target:
     module: nn.Module | None
     arguments: ArgumentMapping | None = None
     output: Callable[[Any], Any] | None = None
+    # the candidate's own recorded call on the reference's values, for a module whose signature does
+    # not accept the reference's call (:mod:`.own_calls`)
+    own_call: ArgumentMapping | None = None
 
 
 class CandidateIndex:
@@ -118,7 +128,13 @@ class CandidateIndex:
         name = self._aligned_paths.get(module_path)
         if name is None:
             name = self._by_path(self.key(module_path))
-        return name, self.model.get_submodule(name)
+        module = self.model.get_submodule(name)
+        if type(module).forward is nn.Module.forward:
+            raise NoCounterpart(
+                f"the candidate's {name} ({type(module).__name__}) is a container that is never called: "
+                "its parent's forward runs what it holds"
+            )
+        return name, module
 
     def _by_path(self, key: str) -> str:
         if key in self._by_key:
@@ -173,7 +189,15 @@ class CandidateIndex:
             return self._function_target(candidate, shown)
         module = self._aligned_module(candidate)
         if len(pair.reference) == 1:
-            return Target(module, shown, module)
+            modes = {self._alignment.reference.trace.mode, self._alignment.candidate.trace.mode}
+            comparer = PairComparer(_ATOL, _RTOL, "tensors" if modes == {"tensors"} else "stats")
+            own_module = self._aligned_module
+            return Target(
+                module,
+                shown,
+                module,
+                own_call=lambda call: own_call(node, candidate, call, comparer, own_module),
+            )
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
         return Target(
             module,

@@ -1,4 +1,4 @@
-"""Ports written by hand the way porters write them, of four transformers architectures, for the
+"""Ports written by hand the way porters write them, of six transformers architectures, for the
 tests of compare and replay.
 
 Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
@@ -7,7 +7,10 @@ at random so that norms and biases matter), two ports of it and the conversion o
 - :mod:`.gemma`: a decoder (GemmaForCausalLM: ``1 + w`` norms, RoPE, grouped-query attention);
 - :mod:`.vit`: a vision encoder (ViTForImageClassification);
 - :mod:`.t5`: an encoder-decoder (T5ForConditionalGeneration, gated-GELU feed-forward);
-- :mod:`.mixtral`: a mixture of experts (MixtralForCausalLM: a router, experts per token).
+- :mod:`.mixtral`: a mixture of experts (MixtralForCausalLM: a router, experts per token);
+- :mod:`.gpt2`: GPT2LMHeadModel, ported as karpathy/nanoGPT writes it (one style, ``STYLES``);
+- :mod:`.bert`: BertForSequenceClassification in plain PyTorch (one style; ``port_inputs()``: the
+  port takes ``(input_ids, segment_ids, input_mask)`` positionally).
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

@@ -8,14 +8,27 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import gemma, mixtral, t5, vit
+from tests.ports import Style, bert, gemma, gpt2, mixtral, t5, vit
 
-ARCHITECTURES = {"gemma": gemma, "vit": vit, "t5": t5, "mixtral": mixtral}
+ARCHITECTURES = {"gemma": gemma, "vit": vit, "t5": t5, "mixtral": mixtral, "gpt2": gpt2, "bert": bert}
 
 
-def call(model: nn.Module, inputs: torch.Tensor | dict):
-    """``model(**inputs)`` for a dict of inputs, else ``model(inputs)``: as a user calls it."""
-    return model(**inputs) if isinstance(inputs, dict) else model(inputs)
+def styles(architecture) -> tuple[Style, ...]:
+    """The styles ``architecture``'s ports are written in (a port written as one codebase writes it has one)."""
+    return getattr(architecture, "STYLES", tuple(Style))
+
+
+def port_inputs(architecture):
+    """The inputs ``architecture``'s ports take: its ``port_inputs()`` when they differ from the reference's."""
+    return getattr(architecture, "port_inputs", architecture.inputs)()
+
+
+def call(model: nn.Module, inputs: torch.Tensor | dict | tuple):
+    """``model(**inputs)`` for a dict of inputs, ``model(*inputs)`` for a tuple, else ``model(inputs)``:
+    as a user calls it."""
+    if isinstance(inputs, dict):
+        return model(**inputs)
+    return model(*inputs) if isinstance(inputs, tuple) else model(inputs)
 
 
 def trace(model: nn.Module, directory: Path, inputs: torch.Tensor | dict, **options) -> Path:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.ports import Style
-from tests.ports.catalog import ARCHITECTURES
+from tests.ports.catalog import ARCHITECTURES, styles
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("transformers")
@@ -16,7 +16,7 @@ def test_a_correct_port_agrees_and_every_bug_changes_the_output(name):
     reference, inputs = architecture.reference(), architecture.inputs()
     with torch.no_grad():
         expected = architecture.final_output(reference, inputs)
-        for style in Style:
+        for style in styles(architecture):
             for bug in architecture.Bug:
                 port = architecture.port(reference, style, bug)
                 difference = (architecture.final_output(port, inputs) - expected).abs().max().item()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.ports import Style
-from tests.ports.catalog import ARCHITECTURES, trace
+from tests.ports.catalog import ARCHITECTURES, port_inputs, trace
 
 GELU = ["torch.nn.functional.gelu"]
 
@@ -36,5 +36,5 @@ class PortTraces:
         label = "-".join([name, style.value, bug.name.lower(), *sorted(port_options)]) + suffix
         if label not in self._traces:
             port = architecture.port(reference, style, bug, **port_options)
-            self._traces[label] = trace(port, self.directory / label, architecture.inputs(), **options)
+            self._traces[label] = trace(port, self.directory / label, port_inputs(architecture), **options)
         return self._traces[key], self._traces[label]

@@ -1,0 +1,56 @@
+"""Replay on a BERT port in plain PyTorch (tests/ports/bert.py), with no argument adapter: the port's
+``forward(input_ids, segment_ids, input_mask)`` is called as its own trace recorded it, on the
+reference's ``input_ids``, ``token_type_ids`` and ``attention_mask`` (paired by value); a block
+whose mask takes another form than the reference's is not replayed, and the reason names it."""
+
+import pytest
+
+from model_debugging import ReplayVerdict, compare_traces, replay_trace
+from tests.ports import bert
+from tests.ports.catalog import trace
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("transformers")
+
+ROOT = "BertForSequenceClassification"
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("bert")
+    reference = bert.reference()
+    return reference, trace(reference, directory / "reference", bert.inputs()), directory
+
+
+def replayed(session, bug):
+    reference, reference_trace, directory = session
+    port = bert.port(reference, bug=bug)
+    port_trace = trace(port, directory / bug.name, bert.port_inputs())
+    comparison = compare_traces(reference_trace, port_trace)
+    return replay_trace(reference_trace, port, bisect=True, comparison=comparison)
+
+
+@pytest.mark.parametrize(
+    ("bug", "place"),
+    [
+        (bert.Bug.NONE, None),
+        (bert.Bug.NO_TOKEN_TYPES, "bert.embeddings"),
+        (bert.Bug.LAYER_NORM_EPS, "bert.embeddings.LayerNorm"),
+    ],
+    ids=lambda value: getattr(value, "name", value),
+)
+def test_the_port_is_replayed_from_its_own_call_and_each_bug_placed(session, bug, place):
+    found = replayed(session, bug)
+    root = next(call for call in found.modules if call.module_path == ROOT)
+    assert root.verdict is (ReplayVerdict.CORRECT if place is None else ReplayVerdict.WRONG), root
+    assert found.bug_in == (None if place is None else f"{ROOT}.{place}")
+
+
+def test_a_block_given_its_mask_in_another_form_is_not_replayed_and_says_which_argument(session):
+    found = replayed(session, bert.Bug.MASK_ON_QUERIES)
+    block = next(call for call in found.modules if call.module_path == f"{ROOT}.bert.encoder.layer.0")
+    assert block.verdict is ReplayVerdict.NOT_REPLAYED
+    assert block.reason.endswith(
+        "nor can it be called as its own model called it: its own recorded call's args.1 [2, 8] pairs with "
+        "no input of the reference's call"
+    ), block.reason
