@@ -8,6 +8,7 @@ are known when a model's class is analyzed, so these placeholders are filled in 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import replace
 
 from model_debugging.skips.records.literals import UNEVALUATED, NonLiteral, unevaluated
@@ -39,9 +40,14 @@ def _first_model_class(resolver: Resolver, linearization: tuple[ClassRef, ...]) 
 
 
 def with_class_placeholders(
-    resolver: Resolver, linearization: tuple[ClassRef, ...], outcome: Outcome
+    resolver: Resolver,
+    linearization: tuple[ClassRef, ...],
+    outcome: Outcome,
+    first_model_class: Callable[[], str | None] | None = None,
 ) -> Outcome:
-    """``outcome`` with the class-dependent placeholders of its skip reason filled in."""
+    """``outcome`` with the class-dependent placeholders of its skip reason filled in;
+    ``first_model_class`` names the class's first model class when ``all_model_classes`` is no
+    literal list (a tester that lists them by naming convention)."""
     if outcome.skip is None or UNEVALUATED not in outcome.skip.reason:
         return outcome
     reason = outcome.skip.reason
@@ -49,6 +55,8 @@ def with_class_placeholders(
         reason = reason.replace(unevaluated(expression), outcome.test_class or "")
     if unevaluated(_FIRST_MODEL_CLASS) in reason:
         first = _first_model_class(resolver, linearization)
+        if first is None and first_model_class is not None:
+            first = first_model_class()
         if first is not None:
             reason = reason.replace(unevaluated(_FIRST_MODEL_CLASS), first)
     return replace(outcome, skip=replace(outcome.skip, reason=reason))

@@ -105,6 +105,12 @@ class RuntimeChecks:
         function = function or facts.definition(test_name)
         return (function, facts) if function is not None else None
 
+    def first_model_class(self, resolver: Resolver, test_class: CollectedClass) -> str | None:
+        """The name of the first class of ``all_model_classes`` resolved in the library (a tester
+        may list them by naming convention), None when it could not be resolved."""
+        classes = self._class_facts(resolver, test_class).model_classes
+        return classes[0].name if classes else None
+
     def case_names(self, resolver: Resolver, owner: ClassRef, test_name: str) -> tuple[str, ...] | None:
         """The case names of a ``parameterized.expand`` test of the common files, from its computed
         parameters (None for another definition, or parameters not computed from literals)."""

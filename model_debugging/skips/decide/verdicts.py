@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from model_debugging.skips.decide.reasons import with_class_placeholders
@@ -248,7 +249,10 @@ def model_outcome(
     applying = [test_class for test_class in classes if test_name in test_class.applicable]
     outcomes = [
         with_class_placeholders(
-            resolver, test_class.linearization, class_outcome(resolver, test_class, test_name, runtime)
+            resolver,
+            test_class.linearization,
+            class_outcome(resolver, test_class, test_name, runtime),
+            None if runtime is None else partial(runtime.first_model_class, resolver, test_class),
         )
         for test_class in applying
     ]
