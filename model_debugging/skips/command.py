@@ -37,7 +37,7 @@ from model_debugging.skips.results.output_files import (
 )
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
 from model_debugging.skips.scan import scan_repository
-from model_debugging.skips.source.checkout import CheckoutError
+from model_debugging.skips.source.checkout import CheckoutError, configured_paths_problem
 from model_debugging.skips.source.scanned_paths import scanned_input_folders
 from model_debugging.skips.source.settings import (
     BUILT_IN_CONFIG,
@@ -199,7 +199,10 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     except ConfigError as error:
         return fail(prog, str(error))
     problem = (
-        output_dir_problem(args.output_dir) or _outputs_problem(args, settings) or observed_problem(args)
+        (configured_paths_problem(Path(args.repo), settings, args.config) if args.config else None)
+        or output_dir_problem(args.output_dir)
+        or _outputs_problem(args, settings)
+        or observed_problem(args)
     )
     if problem is not None:  # before the scan, not after it
         return fail(prog, problem)

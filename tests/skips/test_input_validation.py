@@ -61,6 +61,12 @@ def test_an_output_dir_that_is_a_file_fails_before_the_scan(repo, tmp_path, caps
         ({"models": "../../../../etc"}, "key 'models_dir': must stay inside the checkout"),
         ({"common": "/etc/passwd"}, "key 'common_test_files[0].path': must be relative to the checkout"),
         ({"pattern": ""}, "key 'test_file_pattern': must not be empty"),
+        # a typo is the config's, not a sign of a wrong checkout
+        (
+            {"common": "tests/test_modeling_comon.py"},
+            "key 'common_test_files[0].path': no file tests/test_mod",
+        ),
+        ({"models": "test/models"}, "key 'models_dir': no folder test/models in the checkout"),
     ],
 )
 def test_settings_must_stay_inside_the_checkout_and_match_files(repo, tmp_path, capsys, values, message):
@@ -70,6 +76,18 @@ def test_settings_must_stay_inside_the_checkout_and_match_files(repo, tmp_path, 
     assert scan_main(["--repo", str(repo), "--config", str(config), "--no_cache"]) == 2
     err = one_line_error(capsys)
     assert str(config) in err and message in err
+
+
+def test_a_file_pattern_that_matches_no_model_test_file_is_refused(repo, tmp_path, capsys):
+    config = tmp_path / "settings.yaml"
+    fields = {
+        "common": "tests/test_modeling_common.py",
+        "models": "tests/models",
+        "pattern": "*modelling*.py",
+    }
+    config.write_text(SETTINGS.format(**fields))
+    assert scan_main(["--repo", str(repo), "--config", str(config), "--no_cache"]) == 2
+    assert "no file under tests/models matches test_file_pattern '*modelling*.py'" in one_line_error(capsys)
 
 
 def test_a_pytest_configuration_pytest_cannot_read_is_refused(repo, capsys):

@@ -58,6 +58,11 @@ def find_model_test_files(repo: Path, settings: ScanSettings, pytest: PytestSett
         for name in fnmatch.filter(files, settings.test_file_pattern):
             if pytest.collects_file(name):
                 found.append(f"{folder}/{name}")
+    if not found:
+        raise CheckoutError(
+            f"no model test file: no file under {settings.models_dir} matches test_file_pattern "
+            f"{shorten(repr(settings.test_file_pattern))} among those pytest collects (python_files)"
+        )
     return sorted(found)
 
 
@@ -80,4 +85,18 @@ def module_path(repo: Path, module: str) -> str | None:
     for candidate in (f"{relative}.py", f"{relative}/__init__.py"):
         if (repo / candidate).is_file():
             return candidate
+    return None
+
+
+def configured_paths_problem(repo: Path, settings: ScanSettings, config: str | os.PathLike) -> str | None:
+    """Why a path the ``config`` file names is not in the checkout ``repo`` (its file, key and value),
+    or None: a typo in the config is the config's error, not a sign of a wrong checkout."""
+    if not repo.is_dir():
+        return None  # no checkout at all: check_checkout says so
+    named = [("models_dir", settings.models_dir, "folder")]
+    named.append(("common_test_files[0].path", settings.common_test_files[0].path, "file"))
+    for key, relative, kind in named:
+        target = repo / relative
+        if not (target.is_file() if kind == "file" else target.is_dir()):
+            return f"{config}: key '{key}': no {kind} {shorten(relative)} in the checkout {repo.resolve()}"
     return None
