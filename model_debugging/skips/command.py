@@ -166,11 +166,13 @@ def _print_summary(result: ScanResult) -> None:
             "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
             "needs": needs_text(needs),
         }
+        row["share"] = test.skipped_proportion if test.models_ran or test.skips else -1.0
         (accelerator_rows if needs_accelerator(needs) else rows).append(row)
     sections = [
         Section(
             title,
-            pd.DataFrame(sorted(found, key=lambda row: (-row["skipped"], row["test"]))),
+            # ranked as the trend report ranks them: by share of the decided models
+            pd.DataFrame(sorted(found, key=lambda row: (-row["share"], row["test"]))).drop(columns="share"),
             limit=SUMMARY_ROWS,
         )
         for title, found in (

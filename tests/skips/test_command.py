@@ -201,3 +201,52 @@ def test_demo_tree_shows_every_pattern(tmp_path):
     assert kinds == {"decorator", "body", "flag_guard", "noop_override", "class_decorator"}
     assert "tiny_tokenizer" in results["test_forward"]["models_not_applicable"]
     assert results["test_resize_tokens_embeddings"]["models_ran"] == ["tiny_distilbert", "tiny_llama"]
+
+
+RANKED_COMMON = """
+import unittest
+
+
+class ModelTesterMixin:
+    def test_x(self):
+        self.assertTrue(True)
+
+
+class RarelyUsedMixin:
+    def test_y(self):
+        self.assertTrue(True)
+"""
+
+
+def ranked_model(name: str, mixins: str, skips: tuple[str, ...]) -> str:
+    methods = "".join(f'\n    @unittest.skip("no")\n    def {test}(self):\n        pass\n' for test in skips)
+    return (
+        f"import unittest\nfrom ...test_modeling_common import {mixins}\n\n"
+        f"class {name.capitalize()}ModelTest({mixins}, unittest.TestCase):\n"
+        + (methods or "    pass\n")
+    )
+
+
+def test_summary_ranks_tests_by_share_of_the_models_decided(make_repo, tmp_path, capsys):
+    """As the trend report does: test_y, skipped by the one model it applies to (100%), comes before
+    test_x, skipped by two of five (40%)."""
+    models = {
+        "a": ("ModelTesterMixin", ("test_x",)),
+        "b": ("ModelTesterMixin", ("test_x",)),
+        "c": ("ModelTesterMixin", ()),
+        "d": ("ModelTesterMixin", ()),
+        "e": ("ModelTesterMixin, RarelyUsedMixin", ("test_y",)),
+    }
+    repo = make_repo(
+        {
+            "tests/test_modeling_common.py": RANKED_COMMON,
+            **{
+                f"tests/models/{name}/test_modeling_{name}.py": ranked_model(name, mixins, skips)
+                for name, (mixins, skips) in models.items()
+            },
+        },
+        with_common=False,
+    )
+    assert main(["--repo", str(repo), "--output_dir", str(tmp_path), "--no_cache", "--summary"]) == 0
+    table = capsys.readouterr().out.split("Most skipped common tests")[1].splitlines()
+    assert [line.split()[0] for line in table[4:6]] == ["test_y", "test_x"]
