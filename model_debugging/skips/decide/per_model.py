@@ -16,7 +16,7 @@ import gc
 import multiprocessing
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from model_debugging.skips.decide.runtime_checks import RuntimeChecks
 from model_debugging.skips.decide.verdicts import collect_test_classes, model_outcome
@@ -36,7 +36,19 @@ from model_debugging.skips.work.pool import worker_pool
 _PARALLEL_THRESHOLD = 16
 _BATCH = 8
 
-ModelVerdicts = tuple[str, tuple[Outcome, ...], Reads]
+
+class ModelVerdicts(NamedTuple):
+    """One model's outcome of every test, what its evaluation read in the library, the test modules
+    it looked up (found or not: a later scan evaluates it again when one of them changed) and the
+    collection errors of its files met in the files they import."""
+
+    model: str
+    outcomes: tuple[Outcome, ...]
+    reads: Reads
+    modules: frozenset[str]
+    errors: tuple[ParseError, ...]
+
+
 # What forked workers inherit from the scan that starts them: (store, run-time checks, tests).
 _INHERITED: tuple[RecordStore, RuntimeChecks, Mapping[str, Any]] | None = None
 
@@ -97,14 +109,16 @@ def _evaluate(
 ) -> Iterator[ModelVerdicts]:
     for model, paths_of_model in items:
         with collector_paused():  # one collection after the model rather than hundreds during it
+            asked: set[str] = set()
             with runtime.library.recording() as reads:
-                resolver = model_resolver(store, paths_of_model)
+                resolver = model_resolver(store, paths_of_model, asked)
                 classes = collect_test_classes(resolver, paths_of_model, tests, store.pytest)
                 failed = failed_imports(resolver, paths_of_model)
-                store.keep_errors(_import_error(runtime.repo, failure) for failure in failed)
+                errors = tuple(_import_error(runtime.repo, failure) for failure in failed)
+                store.keep_errors(errors)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
             _set_aside_survivors()
-        yield model, outcomes, Reads.of(reads)
+        yield ModelVerdicts(model, outcomes, Reads.of(reads), frozenset(asked), errors)
 
 
 def _import_error(repo: Path, failed: FailedImport) -> ParseError:
@@ -130,14 +144,15 @@ def _set_aside_survivors() -> None:
     gc.freeze()
 
 
-def model_resolver(store: RecordStore, model_files: list[str]) -> Resolver:
-    """A resolver for one model's files; elided classes they inherit are parsed in full first."""
-    resolver = Resolver(store.view())
+def model_resolver(store: RecordStore, model_files: list[str], asked: set[str] | None = None) -> Resolver:
+    """A resolver for one model's files; elided classes they inherit are parsed in full first. The
+    modules it looks up go to ``asked``."""
+    resolver = Resolver(store.view(asked))
     needed = _inheriting_elided(resolver, model_files)
     if not needed:
         return resolver
     store.parse_in_full(needed)
-    return Resolver(store.view())
+    return Resolver(store.view(asked))
 
 
 def _inheriting_elided(resolver: Resolver, model_files: list[str]) -> set[str]:

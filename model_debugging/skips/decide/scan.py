@@ -68,6 +68,7 @@ def scan(
     # Records that other files import stay in memory; the others are read again for their model.
     store.pin(scope.common_paths)
     store.pin(sorted(filter(None, map(store.path_of_module, imported))))
+    test_files = store.file_index(keys)
     tests = _common_tests_of(store, scope)
     if test_method_name is not None:
         tests = {test_method_name: tests[test_method_name]}
@@ -90,15 +91,15 @@ def scan(
     by_model = models_of(scope.model_files)
     with phase_of(progress, "evaluating models", "model") as phase:
         phase.add(len(by_model))
-        for model, outcomes, reads in evaluate_models(store, runtime, by_model, tests, jobs=scope.jobs):
-            for summary, outcome in zip(summaries.values(), outcomes, strict=True):
-                summary.add(model, outcome)
+        for verdicts in evaluate_models(store, runtime, by_model, tests, jobs=scope.jobs):
+            for summary, outcome in zip(summaries.values(), verdicts.outcomes, strict=True):
+                summary.add(verdicts.model, outcome)
             phase.advance()
             evaluated += 1
             if keep_models:
-                kept.append((model, outcomes, reads))
+                kept.append(verdicts)
     result = ScanResult({name: summaries.pop(name).result() for name in tests}, store.errors())
-    return FullScan(result, runtime, evaluated, kept, keys, record_keys)
+    return FullScan(result, runtime, test_files, evaluated, kept, record_keys)
 
 
 def _common_tests_of(store: RecordStore, scope: ScanScope) -> dict[str, tuple[str, frozenset]]:

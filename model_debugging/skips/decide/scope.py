@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from model_debugging.command_line import shorten
+from model_debugging.skips.records.test_file_index import TestFileIndex
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.source.pytest_settings import PytestSettings
 from model_debugging.skips.source.settings import ScanSettings
@@ -45,14 +46,14 @@ class ScanScope:
 class FullScan:
     """A scan's result, and what an incremental scan keeps of it: each model's outcomes with what
     their evaluation read (``models``, when asked for), the checks run (the library, what every model
-    read), the content keys of the test files read (``keys``) and the cache keys of the library's
-    records (``record_keys``)."""
+    read), the test files the scan held (``test_files``) and the cache keys of the library's records
+    (``record_keys``)."""
 
     result: ScanResult
     runtime: RuntimeChecks
+    test_files: TestFileIndex
     evaluated: int = 0  # models evaluated
     models: list[ModelVerdicts] = field(default_factory=list)
-    keys: dict[str, str] = field(default_factory=dict)
     record_keys: dict[str, str] = field(default_factory=dict)
 
 

@@ -1,6 +1,6 @@
-"""A scan that the cache cannot answer as kept: the models a library change concerns evaluated again
-(``rescan.py``) when a full scan's memory allows it, else a scan from the test files, whose snapshot
-(and, for a full scan, memory) is kept for the next one.
+"""A scan that the cache cannot answer as kept: the models a change of test or library files concerns
+evaluated again (``rescan.py``) when a full scan's memory allows it, else a scan from the test files,
+whose snapshot (and, for a full scan, memory) is kept for the next one.
 """
 
 from __future__ import annotations
@@ -29,17 +29,18 @@ def scan_again(
     scope: ScanScope,
     cache: ParseCache,
     checkout: Checkout,
-    changed_since: tuple[ScanSnapshot, set[str]] | None,
+    changed_since: tuple[ScanSnapshot, set[str], set[str]] | None,
     *,
     test_method_name: str | None,
     progress: ScanProgress | None,
     stats: ScanStats,
 ) -> ScanResult:
-    """The result for ``scope``: ``changed_since`` is a full scan's snapshot of the same test files
-    with the library files changed since (re-evaluated from its memory when it is kept), else None."""
+    """The result for ``scope``: ``changed_since`` is a full scan's snapshot with the same settings
+    and common test files, with the test files and the library files changed since (re-evaluated
+    from its memory when it is kept), else None."""
     if changed_since is not None:
-        snapshot, changed = changed_since
-        again = rescan(scope, cache, snapshot, checkout, changed, stats, progress)
+        snapshot, changed_tests, changed = changed_since
+        again = rescan(scope, cache, snapshot, checkout, changed_tests, changed, stats, progress)
         if again is not None:
             _remember(cache, scope, checkout, *again)
             return again[0].result
@@ -48,27 +49,29 @@ def scan_again(
     memory = _memory_of(full)
     if test_method_name is not None:
         key = single_test_key(checkout.lookup, test_method_name)
-        _keep_snapshot(cache, scope, checkout, key, _snapshot_of(full, checkout), memory)
+        _keep_snapshot(cache, scope, checkout, key, _snapshot_of(full), memory)
         return full.result
-    _remember(cache, scope, checkout, _snapshot_of(full, checkout), memory)
+    _remember(cache, scope, checkout, _snapshot_of(full), memory)
     if full.runtime.definitions_key is not None:  # again, with the notes the evaluation left on their nodes
         cache.put_entry(full.runtime.definitions_key, full.runtime.definitions)
     return full.result
 
 
-def _snapshot_of(full: FullScan, checkout: Checkout) -> ScanSnapshot:
-    library_keys = checkout.library_keys or {}
-    test_keys = tuple(sorted(item for item in full.keys.items() if item[0] not in library_keys))
-    return ScanSnapshot(test_keys, None, full.result.encoded(), "")
+def _snapshot_of(full: FullScan) -> ScanSnapshot:
+    return ScanSnapshot(full.test_files.keys(), None, full.result.encoded(), "")
 
 
 def _memory_of(full: FullScan) -> ScanMemory:
     return ScanMemory.of(
         tuple(full.result.tests),
-        tuple((model, ModelEntry(outcomes, reads)) for model, outcomes, reads in full.models),
+        tuple(
+            (found.model, ModelEntry(found.outcomes, found.reads, found.modules, found.errors))
+            for found in full.models
+        ),
         Reads.of(full.runtime.shared_reads),
         full.runtime.library.defined_in(),
         full.record_keys,
+        full.test_files,
     )
 
 

@@ -1,19 +1,23 @@
-"""What a full scan keeps for the next one, so that a library change re-evaluates only what read it.
+"""What a full scan keeps for the next one, so that a change re-evaluates only the models it concerns.
 
-A full scan leaves a :class:`~model_debugging.skips.work.entries.ScanSnapshot` in the parse cache, found
-again by the content of the test files it scanned (an exported copy of the same tests, such as the
-PR check's base side, finds it too), and beside it a :class:`ScanMemory`: each model's outcomes
-with what their evaluation read in the library (recorded by
+A full scan leaves a :class:`~model_debugging.skips.incremental.snapshot.ScanSnapshot` in the parse cache, found
+again by the scan's settings and the content of the common test files (an exported copy of the same
+tests, such as the PR check's base side, finds it too; so does a checkout whose model test files
+differ), and beside it a :class:`ScanMemory`: each model's outcomes with the test modules its
+evaluation looked up (its own files, the files they import, directly or not, found or not) and the
+collection errors its files meet in them, what it read in the library (recorded by
 :class:`~model_debugging.skips.resolve.library.Library` itself: the classes, the other parts of the
 records, the texts and the names it read, and the facts it asked for with their values), and which
-files define each name. The next scan of the same test files then returns the result as it is when
-no library file changed either, and otherwise (``incremental/plan.py``) re-evaluates only the
-models that read a changed class or other part of a record (an edit of a comment or of a method
-body the reader skips changes none), the text of a changed file, a name a changed record defines
-(or defined), or a fact whose value changed (computed again when what it read changed: a
-forward's body edited without changing how it gates the cache leaves its facts as they were). They
-run on a library of just the files they read before plus the changed ones; if the new evaluation
-reads beyond those, it runs again on the whole library.
+files define each name. The next scan returns the kept result when no test or library file it read
+changed. Otherwise it evaluates again only the new models and those a change concerns: after test
+files changed (``incremental/changed_tests.py``), those whose lookups now find another or a changed
+file; after library files changed (``incremental/plan.py``), the models that read a changed class or
+other part of a record (an edit of a comment or of a method body the reader skips changes none), the
+text of a changed file, a name a changed record defines (or defined), or a fact whose value changed
+(computed again when what it read changed: a forward's body edited without changing how it gates
+the cache leaves its facts as they were). They run on a library of just the files they read before
+plus the changed ones; if the new evaluation reads beyond those, it runs again on the whole library.
+A change to a common test file (or to the settings) finds no memory: every model is evaluated.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from model_debugging.skips.incremental.stat_index import StatIndex
 from model_debugging.skips.parse.library.load import _library_key, _read_batch, library_paths, library_root
 from model_debugging.skips.records.library import LibraryFile
 from model_debugging.skips.records.outcome import Outcome
+from model_debugging.skips.records.test_file_index import TestFileIndex
+from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.resolve.library_reads import FactKey, Reads
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.pytest_settings import PytestSettings
@@ -44,9 +50,10 @@ class ScanStats:
     """What a scan did, for whoever passes one to ``scan_repository(stats=...)`` (benchmarks, tests).
 
     ``answer`` says where the result came from: ``"snapshot"`` as kept, ``"rescan"`` with only the
-    models a library change concerns evaluated again, ``"full"`` scanned from the test files. After a
-    rescan, ``library_causes`` gives each model evaluated again the changed library files it read
-    (their records, texts or defined names, or the facts computed from them whose value changed).
+    models a change of test or library files concerns evaluated again, ``"full"`` scanned from the
+    test files. After a rescan, ``library_causes`` gives each model a library change concerns the
+    changed library files it read (their records, texts or defined names, or the facts computed from
+    them whose value changed).
     """
 
     answer: Literal["snapshot", "rescan", "full"] = "full"
@@ -70,16 +77,21 @@ class LibraryChanges:
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One model's outcomes (in the order of :attr:`ScanMemory.tests`) and what they read."""
+    """One model's outcomes (in the order of :attr:`ScanMemory.tests`), what they read in the
+    library, the test modules its evaluation looked up (found or not) and the collection errors its
+    files meet in the files they import."""
 
     outcomes: tuple[Outcome, ...]
     reads: Reads
+    modules: frozenset[str] = frozenset()
+    errors: tuple[ParseError, ...] = ()
 
 
 @dataclass(frozen=True)
 class ScanMemory:
     """Per model, what a full scan found and read; ``shared`` is what every model depends on;
-    ``facts`` the value of every fact some model asked for and what computing it read.
+    ``facts`` the value of every fact some model asked for and what computing it read;
+    ``test_files`` the test files the scan held (what each model's lookups found).
 
     The models' outcomes are kept apart, under ``outcomes_key`` (see :func:`keep_memory`): a
     rescan that evaluates no model again neither reads nor writes them.
@@ -91,6 +103,7 @@ class ScanMemory:
     defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
     record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
     facts: dict[FactKey, tuple[Hashable, Reads]]
+    test_files: TestFileIndex
     outcomes_key: str = ""
 
     @classmethod
@@ -101,6 +114,7 @@ class ScanMemory:
         shared: Reads,
         defined_in: dict[str, tuple[str, ...]],
         record_keys: dict[str, str],
+        test_files: TestFileIndex,
         facts: Mapping[FactKey, tuple[Hashable, Reads]] = MappingProxyType({}),
     ) -> ScanMemory:
         """The memory of these entries: the reads of each fact (those of ``facts``, updated by those the
@@ -111,11 +125,11 @@ class ScanMemory:
             values = dict(entry.reads.facts)
             table.update((key, (values[key], reads)) for key, reads in entry.reads.fact_reads)
             if model:
-                entries.append((model, ModelEntry(entry.outcomes, entry.reads.kept())))
+                entries.append((model, dataclasses.replace(entry, reads=entry.reads.kept())))
         asked = {key for _, entry in entries for key, _ in entry.reads.facts}
         asked.update(key for key, _ in shared.facts)
         table = {key: found for key, found in table.items() if key in asked}
-        return cls(tests, tuple(entries), shared.kept(), defined_in, record_keys, table)
+        return cls(tests, tuple(entries), shared.kept(), defined_in, record_keys, table, test_files)
 
     def all_reads(self) -> list[Reads]:
         return [self.shared, *(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
@@ -136,7 +150,7 @@ def keep_memory(cache: ParseCache, key: str, memory: ScanMemory, outcomes_key: s
         outcomes = KeptOutcomes(tuple(entry.outcomes for _, entry in memory.models))
         outcomes_key = cache_key("outcomes", pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL))
         cache.put_entry(outcomes_key, outcomes)
-    models = tuple((model, ModelEntry((), entry.reads)) for model, entry in memory.models)
+    models = tuple((model, dataclasses.replace(entry, outcomes=())) for model, entry in memory.models)
     cache.put_entry(key, dataclasses.replace(memory, models=models, outcomes_key=outcomes_key))
 
 
@@ -146,7 +160,7 @@ def with_outcomes(cache: ParseCache, memory: ScanMemory) -> ScanMemory | None:
     if kept is None or len(kept.outcomes) != len(memory.models):
         return None
     models = tuple(
-        (model, ModelEntry(outcomes, entry.reads))
+        (model, dataclasses.replace(entry, outcomes=outcomes))
         for (model, entry), outcomes in zip(memory.models, kept.outcomes, strict=True)
     )
     return dataclasses.replace(memory, models=models)
@@ -154,48 +168,63 @@ def with_outcomes(cache: ParseCache, memory: ScanMemory) -> ScanMemory | None:
 
 @dataclass(frozen=True)
 class Checkout:
-    """The content keys of the scanned files: ``lookup`` finds the snapshot of the same test files."""
+    """The content keys of the scanned files: ``lookup`` finds the snapshot of a scan with the same
+    settings and common test files (its model test files may differ)."""
 
     lookup: str
-    test_keys: dict[str, str]  # of the common and model test files (``lookup`` is made from them)
+    test_keys: dict[str, tuple[str, int]]  # of the common and model test files, with their package depths
     library_keys: dict[str, str] | None  # None: no library sources
 
     @classmethod
     def read(
-        cls, repo: Path, paths: list[str], settings: ScanSettings, pytest: PytestSettings, cache: ParseCache
+        cls,
+        repo: Path,
+        paths: list[str],
+        common: list[str],
+        settings: ScanSettings,
+        pytest: PytestSettings,
+        cache: ParseCache,
     ) -> Checkout:
-        """The keys of ``paths`` (the test files) and of the library's files, through the stat index
-        kept in ``cache``."""
+        """The keys of ``paths`` (the test files, ``common`` among them) and of the library's files,
+        through the stat index kept in ``cache``."""
         index = StatIndex.load(cache, repo)
-        keys = [(path, index.key(path, read_source)) for path in paths]
+        # which folders are packages decides whether relative imports work (see parse/record_store.py)
+        depths = package_depths(repo, paths)
+        keys = {path: (index.key(path, read_source), depth) for path, depth in depths.items()}
         root = library_root(repo)
         library_keys = None
         if root is not None:
             library_keys = {path: index.key(path, Path.read_bytes) for path in library_paths(repo, root)}
         index.save()
-        # which folders are packages decides whether relative imports work (see parse/record_store.py)
-        depths = list(package_depths(repo, paths).values())
+        common_keys = [(path, keys[path]) for path in common]
         lookup = cache_key(
             "snapshot",
-            repr((analyzer_version(), settings, pytest, library_keys is None, keys, depths)).encode(),
+            repr((analyzer_version(), settings, pytest, library_keys is None, common_keys)).encode(),
         )
-        return cls(lookup, dict(keys), library_keys)
+        return cls(lookup, keys, library_keys)
 
 
-def valid_snapshot(repo: Path, snapshot: ScanSnapshot | None, checkout: Checkout) -> ScanSnapshot | None:
-    """The snapshot if every test file it read still has the same content and the library is as present."""
+def kept_snapshot(snapshot: ScanSnapshot | None, checkout: Checkout) -> ScanSnapshot | None:
+    """The snapshot, if it was made with the library as present as it is now."""
     if snapshot is None or (snapshot.library_keys is None) != (checkout.library_keys is None):
         return None
-    for path, key in snapshot.test_keys:
-        if path in checkout.test_keys:  # part of the lookup key: the same by construction
-            continue
-        try:
-            data = read_source(repo / path)
-        except OSError:
-            return None
-        if cache_key(path, data) != key:
-            return None
     return snapshot
+
+
+def changed_test_files(repo: Path, snapshot: ScanSnapshot, checkout: Checkout) -> set[str]:
+    """The test files added, removed or edited since the snapshot: among the common and model test
+    files, and the other files under the test folders that scan read (testers, helpers)."""
+    before = {path: (key, depth) for path, key, depth in snapshot.test_keys}
+    changed = {path for path, found in checkout.test_keys.items() if before.get(path) != found}
+    others = [path for path in before if path not in checkout.test_keys]
+    for path, depth in package_depths(repo, others).items():
+        try:
+            now = (cache_key(path, read_source(repo / path)), depth)
+        except OSError:
+            now = ("", depth)
+        if now != before[path]:
+            changed.add(path)
+    return changed
 
 
 def changed_library_files(repo: Path, snapshot: ScanSnapshot, checkout: Checkout) -> set[str]:

@@ -1,4 +1,4 @@
-"""A whole scan's answer kept in the cache, found again by the content of the test files it read."""
+"""A whole scan's answer kept in the cache, found again by its settings and common test files."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from model_debugging.skips.work.entries import ParseCache, cache_key
 
 @dataclass(frozen=True)
 class ScanSnapshot:
-    """A whole scan's answer, the content keys of every file it read, and where its
-    :class:`~model_debugging.skips.incremental.memory.ScanMemory` is kept (``memory_key``)."""
+    """A whole scan's answer, the content keys of every file it read (the test files' with their
+    package depths), and where its :class:`~model_debugging.skips.incremental.memory.ScanMemory` is
+    kept (``memory_key``)."""
 
-    test_keys: tuple[tuple[str, str], ...]
+    test_keys: tuple[tuple[str, str, int], ...]  # (path, content key, package depth)
     library_keys: tuple[tuple[str, str], ...] | None  # None: the checkout had no library sources
     result: ScanResult
     memory_key: str

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from model_debugging.skips.parse.batch import iter_parsed
 from model_debugging.skips.parse.other_tests import named_tests
+from model_debugging.skips.records.test_file_index import TestFileIndex
 from model_debugging.skips.records.test_files import RELATIVE_IMPORT, NamedTests, ParsedFile, ParseError
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import imported_modules, module_name
@@ -189,17 +190,25 @@ class RecordStore:
         """The parse errors of every file, sorted by path."""
         return tuple(self._errors[path] for path in sorted(self._errors))
 
-    def view(self) -> Mapping[str, ParsedFile]:
-        """Module name -> record, loading records once per view: give each model a view of its own."""
-        return _View(self)
+    def view(self, asked: set[str] | None = None) -> Mapping[str, ParsedFile]:
+        """Module name -> record, loading records once per view: give each model a view of its own.
+        Every module name looked up in the view (found or not) is added to ``asked``."""
+        return _View(self, set() if asked is None else asked)
+
+    def file_index(self, keys: Mapping[str, str]) -> TestFileIndex:
+        """The files the store holds, by module, with their content keys (from ``keys``) and depths."""
+        depths = package_depths(self._repo, self._keys)
+        files = {path: (keys.get(path, ""), depth) for path, depth in depths.items()}
+        return TestFileIndex(dict(self._paths), files)
 
 
 class _View(Mapping[str, ParsedFile]):
-    def __init__(self, store: RecordStore):
-        self._store = store
+    def __init__(self, store: RecordStore, asked: set[str]):
+        self._store, self._asked = store, asked
         self._loaded: dict[str, ParsedFile] = {}
 
     def __getitem__(self, module: str) -> ParsedFile:
+        self._asked.add(module)
         parsed = self._loaded.get(module)
         if parsed is None:
             path = self._store.path_of_module(module)
@@ -209,7 +218,10 @@ class _View(Mapping[str, ParsedFile]):
         return parsed
 
     def __contains__(self, module: object) -> bool:
-        return isinstance(module, str) and self._store.path_of_module(module) is not None
+        if not isinstance(module, str):
+            return False
+        self._asked.add(module)
+        return self._store.path_of_module(module) is not None
 
     def __iter__(self) -> Iterator[str]:
         return self._store.module_names()

@@ -203,3 +203,19 @@ def test_a_model_file_another_imports_breaks_the_rows_of_both(whole_tree, tmp_pa
     # not a skip to ponder: the summary names the broken file, and the check fails on it
     assert not [row for row in listed if "rarely skipped" in row], listed
     assert "ponder" not in capsys.readouterr().out
+
+
+def test_head_is_scanned_by_evaluating_again_only_the_model_whose_test_file_changed(whole_tree, capsys):
+    """A pull request that adds a skip to beta's test file: the head side starts from base's scan and
+    evaluates beta alone (no other model's test files import beta's)."""
+    edit(
+        whole_tree,
+        "tests/models/beta/test_modeling_beta.py",
+        "    all_model_classes",
+        '    @unittest.skip("not yet")\n    def test_forward(self):\n        pass\n\n    all_model_classes',
+    )
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 1
+    captured = capsys.readouterr()
+    assert [row[:2] for row in rows(captured.out)] == [["test_forward", "beta"]]
+    head = captured.err.split("head (working tree):")[1]
+    assert "evaluating the 1 model(s) the change concerns: 1 model" in head, captured.err
