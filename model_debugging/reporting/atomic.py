@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from model_debugging.console import drop_output
+
 
 def _process_umask() -> int:
     # os.umask can only be read by setting it; do it once, at import, before any worker threads exist.
@@ -87,7 +89,10 @@ def _write_through(path: Path, status: os.stat_result, data: bytes) -> None:
         if _same_file(status, fd):  # e.g. /dev/stdout, or stdout redirected to this very file
             if stream is not None:
                 stream.flush()  # what the command printed before comes first
-            _write_all(fd, data)
+            try:
+                _write_all(fd, data)
+            except BrokenPipeError:  # `command --json /dev/stdout | head`: the rest is not read
+                drop_output(fd)
             return
     nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX: a FIFO nobody reads is an error instead of a hang
     try:
