@@ -120,7 +120,7 @@ def _first_existing(path: Path) -> Path:
     return path
 
 
-def folder_write_problem(folder: Path) -> str | None:
+def _folder_write_problem(folder: Path) -> str | None:
     """Why no file can be created in ``folder``, found by trying; None when one can.
 
     The folder and its missing parents are made, a temporary file is created in it, and all of
@@ -155,7 +155,7 @@ def output_dir_problem(directory: str | os.PathLike) -> str | None:
     existing = _first_existing(path.absolute())
     if not existing.is_dir():
         return f"--output_dir {shorten(str(path))}: {existing} is not a directory"
-    problem = folder_write_problem(path.absolute())
+    problem = _folder_write_problem(path.absolute())
     return f"--output_dir {shorten(str(path))}: {problem}" if problem else None
 
 
@@ -195,7 +195,7 @@ def output_file_problem(
     existing = _first_existing(path.absolute().parent)
     if not existing.is_dir():
         return f"{option} {shorten(str(path))}: {existing} is not a directory"
-    problem = folder_write_problem(path.absolute().parent)
+    problem = _folder_write_problem(path.absolute().parent)
     return f"{option} {shorten(str(path))}: {problem}" if problem else None
 
 
