@@ -3,16 +3,17 @@
 This module only dispatches; each subcommand's parser and work live in its tool's package and are
 imported only when used, so ``model-debugging scan`` never imports torch and runs in the base
 install. The conventions every subcommand follows (exit codes, one-line errors, output checks) are
-in :mod:`model_debugging.command_line`.
+in :mod:`model_debugging.command_line`; a closed pipe and Ctrl-C are handled by
+:mod:`model_debugging.console`.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from importlib import import_module
 
 from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, EXIT_OK, EXIT_USAGE, fail, missing_extra
+from model_debugging.console import run_entry_point
 
 PROG = "model-debugging"
 # subcommand -> ("module:function", one-line help); the function takes (argv, prog) and returns an exit code
@@ -39,7 +40,7 @@ def _usage() -> str:
     lines += [
         "",
         f"Run '{PROG} <command> --help' for the options of a command.",
-        "Exit codes: 0 ok, 1 a finding (new skips, a divergence), 2 unusable input.",
+        "Exit codes: 0 ok, 1 a finding (new skips, a divergence), 2 unusable input, 130 interrupted (Ctrl-C).",
     ]
     return "\n".join(lines)
 
@@ -59,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    return run_entry_point(f"{PROG} {command}", _run_command, command, rest)
+
+
+def _run_command(command: str, argv: list[str]) -> int:
+    """Import the subcommand's module (only now: scan never imports torch) and run it on ``argv``."""
     module_name, function_name = SUBCOMMANDS[command][0].split(":")
     try:
         module = import_module(module_name)
@@ -66,13 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if error.name not in DEBUGGER_EXTRA_MODULES:  # not what the extra adds: a real error
             raise
         return fail(f"{PROG} {command}", missing_extra(error.name))
-    function = getattr(module, function_name)
-    try:
-        return int(function(rest) or 0)
-    except BrokenPipeError:
-        # output piped into e.g. `head`, which closed early: files are already written, stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    return getattr(module, function_name)(argv)
 
 
 if __name__ == "__main__":

@@ -5,23 +5,28 @@ what the subcommands' own parsers share:
 
 - Exit codes: :data:`EXIT_OK` (0) the work was done and found nothing to flag, :data:`EXIT_FINDING`
   (1) it found something to flag (new skips, a divergence), :data:`EXIT_USAGE` (2) the input was
-  unusable (bad arguments, config, checkout or file); nothing was written then.
+  unusable (bad arguments, config, checkout or file); nothing was written then. Ctrl-C ends a command
+  with exit 130 (:mod:`model_debugging.console`).
 - Errors are one line on stderr, ``<prog>: error: <what was wrong>``, never a traceback.
 - Program names: ``model-debugging <command>``, or the script's path for a ``utils/`` wrapper.
 - Flags have one spelling each, in snake_case like upstream's ``--test_method_name`` and
   ``--output_dir``; a command with a built-in config prints it with ``--print_default_config``
   (:func:`add_default_config_option`), a copy to edit and pass back with ``--config``.
-- Output paths are checked before any work (:func:`outputs_problem`): no output option may name
-  a file the command reads, whatever the symlinks or hard links in between.
+- Output paths are checked before any work (:func:`outputs_problem`, :func:`output_dir_problem`):
+  each folder is tried by creating a file in it, and no output option may name a file the command
+  reads, whatever the symlinks or hard links in between. A write that fails later all the same is
+  one line naming the option and the path (:func:`writing_output`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import stat
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -84,9 +89,18 @@ def missing_extra(module: str) -> str:
     )
 
 
-def write_error(error: OSError) -> str:
-    """An output file that could not be written after all (disk full, a FIFO nobody reads) as one line."""
-    return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
+class OutputWriteError(Exception):
+    """An output that could not be written after all (disk full, a FIFO nobody reads), as one line naming its option."""
+
+
+@contextlib.contextmanager
+def writing_output(option: str) -> Iterator[None]:
+    """Turn an ``OSError`` raised while writing the output of ``option`` into an :class:`OutputWriteError`."""
+    try:
+        yield
+    except OSError as error:
+        shown = f" {error.filename}" if error.filename else ""
+        raise OutputWriteError(f"cannot write {option}{shown}: {error.strerror or error}") from error
 
 
 def positive_int(text: str) -> int:
@@ -106,6 +120,33 @@ def _first_existing(path: Path) -> Path:
     return path
 
 
+def _folder_write_problem(folder: Path) -> str | None:
+    """Why no file can be created in ``folder``, found by trying; None when one can.
+
+    The folder and its missing parents are made, a temporary file is created in it, and all of
+    them are removed again: ``os.access`` says yes to root, and to /proc or /sys, where writing fails.
+    """
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except OSError as error:
+                return f"cannot create the folder {path}: {error.strerror or error}"
+            made.append(path)
+        try:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".model-debugging-probe."):
+                pass
+        except OSError as error:
+            return f"cannot create files in {folder}: {error.strerror or error}"
+        return None
+    finally:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
 def output_dir_problem(directory: str | os.PathLike) -> str | None:
     """Why ``directory`` cannot receive output files (checked before any work), or None."""
     path = Path(directory).expanduser()
@@ -114,9 +155,8 @@ def output_dir_problem(directory: str | os.PathLike) -> str | None:
     existing = _first_existing(path.absolute())
     if not existing.is_dir():
         return f"--output_dir {shorten(str(path))}: {existing} is not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"--output_dir {shorten(str(path))}: {existing} is not writable"
-    return None
+    problem = _folder_write_problem(path.absolute())
+    return f"--output_dir {shorten(str(path))}: {problem}" if problem else None
 
 
 def _status(path: Path) -> os.stat_result | None:
@@ -153,9 +193,10 @@ def output_file_problem(
     if directory_must_exist and not path.parent.is_dir():
         return f"{option} {path}: the directory {path.parent} does not exist"
     existing = _first_existing(path.absolute().parent)
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        return f"{option} {shorten(str(path))}: {existing} is not a writable directory"
-    return None
+    if not existing.is_dir():
+        return f"{option} {shorten(str(path))}: {existing} is not a directory"
+    problem = _folder_write_problem(path.absolute().parent)
+    return f"{option} {shorten(str(path))}: {problem}" if problem else None
 
 
 @dataclass(frozen=True)

@@ -262,7 +262,7 @@ def test_a_fifo_nobody_reads_is_an_error_not_a_hang(traces, tmp_path, capsys):
     fifo = tmp_path / "out.json"
     os.mkfifo(fifo)
     assert main(["compare", *map(str, traces), "--json", str(fifo)]) == 2
-    one_line_error(capsys, "compare", f"{fifo}: no process is reading this FIFO")
+    one_line_error(capsys, "compare", f"cannot write --json {fifo}: no process is reading this FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
@@ -311,3 +311,50 @@ def test_the_atomic_writer_never_replaces_a_special_file(tmp_path, capfd):
     Path(tmp_path / "link.txt").symlink_to(target)  # a dangling link: the file it names is created
     atomic_write_text(tmp_path / "link.txt", "through the link")
     assert target.read_text() == "through the link" and (tmp_path / "link.txt").is_symlink()
+
+
+# /sys refuses new files even to root, for whom os.access says yes; /proc has no folder to make
+SYS_FOLDER, PROC_FOLDER = Path("/sys/kernel"), Path("/proc")
+needs_sys = pytest.mark.skipif(not SYS_FOLDER.is_dir(), reason="no /sys/kernel on this system (Linux only)")
+needs_proc = pytest.mark.skipif(not PROC_FOLDER.is_dir(), reason="no /proc on this system (Linux only)")
+
+
+@needs_sys
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("compare", "--json"),
+        ("compare", "--markdown"),
+        ("compare", "--plot"),
+        ("view", "--output"),
+        ("replay", "--json"),
+    ],
+)
+def test_an_output_in_a_folder_that_takes_no_file_is_refused_before_any_trace_is_read(
+    traces, capsys, command, option
+):
+    target = SYS_FOLDER / "out.png"
+    args = {
+        "compare": [*map(str, traces)],
+        "view": [str(traces[0])],
+        "replay": [str(traces[0]), "--model", TOY],
+    }
+    assert main([command, *args[command], option, str(target)]) == 2
+    one_line_error(capsys, command, f"{option} {target}: cannot create files in {SYS_FOLDER}: ")
+    assert not target.exists()
+
+
+@needs_proc
+def test_an_output_folder_that_cannot_be_made_is_refused_before_the_port_runs(tmp_path, capsys):
+    script = tmp_path / "port.py"
+    script.write_text("raise SystemExit('the script ran')\n")
+    assert main(["debug-port", str(script), "--output_dir", "/proc/debug_port"]) == 2
+    one_line_error(
+        capsys, "debug-port", "--output_dir /proc/debug_port: cannot create the folder /proc/debug_port"
+    )
+
+
+def test_a_plot_format_matplotlib_cannot_write_is_refused_before_any_trace_is_read(traces, tmp_path, capsys):
+    assert main(["compare", *map(str, traces), "--plot", str(tmp_path / "divergence.txt")]) == 2
+    one_line_error(capsys, "compare", "--plot", "matplotlib cannot write .txt files", "png", "svg")
+    assert list(tmp_path.glob("divergence*")) == []

@@ -11,7 +11,10 @@ models skipped before, 2 when the check could not run.
 
 import sys
 
+from model_debugging.console import run_entry_point
 from model_debugging.skips.report.pr_check.command import main
 
+PROG = "utils/check_new_skips.py"
+
 if __name__ == "__main__":
-    sys.exit(main(prog="utils/check_new_skips.py"))
+    sys.exit(run_entry_point(PROG, main, prog=PROG))

@@ -11,11 +11,14 @@ import os
 import sys
 
 from model_debugging.command_line import EXIT_OK, EXIT_USAGE, ArgumentParser
+from model_debugging.console import run_entry_point
 from model_debugging.skips.report.previous_run import GitHubCLIError, fetch_previous_result
+
+PROG = "utils/fetch_previous_scan.py"
 
 
 def main(argv=None) -> int:
-    parser = ArgumentParser(prog="utils/fetch_previous_scan.py", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="OWNER/NAME of the repository running the workflow")
     parser.add_argument("--workflow", required=True, help="workflow file name, e.g. skip-report.yml")
     parser.add_argument("--artifact", required=True, help="name of the artifact holding the scan result")
@@ -38,4 +41,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_entry_point(PROG, main))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail, positive_int
+from model_debugging.console import run_entry_point
 from model_debugging.skips.report.pr_check.comment import CommentError, post_comment
 
 PROG = "utils/post_pr_comment.py"
@@ -34,4 +35,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_entry_point(PROG, main))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from model_debugging import __version__
 from model_debugging.command_line import EXIT_OK, ArgumentParser, fail
+from model_debugging.console import run_entry_point
 from model_debugging.skips.source.scanned_paths import scanned_files_digest
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 
@@ -38,4 +39,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_entry_point(PROG, main))

@@ -23,7 +23,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(PROJECT_ROOT))
 
+from model_debugging.console import run_entry_point  # noqa: E402
 from model_debugging.skips.command import main  # noqa: E402
 
+PROG = "utils/scan_skipped_tests.py"
+
 if __name__ == "__main__":
-    sys.exit(main(prog="utils/scan_skipped_tests.py"))
+    sys.exit(run_entry_point(PROG, main, prog=PROG))

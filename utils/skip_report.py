@@ -9,7 +9,10 @@ Thresholds and row counts come from the built-in config (--print_default_config 
 
 import sys
 
+from model_debugging.console import run_entry_point
 from model_debugging.skips.report.command import main
 
+PROG = "utils/skip_report.py"
+
 if __name__ == "__main__":
-    sys.exit(main(prog="utils/skip_report.py"))
+    sys.exit(run_entry_point(PROG, main, prog=PROG))

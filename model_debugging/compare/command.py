@@ -16,8 +16,10 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    OutputWriteError,
     fail,
     outputs_problem,
+    writing_output,
 )
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.rank_runs import rank_directories
@@ -153,16 +155,18 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             ignore=args.ignore,
         )
         if args.save_renames:
-            atomic_write_text(args.save_renames, result.alignment.rename_rules_yaml)
+            with writing_output("--save_renames"):
+                atomic_write_text(args.save_renames, result.alignment.rename_rules_yaml)
         if args.json:
-            atomic_write_json(args.json, result.to_dict())
+            with writing_output("--json"):
+                atomic_write_json(args.json, result.to_dict())
         if args.markdown:
-            atomic_write_text(args.markdown, render_markdown(result))
+            with writing_output("--markdown"):
+                atomic_write_text(args.markdown, render_markdown(result))
         if args.plot:
-            write_plot(result, args.plot)
-    except (TraceError, ConfigError, RenameRuleError) as error:
+            with writing_output("--plot"):
+                write_plot(result, args.plot)
+    except (TraceError, ConfigError, RenameRuleError, OutputWriteError) as error:
         return fail(prog, str(error))
-    except OSError as error:  # an output file could not be written after all (disk full, ...)
-        return fail(prog, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))
     print(render_terminal(result))
     return EXIT_OK if result.equivalent else EXIT_FINDING

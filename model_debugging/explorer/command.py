@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_debugging.command_line import EXIT_OK, ArgumentParser, InputFile, fail, outputs_problem
+from model_debugging.command_line import (
+    EXIT_OK,
+    ArgumentParser,
+    InputFile,
+    OutputWriteError,
+    fail,
+    outputs_problem,
+    writing_output,
+)
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
 from model_debugging.config import ConfigError
 from model_debugging.debugger.trace_format.reading import trace_files
@@ -89,10 +97,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail(prog, problem)
     try:
         rules = command_line_rules(args.config, args.rename)
-        page = write_view(args.trace, args.output, compare=args.compare, rename=rules, align=args.align)
-    except (TraceError, ConfigError, RenameRuleError) as error:
+        with writing_output("--output" if args.output is not None else "the page"):
+            page = write_view(args.trace, args.output, compare=args.compare, rename=rules, align=args.align)
+    except (TraceError, ConfigError, RenameRuleError, OutputWriteError) as error:
         return fail(prog, str(error))
-    except OSError as error:
-        return fail(prog, f"cannot write the page: {error}")
     print(f"wrote {page} ({page.stat().st_size / 1e6:.1f} MB); open it in a browser")
     return EXIT_OK

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail
+from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_dir_problem
 from model_debugging.porting.api import DebugPortError, debug_port
 from model_debugging.script_loading import ScriptError, loaded_script, raised_by
 
@@ -103,6 +103,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
+    problem = output_dir_problem(args.output_dir)
+    if problem is not None:  # before the models are built and run
+        return fail(prog, problem)
     try:
         with loaded_script(args.script) as module:
             reference = _called(module, args.script, args.reference)

@@ -14,8 +14,10 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    OutputWriteError,
     fail,
     outputs_problem,
+    writing_output,
 )
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.renames import RenameRuleError, command_line_rules
@@ -144,8 +146,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
                 adapters=candidate.adapters,
             )
         if args.json:
-            atomic_write_json(args.json, result.to_dict())
-    except (TraceError, ConfigError, RenameRuleError, ScriptError, ValueError) as error:
+            with writing_output("--json"):
+                atomic_write_json(args.json, result.to_dict())
+    except (TraceError, ConfigError, RenameRuleError, ScriptError, ValueError, OutputWriteError) as error:
         return fail(prog, str(error))
     except OSError as error:
         return fail(prog, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from model_debugging.console import drop_output
+
 
 def _process_umask() -> int:
     # os.umask can only be read by setting it; do it once, at import, before any worker threads exist.
@@ -87,7 +89,10 @@ def _write_through(path: Path, status: os.stat_result, data: bytes) -> None:
         if _same_file(status, fd):  # e.g. /dev/stdout, or stdout redirected to this very file
             if stream is not None:
                 stream.flush()  # what the command printed before comes first
-            _write_all(fd, data)
+            try:
+                _write_all(fd, data)
+            except BrokenPipeError:  # `command --json /dev/stdout | head`: the rest is not read
+                drop_output(fd)
             return
     nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX: a FIFO nobody reads is an error instead of a hang
     try:
@@ -114,15 +119,29 @@ def _special_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _named(error: OSError, path: Path) -> OSError:
+    """``error`` naming ``path``, the file the caller asked for, rather than a temporary file."""
+    if error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror or str(error), str(path))  # the subclass of the errno
+
+
 def _write_atomically(path: str | os.PathLike, data: bytes) -> Path:
     """Publish ``data`` at ``path``: atomically for a regular file or a new one, through a FIFO or device.
 
     A symlink is followed: the file it names is replaced (the temporary file is made in that
     file's directory), never the link. A FIFO, a character device (``/dev/null``, a terminal)
     or a file that is this process's stdout or stderr is written into, not replaced; any other
-    special file (a directory, a block device, a socket) is refused with an ``OSError``.
+    special file (a directory, a block device, a socket) is refused with an ``OSError``. An
+    ``OSError`` names ``path``, never the temporary file.
     """
-    given = Path(path)
+    try:
+        return _write_to(Path(path), data)
+    except OSError as error:
+        raise _named(error, Path(path)) from error
+
+
+def _write_to(given: Path, data: bytes) -> Path:
     try:
         status = os.stat(given)  # follows symlinks
     except FileNotFoundError:
@@ -174,9 +193,11 @@ def atomic_write_with(
         with contextlib.suppress(FileNotFoundError):
             os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))  # a replaced file keeps its mode
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise _named(error, target) from error
         raise
     return target
 

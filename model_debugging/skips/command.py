@@ -10,11 +10,13 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    OutputWriteError,
     add_default_config_option,
     fail,
     output_dir_problem,
     outputs_problem,
     positive_int,
+    writing_output,
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
@@ -235,14 +237,19 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
     name = args.test_method_name
     if name:
         _print_single(name, result.tests[name])
-        result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
-        atomic_write_json(errors_file_of(result_path), result.errors_json())
-    else:
-        if args.summary or sys.stdout.isatty():
-            _print_summary(result)
-        result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
-        atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
-    write_observed(args, result, settings, output_dir)
+    elif args.summary or sys.stdout.isatty():
+        _print_summary(result)
+    try:
+        with writing_output("--output_dir"):
+            if name:
+                result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
+                atomic_write_json(errors_file_of(result_path), result.errors_json())
+            else:
+                result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
+                atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
+            write_observed(args, result, settings, output_dir)
+    except OutputWriteError as error:  # the disk filled up during the scan, ...
+        return fail(prog, str(error))
     print(f"\nJSON saved to {result_path.resolve()}")
     if result.errors:
         print(

@@ -171,3 +171,24 @@ def test_check_skips_markdown_at_a_directory_fails_before_scanning(tmp_path, cap
     assert check_main(["--repo", str(tmp_path), "--base", "main", "--markdown", str(tmp_path)]) == 2
     assert "is a directory" in one_line_error(capsys)
     assert not Path(tmp_path / "base").exists()
+
+
+def test_a_repo_that_does_not_exist_or_is_a_file_is_named_so(repo, tmp_path, capsys):
+    missing = tmp_path / "does-not-exist"
+    assert scan_main(["--repo", str(missing), "--output_dir", str(tmp_path / "out")]) == 2
+    assert f"the checkout {missing} does not exist" in one_line_error(capsys)
+    file = repo / "tests" / "test_modeling_common.py"
+    assert scan_main(["--repo", str(file), "--output_dir", str(tmp_path / "out")]) == 2
+    assert f"the checkout {file} is not a folder" in one_line_error(capsys)
+
+
+def test_report_on_a_single_test_result_asks_for_a_full_scan(repo, tmp_path, capsys):
+    args = ["--repo", str(repo), "--output_dir", str(tmp_path), "--test_method_name", "test_forward"]
+    assert scan_main(args) == 0
+    single = tmp_path / "scan_test_forward.json"
+    capsys.readouterr()
+    assert report_main(["--previous", str(single), "--current", str(single)]) == 2
+    assert (
+        f"{single}: the result of a single test (scan --test_method_name); "
+        "give the all_tests_scan_result.json of a full scan"
+    ) in one_line_error(capsys)

@@ -9,10 +9,11 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    OutputWriteError,
     add_default_config_option,
     fail,
     outputs_problem,
-    write_error,
+    writing_output,
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_text
@@ -90,14 +91,19 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     print(render_text(report), end="")
     try:
         if args.markdown:
-            print(f"markdown written to {atomic_write_text(args.markdown, render_markdown(report))}")
+            with writing_output("--markdown"):
+                markdown = atomic_write_text(args.markdown, render_markdown(report))
+            print(f"markdown written to {markdown}")
         if args.csv:
-            print(f"CSV written to {write_csv(current, args.csv, index=True)}")
+            with writing_output("--csv"):
+                csv = write_csv(current, args.csv, index=True)
+            print(f"CSV written to {csv}")
         if args.plot:
             # the first headline's tests: those that apply to a model and run on any machine
             shown = current.loc[trend.most_skipped["test"]]
-            plot = plot_skipped_proportion(shown, args.plot, top=report_settings.headline_rows)
+            with writing_output("--plot"):
+                plot = plot_skipped_proportion(shown, args.plot, top=report_settings.headline_rows)
             print(f"plot written to {plot}")
-    except OSError as error:  # e.g. a FIFO nobody reads
-        return fail(prog, write_error(error))
+    except OutputWriteError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, str(error))
     return EXIT_OK

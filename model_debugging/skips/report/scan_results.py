@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from model_debugging.command_line import shorten
+from model_debugging.skips.results.output_files import RESULT_FILE
 
 UPSTREAM_COLUMNS = ("origin", "models_ran", "models_skipped", "skipped_proportion", "reasons_skipped")
 _LIST_COLUMNS = ("models_ran", "models_skipped", "reasons_skipped")
@@ -145,6 +146,11 @@ def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>"
     """The frame of an analyzer result mapping (as ``json.load`` gives it); errors name ``source``."""
     if not isinstance(data, dict):
         raise ScanResultsError(f"{source}: expected an object keyed by test name, got {type(data).__name__}")
+    if isinstance(data.get("origin"), str) and "models_ran" in data:  # the keys of one test's entry
+        raise ScanResultsError(
+            f"{source}: the result of a single test (scan --test_method_name); "
+            f"give the {RESULT_FILE} of a full scan"
+        )
     for test, entry in data.items():
         _check_entry(source, test, entry)
         if "combined" in entry:

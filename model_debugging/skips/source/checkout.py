@@ -22,6 +22,10 @@ class CheckoutError(Exception):
 def check_checkout(repo: Path, settings: ScanSettings) -> None:
     """Raise :class:`CheckoutError` unless ``repo`` holds the settings' first common file and models
     folder, both inside it (also through symlinks)."""
+    if not repo.exists():
+        raise CheckoutError(f"the checkout {repo} does not exist")
+    if not repo.is_dir():
+        raise CheckoutError(f"the checkout {repo} is not a folder; give the root of a transformers checkout")
     root = repo.resolve()
     for relative in (settings.models_dir, *(common.path for common in settings.common_test_files)):
         if not (root / relative).resolve().is_relative_to(root):  # also through symlinks

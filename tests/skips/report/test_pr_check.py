@@ -84,3 +84,12 @@ def test_a_base_without_tests_is_a_clear_error(tmp_path, capsys):
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
     assert main(["--repo", str(repo), "--base", "main"]) == 2
     assert "has none of src, tests: not a transformers checkout" in capsys.readouterr().err
+
+
+def test_a_folder_inside_the_checkout_is_refused_naming_its_root(checkout, capsys, monkeypatch):
+    monkeypatch.chdir(checkout)  # `check-skips --repo tests` run from the checkout's root
+    assert main(["--repo", "tests", "--base", "main"]) == 2
+    assert capsys.readouterr().err == (
+        f"model-debugging check-skips: error: tests is a folder inside the checkout {checkout}: "
+        "--repo must be the checkout's root\n"
+    )

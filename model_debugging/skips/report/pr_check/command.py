@@ -17,10 +17,11 @@ from model_debugging.command_line import (
     EXIT_OK,
     ArgumentParser,
     InputFile,
+    OutputWriteError,
     add_default_config_option,
     fail,
     outputs_problem,
-    write_error,
+    writing_output,
 )
 from model_debugging.config import ConfigError
 from model_debugging.reporting.atomic import atomic_write_text
@@ -119,7 +120,9 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
     markdown = render_markdown(report)
     try:
         for target in args.markdown:
-            print(f"markdown written to {atomic_write_text(target, markdown)}")
-    except OSError as error:  # e.g. a FIFO nobody reads
-        return fail(prog, write_error(error))
+            with writing_output("--markdown"):
+                written = atomic_write_text(target, markdown)
+            print(f"markdown written to {written}")
+    except OutputWriteError as error:  # e.g. a FIFO nobody reads
+        return fail(prog, str(error))
     return EXIT_FINDING if introduced["flagged"].any() or scans.new_parse_errors else EXIT_OK

@@ -35,13 +35,15 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def resolve_commit(repo: str | os.PathLike, ref: str, *, fetch_from: str | None = None) -> str:
-    """The full commit id of ``ref``; a clear error when ``repo`` is no git checkout or ``ref`` is unknown.
+    """The full commit id of ``ref``; a clear error when ``repo`` is no git checkout's root or ``ref`` is unknown.
 
     With ``fetch_from`` (a remote), a ``ref`` the repository does not hold is fetched first, alone
     and without history (``git fetch --depth=1``): a shallow CI checkout then gets only the base's
     files, not the project's history."""
     repo = Path(repo)
-    _git(repo, "rev-parse", "--git-dir")  # fails with git's own "not a git repository"
+    root = _git(repo, "rev-parse", "--show-toplevel")  # fails with git's own "not a git repository"
+    if Path(root).resolve() != repo.resolve():
+        raise GitError(f"{repo} is a folder inside the checkout {root}: --repo must be the checkout's root")
     try:
         return _git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
     except GitError:
