@@ -222,8 +222,7 @@ def ranked_model(name: str, mixins: str, skips: tuple[str, ...]) -> str:
     methods = "".join(f'\n    @unittest.skip("no")\n    def {test}(self):\n        pass\n' for test in skips)
     return (
         f"import unittest\nfrom ...test_modeling_common import {mixins}\n\n"
-        f"class {name.capitalize()}ModelTest({mixins}, unittest.TestCase):\n"
-        + (methods or "    pass\n")
+        f"class {name.capitalize()}ModelTest({mixins}, unittest.TestCase):\n" + (methods or "    pass\n")
     )
 
 
