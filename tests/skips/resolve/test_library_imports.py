@@ -79,6 +79,15 @@ def modeling(name: str, config_module: str = "", *, head: str = "") -> str:
     )
 
 
+def missing_module_entry(model: str, missing: str) -> dict:
+    """The errors file's entry of a model's modeling file whose line 2 imports ``missing``."""
+    return {
+        "path": f"src/transformers/models/{model}/modeling_{model}.py",
+        "line": 2,
+        "message": f"pytest cannot import this file: No module named 'transformers.models.{model}.{missing}'",
+    }
+
+
 def test_a_copied_model_whose_modeling_file_imports_the_old_configuration_is_not_collected(make_repo, scan):
     files = {
         **LIBRARY,
@@ -88,11 +97,7 @@ def test_a_copied_model_whose_modeling_file_imports_the_old_configuration_is_not
     }
     results = scan(make_repo(files))
     assert verdicts(results, "test_forward")["ran"] == ["original"]
-    cause = {
-        "path": "src/transformers/models/copied/modeling_copied.py",
-        "line": 2,
-        "message": "pytest cannot import this file: No module named 'transformers.models.copied.configuration_original'",
-    }
+    cause = missing_module_entry("copied", "configuration_original")
     assert scan.errors == [
         {
             "path": "tests/models/copied/test_modeling_copied.py",
@@ -117,11 +122,7 @@ def test_a_model_importing_a_broken_models_modeling_file_is_not_collected_either
     }
     results = scan(make_repo(files))
     assert verdicts(results, "test_forward")["ran"] == ["charlie"]
-    cause = {
-        "path": "src/transformers/models/alpha/modeling_alpha.py",
-        "line": 2,
-        "message": "pytest cannot import this file: No module named 'transformers.models.alpha.configuration_alhpa'",
-    }
+    cause = missing_module_entry("alpha", "configuration_alhpa")
     assert [(error["path"], error["line"], error["cause"]) for error in scan.errors] == [
         ("tests/models/alpha/test_modeling_alpha.py", 9, cause),
         ("tests/models/bravo/test_modeling_bravo.py", 9, cause),
