@@ -1,14 +1,16 @@
 """Whether importing a module of the library fails because a module it imports is missing.
 
-Python runs a module's imports in order, each module once: importing ``transformers.a.b`` runs
-``transformers/__init__.py``, ``a/__init__.py``, then ``b.py``, and each runs its own imports first.
-The first import naming a module the checkout's ``src/`` does not have raises
-``ModuleNotFoundError: No module named '<module>'`` (what pytest reports). Only certain failures
-are told: an import counts when it always runs, at module level, in the body of
-``if is_torch_available():`` (the tests run with torch) or the ``else`` of ``if TYPE_CHECKING:``;
-not in a function, a ``try`` block or any other ``if``. Only the package's own modules are followed
-(relative imports and absolute ones of the package); a missing name in a module that exists is not
-told. A module exists when its file, its ``__init__.py`` or its folder (a namespace package) does.
+Python runs a module's imports in order, each module once, each running its own imports first. The
+first import naming a module the checkout's ``src/`` does not have raises ``ModuleNotFoundError:
+No module named '<module>'`` (what pytest reports). Only certain failures are told: an import
+counts when it always runs, at module level, in the body of ``if is_torch_available():`` (the tests
+run with torch) or the ``else`` of ``if TYPE_CHECKING:``; not in a function, a ``try`` block or any
+other ``if``. The files followed are those the library reader lists whenever they exist (the
+models' modeling and configuration files, the shared files: ``parse/library/load.py``), and a
+missing module is told when it would be one of them (``from .configuration_mistral import ...`` in
+a copied model's folder): their presence is part of what a warm scan checks, so no other file is
+read again to answer it. Packages, other modules, and a missing name in a module that exists are
+not looked at.
 
 A test file's ``from transformers import X`` imports the library module defining ``X`` (the
 package's lazy ``__init__`` imports it when ``X`` is asked for): the library's index of class names
@@ -21,7 +23,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from model_debugging.skips.parse.library.load import library_root
+from model_debugging.skips.parse.library.load import library_root, listed_when_present
 from model_debugging.skips.records.test_files import CANNOT_IMPORT, STAR, ParsedFile, ParseError
 from model_debugging.skips.resolve.library import Library
 from model_debugging.skips.source.files import read_source
@@ -75,62 +77,61 @@ def _module_of(path: str) -> str:
     return module_name(path.removeprefix(f"{LIBRARY_FOLDER}/"))
 
 
-def _module_file(library: Library, module: str) -> str | bool:
-    """The file of library module ``module``; True for a folder without ``__init__.py`` (a namespace
-    package: nothing to run), False when it does not exist."""
-    stem = f"{LIBRARY_FOLDER}/{module.replace('.', '/')}"
-    for path in (f"{stem}/__init__.py", f"{stem}.py"):
-        if library.exists(path):
-            return path
-    return library.root is not None and (library.root / stem).is_dir()
+def _file_of(module: str) -> str:
+    return f"{LIBRARY_FOLDER}/{module.replace('.', '/')}.py"
 
 
-def package_of(library: Library) -> str | None:
-    """The name of the library's package (``transformers``), or None without library sources."""
+def _missing_part(library: Library, module: str) -> str:
+    """The first of ``a``, ``a.b``, ``a.b.c`` that does not exist, as Python names it."""
+    parts = module.split(".")
+    for end in range(1, len(parts)):
+        folder = library.root / LIBRARY_FOLDER / "/".join(parts[: end + 1])
+        if not folder.is_dir() and not folder.with_suffix(".py").is_file():
+            return ".".join(parts[: end + 1])
+    return module
 
-    def find() -> str | None:
+
+def package_of(library: Library) -> tuple[str, str] | None:
+    """The library's package (``transformers``) and its folder (``src/transformers``), or None
+    without library sources."""
+
+    def find() -> tuple[str, str] | None:
         root = library_root(library.root) if library.root is not None else None
-        return None if root is None else root.name
+        return None if root is None else (root.name, f"{LIBRARY_FOLDER}/{root.name}")
 
     return library.memoized(("library package",), find)
 
 
 def module_failure(library: Library, module: str) -> ParseError | None:
-    """The error importing library module ``module`` (which exists) meets first, as the entry of the
-    file whose import names a missing module; None when none is certain (a fact: see the module doc)."""
+    """The error importing library module ``module`` meets first, as the entry of the file whose
+    import names a missing module; None when none is certain (a fact: see the module doc)."""
     return library.fact(_first_missing, module)
 
 
 def _first_missing(library: Library, module: str) -> ParseError | None:
-    package = package_of(library)
+    package, folder = package_of(library)
     done: set[str] = set()
     # depth first, as Python runs them: (module, the file whose import names it, that import's line)
-    pending: list[tuple[str, str | None, int]] = list(reversed(_chain(module, None, 0)))
+    pending: list[tuple[str, str | None, int]] = [(module, None, 0)]
     while pending:
         name, importer, line = pending.pop()
-        if name in done:
+        path = _file_of(name)
+        if name in done or not listed_when_present(path, folder):
             continue
         done.add(name)
-        path = _module_file(library, name)
-        if path is False:
-            if importer is None:
-                return None  # the module asked for: its importer tells
-            return ParseError(importer, line, f"{CANNOT_IMPORT}No module named '{name}'")
-        if isinstance(path, str):
-            runs = [
-                item
-                for target, target_line in library.fact(_imports_of, path)
-                if target.split(".")[0] == package
-                for item in _chain(target, path, target_line)
-            ]
-            pending += reversed(runs)
+        if not library.exists(path):
+            if importer is None or (library.root / path.removesuffix(".py")).is_dir():
+                return None  # the module asked for is its importer's to tell; a package is not looked at
+            return ParseError(
+                importer, line, f"{CANNOT_IMPORT}No module named '{_missing_part(library, name)}'"
+            )
+        runs = [
+            (target, path, target_line)
+            for target, target_line in library.fact(_imports_of, path)
+            if target.split(".")[0] == package
+        ]
+        pending += reversed(runs)
     return None
-
-
-def _chain(module: str, importer: str | None, line: int) -> list[tuple[str, str | None, int]]:
-    """``a``, ``a.b``, ``a.b.c`` for ``a.b.c``: the packages Python runs before the module."""
-    parts = module.split(".")
-    return [(".".join(parts[:end]), importer, line) for end in range(1, len(parts) + 1)]
 
 
 @dataclass(frozen=True)
@@ -147,9 +148,10 @@ class LibraryImportFailure:
 def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
     """The first always-run import of the library by the test file ``parsed`` that fails, or None.
     Its text is read only when one of its imports (wherever written) fails."""
-    package = package_of(library)
-    if package is None or library.root is None:
+    found = package_of(library)
+    if found is None or library.root is None:
         return None
+    package = found[0]
     written = (item for item in parsed.imports if item.level == 0 and item.module.split(".")[0] == package)
     if all(_failure(library, item.module, item.name) is None for item in written):
         return None
