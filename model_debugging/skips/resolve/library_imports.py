@@ -48,12 +48,12 @@ def always_run_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.
                 yield from always_run_imports(statement.orelse)
 
 
-def _targets(statement: ast.Import | ast.ImportFrom, current: str, package: bool) -> Iterator[str]:
-    """The modules an import statement of module ``current`` imports (with their packages)."""
+def _targets(statement: ast.Import | ast.ImportFrom, current: str) -> Iterator[str]:
+    """The modules an import statement of module ``current`` (not a package) imports."""
     if isinstance(statement, ast.Import):
         yield from (alias.name for alias in statement.names)
     else:
-        yield absolute_module(current, package, statement.module or "", statement.level)
+        yield absolute_module(current, False, statement.module or "", statement.level)
 
 
 def _imports_of(library: Library, path: str) -> tuple[tuple[str, int], ...]:
@@ -64,11 +64,10 @@ def _imports_of(library: Library, path: str) -> tuple[tuple[str, int], ...]:
         tree = ast.parse(source or "")
     except (SyntaxError, ValueError):  # written for a later Python, perhaps: not certain to fail
         return ()
-    current, package = _module_of(path), path.endswith("/__init__.py")
     return tuple(
         (module, statement.lineno)
         for statement in always_run_imports(tree.body)
-        for module in _targets(statement, current, package)
+        for module in _targets(statement, _module_of(path))
     )
 
 
@@ -120,8 +119,10 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
             continue
         done.add(name)
         if not library.exists(path):
-            if importer is None or (library.root / path.removesuffix(".py")).is_dir():
-                return None  # the module asked for is its importer's to tell; a package is not looked at
+            if importer is None:
+                return None  # the module asked for: its importer's to tell
+            if (library.root / path.removesuffix(".py")).is_dir():
+                continue  # a package of that name: not looked at
             return ParseError(
                 importer, line, f"{CANNOT_IMPORT}No module named '{_missing_part(library, name)}'"
             )
