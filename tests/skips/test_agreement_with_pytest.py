@@ -169,6 +169,12 @@ MODELS = {
         f"{HEADER}from ..mixin_twice.test_modeling_mixin_twice import ModelTesterMixin as Mixin\n\n\n"
         "class ImportsFailingModelTest(Mixin, unittest.TestCase):\n    pass\n"
     ),
+    # a model copied from another whose modeling file still imports the old configuration (LIBRARY)
+    "copied": f"{HEADER}from transformers import CopiedModel\n\n\nclass CopiedModelTest{BASES}:\n    pass\n",
+    "copied_guarded": (
+        f"{HEADER}\ntry:\n    from transformers import CopiedModel\nexcept ImportError:\n    CopiedModel = None\n\n\n"
+        f"class CopiedGuardedModelTest{BASES}:\n    pass\n"
+    ),
     "no_package": f"{HEADER}\n\nclass NoPackageModelTest{BASES}:\n    pass\n",  # no __init__.py: see below
     "no_package_absolute": (
         "import unittest\n\nfrom tests.test_modeling_common import ModelTesterMixin\n\n\n"
@@ -212,6 +218,26 @@ MODELS = {
 }
 
 
+# The library the tests import, from src/ (the checkout's conftest.py puts it first on sys.path, as
+# transformers' does), with a lazy __init__ importing a name's module when it is asked for.
+LIBRARY = {
+    "conftest.py": 'import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(__file__).parent / "src"))\n',
+    "src/transformers/__init__.py": (
+        'import importlib\n\n_DEFINED_IN = {"CopiedModel": "models.copied.modeling_copied"}\n\n\n'
+        "def __getattr__(name):\n    if name not in _DEFINED_IN:\n        raise AttributeError(name)\n"
+        '    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)\n'
+    ),
+    "src/transformers/modeling_utils.py": "class PreTrainedModel:\n    pass\n",
+    "src/transformers/models/__init__.py": "",
+    "src/transformers/models/copied/__init__.py": "",
+    "src/transformers/models/copied/configuration_copied.py": "class CopiedConfig:\n    pass\n",
+    "src/transformers/models/copied/modeling_copied.py": (
+        "from ...modeling_utils import PreTrainedModel\nfrom .configuration_original import CopiedConfig\n\n\n"
+        "class CopiedModel(PreTrainedModel):\n    config_class = CopiedConfig\n"
+    ),
+}
+
+
 # model folders without an __init__.py: a relative import there fails, an absolute one works
 NOT_PACKAGES = {"no_package", "no_package_absolute"}
 # test files named otherwise than test_modeling_<model>.py
@@ -221,7 +247,12 @@ FILE_NAMES = {"suffix_file": "modeling_suffix_file_test.py"}
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     root = tmp_path_factory.mktemp("agreement")
-    files = {"tests/__init__.py": "", "tests/models/__init__.py": "", "tests/test_modeling_common.py": COMMON}
+    files = {
+        "tests/__init__.py": "",
+        "tests/models/__init__.py": "",
+        "tests/test_modeling_common.py": COMMON,
+        **LIBRARY,
+    }
     for model, text in MODELS.items():
         if model not in NOT_PACKAGES:
             files[f"tests/models/{model}/__init__.py"] = ""
@@ -238,6 +269,7 @@ def test_the_scanner_agrees_with_pytest_on_every_pair(tree, tmp_path):
 
     results, errors = scan_json(tree, cache_dir=tmp_path / "cache", jobs=1)
     assert {error["path"].split("/")[2]: error["line"] for error in errors} == {
+        "copied": 6,  # at its import of CopiedModel, whose module imports a missing one
         "imports_failing": 6,  # at its import of mixin_twice, which pytest cannot import
         "mixin_twice": 8,
         "module_skip_unallowed": 7,

@@ -112,8 +112,8 @@ def _evaluate(
             asked: set[str] = set()
             with runtime.library.recording() as reads:
                 resolver = model_resolver(store, paths_of_model, asked)
-                classes = collect_test_classes(resolver, paths_of_model, tests, store.pytest)
-                failed = failed_imports(resolver, paths_of_model)
+                classes = collect_test_classes(resolver, runtime.library, paths_of_model, tests, store.pytest)
+                failed = failed_imports(resolver, runtime.library, paths_of_model)
                 errors = tuple(_import_error(runtime.repo, failure) for failure in failed)
                 store.keep_errors(errors)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
@@ -123,8 +123,9 @@ def _evaluate(
 
 def _import_error(repo: Path, failed: FailedImport) -> ParseError:
     """The collection error pytest reports for a file whose import fails in a file it imports."""
+    line = failed.line
     try:
-        line = import_line(read_source(repo / failed.path), failed.path, failed.imported)
+        line = line or import_line(read_source(repo / failed.path), failed.path, failed.imported)
     except OSError:
         line = 1
     cause = failed.cause.message.removeprefix(CANNOT_IMPORT)

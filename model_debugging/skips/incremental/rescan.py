@@ -137,6 +137,11 @@ def rescan(
         for found in evaluated:
             entries[found.model] = ModelEntry(found.outcomes, found.reads, found.modules, found.errors)
     entries = {model: entries[model] for model in model_paths}
+    before = dict(memory.models)
+    if parse_errors is None and any(
+        model not in before or entry.errors != before[model].errors for model, entry in entries.items()
+    ):  # a library change made a model's import fail, or work again: the errors are folded anew
+        _, parse_errors = parse_test_files(store, scope, progress)
     if list(entries) == [model for model, _ in memory.models]:
         result = refolded(snapshot.result, memory, entries)
     else:

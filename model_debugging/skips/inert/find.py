@@ -69,7 +69,7 @@ def find_static_inert(
             if on_model is not None:
                 on_model(model)
             resolver = model_resolver(store, paths)
-            classes = collect_test_classes(resolver, paths, wanted, pytest)
+            classes = collect_test_classes(resolver, runtime.library, paths, wanted, pytest)
             for name in wanted:
                 statuses = [
                     (test_class, class_outcome(resolver, test_class, name, runtime).status)

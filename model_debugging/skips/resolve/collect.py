@@ -33,6 +33,8 @@ from model_debugging.skips.records.test_files import (
 )
 from model_debugging.skips.resolve.calls import method_skip, name_skips
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
+from model_debugging.skips.resolve.library import Library
+from model_debugging.skips.resolve.library_imports import library_import_failure
 from model_debugging.skips.source.modules import absolute_module, module_name
 from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
 
@@ -164,11 +166,12 @@ def _module_classes(
 
 
 def _import_failure(
-    resolver: Resolver, module: str, seen: set[str]
+    resolver: Resolver, library: Library, module: str, seen: set[str]
 ) -> ParseError | tuple[ClassRef, Skip] | None:
     """What importing ``module`` meets first: an error (pytest collects nothing from it), a skip of
     the whole module (with the module that skips), or None. Its imports of the checkout's modules
-    run first and pass their failure on."""
+    run first and pass their failure on, then its imports of the library (a library module that
+    cannot be imported: see ``resolve/library_imports.py``)."""
     seen.add(module)
     parsed = resolver.modules.get(module)
     if parsed is None:
@@ -176,9 +179,9 @@ def _import_failure(
     first = _fails_before_its_imports(parsed)
     if first is not None:
         return first
-    found = _failing_import(resolver, parsed, seen)
+    found = _failing_import(resolver, library, parsed, seen)
     if found is not None:
-        return found[1]
+        return found.failure
     if parsed.import_error is not None:
         return parsed.import_error
     return None if parsed.import_skip is None else (ClassRef(module, ""), parsed.import_skip)
@@ -194,31 +197,45 @@ def _fails_before_its_imports(parsed: ParsedFile) -> ParseError | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Failing:
+    """An import of a file that fails or skips: the module it names, what it meets (see
+    :func:`_import_failure`), and the line of the statement when it is known already."""
+
+    imported: str
+    failure: ParseError | tuple[ClassRef, Skip]
+    line: int | None = None
+
+
 def _failing_import(
-    resolver: Resolver, parsed: ParsedFile, seen: set[str]
-) -> tuple[str, ParseError | tuple[ClassRef, Skip]] | None:
-    """The first module of the checkout that ``parsed`` imports whose import fails or skips, with
-    what it meets (see :func:`_import_failure`); None when every one imports."""
+    resolver: Resolver, library: Library, parsed: ParsedFile, seen: set[str]
+) -> _Failing | None:
+    """The first module of the checkout that ``parsed`` imports whose import fails or skips, else its
+    first import of the library that fails; None when every one imports."""
     for imported in _imported_in_order(parsed):
         if imported not in seen and imported in resolver.modules:
-            failure = _import_failure(resolver, imported, seen)
+            failure = _import_failure(resolver, library, imported, seen)
             if failure is not None:
-                return imported, failure
-    return None
+                return _Failing(imported, failure)
+    found = library_import_failure(library, parsed)
+    return None if found is None else _Failing(found.imported, found.cause, found.line)
 
 
 @dataclass(frozen=True)
 class FailedImport:
     """A file pytest cannot import because a file of the checkout it imports, directly or not, does
-    not parse or cannot be imported: ``imported`` is the module its own import statement names,
-    ``cause`` the error of the file where the import fails."""
+    not parse or cannot be imported (a test file, or a library module that imports a missing one):
+    ``imported`` is the module its own import statement names (or runs: the library module defining
+    the name it imports), ``cause`` the error of the file where the import fails, ``line`` the line
+    of its import statement when known (else it is looked for)."""
 
     path: str
     imported: str
     cause: ParseError
+    line: int | None = None
 
 
-def failed_imports(resolver: Resolver, files: Iterable[str]) -> list[FailedImport]:
+def failed_imports(resolver: Resolver, library: Library, files: Iterable[str]) -> list[FailedImport]:
     """The files of ``files`` whose import fails in another file (pytest collects nothing from them,
     and reports a collection error for each); a file's own error is its record's already."""
     found = []
@@ -227,9 +244,9 @@ def failed_imports(resolver: Resolver, files: Iterable[str]) -> list[FailedImpor
         parsed = resolver.modules.get(module)
         if parsed is None or _fails_before_its_imports(parsed) is not None:
             continue
-        failing = _failing_import(resolver, parsed, {module})
-        if failing is not None and isinstance(failing[1], ParseError):
-            found.append(FailedImport(path, failing[0], failing[1]))
+        failing = _failing_import(resolver, library, parsed, {module})
+        if failing is not None and isinstance(failing.failure, ParseError):
+            found.append(FailedImport(path, failing.imported, failing.failure, failing.line))
     return found
 
 
@@ -263,6 +280,7 @@ def _plain_collected(
 
 def collect_test_classes(
     resolver: Resolver,
+    library: Library,
     files: Iterable[str],
     tests: Mapping[str, tuple[str, frozenset[ClassRef]]],
     pytest: PytestSettings = DEFAULT_PYTEST,
@@ -270,12 +288,12 @@ def collect_test_classes(
     """The test classes pytest collects from ``files``.
 
     ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``;
-    ``pytest`` holds the checkout's collection settings.
+    ``pytest`` holds the checkout's collection settings; ``library`` tells which library imports fail.
     """
     found = []
     for path in files:
         parsed = resolver.modules.get(module_name(path))
-        failure = _import_failure(resolver, module_name(path), set()) if parsed is not None else None
+        failure = _import_failure(resolver, library, module_name(path), set()) if parsed is not None else None
         if parsed is None or isinstance(failure, ParseError):  # pytest collects nothing from the file
             continue
         for ref, info in _module_classes(resolver, parsed, module_name(path)):

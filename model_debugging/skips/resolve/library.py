@@ -172,6 +172,11 @@ class Library:
             found[name] = (*found.get(name, ()), path)
         return found
 
+    def files_defining(self, name: str) -> tuple[str, ...]:
+        """The files defining a class called ``name``, in the library's order."""
+        self._read(names=(name,))
+        return tuple(path for path, _ in self._by_name.get(name, ()))
+
     def find(self, name: str, near: str | None = None) -> LibraryClass | None:
         """The class called ``name``; ``near`` is the path of the file that refers to it."""
         self._read(names=(name,))
@@ -196,15 +201,24 @@ class Library:
             self.class_read(path, info.name)
         return path
 
-    def source(self, path: str) -> str | None:
-        """The text of a library file (common tests read some, e.g. the copyright year); None if unreadable."""
+    def source(self, path: str, *, keep: bool = True) -> str | None:
+        """The text of a library file (common tests read some, e.g. the copyright year); None if
+        unreadable. ``keep=False`` reads it again on every call (a text read once and parsed)."""
         self._read(texts=(path,))
-        if path not in self._sources:
-            try:
-                self._sources[path] = (self.root / path).read_text(encoding="utf-8") if self.root else None
-            except (OSError, UnicodeDecodeError):
-                self._sources[path] = None
-        return self._sources[path]
+        if path in self._sources:
+            return self._sources[path]
+        try:
+            text = (self.root / path).read_text(encoding="utf-8") if self.root else None
+        except (OSError, UnicodeDecodeError):
+            text = None
+        if keep:
+            self._sources[path] = text
+        return text
+
+    def exists(self, path: str) -> bool:
+        """Whether the checkout has the file ``path``: a read of its text (a rescan sees it appear or go)."""
+        self._read(texts=(path,))
+        return self.root is not None and (self.root / path).is_file()
 
     def forward_lines(self, path: str) -> tuple[tuple[str, int, int, int], ...]:
         """(class name, class line, first line, last line) of the ``forward`` of each class written

@@ -63,14 +63,27 @@ def library_paths(repo: Path, root: Path) -> list[str]:
     for folder in folders:
         with os.scandir(os.path.join(models, folder)) as entries:  # as glob("*.py"): no hidden names
             names = sorted(e.name for e in entries if e.name.endswith(".py") and not e.name.startswith("."))
-        modeling = [
-            name
-            for name in names
-            if name.startswith(_MODEL_FILE_PREFIXES) and not name.startswith("modeling_flax_")
-        ]
+        modeling = [name for name in names if _is_model_file(name)]
         chosen = modeling + _imported_siblings(os.path.join(models, folder), names, modeling)
         found += [f"{prefix}/models/{folder}/{name}" for name in chosen]
     return found
+
+
+def _is_model_file(name: str) -> bool:
+    return name.startswith(_MODEL_FILE_PREFIXES) and not name.startswith("modeling_flax_")
+
+
+def listed_when_present(path: str, root: str) -> bool:
+    """Whether :func:`library_paths` lists ``path`` whenever the file exists, by its name alone: a
+    shared file, or a modeling or configuration file of a model's folder (``root`` is the library's
+    folder, ``src/transformers``; the siblings the modeling files import are left aside)."""
+    inside = path.removeprefix(f"{root}/")
+    if inside == path:
+        return False
+    if inside in _SHARED_FILES:
+        return True
+    parts = inside.split("/")
+    return len(parts) == 3 and parts[0] == "models" and _is_model_file(parts[2]) and parts[2].endswith(".py")
 
 
 def _imported_siblings(folder: str, names: list[str], modeling: list[str]) -> list[str]:
