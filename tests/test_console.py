@@ -100,7 +100,14 @@ def test_piped_into_head_the_reader_gets_the_first_line_and_the_files_are_writte
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     fifo = tmp_path / "scan.json"  # e.g. <(slow command): the report waits for its writer
     os.mkfifo(fifo)
-    process = subprocess.Popen([*CLI, "report", "--current", str(fifo)], stderr=subprocess.PIPE, text=True)
+    # as from a terminal: a command started in the background of a shell (nohup, `&`, some CI
+    # runners) inherits SIGINT ignored, and Python then leaves Ctrl-C ignored too
+    process = subprocess.Popen(
+        [*CLI, "report", "--current", str(fifo)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 60
         while True:  # the FIFO can be opened for writing once the report has opened it for reading
