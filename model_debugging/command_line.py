@@ -123,28 +123,24 @@ def _first_existing(path: Path) -> Path:
 def _folder_write_problem(folder: Path) -> str | None:
     """Why no file can be created in ``folder``, found by trying; None when one can.
 
-    The folder and its missing parents are made, a temporary file is created in it, and all of
-    them are removed again: ``os.access`` says yes to root, and to /proc or /sys, where writing fails.
+    ``os.access`` says yes to root, and to /proc or /sys, where writing fails. So a temporary file
+    is made in ``folder``, or, when it does not exist yet, a temporary folder where its first missing
+    part would go; both are removed again. Nothing of the user's path is made: two commands writing
+    to one new folder at once must not take it away from each other.
     """
-    missing = [path for path in (folder, *folder.parents) if not path.exists()]
-    made: list[Path] = []
-    try:
-        for path in reversed(missing):
-            try:
-                path.mkdir()
-            except OSError as error:
-                return f"cannot create the folder {path}: {error.strerror or error}"
-            made.append(path)
+    existing = _first_existing(folder)
+    if existing == folder:
         try:
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".model-debugging-probe."):
-                pass
+                return None
         except OSError as error:
             return f"cannot create files in {folder}: {error.strerror or error}"
-        return None
-    finally:
-        for path in reversed(made):
-            with contextlib.suppress(OSError):
-                path.rmdir()
+    first_missing = next(path for path in (folder, *folder.parents) if path.parent == existing)
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".model-debugging-probe."))
+    except OSError as error:
+        return f"cannot create the folder {first_missing}: {error.strerror or error}"
+    return None
 
 
 def output_dir_problem(directory: str | os.PathLike) -> str | None:
