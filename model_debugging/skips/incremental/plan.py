@@ -52,11 +52,12 @@ def library_changes(
             files.add(path)
             classes |= {(path, name) for name in defined_before.get(path, set()) | _defined(now)}
             continue
-        if (before.imports, before.functions, before.mappings, before.error) != (
+        if (before.imports, before.functions, before.mappings, before.error, before.always_imports) != (
             now.imports,
             now.functions,
             now.mappings,
             now.error,
+            now.always_imports,
         ):
             files.add(path)
         before_classes, now_classes = _by_name(before), _by_name(now)

@@ -106,6 +106,8 @@ class LibraryFile:
 
     ``mappings`` holds the ``*_NAMES`` ordered dicts of the auto modules: name -> ((key, class names), ...).
     ``imports`` maps a local name to the module path it comes from (``from ..x.modeling_x import A``).
+    ``always_imports`` lists (absolute module, line) of each module the file imports whenever it is
+    imported (:mod:`~model_debugging.skips.parse.always_imports`), in order.
     ``functions`` holds the calls of each module-level function (``def round_filters(...)``) and of
     each module-level alias of a class (``XLayerNorm = nn.LayerNorm``: one call of that class).
     """
@@ -115,4 +117,5 @@ class LibraryFile:
     mappings: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
     imports: tuple[tuple[str, str], ...] = ()
     error: str | None = None
+    always_imports: tuple[tuple[str, int], ...] = ()
     functions: tuple[tuple[str, tuple[InitCall, ...]], ...] = ()

@@ -65,6 +65,7 @@ class Library:
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
         self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
+        self._always_imports: dict[str, tuple[tuple[str, int], ...]] = {}
         self._classes_in: dict[str, tuple[LibraryClass, ...]] = {}
         mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
@@ -82,6 +83,7 @@ class Library:
         for library_file in files:
             self._imports[library_file.path] = dict(library_file.imports)
             self._functions[library_file.path] = dict(library_file.functions)
+            self._always_imports[library_file.path] = library_file.always_imports
             self._classes_in[library_file.path] = library_file.classes
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
@@ -160,6 +162,12 @@ class Library:
         self._read(files=(path,))
         return self._imports.get(path, {}).get(name)
 
+    def always_imports(self, path: str) -> tuple[tuple[str, int], ...]:
+        """(module, line) of each module file ``path`` imports whenever it is imported; none for a
+        file the library does not hold or could not parse."""
+        self._read(files=(path,))
+        return self._always_imports.get(path, ())
+
     def function_calls(self, path: str, name: str) -> tuple[InitCall, ...] | None:
         """The calls of module-level function (or class alias) ``name`` of file ``path``, or None."""
         self._read(files=(path,))
@@ -201,19 +209,15 @@ class Library:
             self.class_read(path, info.name)
         return path
 
-    def source(self, path: str, *, keep: bool = True) -> str | None:
-        """The text of a library file (common tests read some, e.g. the copyright year); None if
-        unreadable. ``keep=False`` reads it again on every call (a text read once and parsed)."""
+    def source(self, path: str) -> str | None:
+        """The text of a library file (common tests read some, e.g. the copyright year); None if unreadable."""
         self._read(texts=(path,))
-        if path in self._sources:
-            return self._sources[path]
-        try:
-            text = (self.root / path).read_text(encoding="utf-8") if self.root else None
-        except (OSError, UnicodeDecodeError):
-            text = None
-        if keep:
-            self._sources[path] = text
-        return text
+        if path not in self._sources:
+            try:
+                self._sources[path] = (self.root / path).read_text(encoding="utf-8") if self.root else None
+            except (OSError, UnicodeDecodeError):
+                self._sources[path] = None
+        return self._sources[path]
 
     def exists(self, path: str) -> bool:
         """Whether the checkout has the file ``path``: a read of its text (a rescan sees it appear or go)."""

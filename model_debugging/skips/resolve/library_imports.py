@@ -20,55 +20,15 @@ says which; a name defined in several files fails only when every one of them do
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
 
+from model_debugging.skips.parse.always_imports import always_run_imports
 from model_debugging.skips.parse.library.load import library_root, listed_when_present
 from model_debugging.skips.records.test_files import CANNOT_IMPORT, STAR, ParsedFile, ParseError
 from model_debugging.skips.resolve.library import Library
 from model_debugging.skips.source.files import read_source
-from model_debugging.skips.source.modules import absolute_module, module_name
+from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER
-
-# `if <this>:` at module level: its body runs where the tests run (with torch), or never
-_RUNS = "is_torch_available()"
-_NEVER_RUNS = "TYPE_CHECKING"
-
-
-def always_run_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The import statements of a module's body that always run when it is imported, in order."""
-    for statement in statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            yield statement
-        elif isinstance(statement, ast.If):
-            condition = ast.unparse(statement.test)
-            if condition == _RUNS:
-                yield from always_run_imports(statement.body)
-            elif condition == _NEVER_RUNS:
-                yield from always_run_imports(statement.orelse)
-
-
-def _targets(statement: ast.Import | ast.ImportFrom, current: str) -> Iterator[str]:
-    """The modules an import statement of module ``current`` (not a package) imports."""
-    if isinstance(statement, ast.Import):
-        yield from (alias.name for alias in statement.names)
-    else:
-        yield absolute_module(current, False, statement.module or "", statement.level)
-
-
-def _imports_of(library: Library, path: str) -> tuple[tuple[str, int], ...]:
-    """(module, line) of each always-run import of the library file ``path``, in order; none when it
-    cannot be read or parsed (then nothing is told about it)."""
-    source = library.source(path, keep=False)
-    try:
-        tree = ast.parse(source or "")
-    except (SyntaxError, ValueError):  # written for a later Python, perhaps: not certain to fail
-        return ()
-    return tuple(
-        (module, statement.lineno)
-        for statement in always_run_imports(tree.body)
-        for module in _targets(statement, _module_of(path))
-    )
 
 
 def _module_of(path: str) -> str:
@@ -128,7 +88,7 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
             )
         runs = [
             (target, path, target_line)
-            for target, target_line in library.fact(_imports_of, path)
+            for target, target_line in library.always_imports(path)
             if target.split(".")[0] == package
         ]
         pending += reversed(runs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from model_debugging.skips.parse.always_imports import imported_modules
 from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
 from model_debugging.skips.parse.library.class_choices import class_tables
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
@@ -24,6 +25,8 @@ from model_debugging.skips.records.library import (
     Value,
 )
 from model_debugging.skips.records.literals import NonLiteral
+from model_debugging.skips.source.modules import module_name
+from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER
 
 # Methods the common tests call whose one-line body (``return self.embeddings.patch_embeddings``) is kept.
 RETURNING_METHODS = ("get_input_embeddings",)
@@ -90,7 +93,10 @@ def read_library_file(path: str, source: str) -> LibraryFile:
         if len(found) == 1 and name not in known
     )
     kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
-    return LibraryFile(path, tuple(classes), tuple(mappings), tuple(imports), functions=kept)
+    always = imported_modules(tree.body, module_name(path.removeprefix(f"{LIBRARY_FOLDER}/")))
+    return LibraryFile(
+        path, tuple(classes), tuple(mappings), tuple(imports), functions=kept, always_imports=always
+    )
 
 
 def _local_imports(nodes: FunctionNodes) -> list[tuple[str, str]]:
