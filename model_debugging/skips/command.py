@@ -35,6 +35,7 @@ from model_debugging.skips.results.output_files import (
     ERRORS_FILE,
     RESULT_FILE,
     errors_file_of,
+    result_file_name,
     result_json_text,
 )
 from model_debugging.skips.results.scan_result import ScanResult, TestResult
@@ -190,9 +191,8 @@ def _print_summary(result: ScanResult) -> None:
 def _outputs_problem(args: argparse.Namespace, settings: ScanSettings) -> str | None:
     """Why the files the scan writes into --output_dir would replace a file it reads, or None."""
     output_dir = Path(args.output_dir).expanduser()
-    name = args.test_method_name
-    files = [f"scan_{name}.json", f"scan_{name}_errors.json"] if name else [RESULT_FILE, ERRORS_FILE]
-    outputs = [("--output_dir", output_dir / file) for file in files]
+    result = output_dir / result_file_name(args.test_method_name)
+    outputs = [("--output_dir", file) for file in (result, errors_file_of(result))]
     return outputs_problem(outputs, input_folders=scanned_input_folders(args.repo, settings))
 
 
@@ -241,12 +241,12 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> i
         _print_summary(result)
     try:
         with writing_output("--output_dir"):
+            result_path = output_dir / result_file_name(name)
             if name:
-                result_path = atomic_write_json(output_dir / f"scan_{name}.json", result.to_json()[name])
-                atomic_write_json(errors_file_of(result_path), result.errors_json())
+                atomic_write_json(result_path, result.to_json()[name])
             else:
-                result_path = atomic_write_text(output_dir / RESULT_FILE, result_json_text(result))
-                atomic_write_json(output_dir / ERRORS_FILE, result.errors_json())
+                atomic_write_text(result_path, result_json_text(result))
+            atomic_write_json(errors_file_of(result_path), result.errors_json())
             write_observed(args, result, settings, output_dir)
     except OutputWriteError as error:  # the disk filled up during the scan, ...
         return fail(prog, str(error))

@@ -11,6 +11,11 @@ RESULT_FILE = "all_tests_scan_result.json"
 ERRORS_FILE = "all_tests_scan_errors.json"
 
 
+def result_file_name(test_method_name: str | None) -> str:
+    """The name of the result file of a full scan, or of a single test's scan."""
+    return f"scan_{test_method_name}.json" if test_method_name else RESULT_FILE
+
+
 def errors_file_of(result_file: Path) -> Path:
     """The errors file a scan writes beside ``result_file``: ``all_tests_scan_errors.json`` beside
     ``all_tests_scan_result.json``, ``scan_X_errors.json`` beside ``scan_X.json``."""
