@@ -1,23 +1,18 @@
 """benchmarks/bench_debugger.py leaves parts of the debugger out (no-op patches) to name what each
 costs: each stage must still record a trace, or the breakdown measures a debugger that gave up."""
 
-import importlib.util
 import logging
-from pathlib import Path
 
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-BENCH = Path(__file__).parents[2] / "benchmarks" / "bench_debugger.py"
+from benchmarks import debugger_variants
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_debugger", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return debugger_variants
 
 
 @pytest.mark.parametrize("use_repr", [True, False])
