@@ -176,12 +176,7 @@ def _note(
         call = alignment.pairs[first_differing].reference[0]
         child = reference.node(call).module_path
         text = f"the difference is made inside {where}, before {child} (the first call in it whose inputs differ)"
-        parent = reference.parent[call]
-        if parent != pair.reference[0] and parent >= 0:  # a call the candidate has no counterpart of
-            text += f", in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
-            before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
-            if before is not None and before.outputs is None:
-                text += f" or at the end of {before.module_path} (its outputs are not recorded)"
+        text += _between(alignment, pair.reference[0], previous, call)
     if alignment.from_shapes_only:
         projections = [
             reference.node(other.reference[0]).module_path
@@ -198,6 +193,44 @@ def _note(
     if unaligned:
         return f"{text}: among its calls left unaligned ({unaligned}) or in its own code"
     return f"{text}: in its own code"
+
+
+def _between(alignment: TraceAlignment, outer: int, previous: int | None, call: int) -> str:
+    """Where between the paired call ``previous`` (the last one inside ``outer`` that agrees) and
+    ``call`` (the first whose inputs differ) the difference may be made, when code without a
+    counterpart in the candidate runs there: the ends of ``previous`` and of its callers, and the
+    code of ``call``'s caller. "" when ``call``'s caller is ``outer`` and nothing ends between."""
+    reference = alignment.reference
+    before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
+    parent = reference.parent[call]
+    unpaired_parent = parent != outer and parent >= 0
+    code = f"in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
+    ended = [] if previous is None else _ended_between(alignment, outer, previous, call)
+    if not ended:
+        text = f", {code}" if unpaired_parent else ""
+        if unpaired_parent and before is not None and before.outputs is None:
+            text += f" or at the end of {before.module_path} (its outputs are not recorded)"
+        return text
+    agrees = "its outputs agree" if before.outputs is not None else "everything recorded in it agrees"
+    text = f", after {describe_call(before)} ({agrees}), at the end of "  # in execution order
+    if unpaired_parent and before.outputs is None:
+        text += f"{before.module_path} (its outputs are not recorded), of "
+    text += f"{' or of '.join(ended)} (no counterpart in the candidate; outputs not recorded)"
+    return text + (f", or {code}" if unpaired_parent else "")
+
+
+def _ended_between(alignment: TraceAlignment, outer: int, previous: int, call: int) -> list[str]:
+    """The calls without a counterpart that hold the call of pair ``previous`` (inside ``outer``)
+    but not ``call``, the next paired call, innermost first: they end between the two, and their
+    outputs are not recorded (a ViT port that adds the position embeddings in its own forward
+    differs at the end of the reference's ``embeddings``, after its agreeing patch projection)."""
+    reference = alignment.reference
+    ended = []
+    ancestor = reference.parent[alignment.pairs[previous].reference[0]]
+    while ancestor > outer and not reference.contains(ancestor, call):
+        ended.append(reference.node(ancestor).module_path)
+        ancestor = reference.parent[ancestor]
+    return ended
 
 
 def _unaligned_inside(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
