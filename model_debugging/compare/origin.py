@@ -148,9 +148,11 @@ def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> st
         return f"the difference is made at the end of {path} (everything recorded in it agrees): in its own code, or {between}"
     node = tree.node(alignment.pairs[last].reference[0])
     if node.outputs is not None:  # a leaf: its outputs agree
+        unaligned = _unaligned_inside(alignment, block, None, after=last)
+        among = f"among its calls left unaligned after it ({unaligned}) or " if unaligned else ""
         return (
             f"the difference is made at the end of {path}, after its last recorded call {describe_call(node)} "
-            f"(everything recorded in it agrees): in its own code, or {between}"
+            f"(everything recorded in it agrees): {among}in its own code, or {between}"
         )
     # its last call has calls of its own: its outputs are not recorded, so it may make the difference
     unaligned = _unaligned_inside(alignment, last, None)
@@ -233,23 +235,30 @@ def _ended_between(alignment: TraceAlignment, outer: int, previous: int, call: i
     return ended
 
 
-def _unaligned_inside(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
+def _unaligned_inside(
+    alignment: TraceAlignment, row: int, first_differing: int | None, after: int | None = None
+) -> str:
     """The calls left unaligned inside ``row``'s call (on either side) that ran before the first
-    call whose inputs differ, described ("" when there are none)."""
+    call whose inputs differ (and after the pair ``after``), described ("" when there are none)."""
     pair, reference, candidate = alignment.pairs[row], alignment.reference, alignment.candidate
     before = (
         (len(reference.trace.nodes), len(candidate.trace.nodes))
         if first_differing is None
         else (alignment.pairs[first_differing].reference[0], alignment.pairs[first_differing].candidate[0])
     )
+    since = (
+        (-1, -1)
+        if after is None
+        else (alignment.pairs[after].reference[-1], alignment.pairs[after].candidate[-1])
+    )
     unaligned = [
         describe_call(tree.node(index))
-        for tree, call, indices, limit in (
-            (reference, pair.reference[0], alignment.unaligned_reference, before[0]),
-            (candidate, pair.candidate[0], alignment.unaligned_candidate, before[1]),
+        for tree, call, indices, start, limit in (
+            (reference, pair.reference[0], alignment.unaligned_reference, since[0], before[0]),
+            (candidate, pair.candidate[0], alignment.unaligned_candidate, since[1], before[1]),
         )
         for index in indices
-        if tree.contains(call, index) and tree.parent[index] not in indices and index < limit
+        if tree.contains(call, index) and tree.parent[index] not in indices and start < index < limit
     ]
     return ", ".join(unaligned[:_NAMED]) + (
         f" and {len(unaligned) - _NAMED} more" if len(unaligned) > _NAMED else ""

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import Style, bert, gemma, gpt2, mixtral, t5, vit, vit_conv
+from tests.ports import Style, bert, gemma, gpt2, mixtral, mixtral_router, t5, vit, vit_conv
 
 ARCHITECTURES = {
     "gemma": gemma,
@@ -18,6 +18,7 @@ ARCHITECTURES = {
     "gpt2": gpt2,
     "bert": bert,
     "vit_conv": vit_conv,
+    "mixtral_router": mixtral_router,
 }
 
 
