@@ -30,3 +30,14 @@ def test_a_correct_port_replays_correct_router_and_layers(session):
 def test_bisection_places_a_router_bug_at_the_router(session):
     found = session.replay(Style.PLAIN, "SOFTMAX_BEFORE_TOP_K", adapted=False, bisect=True)
     assert found.bug_in == full_path(found, "model.layers.0.mlp.gate")
+
+
+def test_a_bug_at_the_end_of_the_last_layer_is_placed_there_not_in_the_models_own_code(session):
+    # the experts of the last layer are wrong; what differs first is the final norm's input
+    found = session.replay(Style.PLAIN, "SWAPPED_GATE_AND_UP", adapted=False, bisect=True)
+    layer = full_path(found, "model.layers.1")
+    assert found.smallest_wrong.reason.endswith(
+        f"is in the inputs of {full_path(found, 'model.norm')}: likely in the outputs of {layer} (not recorded), "
+        f"made at its end, in its last call {layer}.mlp (not recorded either) or after it"
+    )
+    assert "the bug is in its own code" not in found.smallest_wrong.reason
