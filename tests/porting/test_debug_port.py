@@ -230,3 +230,23 @@ def test_a_port_applying_its_tied_head_in_its_forward_is_judged_on_what_it_retur
     assert check.equivalent is correct and check.outputs_match is correct
     assert printed.rstrip().endswith("verdict: EQUIVALENT" if correct else "verdict: NOT EQUIVALENT")
     assert json.loads((tmp_path / "comparison.json").read_text())["equivalent"] is correct
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("bug", ["NONE", "NO_CAUSAL_MASK"])
+def test_a_hand_written_whisper_port_with_its_tied_head_in_its_forward(tmp_path, capsys, monkeypatch, bug):
+    pytest.importorskip("transformers")
+    from tests.ports import whisper
+
+    monkeypatch.setenv("COLUMNS", "300")
+    reference = whisper.reference()
+    port = whisper.port(reference, bug=whisper.Bug[bug])
+    check = debug_port(reference, port, whisper.inputs(), output_dir=tmp_path)
+    printed = capsys.readouterr().out
+    if bug == "NONE":
+        assert "the reference's last call WhisperForConditionalGeneration.proj_out has no counterpart" in printed
+        assert check.equivalent and printed.rstrip().endswith("verdict: EQUIVALENT")
+    else:
+        assert not check.equivalent and printed.rstrip().endswith("verdict: NOT EQUIVALENT")
+        origin = check.comparison.divergence_origin.module_path
+        assert origin == "WhisperForConditionalGeneration.model.decoder.layers.0.self_attn"

@@ -1,4 +1,4 @@
-"""Ports written by hand the way porters write them, of six transformers architectures (ViT and
+"""Ports written by hand the way porters write them, of seven transformers architectures (ViT and
 Mixtral twice), for the tests of compare and replay.
 
 Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
@@ -15,6 +15,8 @@ at random so that norms and biases matter), two ports of it and the conversion o
   positions added in the model's own forward, where the reference has an embeddings module.
 - :mod:`.mixtral_router`: a second Mixtral port (one style): a router module returning
   ``(weights, indices)`` where the reference's returns ``(logits, weights, indices)``.
+- :mod:`.whisper`: WhisperForConditionalGeneration (one style): a conv front-end, fused projections,
+  its own causal mask, and its tied LM head applied in its forward.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import Style, bert, gemma, gpt2, mixtral, mixtral_router, t5, vit, vit_conv
+from tests.ports import Style, bert, gemma, gpt2, mixtral, mixtral_router, t5, vit, vit_conv, whisper
 
 ARCHITECTURES = {
     "gemma": gemma,
@@ -19,6 +19,7 @@ ARCHITECTURES = {
     "bert": bert,
     "vit_conv": vit_conv,
     "mixtral_router": mixtral_router,
+    "whisper": whisper,
 }
 
 
