@@ -244,7 +244,9 @@ def test_a_hand_written_whisper_port_with_its_tied_head_in_its_forward(tmp_path,
     check = debug_port(reference, port, whisper.inputs(), output_dir=tmp_path)
     printed = capsys.readouterr().out
     if bug == "NONE":
-        assert "the reference's last call WhisperForConditionalGeneration.proj_out has no counterpart" in printed
+        assert (
+            "the reference's last call WhisperForConditionalGeneration.proj_out has no counterpart" in printed
+        )
         assert check.equivalent and printed.rstrip().endswith("verdict: EQUIVALENT")
     else:
         assert not check.equivalent and printed.rstrip().endswith("verdict: NOT EQUIVALENT")
