@@ -18,7 +18,11 @@ Positional places are never paired by their position alone across different sign
 left unpaired is passed by one side only: a note, never a difference.
 
 Outputs are paired by place when both calls return the same structure, else tensor by tensor in
-order; an output tensor on one side only is a difference.
+order; an output tensor on one side only is a difference. Except when the calls return different
+numbers of tensors, the fewer (at least two) being, in order, some of the other's with the same
+shapes and dtypes (:func:`returned_part`: a port's router returning ``(weights, indices)`` where the
+reference's returns ``(logits, weights, indices)``): those are paired, and what one side alone
+returns is a note, compared where it is used (the inputs of the calls after it).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from model_debugging.compare.forms import Form, form_of, layout_permutation
+from model_debugging.compare.fused import TensorSignature, signature
 from model_debugging.debugger.trace_format.records import TensorRecord
 
 # (reference, candidate, form) -> whether the two values agree
@@ -53,6 +58,7 @@ class Paired:
     candidate: TensorRecord | None
     by: PairedBy = PairedBy.NAME
     form: Form | None = Form.SAME
+    counted: bool = True  # False: returned by one side only beside a part of the other's (a note)
 
 
 def same_places(reference: Sequence[TensorRecord], candidate: Sequence[TensorRecord]) -> bool:
@@ -161,6 +167,14 @@ def pair_outputs(reference: Sequence[TensorRecord], candidate: Sequence[TensorRe
         ]
     left = [record for record in reference if record.is_tensor]
     right = [record for record in candidate if record.is_tensor]
+    part = returned_part([signature(record) for record in left], [signature(record) for record in right])
+    if part is not None:
+        pairs = [Paired(left[i], right[j], PairedBy.SHAPE, _output_form(left[i], right[j])) for i, j in part]
+        pairs += [Paired(record, None, counted=False) for i, record in enumerate(left) if i not in dict(part)]
+        paired = {j for _, j in part}
+        return pairs + [
+            Paired(None, record, counted=False) for j, record in enumerate(right) if j not in paired
+        ]
     pairs = [
         Paired(one, other, PairedBy.ORDER if len(left) > 1 else PairedBy.SHAPE, _output_form(one, other))
         for one, other in zip(left, right, strict=False)
@@ -168,6 +182,26 @@ def pair_outputs(reference: Sequence[TensorRecord], candidate: Sequence[TensorRe
     pairs += [Paired(record, None) for record in left[len(right) :]]
     pairs += [Paired(None, record) for record in right[len(left) :]]
     return pairs
+
+
+def returned_part(
+    reference: Sequence[TensorSignature], candidate: Sequence[TensorSignature]
+) -> list[tuple[int, int]] | None:
+    """The (reference, candidate) positions of the tensors two calls both return, when they return
+    different numbers of them and the fewer (at least two: one tensor could be part of anything)
+    are, in order, some of the other's with the same shapes and dtypes. None otherwise."""
+    if len(reference) == len(candidate) or min(len(reference), len(candidate)) < 2:
+        return None
+    longer, shorter = (reference, candidate) if len(reference) > len(candidate) else (candidate, reference)
+    positions, start = [], 0
+    for wanted in shorter:
+        found = next((i for i in range(start, len(longer)) if longer[i] == wanted), None)
+        if found is None:
+            return None
+        positions.append(found)
+        start = found + 1
+    pairs = list(enumerate(positions))
+    return [(i, j) for j, i in pairs] if longer is reference else pairs
 
 
 def _output_form(reference: TensorRecord, candidate: TensorRecord) -> Form | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from model_debugging.compare.arguments import returned_part
 from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.compare.forms import Form, form_of
 from model_debugging.compare.fused import concatenated_statistics, first_tensor, single_output
@@ -40,6 +41,9 @@ class Evidence:
                 for side, item in ((0, left), (1, right))
             ]
             outputs = [self._output_records(side, item) for side, item in ((0, left), (1, right))]
+            part = returned_part(left.outputs, right.outputs)
+            if part is not None:  # compared on the tensors both return
+                outputs = [[outputs[0][i] for i, _ in part], [outputs[1][j] for _, j in part]]
             self._agreements[key] = (
                 None not in inputs and self.statistics_agree(*inputs),
                 len(outputs[0]) == len(outputs[1]) > 0

@@ -148,9 +148,11 @@ def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> st
         return f"the difference is made at the end of {path} (everything recorded in it agrees): in its own code, or {between}"
     node = tree.node(alignment.pairs[last].reference[0])
     if node.outputs is not None:  # a leaf: its outputs agree
+        unaligned = _unaligned_inside(alignment, block, None, after=last)
+        among = f"among its calls left unaligned after it ({unaligned}) or " if unaligned else ""
         return (
             f"the difference is made at the end of {path}, after its last recorded call {describe_call(node)} "
-            f"(everything recorded in it agrees): in its own code, or {between}"
+            f"(everything recorded in it agrees): {among}in its own code, or {between}"
         )
     # its last call has calls of its own: its outputs are not recorded, so it may make the difference
     unaligned = _unaligned_inside(alignment, last, None)
@@ -176,12 +178,7 @@ def _note(
         call = alignment.pairs[first_differing].reference[0]
         child = reference.node(call).module_path
         text = f"the difference is made inside {where}, before {child} (the first call in it whose inputs differ)"
-        parent = reference.parent[call]
-        if parent != pair.reference[0] and parent >= 0:  # a call the candidate has no counterpart of
-            text += f", in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
-            before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
-            if before is not None and before.outputs is None:
-                text += f" or at the end of {before.module_path} (its outputs are not recorded)"
+        text += _between(alignment, pair.reference[0], previous, call)
     if alignment.from_shapes_only:
         projections = [
             reference.node(other.reference[0]).module_path
@@ -200,23 +197,68 @@ def _note(
     return f"{text}: in its own code"
 
 
-def _unaligned_inside(alignment: TraceAlignment, row: int, first_differing: int | None) -> str:
+def _between(alignment: TraceAlignment, outer: int, previous: int | None, call: int) -> str:
+    """Where between the paired call ``previous`` (the last one inside ``outer`` that agrees) and
+    ``call`` (the first whose inputs differ) the difference may be made, when code without a
+    counterpart in the candidate runs there: the ends of ``previous`` and of its callers, and the
+    code of ``call``'s caller. "" when ``call``'s caller is ``outer`` and nothing ends between."""
+    reference = alignment.reference
+    before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
+    parent = reference.parent[call]
+    unpaired_parent = parent != outer and parent >= 0
+    code = f"in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
+    ended = [] if previous is None else _ended_between(alignment, outer, previous, call)
+    if not ended:
+        text = f", {code}" if unpaired_parent else ""
+        if unpaired_parent and before is not None and before.outputs is None:
+            text += f" or at the end of {before.module_path} (its outputs are not recorded)"
+        return text
+    agrees = "its outputs agree" if before.outputs is not None else "everything recorded in it agrees"
+    text = f", after {describe_call(before)} ({agrees}), at the end of "  # in execution order
+    if unpaired_parent and before.outputs is None:
+        text += f"{before.module_path} (its outputs are not recorded), of "
+    text += f"{' or of '.join(ended)} (no counterpart in the candidate; outputs not recorded)"
+    return text + (f", or {code}" if unpaired_parent else "")
+
+
+def _ended_between(alignment: TraceAlignment, outer: int, previous: int, call: int) -> list[str]:
+    """The calls without a counterpart that hold the call of pair ``previous`` (inside ``outer``)
+    but not ``call``, the next paired call, innermost first: they end between the two, and their
+    outputs are not recorded (a ViT port that adds the position embeddings in its own forward
+    differs at the end of the reference's ``embeddings``, after its agreeing patch projection)."""
+    reference = alignment.reference
+    ended = []
+    ancestor = reference.parent[alignment.pairs[previous].reference[0]]
+    while ancestor > outer and not reference.contains(ancestor, call):
+        ended.append(reference.node(ancestor).module_path)
+        ancestor = reference.parent[ancestor]
+    return ended
+
+
+def _unaligned_inside(
+    alignment: TraceAlignment, row: int, first_differing: int | None, after: int | None = None
+) -> str:
     """The calls left unaligned inside ``row``'s call (on either side) that ran before the first
-    call whose inputs differ, described ("" when there are none)."""
+    call whose inputs differ (and after the pair ``after``), described ("" when there are none)."""
     pair, reference, candidate = alignment.pairs[row], alignment.reference, alignment.candidate
     before = (
         (len(reference.trace.nodes), len(candidate.trace.nodes))
         if first_differing is None
         else (alignment.pairs[first_differing].reference[0], alignment.pairs[first_differing].candidate[0])
     )
+    since = (
+        (-1, -1)
+        if after is None
+        else (alignment.pairs[after].reference[-1], alignment.pairs[after].candidate[-1])
+    )
     unaligned = [
         describe_call(tree.node(index))
-        for tree, call, indices, limit in (
-            (reference, pair.reference[0], alignment.unaligned_reference, before[0]),
-            (candidate, pair.candidate[0], alignment.unaligned_candidate, before[1]),
+        for tree, call, indices, start, limit in (
+            (reference, pair.reference[0], alignment.unaligned_reference, since[0], before[0]),
+            (candidate, pair.candidate[0], alignment.unaligned_candidate, since[1], before[1]),
         )
         for index in indices
-        if tree.contains(call, index) and tree.parent[index] not in indices and index < limit
+        if tree.contains(call, index) and tree.parent[index] not in indices and start < index < limit
     ]
     return ", ".join(unaligned[:_NAMED]) + (
         f" and {len(unaligned) - _NAMED} more" if len(unaligned) > _NAMED else ""

@@ -93,7 +93,9 @@ def _compare_value(pair: Paired, place: str, comparer: PairComparer, layout: boo
     if left is None or right is None:
         one = left if right is None else right
         status = ValueStatus.ONLY_REFERENCE if right is None else ValueStatus.ONLY_CANDIDATE
-        counted = place == "outputs" and one.is_tensor  # an output tensor missing on one side
+        counted = (
+            pair.counted and place == "outputs" and one.is_tensor
+        )  # an output tensor missing on one side
         return ValueComparison(**where, status=status, counted=counted, note=_describe(one))
     if left.is_tensor != right.is_tensor:
         tensor, other = (left, right) if left.is_tensor else (right, left)
@@ -190,7 +192,8 @@ def _detail(value: ValueComparison) -> str:
 def _note(value: ValueComparison) -> str:
     if value.status in (ValueStatus.ONLY_REFERENCE, ValueStatus.ONLY_CANDIDATE):
         side = "reference" if value.reference is not None else "candidate"
-        return f"{value.label} passed by the {side} only ({value.note})"
+        verb = "returned" if value.place == "outputs" else "passed"
+        return f"{value.label} {verb} by the {side} only ({value.note})"
     return f"{value.label}: {value.note}"
 
 

@@ -7,7 +7,8 @@ pairs with a projection), a numbered block with children (``layers.3``, ``h.0``)
 numbered block only (never with an encoder, whose first layer gets the same inputs as it: a port
 without the encoder has its blocks there; nor with a part of the other side's block), their first
 tensor inputs have the same shape and dtype (or one broadcasts to the other: position ids
-``[1, 8]`` against ``[2, 8]``), and (leaves) their tensor outputs too. Among all order-preserving
+``[1, 8]`` against ``[2, 8]``), and (leaves) their tensor outputs too, or the fewer of them some of
+the other's (:func:`.arguments.returned_part`: a router returning two of the reference's three). Among all order-preserving
 pairings, the one of the greatest weight wins (a longest common subsequence, weighted): a pair
 whose first inputs agree in value weighs more, and for leaves one whose outputs agree too, so that
 the pairing the values confirm beats one that shapes alone allow. Calls already paired by path are
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from model_debugging.compare.arguments import returned_part
 from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.compare.fused import (
     TensorSignature,
@@ -69,6 +71,8 @@ def compatible(left: Item, right: Item) -> bool:
         return False
     if not left.is_leaf:
         return left.block == right.block
+    if returned_part(left.outputs, right.outputs) is not None:  # a router's (weights, indices) of three
+        return True
     return len(left.outputs) == len(right.outputs) and all(
         _alike(one, other) for one, other in zip(left.outputs, right.outputs, strict=True)
     )

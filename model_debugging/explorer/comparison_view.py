@@ -20,6 +20,9 @@ class CallStatus(str, Enum):
     # not compared on its own, but accounted for by compare's alignment: part of a fused or split
     # projection, or an identity call (dropout in eval mode) set aside
     ACCOUNTED = "accounted"
+    # a call with children and no counterpart, not listed as unmatched: compare looked through it and
+    # paired its calls one by one (a ViT port without the reference's ``embeddings`` module)
+    LOOKED_THROUGH = "looked-through"
 
 
 @dataclass(frozen=True)

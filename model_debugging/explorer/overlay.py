@@ -95,8 +95,11 @@ def _paired_values(module: ModuleComparison, counterpart: CallView | None) -> li
 
 def _unpaired(call: CallView, listed: frozenset[str], status: CallStatus) -> CallComparison:
     """A call with no comparison of its own: ``status`` when the result lists it among the unmatched
-    calls, else one the alignment accounts for (a part of a fused projection, an identity call)."""
-    return CallComparison(status if describe_call(call.node) in listed else CallStatus.ACCOUNTED)
+    calls, else a call with children looked through (the code it adds is not compared on its own),
+    or a leaf the alignment accounts for (a part of a fused projection, an identity call)."""
+    if describe_call(call.node) in listed:
+        return CallComparison(status)
+    return CallComparison(CallStatus.LOOKED_THROUGH if call.outputs is None else CallStatus.ACCOUNTED)
 
 
 def _children_with_candidate_only(

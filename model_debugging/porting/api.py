@@ -34,7 +34,7 @@ from torch import nn
 
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.rendering import render_terminal
-from model_debugging.compare.result import TraceComparison
+from model_debugging.compare.result import ModuleStatus, TraceComparison
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
@@ -67,8 +67,12 @@ class PortCheck:
 
     @property
     def equivalent(self) -> bool:
-        """Every compared call agrees and so do the outputs the models returned."""
-        return self.outputs_match and self.comparison.equivalent
+        """Every compared call agrees and so do the outputs the models returned. These stand for
+        the final outputs when the traces could not compare them (a tied LM head applied as
+        ``x @ embed.weight.T`` in the port's forward is no call of its own)."""
+        return self.outputs_match and all(
+            module.status is ModuleStatus.EQUAL for module in self.comparison.modules
+        )
 
     @property
     def page(self) -> Path:
@@ -78,7 +82,10 @@ class PortCheck:
         if self.outputs_note:
             return f"returned outputs: {self.outputs_note}"
         state = "equal within tolerance" if self.outputs_match else "DIFFER"
-        return f"returned outputs: {state} (max abs diff {self.outputs_max_abs_diff:.3g})"
+        line = f"returned outputs: {state} (max abs diff {self.outputs_max_abs_diff:.3g})"
+        if self.comparison.final_output_note is not None:
+            line += ": they are the final outputs the traces could not compare"
+        return line
 
 
 def _call(model: nn.Module, inputs: Any) -> Any:
@@ -205,6 +212,7 @@ def debug_port(
         directory / RESULT_NAME,
         {
             **comparison.to_dict(),
+            "equivalent": check.equivalent,  # the verdict printed: the returned outputs included
             "outputs_match": check.outputs_match,
             "outputs_max_abs_diff": check.outputs_max_abs_diff,
         },

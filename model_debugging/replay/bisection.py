@@ -130,6 +130,7 @@ def _conclusion(
         )
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
     reason = f"its recorded submodules and functions are correct on identical inputs: the bug is in its own code{before}"
+    nodes = replayer.trace.nodes
     entered = (
         replayer.parent(replayer.trace.nodes[first.order]) if first is not None and first.in_inputs else None
     )
@@ -142,6 +143,11 @@ def _conclusion(
         reason = (
             f"its recorded submodules and functions are correct on identical inputs; its first difference "
             f"({found.first_wrong}) lies in {entered.module_path}, correct alone{ending}"
+        )
+    elif first is not None and first.in_inputs and (after := _after_block(replayer, nodes[first.order])):
+        reason = (  # the final norm after the last block: that block's end, as compare names it
+            f"its recorded submodules and functions are correct on identical inputs; its first difference "
+            f"({found.first_wrong}) is in the inputs of {nodes[first.order].module_path}{after}"
         )
     skipped = [
         replay.module_path.rpartition(".")[2]
@@ -189,20 +195,42 @@ def _unrecorded_end_before(replayer: Replayer, held: TraceNode, first: FirstDiff
     inside = replayer.subtree(held)
     if not first.in_inputs or not inside or inside[0].order != first.order:
         return ""
-    parent = replayer.parent(held)
-    earlier = [call for call in replayer.children(parent) if call.order < held.order] if parent else []
-    if not earlier or not replayer.children(earlier[-1]):
+    earlier = _sibling_before(replayer, held)
+    if earlier is None or not replayer.children(earlier):
         return ""
-    last = replayer.children(earlier[-1])[-1]
+    return f": already in the inputs of the first call inside it, so likely in {_end_of(replayer, earlier)}"
+
+
+def _after_block(replayer: Replayer, call: TraceNode) -> str:
+    """When the call just before ``call`` is a numbered block (``layers.1``, with children: its
+    outputs are not recorded), a clause naming that block's end, the likely place of a difference
+    in ``call``'s inputs (the final norm's, after a last block whose mixture of experts is wrong).
+    Else an empty string."""
+    earlier = _sibling_before(replayer, call)
+    if (
+        earlier is None
+        or not replayer.children(earlier)
+        or not earlier.module_path.rpartition(".")[2].isdigit()
+    ):
+        return ""
+    return f": likely in {_end_of(replayer, earlier)}"
+
+
+def _sibling_before(replayer: Replayer, call: TraceNode) -> TraceNode | None:
+    parent = replayer.parent(call)
+    earlier = [other for other in replayer.children(parent) if other.order < call.order] if parent else []
+    return earlier[-1] if earlier else None
+
+
+def _end_of(replayer: Replayer, earlier: TraceNode) -> str:
+    """``earlier``'s end (a call with children: its outputs are not recorded), and its last call."""
+    last = replayer.children(earlier)[-1]
     where = (  # a last call with calls of its own: its outputs are not recorded either
         f"in its last call {last.module_path} (not recorded either) or after it"
         if replayer.children(last)
         else "after its last recorded call"
     )
-    return (
-        f": already in the inputs of the first call inside it, so likely in the outputs of "
-        f"{earlier[-1].module_path} (not recorded), made at its end, {where}"
-    )
+    return f"the outputs of {earlier.module_path} (not recorded), made at its end, {where}"
 
 
 def side_effect_blame(replay: ModuleReplay, changed: tuple[str, ...], parent: ModuleReplay) -> ModuleReplay:

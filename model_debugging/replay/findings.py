@@ -8,7 +8,9 @@ from typing import Any
 
 import torch
 
+from model_debugging.compare.arguments import returned_part
 from model_debugging.compare.forms import Form, converted, layout_permutation
+from model_debugging.compare.fused import signature
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.arguments import UnrebuildableValue, flatten_output, literal_value
@@ -102,14 +104,21 @@ def compare_outputs(
 ) -> None:
     """Compare what the candidate returned with ``node``'s recorded outputs (``level``: the reference's spread there)."""
     produced = dict(flatten_output(output))
+    returned, aside = returned_part_paths(node, produced)
     for record in node.outputs or ():
         name = f"{label}.{record.sub_path}" if record.sub_path else label
-        if record.sub_path not in produced:
+        if record.sub_path in aside:
+            findings.details.append(
+                f"{name}: returned by the reference only, beside a part of it: not compared"
+            )
+            continue
+        at = returned.get(record.sub_path, record.sub_path)
+        if at not in produced:
             findings.mismatch(
                 f"{name}: recorded in the reference, not returned by the candidate", name, node.order
             )
             continue
-        value = produced.pop(record.sub_path)
+        value = produced.pop(at)
         if not record.is_tensor:
             if not _same_literal(record, value):
                 findings.mismatch(
@@ -139,13 +148,37 @@ def compare_outputs(
             findings.add(name, diff.within, diff.max_abs, diff.max_rel, node.order)
     for sub_path, value in produced.items():
         name = f"{label}.{sub_path}" if sub_path else label
-        if isinstance(value, torch.Tensor):
+        if sub_path in aside:
+            findings.details.append(
+                f"{name}: returned by the candidate only, beside a part of it: not compared"
+            )
+        elif isinstance(value, torch.Tensor):
             findings.mismatch(f"{name}: returned by the candidate, not in the reference", name, node.order)
         elif value is not None:
             findings.mismatch(
                 f"{name}: the candidate returned {short(value)}, the reference nothing", name, node.order
             )
     findings.settle(level)
+
+
+def returned_part_paths(node: TraceNode, produced: dict[str, Any]) -> tuple[dict[str, str], set[str]]:
+    """When the candidate returns some of the reference's output tensors and not the others, or the
+    reverse (compare's :func:`~model_debugging.compare.arguments.returned_part`: a router returning
+    ``(weights, indices)`` of the reference's ``(logits, weights, indices)``): the candidate's sub
+    path of each reference output both return, and the sub paths (of either side) only one returns.
+    Else nothing: outputs are compared by their sub paths."""
+    recorded = [record for record in node.outputs or () if record.is_tensor]
+    tensors = [(path, value) for path, value in produced.items() if isinstance(value, torch.Tensor)]
+    part = returned_part(
+        [signature(record) for record in recorded],
+        [(tuple(value.shape), str(value.dtype)) for _, value in tensors],
+    )
+    if part is None:
+        return {}, set()
+    returned = {recorded[i].sub_path: tensors[j][0] for i, j in part}
+    both = {i for i, _ in part}, {j for _, j in part}
+    aside = {record.sub_path for i, record in enumerate(recorded) if i not in both[0]}
+    return returned, aside | {path for j, (path, _) in enumerate(tensors) if j not in both[1]}
 
 
 def outputs_line_up(node: TraceNode, output: Any) -> bool:

@@ -26,6 +26,7 @@ from model_debugging.replay.findings import (
     compare_outputs,
     noise_level,
     outputs_line_up,
+    returned_part_paths,
 )
 from model_debugging.replay.judging import Tolerance
 from model_debugging.replay.noise import NoiseLevels
@@ -133,6 +134,9 @@ def _recorded_like(leaf: TraceNode, output: Any, placement: Placement, module: n
             else _replaced(recorded, dict(flatten_output(recorded)), parameter.dtype)
         )
     mine, theirs = dict(flatten_output(output)), dict(flatten_output(recorded))
+    returned, _ = returned_part_paths(leaf, mine)
+    if returned:  # the candidate returns a part of the reference's outputs: those are handed on
+        return _replaced(output, {**mine, **{at: theirs[sub_path] for sub_path, at in returned.items()}})
     if set(mine) != set(theirs) or any(
         isinstance(value, torch.Tensor) != isinstance(theirs[path], torch.Tensor)
         or (isinstance(value, torch.Tensor) and value.shape != theirs[path].shape)

@@ -15,10 +15,22 @@ from dataclasses import replace
 
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
 from model_debugging.replay.adapters import ArgumentAdapters, CannotCall
-from model_debugging.replay.arguments import Placement, Sources, UnrebuildableValue, rebuild_call
+from model_debugging.replay.arguments import (
+    Placement,
+    Sources,
+    UnrebuildableValue,
+    flatten_output,
+    rebuild_call,
+)
 from model_debugging.replay.caches import CacheRebuilder
 from model_debugging.replay.calling import candidate_call, run_call
-from model_debugging.replay.findings import Findings, FirstDifference, compare_outputs, noise_level
+from model_debugging.replay.findings import (
+    Findings,
+    FirstDifference,
+    compare_outputs,
+    noise_level,
+    returned_part_paths,
+)
 from model_debugging.replay.judging import Tolerance
 from model_debugging.replay.leaves import LeafHooks
 from model_debugging.replay.noise import NoiseLevels
@@ -95,7 +107,7 @@ class Replayer:
             return not_replayed(node, target.candidate_path, str(error))
         findings = Findings()
         tolerance = replace(self._tolerance, computed_in=placement.dtype)
-        hooks = None
+        hooks, reusable = None, False
         if node.outputs is None:
             leaves = [
                 leaf for leaf in self.subtree(node) if leaf.outputs is not None and leaf.function is None
@@ -144,11 +156,14 @@ class Replayer:
             output = outcome.output if target.output is None else target.output(outcome.output)
             level = noise_level(self._noise, node, findings)
             compare_outputs(node, output, findings, "outputs", tolerance, level)
+            # a leaf correct on its own is not run again inside its callers (they get its recorded
+            # outputs), unless it returns a part of them (a router's (weights, indices)) in its own structure
+            reusable = not returned_part_paths(node, dict(flatten_output(output)))[0]
         first = findings.first_difference()
         if first is not None:
             self.first_differences[node.order] = first
         verdict = self._verdict(node, target.candidate_path, findings)
-        if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT:
+        if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT and reusable:
             self._correct_leaves.add(node.order)
         return verdict
 

@@ -179,3 +179,76 @@ def test_a_hand_written_gemma_port_with_the_api(tmp_path, capsys):
     check = debug_port(reference, buggy, gemma.inputs(), output_dir=tmp_path / "bug", verbose=False)
     assert check.comparison.divergence_origin.module_path == "GemmaForCausalLM.model.layers.0.self_attn"
     assert check.page.is_file()
+
+
+class TiedReference(torch.nn.Module):
+    """A language model whose head shares the embedding matrix, as transformers ties it."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed, self.norm = torch.nn.Embedding(11, 8), torch.nn.LayerNorm(8)
+        self.lm_head = torch.nn.Linear(8, 11, bias=False)
+        self.lm_head.weight = self.embed.weight
+
+    def forward(self, input_ids):
+        return self.lm_head(self.norm(self.embed(input_ids)))
+
+
+class TiedPort(torch.nn.Module):
+    """The port applies the tied head in its forward: no call of its own, so the traces cannot
+    compare the final outputs (compare says NOT CONFIRMED); the returned outputs can."""
+
+    def __init__(self, reference: torch.nn.Module, scale: float = 1.0):
+        super().__init__()
+        self.tok, self.ln, self.scale = torch.nn.Embedding(11, 8), torch.nn.LayerNorm(8), scale
+        self.load_state_dict(
+            {
+                "tok.weight": reference.embed.weight,
+                **{f"ln.{k}": v for k, v in reference.norm.state_dict().items()},
+            }
+        )
+
+    def forward(self, input_ids):
+        return self.ln(self.tok(input_ids)) @ self.tok.weight.T * self.scale
+
+
+@pytest.mark.parametrize("scale", [1.0, 8**-0.5], ids=["correct", "logits_scaled"])
+def test_a_port_applying_its_tied_head_in_its_forward_is_judged_on_what_it_returns(
+    tmp_path, capsys, monkeypatch, scale
+):
+    monkeypatch.setenv("COLUMNS", "300")
+    reference = TiedReference().eval()
+    input_ids = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(1))
+    check = debug_port(
+        reference, TiedPort(reference, scale).eval(), {"input_ids": input_ids}, output_dir=tmp_path
+    )
+    printed = capsys.readouterr().out
+    assert "result: NOT CONFIRMED" in printed and "lm_head has no counterpart" in printed
+    assert "they are the final outputs the traces could not compare" in printed
+    correct = scale == 1.0
+    assert check.equivalent is correct and check.outputs_match is correct
+    assert printed.rstrip().endswith("verdict: EQUIVALENT" if correct else "verdict: NOT EQUIVALENT")
+    assert json.loads((tmp_path / "comparison.json").read_text())["equivalent"] is correct
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("bug", ["NONE", "NO_CAUSAL_MASK"])
+def test_a_hand_written_whisper_port_with_its_tied_head_in_its_forward(tmp_path, capsys, monkeypatch, bug):
+    pytest.importorskip("transformers")
+    from tests.ports import whisper
+
+    monkeypatch.setenv("COLUMNS", "300")
+    reference = whisper.reference()
+    port = whisper.port(reference, bug=whisper.Bug[bug])
+    check = debug_port(reference, port, whisper.inputs(), output_dir=tmp_path)
+    printed = capsys.readouterr().out
+    if bug == "NONE":
+        assert (
+            "the reference's last call WhisperForConditionalGeneration.proj_out has no counterpart" in printed
+        )
+        assert check.equivalent and printed.rstrip().endswith("verdict: EQUIVALENT")
+    else:
+        assert not check.equivalent and printed.rstrip().endswith("verdict: NOT EQUIVALENT")
+        origin = check.comparison.divergence_origin.module_path
+        assert origin == "WhisperForConditionalGeneration.model.decoder.layers.0.self_attn"

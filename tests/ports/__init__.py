@@ -1,5 +1,5 @@
-"""Ports written by hand the way porters write them, of six transformers architectures, for the
-tests of compare and replay.
+"""Ports written by hand the way porters write them, of seven transformers architectures (ViT and
+Mixtral twice), for the tests of compare and replay.
 
 Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
 at random so that norms and biases matter), two ports of it and the conversion of its weights:
@@ -11,6 +11,12 @@ at random so that norms and biases matter), two ports of it and the conversion o
 - :mod:`.gpt2`: GPT2LMHeadModel, ported as karpathy/nanoGPT writes it (one style, ``STYLES``);
 - :mod:`.bert`: BertForSequenceClassification in plain PyTorch (one style; ``port_inputs()``: the
   port takes ``(input_ids, segment_ids, input_mask)`` positionally).
+- :mod:`.vit_conv`: a third ViT port (one style): a ``Conv2d`` patchify, the CLS token and the
+  positions added in the model's own forward, where the reference has an embeddings module.
+- :mod:`.mixtral_router`: a second Mixtral port (one style): a router module returning
+  ``(weights, indices)`` where the reference's returns ``(logits, weights, indices)``.
+- :mod:`.whisper`: WhisperForConditionalGeneration (one style): a conv front-end, fused projections,
+  its own causal mask, and its tied LM head applied in its forward.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

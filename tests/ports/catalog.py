@@ -8,9 +8,19 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import Style, bert, gemma, gpt2, mixtral, t5, vit
+from tests.ports import Style, bert, gemma, gpt2, mixtral, mixtral_router, t5, vit, vit_conv, whisper
 
-ARCHITECTURES = {"gemma": gemma, "vit": vit, "t5": t5, "mixtral": mixtral, "gpt2": gpt2, "bert": bert}
+ARCHITECTURES = {
+    "gemma": gemma,
+    "vit": vit,
+    "t5": t5,
+    "mixtral": mixtral,
+    "gpt2": gpt2,
+    "bert": bert,
+    "vit_conv": vit_conv,
+    "mixtral_router": mixtral_router,
+    "whisper": whisper,
+}
 
 
 def styles(architecture) -> tuple[Style, ...]:

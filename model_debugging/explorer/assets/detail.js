@@ -105,6 +105,7 @@ function renderDetail(view, i) {
       unmatched: "only in the reference trace",
       "candidate-only": "only in the candidate trace",
       accounted: ACCOUNTED,
+      "looked-through": LOOKED_THROUGH,
     };
     facts.push(["compare", unpaired[cmp.status]]);
   }

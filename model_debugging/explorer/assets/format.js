@@ -1,6 +1,8 @@
 // Formatting helpers shared by the tree and the detail pane (all text goes in as text nodes).
 const ACCOUNTED =
   "not compared on its own: compare's alignment accounts for it (part of a fused or split projection, or an identity call such as dropout)";
+const LOOKED_THROUGH =
+  "no counterpart in the candidate: compare looked through it and paired its calls one by one; its own code (what it adds after its last call) is not compared on its own";
 function el(tag, attributes, ...content) {
   const element = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes || {})) {

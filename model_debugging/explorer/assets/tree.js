@@ -92,6 +92,8 @@ function staticBadges(i) {
     out += badgeHtml("only", "no matching call in the reference", "only in candidate");
   } else if (cmp && cmp.status === "accounted") {
     out += badgeHtml("unmatched", ACCOUNTED, "accounted");
+  } else if (cmp && cmp.status === "looked-through") {
+    out += badgeHtml("unmatched", LOOKED_THROUGH, "looked through");
   }
   if (cmp && cmp.alignment) out += badgeHtml("only", `paired by the alignment (${cmp.alignment})`, esc(cmp.alignment));
   for (const badge of node.badges || []) out += badgeHtml(esc(badge.kind), badge.detail, esc(badge.label));
