@@ -1,4 +1,5 @@
-"""The weekly trend between two scans of a whole checkout, as the weekly workflow makes them.
+"""The weekly trend between two scans of a whole checkout, as the weekly workflow makes them, and
+the share a single-test scan prints.
 
 Each share is the count of skipping models over the decided ones, rounded once for printing. The
 result file's `skipped_proportion` is already rounded to 4 digits; a share taken from it and
@@ -49,6 +50,15 @@ def test_the_trend_prints_each_share_rounded_once(two_weeks, tmp_path):
     lines = markdown.read_text(encoding="utf-8").splitlines()
     assert "| test_forward | common | 20.0% | 19.0% | -1.0% | 0 | 0 |" in lines  # share changed
     assert "| test_forward | common | 4/21 | 0 | 19.0% |  |" in lines  # most skipped
+
+
+def test_a_single_test_scan_prints_the_share_the_trend_prints(two_weeks, whole_tree, tmp_path, capsys):
+    capsys.readouterr()
+    assert (
+        scan(["--repo", str(whole_tree), "--test_method_name", "test_forward", "--output_dir", str(tmp_path)])
+        == 0
+    )
+    assert "Skipped : 4/21 (19.0%)" in capsys.readouterr().out.splitlines()
 
 
 def test_the_skips_of_a_removed_model_are_counted_apart(whole_tree, tmp_path, capsys):
