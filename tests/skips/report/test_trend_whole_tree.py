@@ -59,6 +59,9 @@ def test_a_single_test_scan_prints_the_share_the_trend_prints(two_weeks, whole_t
         == 0
     )
     assert "Skipped : 4/21 (19.0%)" in capsys.readouterr().out.splitlines()
+    assert scan(["--repo", str(whole_tree), "--summary", "--output_dir", str(tmp_path)]) == 0
+    summary = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["test_forward", "common", "17", "4", "0", "0", "19.0%"] in summary
 
 
 def test_the_skips_of_a_removed_model_are_counted_apart(whole_tree, tmp_path, capsys):
