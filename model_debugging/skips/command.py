@@ -147,7 +147,9 @@ def _print_single(name: str, result: TestResult) -> None:
         lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
     if result.models_not_applicable:
         count = len(result.models_not_applicable)
-        lines.append(f"Not applicable: {count} models (no test class includes the mixin)")
+        lines.append(
+            f"Not applicable: {count} models (none of their test classes includes the class defining it)"
+        )
     reasons = result.reasons_skipped
     lines += [f" - {reason}" for reason in reasons[:REASONS_SHOWN]]
     if len(reasons) > REASONS_SHOWN:
