@@ -1,6 +1,6 @@
-"""`scan --test_method_name` asked what a maintainer asks, on a whole checkout: a test of the
-generation mixin, a test of an integration class of a common file (no model includes it), and a
-test of another file (tests/utils/), whose name is close to no common test."""
+"""`scan` asked what a maintainer asks, on a whole checkout: a test of an integration class of a
+common file (no model includes it), a test of another file (tests/utils/), whose name is close to
+no common test, a typo; and `--repo` given a folder inside the checkout."""
 
 import pytest
 
@@ -50,3 +50,10 @@ def test_an_integration_test_of_a_common_file_applies_to_no_model(whole_tree, tm
     code, out, _ = ask(whole_tree, "test_stopping_criteria", tmp_path, capsys)
     assert code == 0
     assert "Not applicable: 3 models (none of their test classes includes the class defining it)" in out
+
+
+@pytest.mark.parametrize("inside", ["src", "tests", "tests/models"])
+def test_a_folder_inside_the_checkout_names_the_root(whole_tree, tmp_path, capsys, inside):
+    code, _, err = ask(whole_tree / inside, "test_forward", tmp_path, capsys)
+    assert code == 2
+    assert err.splitlines()[-1].endswith(f"; pass --repo {whole_tree.resolve()}, the checkout's root")
