@@ -7,6 +7,7 @@ so an older tool can read a newer config.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from collections.abc import Mapping
@@ -110,5 +111,7 @@ def validate_mapping(
         result[name] = value
     for name in data:
         if name not in fields:
-            logger.warning("%s: unknown key '%s%s' ignored", path or "<config>", prefix, name)
+            close = difflib.get_close_matches(str(name), list(fields), n=1)
+            hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+            logger.warning("%s: unknown key '%s%s' ignored%s", path or "<config>", prefix, name, hint)
     return result

@@ -36,3 +36,10 @@ def test_defaults_and_unknown_key_warning(caplog):
         result = validate_mapping({"models_dir": "m", "typo": 1}, FIELDS, path="c.yaml")
     assert result == {"models_dir": "m", "origins": {}}
     assert "unknown key 'typo'" in caplog.text
+
+
+def test_an_unknown_key_close_to_a_known_one_names_it(caplog):
+    """`prcheck:` for `pr_check:` would leave the user's settings unused, with only a warning."""
+    with caplog.at_level(logging.WARNING):
+        validate_mapping({"models_dir": "m", "origin": {}}, FIELDS, path="c.yaml")
+    assert "c.yaml: unknown key 'origin' ignored (did you mean 'origins'?)" in caplog.text

@@ -127,10 +127,17 @@ def _print_errors(errors: tuple[ParseError, ...]) -> None:
         )
 
 
+def _share(result: TestResult) -> float | None:
+    """Skipped over decided models, from the counts: ``skipped_proportion`` is rounded to 4 digits,
+    and rounding it again for printing gives 19.1% for 4 of 21; None when no model is decided."""
+    decided = len(result.models_ran) + len(result.skips)
+    return len(result.skips) / decided if decided else None
+
+
 def _print_single(name: str, result: TestResult) -> None:
     ran, skipped = len(result.models_ran), len(result.skips)
     total = ran + skipped
-    share = f"{result.skipped_proportion:.1%}" if total else "n/a: no model is decided"
+    share = f"{_share(result):.1%}" if total else "n/a: no model is decided"
     lines = [
         f"\n== {name} ==",
         f"Ran     : {ran}/{total}",
@@ -140,7 +147,9 @@ def _print_single(name: str, result: TestResult) -> None:
         lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
     if result.models_not_applicable:
         count = len(result.models_not_applicable)
-        lines.append(f"Not applicable: {count} models (no test class includes the mixin)")
+        lines.append(
+            f"Not applicable: {count} models (none of their test classes includes the class defining it)"
+        )
     reasons = result.reasons_skipped
     lines += [f" - {reason}" for reason in reasons[:REASONS_SHOWN]]
     if len(reasons) > REASONS_SHOWN:
@@ -166,10 +175,10 @@ def _print_summary(result: ScanResult) -> None:
             "skipped": len(test.skips),
             "undecided": len(test.models_undecided),
             "n/a": len(test.models_not_applicable),
-            "skipped %": f"{test.skipped_proportion:.1%}" if test.models_ran or test.skips else "n/a",
+            "skipped %": f"{share:.1%}" if (share := _share(test)) is not None else "n/a",
             "needs": needs_text(needs),
         }
-        row["share"] = test.skipped_proportion if test.models_ran or test.skips else -1.0
+        row["share"] = share if share is not None else -1.0
         (accelerator_rows if needs_accelerator(needs) else rows).append(row)
     sections = [
         Section(

@@ -95,7 +95,7 @@ def scan_repository(
     if use_cache:
         cache = ParseCache(cache_dir or default_cache_dir())
         result = cached_scan(scope, cache, test_method_name=test_method_name, progress=progress, stats=stats)
-        return _selected(result, test_method_name, notes)
+        return _selected(result, test_method_name, notes, common_paths)
     from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
 
     with _scratch_entries() as entries:
@@ -111,9 +111,11 @@ def _scratch_entries() -> Iterator[ParseCache]:
         yield ScratchCache(scratch)
 
 
-def _selected(result: ScanResult, name: str | None, notes: tuple[str, ...]) -> ScanResult:
-    """``result`` whole, or with only the test ``name``; with this scan's ``notes``."""
+def _selected(
+    result: ScanResult, name: str | None, notes: tuple[str, ...], common_paths: list[str]
+) -> ScanResult:
+    """``result`` whole, or with only the test ``name`` (of ``common_paths``); with this scan's ``notes``."""
     if name is None:
         return dataclasses.replace(result, notes=notes)
-    check_known(result.tests, name)
+    check_known(result.tests, name, common_paths)
     return ScanResult({name: result.tests[name]}, result.errors, notes)

@@ -12,8 +12,9 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# a stand-in for the GitHub CLI: logs its arguments, answers `run list` from $FAKE_RUNS and
-# `run download` by writing $FAKE_RESULT into --dir (or failing when it is unset)
+# a stand-in for the GitHub CLI: logs its arguments, answers `run list` from $FAKE_RUNS (newest
+# first; an `event` key is filtered by --event as gh does) and `run download` by writing
+# $FAKE_RESULT into --dir (or failing when it is unset)
 FAKE_GH = textwrap.dedent(
     f"""\
     #!{sys.executable}
@@ -24,7 +25,12 @@ FAKE_GH = textwrap.dedent(
     if args[:2] == ["run", "list"]:
         if os.environ.get("FAKE_LIST_FAILS"):
             sys.exit("HTTP 403: Resource not accessible by integration")
-        print(os.environ["FAKE_RUNS"])
+        runs = json.loads(os.environ["FAKE_RUNS"])
+        if "--event" in args:
+            event = args[args.index("--event") + 1]
+            runs = [run for run in runs if run.get("event", event) == event]
+        limit = int(args[args.index("--limit") + 1])
+        print(json.dumps([dict(databaseId=run["databaseId"]) for run in runs[:limit]]))
     elif args[:2] == ["run", "download"]:
         if "FAKE_RESULT" not in os.environ:
             sys.exit("no valid artifacts found to download")
@@ -62,10 +68,19 @@ def test_fetch_downloads_the_last_successful_run(tmp_path):
     assert calls[1][:3] == ["run", "download", "42"] and "skip-scan-result" in calls[1]
 
 
+def test_a_manual_run_of_another_revision_is_not_last_week(tmp_path):
+    # Monday's scheduled run, then a manual run scanning an old tag (the transformers_ref input)
+    runs = '[{"databaseId": 43, "event": "workflow_dispatch"}, {"databaseId": 42, "event": "schedule"}]'
+    result, output, calls = fetch(tmp_path, FAKE_RUNS=runs, FAKE_RESULT="{}")
+    assert result.returncode == 0, result.stderr
+    assert calls[1][:3] == ["run", "download", "42"]
+    assert result.stdout == "previous result from run 42\n"
+
+
 def test_fetch_without_previous_run_or_artifact_is_not_an_error(tmp_path):
     result, output, calls = fetch(tmp_path, FAKE_RUNS="[]")
     assert (result.returncode, output, len(calls)) == (0, "found=false\npath=\n", 1)
-    assert "no successful run" in result.stdout
+    assert "no successful scheduled run" in result.stdout
     result, output, _ = fetch(tmp_path, FAKE_RUNS='[{"databaseId": 7}]')
     assert (result.returncode, output.splitlines()[-2]) == (0, "found=false")
     assert "run 7 has no artifact 'skip-scan-result'" in result.stdout

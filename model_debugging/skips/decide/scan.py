@@ -61,7 +61,7 @@ def scan(
         imported = set()
         if test_method_name is not None:  # an unknown name fails before the model files are parsed
             imported = parse_with_imports(store, scope.repo, scope.common_paths, phase=phase, keys=keys)
-            check_known(_common_tests_of(store, scope), test_method_name)
+            check_known(_common_tests_of(store, scope), test_method_name, scope.common_paths)
             paths = [path for path in paths if path not in store]
         imported |= parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
         store.parse_named_tests_again()

@@ -4,7 +4,7 @@ answered from the cache imports none of the evaluator."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 class UnknownTestError(Exception):
     """``test_method_name`` is not a common test; ``suggestions`` holds the closest names."""
 
-    def __init__(self, name: str, suggestions: list[str]):
+    def __init__(self, name: str, suggestions: list[str], common_paths: Sequence[str]):
         self.name, self.suggestions = name, suggestions
-        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        if suggestions:
+            hint = f"; did you mean {', '.join(suggestions)}?"
+        else:  # a test of another file (tests/utils/...): say where common tests are looked for
+            hint = f": no test of that name in {', '.join(common_paths)} (common_test_files of the settings)"
         super().__init__(f"unknown common test {shorten(repr(name))}{hint}")
 
 
@@ -57,7 +60,8 @@ class FullScan:
     record_keys: dict[str, str] = field(default_factory=dict)
 
 
-def check_known(tests: Mapping[str, object], name: str) -> None:
-    """Raise :class:`UnknownTestError` (with the closest names) when ``name`` is not in ``tests``."""
+def check_known(tests: Mapping[str, object], name: str, common_paths: Sequence[str]) -> None:
+    """Raise :class:`UnknownTestError` (with the closest names, else the ``common_paths`` searched)
+    when ``name`` is not in ``tests``."""
     if name not in tests:
-        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3))
+        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3), common_paths)

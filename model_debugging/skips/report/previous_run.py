@@ -1,4 +1,4 @@
-"""Download the scan result of the last successful run of a workflow with the GitHub CLI (``gh``).
+"""Download the scan result of a workflow's last successful scheduled run with the GitHub CLI (``gh``).
 
 Needs only ``actions: read`` on the repository (``GH_TOKEN`` set to the job's token), and no
 third-party action.
@@ -26,8 +26,14 @@ def _gh(gh: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def last_successful_run(repo: str, workflow: str, *, gh: str = "gh") -> int | None:
-    """The id of the newest successful run of ``workflow`` in ``repo``, or None when there is none."""
-    args = ["run", "list", "--repo", repo, "--workflow", workflow, "--status", "success", "--limit", "1"]
+    """The id of the newest successful scheduled run of ``workflow`` in ``repo``, or None when there is none.
+
+    Only a scheduled run is last week's: a manual run may have scanned another revision (the
+    workflow's ``transformers_ref`` input), and a trend against it would count the distance
+    between the two revisions as this week's changes.
+    """
+    args = ["run", "list", "--repo", repo, "--workflow", workflow, "--event", "schedule"]
+    args += ["--status", "success", "--limit", "1"]
     result = _gh(gh, *args, "--json", "databaseId")
     if result.returncode != 0:
         raise GitHubCLIError(f"gh {' '.join(args)} failed: {result.stderr.strip()}")
@@ -38,14 +44,14 @@ def last_successful_run(repo: str, workflow: str, *, gh: str = "gh") -> int | No
 def fetch_previous_result(
     repo: str, workflow: str, artifact: str, output_dir: str | os.PathLike, *, gh: str = "gh"
 ) -> tuple[Path | None, str]:
-    """Download ``artifact`` of the last successful run into ``output_dir``.
+    """Download ``artifact`` of the last successful scheduled run into ``output_dir``.
 
     Returns:
         `tuple`: the path of the previous scan result (None when there is none) and a sentence saying why.
     """
     run_id = last_successful_run(repo, workflow, gh=gh)
     if run_id is None:
-        return None, f"no successful run of {workflow} in {repo} yet"
+        return None, f"no successful scheduled run of {workflow} in {repo} yet"
     result = _gh(
         gh, "run", "download", str(run_id), "--repo", repo, "--name", artifact, "--dir", str(output_dir)
     )

@@ -18,7 +18,7 @@ import pandas as pd
 
 from model_debugging.skips.results.environment_needs import needs_accelerator, needs_text, shared_requirements
 
-# differences below this are rounding noise of the 4-digit proportions
+# differences below this are floating-point noise
 _TOLERANCE = 1e-9
 RAN, INERT, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "inert", "skipped", "undecided", "not applicable"
 _RUNNING = (RAN, INERT)
@@ -112,9 +112,10 @@ def counts(results: pd.DataFrame, test: str) -> tuple[int, int, int]:
 
 
 def share(results: pd.DataFrame, test: str) -> float:
-    """Skipped over decided models; NaN when no model is decided."""
+    """Skipped over decided models, exact (not the result's 4-digit ``skipped_proportion``: rounding
+    twice prints 19.1% for 4/21); NaN when no model is decided."""
     skipped, decided, _ = counts(results, test)
-    return round(skipped / decided, 4) if decided else float("nan")
+    return skipped / decided if decided else float("nan")
 
 
 def applies_to_a_model(results: pd.DataFrame, test: str) -> bool:
@@ -174,7 +175,7 @@ def _proportion_changes(previous: pd.DataFrame, current: pd.DataFrame, common, m
                     "origin": current.at[test, "origin"],
                     "previous": before,
                     "current": after,
-                    "change": round(change, 4),
+                    "change": change,
                     "undecided before": counts(previous, test)[2],
                     "undecided now": counts(current, test)[2],
                 }

@@ -100,9 +100,11 @@ def build_trend_report(
         summary.append("No previous result to compare with: showing the current scan only.")
         return Report("Skipped tests report", summary, headline)
     by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
+    by_removed_models = int((trend.no_longer_skipped["now"] == "model removed").sum())
     summary.append(
         f"Previous scan: {trend.previous_tests} common tests. New skips: {len(trend.newly_skipped)} "
-        f"({by_new_models} by new models); skips gone: {len(trend.no_longer_skipped)}; "
+        f"({by_new_models} by new models); skips gone: {len(trend.no_longer_skipped)} "
+        f"({by_removed_models} with removed models); "
         f"now decided: {len(trend.now_decided)}; now undecided: {len(trend.now_undecided)}; "
         f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
     )

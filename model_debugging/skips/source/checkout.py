@@ -36,9 +36,15 @@ def check_checkout(repo: Path, settings: ScanSettings) -> None:
     for relative, kind in ((first_common, "file"), (settings.models_dir, "folder")):
         target = repo / relative
         if not (target.is_file() if kind == "file" else target.is_dir()):
+            # --repo src/ or tests/, or run from inside the checkout: name the root above it
+            above = next((parent for parent in root.parents if (parent / first_common).is_file()), None)
+            fix = (
+                f"pass --repo {above}, the checkout's root"
+                if above
+                else "run from the checkout root or pass --repo PATH"
+            )
             raise CheckoutError(
-                f"not a transformers checkout: {kind} {relative} is missing (looked for {target.resolve()}); "
-                "run from the checkout root or pass --repo PATH"
+                f"not a transformers checkout: {kind} {relative} is missing (looked for {target.resolve()}); {fix}"
             )
 
 

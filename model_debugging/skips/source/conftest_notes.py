@@ -65,6 +65,24 @@ def _drops(node: ast.AST) -> bool:
     return any(isinstance(target, ast.Subscript) for target in targets)
 
 
+_NOT_MODELLED = ": conftest.py files are not modelled, the tests it skips or drops are read as if it did not"
+
+
+def _note(relative: str, line: int, what: str) -> str:
+    return f"note: {relative}:{line} {what}{_NOT_MODELLED}"
+
+
+def note_subject(note: str) -> str:
+    """``path:line what`` of a note :func:`conftest_notes` wrote (``tests/conftest.py:3 sets collect_ignore``)."""
+    return note.removeprefix("note: ").removesuffix(_NOT_MODELLED)
+
+
+def notes_about(notes: Iterable[str], files: Iterable[str]) -> tuple[str, ...]:
+    """The ``notes`` (as :func:`conftest_notes` writes them) on one of ``files`` (paths relative to the checkout)."""
+    prefixes = tuple(f"note: {path}:" for path in files)
+    return tuple(note for note in notes if note.startswith(prefixes))
+
+
 def conftest_notes(repo: Path, test_files: Iterable[str]) -> tuple[str, ...]:
     """One note per ``conftest.py`` that pytest loads for ``test_files`` and that may skip or drop tests."""
     folders = {PurePosixPath()}
@@ -81,8 +99,5 @@ def conftest_notes(repo: Path, test_files: Iterable[str]) -> tuple[str, ...]:
         if found:
             line, what = next(iter(found.items()))
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-            notes.append(
-                f"note: {relative}:{line} {what}{more}: conftest.py files are not modelled, the tests "
-                "it skips or drops are read as if it did not"
-            )
+            notes.append(_note(relative, line, what + more))
     return tuple(notes)

@@ -34,8 +34,8 @@ def test_markdown_lists_every_change(write_scan, tmp_path, capsys):
     markdown = out.read_text(encoding="utf-8")
     assert markdown.startswith("## Skipped tests trend\n")
     assert (
-        "New skips: 1 (0 by new models); skips gone: 0; now decided: 0; now undecided: 0; new tests: 1; "
-        "removed tests: 1." in markdown
+        "New skips: 1 (0 by new models); skips gone: 0 (0 with removed models); now decided: 0; "
+        "now undecided: 0; new tests: 1; removed tests: 1." in markdown
     )
     assert "### Skipped proportion changed (1)" in markdown
     assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% | 0 | 0 |" in markdown

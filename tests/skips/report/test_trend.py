@@ -27,7 +27,7 @@ def test_changed_proportions_largest_move_first(write_scan):
     changes = trend_of(write_scan).proportion_changes
     assert changes["test"].tolist() == ["test_inputs_embeds", "test_resize"]
     first = changes.iloc[0]
-    assert (first["previous"], first["current"], first["change"]) == (0.3333, 0.6667, 0.3334)
+    assert (first["previous"], first["current"], first["change"]) == (1 / 3, 2 / 3, 2 / 3 - 1 / 3)
 
 
 def test_min_change_hides_small_moves(write_scan):
@@ -135,11 +135,20 @@ def test_a_test_without_a_decided_model_has_no_share_and_tests_of_no_model_are_l
     trend = trend_of(write_scan, UNDECIDED_BEFORE, UNDECIDED_AFTER)
     changes = trend.proportion_changes.astype(object).fillna("n/a")  # NaN: no model decided
     assert changes[["test", "previous", "current", "undecided before", "undecided now"]].values.tolist() == [
-        ["test_compile", "n/a", 0.6667, 3, 0],
+        ["test_compile", "n/a", 2 / 3, 3, 0],
         ["test_sdpa", 0.5, "n/a", 1, 3],
     ]
     assert trend.new_tests.empty  # test_integration_new applies to no model
     assert trend.most_skipped.astype(object).fillna("n/a").values.tolist() == [
-        ["test_compile", "common", "2/3", 0, 0.6667, ""],
+        ["test_compile", "common", "2/3", 0, 2 / 3, ""],
         ["test_sdpa", "common", "0/0", 3, "n/a", ""],
     ]
+
+
+def test_a_share_that_moves_below_the_fourth_digit_still_moved(write_scan):
+    """1 of 408 models, then 1 of 410 (two new models run the test): both 0.0024 once rounded."""
+    ran = [f"model{index:03}" for index in range(407)]
+    previous = {"test_x": (ran, {"vit": "no pixels"})}
+    current = {"test_x": ([*ran, "new_a", "new_b"], {"vit": "no pixels"})}
+    changes = trend_of(write_scan, previous, current).proportion_changes
+    assert changes[["test", "previous", "current"]].values.tolist() == [["test_x", 1 / 408, 1 / 410]]

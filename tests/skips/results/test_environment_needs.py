@@ -74,7 +74,7 @@ def test_trend_headline_lists_tests_that_need_an_accelerator_apart(make_repo, tm
             "origin": "common",
             "skipped": "1/3",
             "undecided": 0,
-            "skipped_proportion": 0.3333,
+            "skipped_proportion": 1 / 3,
             "needs": "flash_attn, torch_gpu",
         }
     ]

@@ -55,7 +55,9 @@ class Scans:
 
     ``changed_tests`` and ``changed_library`` are the scanned files the change touches;
     ``library_causes`` gives, per model whose verdicts read a changed library file, those files
-    (None when the head scan could not tell: every changed library file is named then)."""
+    (None when the head scan could not tell: every changed library file is named then);
+    ``conftest_notes`` are head's notes on the ``conftest.py`` files the change adds or edits that
+    may skip or drop tests (not modelled, so the rows cannot show what they do)."""
 
     base: ScanResult
     tests_only: ScanResult
@@ -65,6 +67,7 @@ class Scans:
     library_causes: dict[str, tuple[str, ...]] | None
     observed_reports: tuple[str, ...] = ()
     inert: bool = False
+    conftest_notes: tuple[str, ...] = ()
 
     @functools.cached_property
     def new_parse_errors(self) -> tuple[ParseError, ...]:

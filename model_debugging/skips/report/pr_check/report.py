@@ -9,6 +9,7 @@ from model_debugging.skips.report.broken_files import broken_file_lines, first_f
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
 from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, UNCOLLECTABLE, Scans
 from model_debugging.skips.report.settings import PRCheckSettings
+from model_debugging.skips.source.conftest_notes import note_subject
 
 
 def _flag_text(row: pd.Series) -> str:
@@ -51,6 +52,13 @@ def build_pr_report(
         )
     # what explains many rows at once comes first: the base compared with, a shared file broken
     summary[1:1] = _base_note(base) + broken_file_lines(scans.new_parse_errors, new=True)
+    if scans.conftest_notes:
+        summary.append(
+            f"⚠️ The change adds or edits {len(scans.conftest_notes)} conftest.py file(s) that may skip or drop "
+            "tests; the check does not run them, so the rows cannot show which tests they skip: "
+            + "; ".join(note_subject(note) for note in scans.conftest_notes)
+            + "."
+        )
     gone = [test for test in scans.base.tests if test not in scans.head.tests]
     if gone:
         summary.append(

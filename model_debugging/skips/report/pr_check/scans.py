@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from model_debugging.skips.incremental.memory import ScanStats
 from model_debugging.skips.inert import find_static_inert
@@ -26,6 +26,7 @@ from model_debugging.skips.report.pr_check.git_snapshot import changed_files, ex
 from model_debugging.skips.report.pr_check.introduced import Scans
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.scan import scan_repository
+from model_debugging.skips.source.conftest_notes import notes_about
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER, is_library_path, scanned_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
@@ -71,7 +72,12 @@ def scan_sides(
         tests_only = head if tests else base
     causes = stats.library_causes if stats.answer == "rescan" else None
     reports = tuple(report.path for report in observed or ())
-    return Scans(base, tests_only, head, tests, library, causes, reports, inert)
+    # pytest also loads the checkout's root conftest.py, outside the scanned folders
+    touched = changed | changed_files(repo, commit, ["conftest.py"])
+    conftests = notes_about(
+        head.notes, sorted(path for path in touched if PurePosixPath(path).name == "conftest.py")
+    )
+    return Scans(base, tests_only, head, tests, library, causes, reports, inert, conftests)
 
 
 def _say(progress: ScanProgress | None, text: str) -> None:
