@@ -141,6 +141,19 @@ def test_the_first_run_creates_the_comment_and_later_runs_edit_it(tmp_path):
     assert calls[1][0][:4] == ["api", "--method", "PATCH", "repos/me/transformers/issues/comments/77"]
 
 
+def test_a_report_longer_than_a_comment_is_cut_at_a_row_with_a_note(tmp_path):
+    rows = [f"| model_{i} | test_x | skip reason {'r' * 80} |" for i in range(1500)]
+    report = "## New skipped tests\n\n| model | test | reason |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+    assert len(report) > 65536  # GitHub answers HTTP 422 to a comment body this long
+    result, calls = post(tmp_path, body=report)
+    assert result.returncode == 0, result.stderr
+    sent = calls[1][1]["body"]
+    assert len(sent) <= 65536
+    kept, note = sent.split("\n\n… ")
+    assert kept.splitlines()[-1] in rows  # cut after a whole row
+    assert note.startswith("The report was cut here") and "summary of the check's job" in note
+
+
 def test_a_comment_that_cannot_be_posted_is_a_warning_and_a_missing_body_an_error(tmp_path):
     result, _ = post(tmp_path / "fork", FAKE_API_FAILS="1")
     assert result.returncode == 0 and "::warning::" in result.stdout and "HTTP 403" in result.stdout
