@@ -5,7 +5,10 @@ A ``.py`` file is loaded as a real module, as ``python script.py`` would see it:
 and a neighbour importing it gets the same module), with its folder first on ``sys.path`` until the
 ``with`` block ends (so that it, and functions called later, can import sibling files). A dotted
 name is imported with the current folder first on ``sys.path``, as ``python -m`` would. Both are
-undone when the block ends (the modules it imported stay loaded).
+undone when the block ends, and so are the modules first imported from that folder meanwhile (a
+sibling ``my_port.py`` the script imports, but not a submodule of a package loaded before): a later
+run in the same process, of another folder's files or of edited ones, imports them afresh. Modules
+imported from elsewhere stay loaded.
 
 A file that cannot be loaded is a :class:`ScriptError` of one line naming it, and the line of the
 file the error came from (a syntax error, an exception raised at import).
@@ -92,8 +95,9 @@ def loaded_script(spec: str) -> Iterator[ModuleType]:
     """The module ``spec`` names (a ``.py`` file or a dotted module name), usable until the ``with``
     block ends (see the module docstring); raises :class:`ScriptError`."""
     path = Path(spec) if spec.endswith(".py") else None
-    saved_path = list(sys.path)
-    sys.path.insert(0, str((path.parent if path is not None else Path.cwd()).resolve()))
+    saved_path, loaded_before = list(sys.path), set(sys.modules)
+    folder = (path.parent if path is not None else Path.cwd()).resolve()
+    sys.path.insert(0, str(folder))
     module = None
     try:
         module = _load_file(path, spec) if path is not None else _import(spec)
@@ -102,3 +106,13 @@ def loaded_script(spec: str) -> Iterator[ModuleType]:
         sys.path[:] = saved_path
         if path is not None and module is not None and sys.modules.get(module.__name__) is module:
             del sys.modules[module.__name__]  # a later run may load another script of that name
+        for name in set(sys.modules) - loaded_before:
+            # a submodule of a package loaded before (this project, torch) stays: one copy of it
+            if name.partition(".")[0] not in loaded_before and _defined_in(sys.modules.get(name), folder):
+                del sys.modules[name]
+
+
+def _defined_in(module: ModuleType | None, folder: Path) -> bool:
+    """Whether ``module`` was loaded from a file under ``folder``."""
+    filename = getattr(module, "__file__", None)
+    return filename is not None and Path(filename).resolve().is_relative_to(folder)

@@ -69,3 +69,20 @@ def test_a_bad_script_is_one_line_naming_the_file_and_line_and_exit_2(
         assert "raised FileNotFoundError: weights.bin" in error
     assert sys.path == path_before and "my_port" not in sys.modules
     assert not {name for name in set(sys.modules) - modules_before if "my_port" in name}
+
+
+def test_a_second_script_in_the_same_process_imports_its_own_siblings(tmp_path):
+    """A porter's second run (another folder, or an edited sibling) must not reuse the first run's
+    ``my_port``: the siblings a script imported are unloaded with it."""
+    from model_debugging.script_loading import loaded_script
+
+    seen = []
+    for number, folder in enumerate((tmp_path / "first", tmp_path / "second"), start=1):
+        folder.mkdir()
+        (folder / "my_port.py").write_text(f"VERSION = {number}\n")
+        (folder / "check_port.py").write_text("from my_port import VERSION\n")
+        with loaded_script(str(folder / "check_port.py")) as script:
+            seen.append(script.VERSION)
+        assert "my_port" not in sys.modules
+    assert seen == [1, 2]
+    assert "model_debugging.script_loading" in sys.modules  # loaded before: kept
