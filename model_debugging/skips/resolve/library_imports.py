@@ -131,8 +131,8 @@ def _missing_name(library: Library, path: str, taken: tuple[str, ...]) -> str | 
 @dataclass(frozen=True)
 class LibraryImportFailure:
     """A test file's import of the library that fails: ``line`` is the test file's import statement,
-    ``imported`` the library module it runs, ``cause`` the entry of the library file whose import
-    names a missing module."""
+    ``imported`` the library module it runs, ``cause`` the entry of the file whose import names a
+    missing module or name (the test file's own when its import does)."""
 
     line: int
     imported: str

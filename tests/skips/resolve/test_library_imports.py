@@ -237,18 +237,14 @@ def test_a_test_file_importing_a_missing_module_or_name_of_the_library_is_not_co
     )
     results = scan(make_repo(files))
     assert verdicts(results, "test_forward")["ran"] == []
-    assert [(error["path"], error["line"], error["cause"]) for error in scan.errors] == [
-        (
-            moduled,
-            3,
-            {
-                "path": moduled,
-                "line": 3,
-                "message": "pytest cannot import this file: "
-                "No module named 'transformers.models.moduled.modeling_moduledd'",
-            },
-        ),
-        (named, 3, cannot_import_entry(named, 3, "NamedModell", "transformers.models.named.modeling_named")),
+    assert scan.errors == [
+        {
+            "path": moduled,
+            "line": 3,
+            "message": "pytest cannot import this file: "
+            "No module named 'transformers.models.moduled.modeling_moduledd'",
+        },
+        cannot_import_entry(named, 3, "NamedModell", "transformers.models.named.modeling_named"),
     ]
 
 
