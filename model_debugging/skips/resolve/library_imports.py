@@ -67,7 +67,7 @@ def package_of(library: Library) -> tuple[str, str] | None:
 
 def module_failure(library: Library, module: str) -> ParseError | None:
     """The error importing library module ``module`` meets first, as the entry of the file whose
-    import names a missing module; None when none is certain (a fact: see the module doc)."""
+    import names a missing module or name; None when none is certain (a fact: see the module doc)."""
     return library.fact(_first_missing, module)
 
 

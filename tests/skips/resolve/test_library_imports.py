@@ -316,3 +316,15 @@ def test_a_modeling_file_importing_a_helper_module_its_folder_lacks_is_not_colle
     ]
     (repo / "src/transformers/models/lost/vision.py").write_text("class VisionTower:\n    pass\n")
     assert verdicts(scan(repo), "test_forward")["ran"] == ["kept", "lost"]  # warm: the new file is seen
+
+
+def test_a_name_added_to_the_imported_module_is_seen_by_a_warm_scan(make_repo, scan):
+    """The modeling file imports ``TypoConfigg``; the contributor adds that name to the configuration
+    file (the modeling file unchanged): a warm scan runs the tests, as a scan without the cache does."""
+    typo_config = modeling("typo").replace("import TypoConfig\n", "import TypoConfigg\n")
+    repo = make_repo({**LIBRARY, **model("typo", typo_config)})
+    assert verdicts(scan(repo), "test_forward")["ran"] == []
+    configuration = repo / "src/transformers/models/typo/configuration_typo.py"
+    configuration.write_text(configuration.read_text() + "\n\nTypoConfigg = TypoConfig\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["typo"]
+    assert scan.errors == []
