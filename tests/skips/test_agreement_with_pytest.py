@@ -175,6 +175,17 @@ MODELS = {
         f"{HEADER}\ntry:\n    from transformers import CopiedModel\nexcept ImportError:\n    CopiedModel = None\n\n\n"
         f"class CopiedGuardedModelTest{BASES}:\n    pass\n"
     ),
+    # a modeling file importing a misspelled name of its configuration (LIBRARY); a test file
+    # importing a misspelled name of a configuration module, and one importing it right
+    "typo": f"{HEADER}from transformers import TypoModel\n\n\nclass TypoModelTest{BASES}:\n    pass\n",
+    "misnamed": (
+        f"{HEADER}from transformers.models.copied.configuration_copied import CopiedConfigg\n\n\n"
+        f"class MisnamedModelTest{BASES}:\n    pass\n"
+    ),
+    "named": (
+        f"{HEADER}from transformers.models.copied.configuration_copied import CopiedConfig\n\n\n"
+        f"class NamedModelTest{BASES}:\n    pass\n"
+    ),
     "no_package": f"{HEADER}\n\nclass NoPackageModelTest{BASES}:\n    pass\n",  # no __init__.py: see below
     "no_package_absolute": (
         "import unittest\n\nfrom tests.test_modeling_common import ModelTesterMixin\n\n\n"
@@ -223,7 +234,8 @@ MODELS = {
 LIBRARY = {
     "conftest.py": 'import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(__file__).parent / "src"))\n',
     "src/transformers/__init__.py": (
-        'import importlib\n\n_DEFINED_IN = {"CopiedModel": "models.copied.modeling_copied"}\n\n\n'
+        "import importlib\n\n"
+        '_DEFINED_IN = {"CopiedModel": "models.copied.modeling_copied", "TypoModel": "models.typo.modeling_typo"}\n\n\n'
         "def __getattr__(name):\n    if name not in _DEFINED_IN:\n        raise AttributeError(name)\n"
         '    return getattr(importlib.import_module(f"{__name__}.{_DEFINED_IN[name]}"), name)\n'
     ),
@@ -234,6 +246,12 @@ LIBRARY = {
     "src/transformers/models/copied/modeling_copied.py": (
         "from ...modeling_utils import PreTrainedModel\nfrom .configuration_original import CopiedConfig\n\n\n"
         "class CopiedModel(PreTrainedModel):\n    config_class = CopiedConfig\n"
+    ),
+    "src/transformers/models/typo/__init__.py": "",
+    "src/transformers/models/typo/configuration_typo.py": "class TypoConfig:\n    pass\n",
+    "src/transformers/models/typo/modeling_typo.py": (
+        "from ...modeling_utils import PreTrainedModel\nfrom .configuration_typo import TypoConfigg\n\n\n"
+        "class TypoModel(PreTrainedModel):\n    config_class = TypoConfigg\n"
     ),
 }
 
@@ -270,6 +288,8 @@ def test_the_scanner_agrees_with_pytest_on_every_pair(tree, tmp_path):
     results, errors = scan_json(tree, cache_dir=tmp_path / "cache", jobs=1)
     assert {error["path"].split("/")[2]: error["line"] for error in errors} == {
         "copied": 6,  # at its import of CopiedModel, whose module imports a missing one
+        "typo": 6,  # at its import of TypoModel, whose module imports a name its configuration lacks
+        "misnamed": 6,  # at its import of a name the configuration module lacks
         "imports_failing": 6,  # at its import of mixin_twice, which pytest cannot import
         "mixin_twice": 8,
         "module_skip_unallowed": 7,

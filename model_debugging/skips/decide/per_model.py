@@ -122,7 +122,10 @@ def _evaluate(
 
 
 def _import_error(repo: Path, failed: FailedImport) -> ParseError:
-    """The collection error pytest reports for a file whose import fails in a file it imports."""
+    """The collection error pytest reports for a file whose import fails in a file it imports, or
+    at its own import (the module or name it names is missing)."""
+    if failed.cause.path == failed.path:
+        return failed.cause
     line = failed.line
     try:
         line = line or import_line(read_source(repo / failed.path), failed.path, failed.imported)

@@ -52,12 +52,20 @@ def library_changes(
             files.add(path)
             classes |= {(path, name) for name in defined_before.get(path, set()) | _defined(now)}
             continue
-        if (before.imports, before.functions, before.mappings, before.error, before.always_imports) != (
+        if (
+            before.imports,
+            before.functions,
+            before.mappings,
+            before.error,
+            before.always_imports,
+            before.names,
+        ) != (
             now.imports,
             now.functions,
             now.mappings,
             now.error,
             now.always_imports,
+            now.names,
         ):
             files.add(path)
         before_classes, now_classes = _by_name(before), _by_name(now)

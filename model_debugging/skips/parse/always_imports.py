@@ -30,14 +30,16 @@ def always_run_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.
                 yield from always_run_imports(statement.orelse)
 
 
-def imported_modules(statements: list[ast.stmt], current: str) -> tuple[tuple[str, int], ...]:
-    """(module, line) of each module the body of module ``current`` (not a package) always imports."""
+def imported_modules(
+    statements: list[ast.stmt], current: str
+) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
+    """(module, line, names) of each module the body of module ``current`` (not a package) always
+    imports: ``names`` are those a ``from`` import takes from it, none for an ``import``."""
     found = []
     for statement in always_run_imports(statements):
         if isinstance(statement, ast.Import):
-            found += [(alias.name, statement.lineno) for alias in statement.names]
+            found += [(alias.name, statement.lineno, ()) for alias in statement.names]
         else:
-            found.append(
-                (absolute_module(current, False, statement.module or "", statement.level), statement.lineno)
-            )
+            module = absolute_module(current, False, statement.module or "", statement.level)
+            found.append((module, statement.lineno, tuple(alias.name for alias in statement.names)))
     return tuple(found)

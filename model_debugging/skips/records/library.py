@@ -107,7 +107,9 @@ class LibraryFile:
     ``mappings`` holds the ``*_NAMES`` ordered dicts of the auto modules: name -> ((key, class names), ...).
     ``imports`` maps a local name to the module path it comes from (``from ..x.modeling_x import A``).
     ``always_imports`` lists (absolute module, line) of each module the file imports whenever it is
-    imported (:mod:`~model_debugging.skips.parse.always_imports`), in order.
+    imported (:mod:`~model_debugging.skips.parse.always_imports`), in order, with the names a ``from``
+    import takes from it; ``names`` the names the module binds (:mod:`~model_debugging.skips.parse.bound_names`),
+    None when not told.
     ``functions`` holds the calls of each module-level function (``def round_filters(...)``) and of
     each module-level alias of a class (``XLayerNorm = nn.LayerNorm``: one call of that class).
     """
@@ -117,5 +119,6 @@ class LibraryFile:
     mappings: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
     imports: tuple[tuple[str, str], ...] = ()
     error: str | None = None
-    always_imports: tuple[tuple[str, int], ...] = ()
+    always_imports: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
+    names: tuple[str, ...] | None = None
     functions: tuple[tuple[str, tuple[InitCall, ...]], ...] = ()

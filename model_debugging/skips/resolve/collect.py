@@ -224,10 +224,12 @@ def _failing_import(
 @dataclass(frozen=True)
 class FailedImport:
     """A file pytest cannot import because a file of the checkout it imports, directly or not, does
-    not parse or cannot be imported (a test file, or a library module that imports a missing one):
+    not parse or cannot be imported (a test file, or a library module that imports a missing module
+    or name), or because its own import names a library module or name that is missing:
     ``imported`` is the module its own import statement names (or runs: the library module defining
-    the name it imports), ``cause`` the error of the file where the import fails, ``line`` the line
-    of its import statement when known (else it is looked for)."""
+    the name it imports), ``cause`` the error of the file where the import fails (its own when
+    ``cause.path`` is ``path``), ``line`` the line of its import statement when known (else it is
+    looked for)."""
 
     path: str
     imported: str

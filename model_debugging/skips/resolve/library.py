@@ -65,7 +65,8 @@ class Library:
         self._by_name: dict[str, list[tuple[str, LibraryClass]]] = {}
         self._imports: dict[str, dict[str, str]] = {}
         self._functions: dict[str, dict[str, tuple[InitCall, ...]]] = {}
-        self._always_imports: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._always_imports: dict[str, tuple[tuple[str, int, tuple[str, ...]], ...]] = {}
+        self._bound_names: dict[str, frozenset[str] | None] = {}
         self._classes_in: dict[str, tuple[LibraryClass, ...]] = {}
         mappings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self._mro: dict[tuple[str, str], tuple[LibraryClass, ...]] = {}
@@ -84,6 +85,8 @@ class Library:
             self._imports[library_file.path] = dict(library_file.imports)
             self._functions[library_file.path] = dict(library_file.functions)
             self._always_imports[library_file.path] = library_file.always_imports
+            names = library_file.names
+            self._bound_names[library_file.path] = None if names is None else frozenset(names)
             self._classes_in[library_file.path] = library_file.classes
             for info in library_file.classes:
                 self._by_name.setdefault(info.name, []).append((library_file.path, info))
@@ -162,11 +165,16 @@ class Library:
         self._read(files=(path,))
         return self._imports.get(path, {}).get(name)
 
-    def always_imports(self, path: str) -> tuple[tuple[str, int], ...]:
-        """(module, line) of each module file ``path`` imports whenever it is imported; none for a
-        file the library does not hold or could not parse."""
+    def always_imports(self, path: str) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
+        """(module, line, names taken) of each module file ``path`` imports whenever it is imported;
+        none for a file the library does not hold or could not parse."""
         self._read(files=(path,))
         return self._always_imports.get(path, ())
+
+    def bound_names(self, path: str) -> frozenset[str] | None:
+        """The names module file ``path`` binds when it runs; None when not told (or not held)."""
+        self._read(files=(path,))
+        return self._bound_names.get(path)
 
     def function_calls(self, path: str, name: str) -> tuple[InitCall, ...] | None:
         """The calls of module-level function (or class alias) ``name`` of file ``path``, or None."""

@@ -1,20 +1,24 @@
-"""Whether importing a module of the library fails because a module it imports is missing.
+"""Whether importing a module of the library fails because a module or name it imports is missing.
 
 Python runs a module's imports in order, each module once, each running its own imports first. The
 first import naming a module the checkout's ``src/`` does not have raises ``ModuleNotFoundError:
-No module named '<module>'`` (what pytest reports). Only certain failures are told: an import
-counts when it always runs, at module level, in the body of ``if is_torch_available():`` (the tests
-run with torch) or the ``else`` of ``if TYPE_CHECKING:``; not in a function, a ``try`` block or any
-other ``if``. The files followed are those the library reader lists whenever they exist (the
-models' modeling and configuration files, the shared files: ``parse/library/load.py``), and a
-missing module is told when it would be one of them (``from .configuration_mistral import ...`` in
-a copied model's folder): their presence is part of what a warm scan checks, so no other file is
-read again to answer it. Packages, other modules, and a missing name in a module that exists are
-not looked at.
+No module named '<module>'``; a ``from module import name`` whose module ran but binds no such name
+raises ``ImportError: cannot import name '<name>' from '<module>'`` (what pytest reports). Only
+certain failures are told: an import counts when it always runs, at module level, in the body of
+``if is_torch_available():`` (the tests run with torch) or the ``else`` of ``if TYPE_CHECKING:``;
+not in a function, a ``try`` block or any other ``if``. The files followed are those the library
+reader lists whenever they exist (the models' modeling and configuration files, the shared files,
+and a helper module of a model's folder its modeling file imports as ``from .vision import ...``:
+``parse/library/load.py``), and a missing module is told when it would be one of them (``from
+.configuration_mistral import ...`` in a copied model's folder): their presence is part of what a
+warm scan checks, so no other file is read again to answer it. A missing name is told in a file the
+reader holds when it could tell every name the file binds (``parse/bound_names.py``). Packages and
+other modules (``activations.py``, ``utils/``) are not looked at.
 
 A test file's ``from transformers import X`` imports the library module defining ``X`` (the
 package's lazy ``__init__`` imports it when ``X`` is asked for): the library's index of class names
-says which; a name defined in several files fails only when every one of them does.
+says which; a name defined in several files fails only when every one of them does. A name no
+file defines is not told (the lazy ``__init__`` finds names in files the reader does not list).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import ast
 from dataclasses import dataclass
 
 from model_debugging.skips.parse.always_imports import always_run_imports
-from model_debugging.skips.parse.library.load import library_root, listed_when_present
+from model_debugging.skips.parse.library.load import library_root, listed_as_sibling, listed_when_present
 from model_debugging.skips.records.test_files import CANNOT_IMPORT, STAR, ParsedFile, ParseError
 from model_debugging.skips.resolve.library import Library
 from model_debugging.skips.source.files import read_source
@@ -63,19 +67,29 @@ def package_of(library: Library) -> tuple[str, str] | None:
 
 def module_failure(library: Library, module: str) -> ParseError | None:
     """The error importing library module ``module`` meets first, as the entry of the file whose
-    import names a missing module; None when none is certain (a fact: see the module doc)."""
+    import names a missing module or name; None when none is certain (a fact: see the module doc)."""
     return library.fact(_first_missing, module)
 
 
 def _first_missing(library: Library, module: str) -> ParseError | None:
     package, folder = package_of(library)
     done: set[str] = set()
-    # depth first, as Python runs them: (module, the file whose import names it, that import's line)
-    pending: list[tuple[str, str | None, int]] = [(module, None, 0)]
+    # depth first, as Python runs them: (module, the file whose import names it, that import's line,
+    # the names it takes, False) to run the module, then (..., True) once it has run
+    pending: list[tuple[str, str | None, int, tuple[str, ...], bool]] = [(module, None, 0, (), False)]
     while pending:
-        name, importer, line = pending.pop()
+        name, importer, line, taken, ran = pending.pop()
         path = _file_of(name)
-        if name in done or not listed_when_present(path, folder):
+        if ran:
+            missing = _missing_name(library, path, taken)
+            if missing is not None:
+                return ParseError(
+                    importer, line, f"{CANNOT_IMPORT}cannot import name '{missing}' from '{name}'"
+                )
+            continue
+        if name in done or not (
+            listed_when_present(path, folder) or _sibling_written(library, path, importer, taken)
+        ):
             continue
         done.add(name)
         if not library.exists(path):
@@ -87,19 +101,38 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
                 importer, line, f"{CANNOT_IMPORT}No module named '{_missing_part(library, name)}'"
             )
         runs = [
-            (target, path, target_line)
-            for target, target_line in library.always_imports(path)
+            run
+            for target, target_line, names in library.always_imports(path)
             if target.split(".")[0] == package
+            for run in ((target, path, target_line, names, False), (target, path, target_line, names, True))
         ]
         pending += reversed(runs)
     return None
 
 
+def _sibling_written(library: Library, path: str, importer: str | None, taken: tuple[str, ...]) -> bool:
+    """Whether module file ``path`` is one the library reader lists whenever it exists because its
+    modeling file ``importer`` imports ``taken`` from it as ``from .<module> import ...``."""
+    if importer is None or not listed_as_sibling(path, package_of(library)[1], importer):
+        return False
+    written = "." + path.rpartition("/")[2].removesuffix(".py")
+    return any(library.imported_from(importer, name) == written for name in taken)
+
+
+def _missing_name(library: Library, path: str, taken: tuple[str, ...]) -> str | None:
+    """The first of ``taken`` that the library module file ``path`` does not bind, when told (a
+    file the library reader holds)."""
+    bound = library.bound_names(path) if taken else None
+    if bound is None or (library.root / path.removesuffix(".py")).is_dir():
+        return None  # not told, or a package of that name is what Python imports
+    return next((name for name in taken if name != STAR and name not in bound), None)
+
+
 @dataclass(frozen=True)
 class LibraryImportFailure:
     """A test file's import of the library that fails: ``line`` is the test file's import statement,
-    ``imported`` the library module it runs, ``cause`` the entry of the library file whose import
-    names a missing module."""
+    ``imported`` the library module it runs, ``cause`` the entry of the file whose import names a
+    missing module or name (the test file's own when its import does)."""
 
     line: int
     imported: str
@@ -108,13 +141,18 @@ class LibraryImportFailure:
 
 def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
     """The first always-run import of the library by the test file ``parsed`` that fails, or None.
-    Its text is read only when one of its imports (wherever written) fails."""
+    Its text is read only when one of its imports (wherever written) fails or imports a submodule of
+    the library by its dotted name."""
     found = package_of(library)
     if found is None or library.root is None:
         return None
     package = found[0]
-    written = (item for item in parsed.imports if item.level == 0 and item.module.split(".")[0] == package)
-    if all(_failure(library, item.module, item.name) is None for item in written):
+    written = [item for item in parsed.imports if item.level == 0 and item.module.split(".")[0] == package]
+    # `import transformers.models.x.modeling_x` is recorded as `import transformers`: read the text
+    dotted = any(item.name is None and item.module == package for item in written)
+    if not dotted and all(
+        _failure(library, item.module, item.name, parsed.path, 0) is None for item in written
+    ):
         return None
     try:
         tree = ast.parse(read_source(library.root / parsed.path))
@@ -128,18 +166,27 @@ def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImpor
                 (statement.module or "", alias.name) for alias in statement.names if not statement.level
             ]
         for module, name in wanted:
-            found = _failure(library, module, name) if module.split(".")[0] == package else None
-            if found is not None:
-                return LibraryImportFailure(statement.lineno, *found)
+            failing = (
+                _failure(library, module, name, parsed.path, statement.lineno)
+                if module.split(".")[0] == package
+                else None
+            )
+            if failing is not None:
+                return LibraryImportFailure(statement.lineno, *failing)
     return None
 
 
-def _failure(library: Library, module: str, name: str | None) -> tuple[str, ParseError] | None:
+def _failure(
+    library: Library, module: str, name: str | None, importer: str, line: int
+) -> tuple[str, ParseError] | None:
     """(the library module that fails, its error) for ``from module import name`` (``import module``
-    when ``name`` is None), or None."""
+    when ``name`` is None) written at ``line`` of file ``importer``, or None."""
     failure = module_failure(library, module)
     if failure is not None:
         return module, failure
+    own = _first_missing_in(library, module, (name,) if name is not None else ())
+    if own is not None:
+        return module, ParseError(importer, line, f"{CANNOT_IMPORT}{own}")
     if name is None or name == STAR:
         return None
     folder = f"{LIBRARY_FOLDER}/{module.replace('.', '/')}/"
@@ -148,3 +195,18 @@ def _failure(library: Library, module: str, name: str | None) -> tuple[str, Pars
     if failures and all(failure is not None for _, failure in failures):
         return failures[0]
     return None
+
+
+def _first_missing_in(library: Library, module: str, taken: tuple[str, ...]) -> str | None:
+    """What Python says when ``module`` itself is missing, or binds none of a name of ``taken``
+    (a module the library reader lists whenever it exists), else None."""
+    folder = package_of(library)[1]
+    path = _file_of(module)
+    if not listed_when_present(path, folder):
+        return None
+    if not library.exists(path):
+        if (library.root / path.removesuffix(".py")).is_dir():
+            return None
+        return f"No module named '{_missing_part(library, module)}'"
+    missing = _missing_name(library, path, taken)
+    return None if missing is None else f"cannot import name '{missing}' from '{module}'"

@@ -72,8 +72,14 @@ MODELS = [
     ("pear", "PearBackbone", ""),
 ]
 
-# the base classes, the auto mappings and the text / plain models of test_runtime_part_choices
-SHARED = ("modeling_utils.py", "configuration_utils.py", "models/auto/", "models/text/")
+# the base classes, the conversions, the auto mappings and the text / plain models of test_runtime_part_choices
+SHARED = (
+    "conversion_mapping.py",
+    "modeling_utils.py",
+    "configuration_utils.py",
+    "models/auto/",
+    "models/text/",
+)
 LIBRARY = {
     **{
         path: text

@@ -94,6 +94,11 @@ LIBRARY = {
         class AutoConfig:
             pass
     """,
+    # a shared module the analyzer does not read: what its function builds cannot be followed
+    "src/transformers/vision_utils.py": """
+        def build_vision(config):
+            return VisionTower(config)
+    """,
     "src/transformers/models/auto/modeling_auto.py": """
         MODEL_MAPPING_NAMES = OrderedDict([("text", "TextEncoderModel"), ("plain", "PlainModel")])
         MODEL_MAPPING = _LazyAutoMapping(CONFIG_MAPPING_NAMES, MODEL_MAPPING_NAMES)
@@ -103,7 +108,7 @@ LIBRARY = {
     """,
     **{
         f"src/transformers/models/{name.lower()}/modeling_{name.lower()}.py": f"""
-        from .vision_helpers import build_vision
+        from ...vision_utils import build_vision
         from ...activations import ACT2CLS
         from ..plain.modeling_plain import PlainConfig, PlainModel
         from ..text.modeling_text import TextConfig, TextEncoderModel

@@ -167,6 +167,9 @@ LIBRARY = {
             for model_type, base_pattern in _MODEL_TO_CONVERSION_PATTERN.items():
                 mapping[model_type] = mapping[base_pattern].copy()
             return mapping
+
+        def get_model_conversion_mapping(model, key_mapping=None, hf_quantizer=None, add_legacy=True):
+            return []  # its body is left to the run: the scan reads the mapping above
     """,
     "src/transformers/models/auto/configuration_auto.py": """
         CONFIG_MAPPING_NAMES = OrderedDict([("alpha", "AlphaConfig"), ("beta", "BetaConfig")])
@@ -174,6 +177,10 @@ LIBRARY = {
     "src/transformers/models/auto/modeling_auto.py": """
         MODEL_MAPPING_NAMES = OrderedDict([("alpha", "AlphaModel")])
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([("alpha", "AlphaForCausalLM")])
+        MODEL_MAPPING = _LazyAutoMapping(CONFIG_MAPPING_NAMES, MODEL_MAPPING_NAMES)
+
+        def get_values(model_mapping):
+            return list(model_mapping.values())
     """,
     "src/transformers/models/alpha/configuration_alpha.py": """
         class AlphaTextConfig(PreTrainedConfig):

@@ -174,3 +174,157 @@ def test_a_library_edit_that_breaks_or_mends_an_import_is_seen_by_a_warm_scan(ma
     modeling_file.write_text(modeling("copied"))
     assert verdicts(scan(repo), "test_forward")["ran"] == ["copied", "original"]
     assert scan.errors == []
+
+
+def cannot_import_entry(path: str, line: int, name: str, module: str) -> dict:
+    return {
+        "path": path,
+        "line": line,
+        "message": f"pytest cannot import this file: cannot import name '{name}' from '{module}'",
+    }
+
+
+def test_a_modeling_file_importing_a_name_its_module_lacks_is_not_collected(make_repo, scan):
+    """A typo in a name a modeling file imports (from its configuration, or from the shared
+    modeling_utils.py): pytest reports ``ImportError: cannot import name ...`` at that line, through
+    the test file's import of the model."""
+    typo_config = modeling("typo").replace("import TypoConfig\n", "import TypoConfigg\n")
+    typo_shared = modeling("shared").replace("import PreTrainedModel\n", "import PreTrainedModelX\n")
+    files = {
+        **LIBRARY,
+        **model("typo", typo_config),
+        **model("shared", typo_shared),
+        **model("fine", modeling("fine")),
+    }
+    results = scan(make_repo(files))
+    assert verdicts(results, "test_forward")["ran"] == ["fine"]
+    folder = "src/transformers/models"
+    assert [(error["path"], error["line"], error["cause"]) for error in scan.errors] == [
+        (
+            "tests/models/shared/test_modeling_shared.py",
+            9,
+            cannot_import_entry(
+                f"{folder}/shared/modeling_shared.py", 1, "PreTrainedModelX", "transformers.modeling_utils"
+            ),
+        ),
+        (
+            "tests/models/typo/test_modeling_typo.py",
+            9,
+            cannot_import_entry(
+                f"{folder}/typo/modeling_typo.py",
+                2,
+                "TypoConfigg",
+                "transformers.models.typo.configuration_typo",
+            ),
+        ),
+    ]
+
+
+def test_a_test_file_importing_a_missing_module_or_name_of_the_library_is_not_collected(make_repo, scan):
+    """The test file's own import names a modeling module that does not exist, or a name its
+    modeling module lacks: pytest reports the error at the test file's line."""
+    files = {**LIBRARY, **model("named", modeling("named")), **model("moduled", modeling("moduled"))}
+    named, moduled = (
+        "tests/models/named/test_modeling_named.py",
+        "tests/models/moduled/test_modeling_moduled.py",
+    )
+    files[named] = files[named].replace(
+        "import unittest\n",
+        "import unittest\n\nfrom transformers.models.named.modeling_named import NamedModell\n",
+    )
+    files[moduled] = files[moduled].replace(
+        "import unittest\n", "import unittest\n\nimport transformers.models.moduled.modeling_moduledd\n"
+    )
+    results = scan(make_repo(files))
+    assert verdicts(results, "test_forward")["ran"] == []
+    assert scan.errors == [
+        {
+            "path": moduled,
+            "line": 3,
+            "message": "pytest cannot import this file: "
+            "No module named 'transformers.models.moduled.modeling_moduledd'",
+        },
+        cannot_import_entry(named, 3, "NamedModell", "transformers.models.named.modeling_named"),
+    ]
+
+
+def test_names_bound_in_any_way_at_run_time_are_not_missing(make_repo, scan):
+    """Names a module binds otherwise than by a class: under ``try``/``except ImportError``, by an
+    assignment, a loop or a ``with``, re-exported by an import; and modules whose names cannot be told
+    (a star import, a module ``__getattr__``, writes through ``globals()``): pytest imports them all,
+    and only the model importing a name nothing binds is not collected."""
+    config = "from ...configuration_utils import PreTrainedConfig\n\n\n"
+    shapes = {
+        "guarded": "try:\n    from .helpers_missing import Extra\nexcept ImportError:\n    Extra = None\n",
+        "assigned": "Extra, Other = 1, 2\n",
+        "looped": "for Extra in range(2):\n    pass\n",
+        "reexported": "from ...configuration_utils import PreTrainedConfig as Extra\n",
+        "typechecked": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    Extra = int\nelse:\n    Extra = str\n",
+        "starred": "from ...configuration_utils import *\n",
+        "dynamic": "def __getattr__(name):\n    return name\n",
+        "globaled": 'globals()["Extra"] = 1\n',
+    }
+    files = dict(LIBRARY)
+    for name, text in shapes.items():
+        title = name.title()
+        body = f"{config}{text}\n\nclass {title}Config(PreTrainedConfig):\n    pass\n"
+        files.update(
+            model(name, modeling(name).replace(f"import {title}Config\n", f"import {title}Config, Extra\n"))
+        )
+        files[f"src/transformers/models/{name}/configuration_{name}.py"] = body
+    # beside them, a name no statement binds
+    files.update(
+        model(
+            "misspelled",
+            modeling("misspelled").replace("import MisspelledConfig\n", "import MisspelledConfig, Extraa\n"),
+        )
+    )
+    results = scan(make_repo(files))
+    assert verdicts(results, "test_forward")["ran"] == sorted(shapes)
+    assert [error["cause"]["message"] for error in scan.errors] == [
+        "pytest cannot import this file: cannot import name 'Extraa' from "
+        "'transformers.models.misspelled.configuration_misspelled'"
+    ]
+
+
+def test_a_modeling_file_importing_a_helper_module_its_folder_lacks_is_not_collected(make_repo, scan):
+    """``from .vision import ...`` in a modeling file whose folder has no ``vision.py`` (a copied
+    model that left it behind): pytest reports ``No module named`` at that line. A helper that is
+    there is read, and a name it lacks is told as well. Once the helper is added, a warm scan runs
+    the tests."""
+    helper = "from .vision import VisionTower\n"
+    files = {
+        **LIBRARY,
+        **model("lost", modeling("lost", head=helper)),
+        **model("kept", modeling("kept", head=helper)),
+        **model("lacking", modeling("lacking", head=helper)),
+        "src/transformers/models/kept/vision.py": "class VisionTower:\n    pass\n",
+        "src/transformers/models/lacking/vision.py": "class VisionTowers:\n    pass\n",
+    }
+    repo = make_repo(files)
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["kept"]
+    modeling_file = "src/transformers/models/{}/modeling_{}.py"
+    assert [error["cause"] for error in scan.errors] == [
+        cannot_import_entry(
+            modeling_file.format("lacking", "lacking"), 1, "VisionTower", "transformers.models.lacking.vision"
+        ),
+        {
+            "path": modeling_file.format("lost", "lost"),
+            "line": 1,
+            "message": "pytest cannot import this file: No module named 'transformers.models.lost.vision'",
+        },
+    ]
+    (repo / "src/transformers/models/lost/vision.py").write_text("class VisionTower:\n    pass\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["kept", "lost"]  # warm: the new file is seen
+
+
+def test_a_name_added_to_the_imported_module_is_seen_by_a_warm_scan(make_repo, scan):
+    """The modeling file imports ``TypoConfigg``; the contributor adds that name to the configuration
+    file (the modeling file unchanged): a warm scan runs the tests, as a scan without the cache does."""
+    typo_config = modeling("typo").replace("import TypoConfig\n", "import TypoConfigg\n")
+    repo = make_repo({**LIBRARY, **model("typo", typo_config)})
+    assert verdicts(scan(repo), "test_forward")["ran"] == []
+    configuration = repo / "src/transformers/models/typo/configuration_typo.py"
+    configuration.write_text(configuration.read_text() + "\n\nTypoConfigg = TypoConfig\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["typo"]
+    assert scan.errors == []

@@ -38,7 +38,7 @@ _NEVER_IMPORTED_BY_MODELING = (
 _SIBLING_IMPORT = re.compile(r"^\s*from \.(\w+) import", re.MULTILINE)
 _BATCH = 24  # files per worker task: fewer round trips than one file each
 # Bump when the library records or their reader change meaning: old cache entries then stop matching.
-LIBRARY_FORMAT = "library-28"
+LIBRARY_FORMAT = "library-29"
 
 
 def library_root(repo: Path) -> Path | None:
@@ -84,6 +84,20 @@ def listed_when_present(path: str, root: str) -> bool:
         return True
     parts = inside.split("/")
     return len(parts) == 3 and parts[0] == "models" and _is_model_file(parts[2]) and parts[2].endswith(".py")
+
+
+def listed_as_sibling(path: str, root: str, importer: str) -> bool:
+    """Whether :func:`library_paths` lists ``path`` whenever the file exists because the modeling
+    file ``importer`` of the same model's folder imports it as ``from .<name> import ...``."""
+    folder, _, name = path.rpartition("/")
+    importer_folder, _, importer_name = importer.rpartition("/")
+    return (
+        folder == importer_folder
+        and listed_when_present(importer, root)
+        and importer_name.startswith("modeling_")
+        and not _is_model_file(name)
+        and not name.startswith(_NEVER_IMPORTED_BY_MODELING)
+    )
 
 
 def _imported_siblings(folder: str, names: list[str], modeling: list[str]) -> list[str]:

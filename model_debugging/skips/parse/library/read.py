@@ -10,6 +10,7 @@ import ast
 
 from model_debugging.skips.parse.always_imports import imported_modules
 from model_debugging.skips.parse.ast_nodes import dotted_text, is_class_method, walk
+from model_debugging.skips.parse.bound_names import bound_names
 from model_debugging.skips.parse.library.class_choices import class_tables
 from model_debugging.skips.parse.library.function_nodes import FunctionNodes
 from model_debugging.skips.parse.library.init_assignments import init_assignments
@@ -94,8 +95,15 @@ def read_library_file(path: str, source: str) -> LibraryFile:
     )
     kept = tuple((name, calls) for name, calls in functions.items() if name not in rebound)
     always = imported_modules(tree.body, module_name(path.removeprefix(f"{LIBRARY_FOLDER}/")))
+    names = bound_names(tree.body, source)
     return LibraryFile(
-        path, tuple(classes), tuple(mappings), tuple(imports), functions=kept, always_imports=always
+        path,
+        tuple(classes),
+        tuple(mappings),
+        tuple(imports),
+        functions=kept,
+        always_imports=always,
+        names=names,
     )
 
 
