@@ -169,4 +169,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except (TraceError, ConfigError, RenameRuleError, OutputWriteError) as error:
         return fail(prog, str(error))
     print(render_terminal(result))
+    if result.final_output_note is not None and result.calls_agree:  # NOT CONFIRMED
+        print(
+            "The traces cannot confirm the final outputs; debug_port(reference, port, inputs) also "
+            "compares what the two models return (docs/compare.md)."
+        )
     return EXIT_OK if result.equivalent else EXIT_FINDING

@@ -223,11 +223,14 @@ class TraceComparison:
     rank_note: str | None = None  # for a candidate traced sharded: which ranks the origin differs on
 
     @property
+    def calls_agree(self) -> bool:
+        """Every compared call is within tolerance (the final outputs may not have been compared)."""
+        return all(module.status is ModuleStatus.EQUAL for module in self.modules)
+
+    @property
     def equivalent(self) -> bool:
         """Every compared call is within tolerance, the final outputs included."""
-        return self.final_output_note is None and all(
-            module.status is ModuleStatus.EQUAL for module in self.modules
-        )
+        return self.final_output_note is None and self.calls_agree
 
     @property
     def note(self) -> str | None:
@@ -281,7 +284,7 @@ class TraceComparison:
         return f"atol={self.atol:g}{scaled}, rtol={self.rtol:g}"
 
     def _verdict(self) -> str:
-        if any(module.status is not ModuleStatus.EQUAL for module in self.modules):
+        if not self.calls_agree:
             return "DIVERGED"
         if self.final_output_note is not None:
             return f"NOT CONFIRMED: every compared call agrees, but {self.final_output_note}"

@@ -34,7 +34,7 @@ from torch import nn
 
 from model_debugging.compare.engine import compare_traces
 from model_debugging.compare.rendering import render_terminal
-from model_debugging.compare.result import ModuleStatus, TraceComparison
+from model_debugging.compare.result import TraceComparison
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
@@ -70,9 +70,7 @@ class PortCheck:
         """Every compared call agrees and so do the outputs the models returned. These stand for
         the final outputs when the traces could not compare them (a tied LM head applied as
         ``x @ embed.weight.T`` in the port's forward is no call of its own)."""
-        return self.outputs_match and all(
-            module.status is ModuleStatus.EQUAL for module in self.comparison.modules
-        )
+        return self.outputs_match and self.comparison.calls_agree
 
     @property
     def page(self) -> Path:

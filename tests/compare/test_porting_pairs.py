@@ -155,6 +155,11 @@ def test_a_call_nothing_accounts_for_is_named_in_one_line(traced, tmp_path, caps
         "could not align 1 candidate call(s), first ProbedTinyGpt.probe: no reference call left under the "
         "counterpart of ProbedTinyGpt has its input [1, 8, 32] torch.float32, output [1, 8, 3] torch.float32"
     ) in printed
+    # what the models return can confirm it: the way there is named
+    assert printed.rstrip().endswith(
+        "The traces cannot confirm the final outputs; debug_port(reference, port, inputs) also compares what "
+        "the two models return (docs/compare.md)."
+    )
 
 
 @pytest.mark.parametrize(
