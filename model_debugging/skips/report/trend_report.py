@@ -19,6 +19,15 @@ def share_text(value: float, spec: str = ".1%") -> str:
     return "n/a" if pd.isna(value) else format(value, spec)
 
 
+def change_text(value: float) -> str:
+    """A change of share as text, never "+0.0%" for one that moved: a share that moved by less than
+    0.05 points (one more model running a test 1 of 400 skip) gets two significant digits."""
+    text = share_text(value, "+.1%")
+    if text in ("+0.0%", "-0.0%") and value != 0:
+        return f"{value * 100:+.2g}%"
+    return text
+
+
 def _formatted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
     """Copy ``frame`` with the share ``columns`` formatted (``{column: format}``)."""
     shown = frame.copy()
@@ -118,7 +127,8 @@ def build_trend_report(
             Section("Newly inert (runs, reaching no assertion)", trend.newly_inert, rows, "None."),
             Section("No longer inert", trend.no_longer_inert, rows, "None."),
         ]
-    changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%", "change": "+.1%"})
+    changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%"})
+    changes["change"] = changes["change"].map(change_text)
     sections = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
         Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),

@@ -1,5 +1,6 @@
 from model_debugging.skips.report.scan_results import load_scan_results
 from model_debugging.skips.report.trend import compute_trend
+from model_debugging.skips.report.trend_report import change_text
 
 PREVIOUS = {
     "test_inputs_embeds": (["bert", "llama"], {"vit": "ViT does not use inputs_embeds"}),
@@ -152,3 +153,6 @@ def test_a_share_that_moves_below_the_fourth_digit_still_moved(write_scan):
     current = {"test_x": ([*ran, "new_a", "new_b"], {"vit": "no pixels"})}
     changes = trend_of(write_scan, previous, current).proportion_changes
     assert changes[["test", "previous", "current"]].values.tolist() == [["test_x", 1 / 408, 1 / 410]]
+    # and the report says by how much, not "-0.0%"
+    assert change_text(changes.at[0, "change"]) == "-0.0012%"
+    assert [change_text(value) for value in (0.25, -0.0006, 0.0)] == ["+25.0%", "-0.1%", "+0.0%"]
