@@ -4,7 +4,7 @@ module, ``F.scaled_dot_product_attention``, an ``lm_head`` tied to ``wte``."""
 
 import pytest
 
-from tests.compare.port_checks import check_rules_round_trip, check_verdict, run_compare
+from tests.compare.port_checks import check_rules_round_trip, check_skipped_call, check_verdict, run_compare
 from tests.ports import Style, gpt2
 from tests.ports.catalog import trace
 from tests.ports.gpt2 import Bug
@@ -20,6 +20,7 @@ ORIGINS = {
     Bug.EXACT_GELU: "transformer.h.0.mlp.act",  # nn.GELU() against NewGELUActivation
     Bug.SCALE_BY_HEAD_DIM: "transformer.h.0.attn",
     Bug.MASK_OFF_BY_ONE: "transformer.h.0.attn",
+    Bug.FINAL_NORM_SKIPPED: "",  # ln_f is never called: the note names the reference's first
 }
 
 
@@ -32,6 +33,8 @@ def traces(tmp_path_factory):
 def test_default_compare_finds_each_bug_where_it_is(traces, bug, tmp_path):
     code, result, printed = run_compare(*traces.get("gpt2", Style.PLAIN, bug), tmp_path / "result.json")
     check_verdict(result, code, ROOT, ORIGINS[bug], printed)
+    if bug is Bug.FINAL_NORM_SKIPPED:
+        check_skipped_call(result, f"{ROOT}.transformer.ln_f", f"{ROOT}.lm_head")
     if bug in (Bug.SCALE_BY_HEAD_DIM, Bug.MASK_OFF_BY_ONE):  # between the fused c_attn and c_proj
         assert result["origin_note"].endswith(
             f"before {ROOT}.transformer.h.0.attn.c_proj (the first call in "
