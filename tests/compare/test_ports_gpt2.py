@@ -60,3 +60,21 @@ def test_a_port_that_projects_only_the_last_position_is_told_so(traces, tmp_path
 
 def test_the_inferred_alignment_passed_back_as_rules_gives_the_same_verdict(traces, tmp_path):
     check_rules_round_trip(*traces.get("gpt2", Style.PLAIN, Bug.EXACT_GELU), tmp_path)
+
+
+def test_from_summary_statistics_the_skipped_final_norm_is_named_first(tmp_path):
+    """Traces with values as statistics only (use_repr=True): the same tensor has the same statistics,
+    so the reference's ln_f is still told as what made lm_head's input."""
+    reference = gpt2.reference()
+    port = gpt2.port(reference, Style.PLAIN, Bug.FINAL_NORM_SKIPPED)
+    traces = [
+        trace(model, tmp_path / name, inputs, use_repr=True)
+        for model, name, inputs in (
+            (reference, "reference", gpt2.inputs()),
+            (port, "port", gpt2.port_inputs()),
+        )
+    ]
+    code, result, printed = run_compare(*traces, tmp_path / "result.json")
+    check_verdict(result, code, ROOT, "", printed)
+    assert result["mode"] == "stats"
+    check_skipped_call(result, f"{ROOT}.transformer.ln_f", f"{ROOT}.lm_head")
