@@ -136,7 +136,7 @@ def _compare(
         modules = boundary_rows(alignment, modules)
         origin, origin_note = boundary_origin(modules)
     else:
-        origin, origin_note = find_origin(alignment, modules)
+        origin, origin_note = find_origin(alignment, modules, comparer)
     if origin is not None:  # a call with children is marked as differing: something inside it does
         modules[origin.index] = origin
     ranks = None if origin is None else rank_note(origin, alignment, comparer)

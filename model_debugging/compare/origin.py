@@ -8,7 +8,9 @@ such call (in execution order) as long as the inputs agree:
 - a call with children whose first differing child already received different inputs is the
   origin: the difference is made inside it, by its own code or by its calls left unaligned, before
   that child. The note says which;
-- except when the call before that child is a numbered block (``layers.3``) whose output is what
+- when a call of the reference without a counterpart made what that child received (a norm the
+  port forgets: see :mod:`.producers`), the note names it first;
+- otherwise, when the call before that child is a numbered block (``layers.3``) whose output is what
   differs in the child's inputs (the hidden states, by shape): a block's outputs are not recorded
   (it has children), so that block is the origin, and its end (a residual added after its last
   call) what the note names.
@@ -21,13 +23,15 @@ from dataclasses import replace
 
 from model_debugging.compare.align import TraceAlignment
 from model_debugging.compare.matching import describe_call
+from model_debugging.compare.numeric import PairComparer
+from model_debugging.compare.producers import find_producer
 from model_debugging.compare.result import AlignmentKind, ModuleComparison, ModuleStatus
 
 _NAMED = 4  # unaligned calls named in the note; the rest are counted
 
 
 def find_origin(
-    alignment: TraceAlignment, rows: Sequence[ModuleComparison]
+    alignment: TraceAlignment, rows: Sequence[ModuleComparison], comparer: PairComparer
 ) -> tuple[ModuleComparison | None, str | None]:
     """The origin row (marked as differing when it has children) and a note on where inside it to look."""
     parents = _parent_rows(alignment)
@@ -47,6 +51,11 @@ def find_origin(
         for position, child in enumerate(children[current]):
             if not rows[child].inputs_match:
                 previous = children[current][position - 1] if position else None
+                producer = find_producer(alignment, rows, current, child, comparer)
+                if producer is not None:
+                    note = _note(alignment, current, child, previous)
+                    note = f"{producer.describe(alignment, rows[child].module_path)}; or else {note}"
+                    return _marked(rows[current], note, rows[child]), note
                 if previous is not None and _block_output_differs(alignment, rows, previous, child):
                     note = _block_end_note(alignment, previous, child)
                     detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"

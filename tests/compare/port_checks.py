@@ -49,3 +49,11 @@ def check_rules_round_trip(reference: Path, candidate: Path, directory: Path) ->
     for key in ("divergence_origin", "first_input_divergence"):
         assert (inferred[key] or {}).get("module_path") == (by_rules[key] or {}).get("module_path"), key
     assert inferred["equivalent"] == by_rules["equivalent"]
+
+
+def check_skipped_call(result: dict, skipped: str, receiver: str) -> None:
+    """The note names first the reference's call ``skipped`` (a norm the port forgets), as the one
+    that made what ``receiver`` (the first call whose inputs differ) got, and says the port skips it."""
+    note = result["origin_note"]
+    assert note.startswith(f"{skipped} (no counterpart in the candidate) made what {receiver} receives"), note
+    assert f"received what {skipped} was given: the port skips it; or else" in note, note

@@ -3,7 +3,7 @@ each correct port is equivalent and each planted bug is found where it is."""
 
 import pytest
 
-from tests.compare.port_checks import check_rules_round_trip, check_verdict, run_compare
+from tests.compare.port_checks import check_rules_round_trip, check_skipped_call, check_verdict, run_compare
 from tests.ports import Style
 from tests.ports.gemma import Bug
 from tests.ports.traced import PortTraces
@@ -21,6 +21,7 @@ ORIGINS = {
     Bug.MISSING_ONE_PLUS_W: "model.layers.1.post_attention_layernorm",
     Bug.RESIDUAL_FROM_NORMED: "model.layers.1",
     Bug.MISSING_FEED_FORWARD_RESIDUAL: "model.layers.0",
+    Bug.FINAL_NORM_SKIPPED: "",  # the port has no call of its norm: the note names the reference's first
 }
 # the mask is made by the model's own code: the plain port has no model wrapper, the other has
 MASK_ORIGINS = {Style.PLAIN: "", Style.KEYWORDS: "model"}
@@ -44,6 +45,8 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
     if bug is Bug.RESIDUAL_FROM_NORMED:
         assert f"before {ROOT}.model.layers.1.post_attention_layernorm" in result["origin_note"]
         assert result["origin_note"].endswith("in its own code")
+    if bug is Bug.FINAL_NORM_SKIPPED:
+        check_skipped_call(result, f"{ROOT}.model.norm", f"{ROOT}.lm_head")
     if bug is Bug.MISSING_FEED_FORWARD_RESIDUAL:  # what a block returns is not recorded: its end is named
         assert result["origin_note"].startswith(
             f"the difference is made at the end of {ROOT}.model.layers.0, after its last recorded call "

@@ -4,7 +4,7 @@ module, ``F.scaled_dot_product_attention``, an ``lm_head`` tied to ``wte``."""
 
 import pytest
 
-from tests.compare.port_checks import check_rules_round_trip, check_verdict, run_compare
+from tests.compare.port_checks import check_rules_round_trip, check_skipped_call, check_verdict, run_compare
 from tests.ports import Style, gpt2
 from tests.ports.catalog import trace
 from tests.ports.gpt2 import Bug
@@ -20,6 +20,7 @@ ORIGINS = {
     Bug.EXACT_GELU: "transformer.h.0.mlp.act",  # nn.GELU() against NewGELUActivation
     Bug.SCALE_BY_HEAD_DIM: "transformer.h.0.attn",
     Bug.MASK_OFF_BY_ONE: "transformer.h.0.attn",
+    Bug.FINAL_NORM_SKIPPED: "",  # ln_f is never called: the note names the reference's first
 }
 
 
@@ -32,6 +33,8 @@ def traces(tmp_path_factory):
 def test_default_compare_finds_each_bug_where_it_is(traces, bug, tmp_path):
     code, result, printed = run_compare(*traces.get("gpt2", Style.PLAIN, bug), tmp_path / "result.json")
     check_verdict(result, code, ROOT, ORIGINS[bug], printed)
+    if bug is Bug.FINAL_NORM_SKIPPED:
+        check_skipped_call(result, f"{ROOT}.transformer.ln_f", f"{ROOT}.lm_head")
     if bug in (Bug.SCALE_BY_HEAD_DIM, Bug.MASK_OFF_BY_ONE):  # between the fused c_attn and c_proj
         assert result["origin_note"].endswith(
             f"before {ROOT}.transformer.h.0.attn.c_proj (the first call in "
@@ -57,3 +60,21 @@ def test_a_port_that_projects_only_the_last_position_is_told_so(traces, tmp_path
 
 def test_the_inferred_alignment_passed_back_as_rules_gives_the_same_verdict(traces, tmp_path):
     check_rules_round_trip(*traces.get("gpt2", Style.PLAIN, Bug.EXACT_GELU), tmp_path)
+
+
+def test_from_summary_statistics_the_skipped_final_norm_is_named_first(tmp_path):
+    """Traces with values as statistics only (use_repr=True): the same tensor has the same statistics,
+    so the reference's ln_f is still told as what made lm_head's input."""
+    reference = gpt2.reference()
+    port = gpt2.port(reference, Style.PLAIN, Bug.FINAL_NORM_SKIPPED)
+    traces = [
+        trace(model, tmp_path / name, inputs, use_repr=True)
+        for model, name, inputs in (
+            (reference, "reference", gpt2.inputs()),
+            (port, "port", gpt2.port_inputs()),
+        )
+    ]
+    code, result, printed = run_compare(*traces, tmp_path / "result.json")
+    check_verdict(result, code, ROOT, "", printed)
+    assert result["mode"] == "stats"
+    check_skipped_call(result, f"{ROOT}.transformer.ln_f", f"{ROOT}.lm_head")

@@ -3,7 +3,7 @@ each correct port is equivalent and each planted bug is found where it is."""
 
 import pytest
 
-from tests.compare.port_checks import check_rules_round_trip, check_verdict, run_compare
+from tests.compare.port_checks import check_rules_round_trip, check_skipped_call, check_verdict, run_compare
 from tests.ports import Style
 from tests.ports.traced import PortTraces
 from tests.ports.vit import Bug
@@ -18,6 +18,7 @@ ORIGINS = {
     Bug.PATCH_ORDER: "vit.embeddings.patch_embeddings.projection",  # the Conv2d, against unfold + Linear
     Bug.NORM_WITHOUT_BIAS: "vit.layers.1.layernorm_after",
     Bug.RESIDUAL_FROM_NORMED: "vit.layers.1",
+    Bug.FINAL_NORM_SKIPPED: "",  # the port has no call of its norm: the note names the reference's first
 }
 # a bug in the attention or MLP code: the plain port's blocks are flat (no attention or MLP module)
 INSIDE = {
@@ -37,8 +38,11 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
     code, result, printed = run_compare(*traces.get("vit", style, bug), tmp_path / "result.json")
     origin = INSIDE[bug][style is Style.KEYWORDS] if bug in INSIDE else ORIGINS[bug]
     check_verdict(result, code, ROOT, origin, printed)
-    if bug is Bug.GELU_TANH:  # the reference's activation module has no counterpart: the note names it
-        assert f"{ROOT}.vit.layers.0.mlp.activation_fn" in result["origin_note"]
+    if bug is Bug.GELU_TANH:  # the reference's activation module has no counterpart: the note names it first
+        assert result["origin_note"].startswith(f"{ROOT}.vit.layers.0.mlp.activation_fn (no counterpart")
+    if bug is Bug.FINAL_NORM_SKIPPED:  # the classifier gets the first token of the norm's output
+        check_skipped_call(result, f"{ROOT}.vit.layernorm", f"{ROOT}.classifier")
+        assert "receives as inputs.args.0 (its output[:, 0])" in result["origin_note"]
     if bug is Bug.ATTENTION_SCALE and style is Style.PLAIN:
         assert f"in the code of {ROOT}.vit.layers.0.attention (no counterpart" in result["origin_note"]
 

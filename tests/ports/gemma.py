@@ -43,6 +43,7 @@ class Bug(str, enum.Enum):
     MISSING_ONE_PLUS_W = "one norm scales by w instead of 1 + w"
     RESIDUAL_FROM_NORMED = "attention residual taken from the normed input"
     MISSING_FEED_FORWARD_RESIDUAL = "every block returns its feed-forward's output, without the residual"
+    FINAL_NORM_SKIPPED = "the final norm before the LM head never applied (its weight is loaded)"
 
 
 def reference():
@@ -181,7 +182,7 @@ class PlainGemma(nn.Module):
         mask = torch.ones(length, length, dtype=torch.bool).tril(diagonal)
         for block in self.blocks:
             x = block(x, cos, sin, mask)
-        return self.output(self.norm(x))
+        return self.output(x if self.bug is Bug.FINAL_NORM_SKIPPED else self.norm(x))
 
 
 def _plain_weights(state: dict, config: dict, bug: Bug) -> dict:
@@ -315,7 +316,7 @@ class KeywordBackbone(nn.Module):
             hidden_states = layer(
                 hidden_states, attention_mask=attention_mask, position_embeddings=position_embeddings
             )
-        return self.norm(hidden_states)
+        return hidden_states if self.bug is Bug.FINAL_NORM_SKIPPED else self.norm(hidden_states)
 
 
 class KeywordGemma(nn.Module):

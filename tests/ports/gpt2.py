@@ -40,6 +40,7 @@ class Bug(str, enum.Enum):
     EXACT_GELU = "nn.GELU() (exact) where GPT-2 uses the tanh approximation"
     SCALE_BY_HEAD_DIM = "attention scores scaled by 1/head_dim instead of 1/sqrt(head_dim)"
     MASK_OFF_BY_ONE = "the causal mask lets each token see the next one"
+    FINAL_NORM_SKIPPED = "ln_f never applied before lm_head (its weights are loaded)"
 
 
 def reference():
@@ -142,13 +143,15 @@ class GPT(nn.Module):
         )
         self.lm_head = nn.Linear(config["n_embd"], config["vocab_size"], bias=False)
         self.transformer.wte.weight = self.lm_head.weight
+        self.bug = bug
 
     def forward(self, idx, targets=None):
         pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
         x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
         for block in self.transformer.h:
             x = block(x)
-        x = self.transformer.ln_f(x)
+        if self.bug is not Bug.FINAL_NORM_SKIPPED:
+            x = self.transformer.ln_f(x)
         if targets is not None:
             logits = self.lm_head(x)
             return logits, F.cross_entropy(

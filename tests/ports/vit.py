@@ -37,6 +37,7 @@ class Bug(str, enum.Enum):
     GELU_TANH = "tanh-approximated GELU where the reference uses the exact one"
     NORM_WITHOUT_BIAS = "one layer norm without its bias"
     RESIDUAL_FROM_NORMED = "attention residual taken from the normed input"
+    FINAL_NORM_SKIPPED = "the final layer norm before the classifier never applied (its weights are loaded)"
 
 
 def reference():
@@ -106,7 +107,7 @@ class PlainViT(nn.Module):
     def __init__(self, config: dict = CONFIG, bug: Bug = Bug.NONE):
         super().__init__()
         dim, patch = config["hidden_size"], config["patch_size"]
-        self.patch = patch
+        self.patch, self.bug = patch, bug
         self.patch_embed = nn.Linear(config["num_channels"] * patch * patch, dim)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, (config["image_size"] // patch) ** 2 + 1, dim))
@@ -121,7 +122,7 @@ class PlainViT(nn.Module):
         x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1) + self.pos_embed
         for block in self.blocks:
             x = block(x)
-        return self.head(self.norm(x)[:, 0])
+        return self.head((x if self.bug is Bug.FINAL_NORM_SKIPPED else self.norm(x))[:, 0])
 
 
 def _patch_weight(state: dict, bug: Bug) -> torch.Tensor:
@@ -228,6 +229,7 @@ class KeywordLayer(nn.Module):
 class KeywordEncoder(nn.Module):
     def __init__(self, config: dict, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.embeddings = KeywordEmbeddings(config)
         self.layers = nn.ModuleList(
             KeywordLayer(config, bug, i == BUGGY_LAYER) for i in range(config["num_hidden_layers"])
@@ -238,7 +240,7 @@ class KeywordEncoder(nn.Module):
         hidden_states = self.embeddings(pixel_values=pixel_values)
         for layer in self.layers:
             hidden_states = layer(hidden_states=hidden_states)
-        return self.layernorm(hidden_states)
+        return hidden_states if self.bug is Bug.FINAL_NORM_SKIPPED else self.layernorm(hidden_states)
 
 
 class KeywordViT(nn.Module):

@@ -30,6 +30,7 @@ class Bug(str, enum.Enum):
     NONE = "none"
     NO_CAUSAL_MASK = "the decoder's self-attention forgets the causal mask"
     CROSS_ATTENTION_UNSCALED = "the cross-attention scores not scaled by 1/sqrt(head_dim)"
+    ENCODER_NORM_SKIPPED = "the encoder's final layer norm never applied (its weights are loaded)"
 
 
 def reference():
@@ -121,12 +122,13 @@ class Whisper(nn.Module):
         self.text_pos = nn.Parameter(torch.zeros(CONFIG["max_target_positions"], size))
         self.dec = nn.ModuleList(DecoderBlock(size, hidden, bug) for _ in range(CONFIG["decoder_layers"]))
         self.dec_ln = nn.LayerNorm(size)
+        self.bug = bug
 
     def forward(self, input_features, decoder_input_ids):
         x = F.gelu(self.conv_b(F.gelu(self.conv_a(input_features)))).transpose(1, 2) + self.audio_pos
         for block in self.enc:
             x = block(x)
-        memory = self.enc_ln(x)
+        memory = x if self.bug is Bug.ENCODER_NORM_SKIPPED else self.enc_ln(x)
         y = self.tok(decoder_input_ids) + self.text_pos[: decoder_input_ids.shape[1]]
         for block in self.dec:
             y = block(y, memory)
