@@ -6,9 +6,9 @@ and a neighbour importing it gets the same module), with its folder first on ``s
 ``with`` block ends (so that it, and functions called later, can import sibling files). A dotted
 name is imported with the current folder first on ``sys.path``, as ``python -m`` would. Both are
 undone when the block ends, and so are the modules first imported from that folder meanwhile (a
-sibling ``my_port.py`` the script imports, but not a submodule of a package loaded before): a later
-run in the same process, of another folder's files or of edited ones, imports them afresh. Modules
-imported from elsewhere stay loaded.
+sibling ``my_port.py`` the script imports; not a submodule of a package loaded before, nor a package
+installed in a virtual environment inside that folder): a later run in the same process, of another
+folder's files or of edited ones, imports them afresh. Modules imported from elsewhere stay loaded.
 
 A file that cannot be loaded is a :class:`ScriptError` of one line naming it, and the line of the
 file the error came from (a syntax error, an exception raised at import).
@@ -25,6 +25,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+
+# the folders installed packages live in: what a script imports from them stays loaded
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 
 
 class ScriptError(ValueError):
@@ -113,6 +116,10 @@ def loaded_script(spec: str) -> Iterator[ModuleType]:
 
 
 def _defined_in(module: ModuleType | None, folder: Path) -> bool:
-    """Whether ``module`` was loaded from a file under ``folder``."""
+    """Whether ``module`` was loaded from a source file of the user's under ``folder``: not from an
+    installed package (a virtual environment inside the project folder is not the user's code)."""
     filename = getattr(module, "__file__", None)
-    return filename is not None and Path(filename).resolve().is_relative_to(folder)
+    if filename is None:
+        return False
+    path = Path(filename).resolve()
+    return path.is_relative_to(folder) and not _INSTALLED.intersection(path.relative_to(folder).parts)

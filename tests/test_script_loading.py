@@ -86,3 +86,22 @@ def test_a_second_script_in_the_same_process_imports_its_own_siblings(tmp_path):
         assert "my_port" not in sys.modules
     assert seen == [1, 2]
     assert "model_debugging.script_loading" in sys.modules  # loaded before: kept
+
+
+def test_a_package_installed_in_a_venv_inside_the_script_folder_stays_loaded(tmp_path, monkeypatch):
+    """``python -m venv .venv`` in the project folder: what the script imports from it is not the
+    user's code, and stays loaded like any installed package."""
+    from model_debugging.script_loading import loaded_script
+
+    site_packages = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    (site_packages / "installed_helper").mkdir(parents=True)
+    (site_packages / "installed_helper" / "__init__.py").write_text("NAME = 'installed'\n")
+    monkeypatch.syspath_prepend(str(site_packages))
+    (tmp_path / "my_port.py").write_text("VERSION = 1\n")
+    (tmp_path / "check_port.py").write_text("import installed_helper\nfrom my_port import VERSION\n")
+    try:
+        with loaded_script(str(tmp_path / "check_port.py")) as script:
+            assert script.installed_helper.NAME == "installed"
+        assert "installed_helper" in sys.modules and "my_port" not in sys.modules
+    finally:
+        sys.modules.pop("installed_helper", None)
