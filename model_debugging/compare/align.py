@@ -10,15 +10,12 @@ left unpaired are aligned automatically (:mod:`.siblings`, with :mod:`.kinds` an
   call paired with only a part of what it computes, :mod:`.wrappers`);
 - one call whose output has the shape of several calls' outputs concatenated pairs with them as a
   fused (or split) projection (:mod:`.fused`);
-- leaves that shapes alone cannot tell apart pair by their values, whatever their order;
+- leaves that shapes alone cannot tell apart pair by their values, whatever their order, or as
+  their twins in an earlier numbered block did, where values confirmed it (:mod:`.block_twins`);
 - the rest pair by execution order where kinds, shapes and dtypes agree, values confirming.
 
-Leaves still left over are then paired across levels (:mod:`.leftovers`).
-
-Example (engineer-facing: map the modules of a port to the reference's)::
-
-    alignment = align_traces("reference_trace/", "port_trace/")
-    alignment.path_map()["Gpt2.transformer.h.0.attn.c_attn"]  # ('Port.blocks.0.attn.q', ...)
+Leaves still left over are then paired across levels (:mod:`.leftovers`). To map the modules of a
+port to the reference's: ``align_traces("reference/", "port/").path_map()``.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from model_debugging.compare.block_twins import BlockTwins, twin_pairs
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.evidence import Evidence
 from model_debugging.compare.leftovers import leftover_pairs, why_unaligned
@@ -42,9 +40,7 @@ from model_debugging.debugger.trace_format.records import Trace
 
 __all__ = ["AlignmentKind", "CallPair", "TraceAlignment", "align_traces"]
 
-# Leaf pairs whose values are compared to pair them regardless of order, per sequence pair at most:
-# a long sequence (many layers) is aligned by order and shapes alone, with no tensor read.
-_VALUE_CHECKED_PAIRS = 64
+_VALUE_CHECKED_PAIRS = 64  # leaf pairs whose values are read per sequence pair, at most (then: order, shapes)
 
 
 @dataclass(frozen=True)
@@ -156,6 +152,7 @@ class _Aligner:
     def __init__(self, reference: CallTree, candidate: CallTree, comparer: PairComparer):
         self.trees = (reference, candidate)
         self.evidence = Evidence((reference, candidate), comparer)
+        self.twins = (BlockTwins(reference), BlockTwins(candidate))
         self.pairs: list[CallPair] = []
         self.partner: tuple[dict[int, int], dict[int, int]] = ({}, {})  # 1:1 pairs, each side -> other
         self.grouped: tuple[set[int], set[int]] = (set(), set())  # members of fused/split pairs
@@ -241,7 +238,10 @@ class _Aligner:
         """The pairs among the children of ``scopes``, their weight, and per side the unpaired calls
         with children and the calls with children paired although their inputs disagree."""
         sequences = self._sequences(scopes)
-        by_value = self._pair_by_value(sequences[0], sequences[1])
+        by_value = self._pair_by_value(sequences[0], sequences[1])  # then as their twins paired
+        by_value += twin_pairs(
+            self.twins, self.trees, sequences, self.partner, self.evidence.agreement, by_value
+        )
         if by_value:  # paired whatever their order; the rest pair by order
             taken = ({left.calls for left, _ in by_value}, {right.calls for _, right in by_value})
             sequences = [

@@ -266,3 +266,12 @@ def test_a_hand_written_whisper_port_with_its_tied_head_in_its_forward(tmp_path,
         f"{root}.model.decoder.layers.0 receives as inputs.args.2 / args.1 (its output), and the candidate's "
         f"{root}.model.decoder.layers.0 received what {root}.model.encoder.layer_norm was given: the port skips it"
     ), note
+    # the port projects the memory (kv) before the query (q): where the values no longer tell its
+    # cross-attention's q and out apart (every layer after the first), they pair as in layer 0
+    paired = {module.module_path: module.candidate_path for module in check.comparison.modules}
+    for layer in (0, 1):
+        attention = f"{root}.model.decoder.layers.{layer}.encoder_attn"
+        assert paired[f"{attention}.q_proj"] == f"Whisper.dec.{layer}.cross.q"
+        assert paired[f"{attention}.out_proj"] == f"Whisper.dec.{layer}.cross.out"
+    renames = (tmp_path / "renames.yaml").read_text()
+    assert "^dec\\.(\\d+)\\.cross\\.q$" in renames, renames  # one rule for every layer
