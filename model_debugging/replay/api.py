@@ -27,6 +27,7 @@ from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace, TraceError, TraceNode
 from model_debugging.replay.adapters import AdapterSpec, ArgumentAdapters
 from model_debugging.replay.bisection import bisect_trace, side_effect_blame
+from model_debugging.replay.forgotten import ForgottenCalls
 from model_debugging.replay.judging import Tolerance
 from model_debugging.replay.noise import NoiseLevels
 from model_debugging.replay.result import ModuleReplay, ReplayResult, ReplayVerdict
@@ -105,7 +106,8 @@ def replay_trace(
     if bisect:
         diverged = _diverged_paths(comparison) if comparison is not None else None
         starts = selected if modules is not None else selected[:1]
-        found = bisect_trace(replayer, starts, diverged)
+        forgotten = ForgottenCalls(alignment, comparison) if alignment is not None else None
+        found = bisect_trace(replayer, starts, diverged, forgotten)
         return ReplayResult(
             modules=found.replays,
             smallest_wrong=found.smallest_wrong,

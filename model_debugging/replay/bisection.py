@@ -12,7 +12,10 @@ place. The search stops at a call none of whose children is wrong, and says wher
   from where it was seen, past calls that are correct alone and wrappers the candidate lacks):
   that child's own code when it got the recorded inputs, else its own code or what it is given
   (the call itself is then what is named; an argument adapter lets replay run the child alone);
-- else the call's own code, before the first output out of tolerance inside it.
+- else the call's own code, before the first output out of tolerance inside it; first, when the
+  difference is in the inputs of a call and compare's alignment is given, the call without a
+  counterpart in the candidate that made those inputs (a final norm the port forgets: see
+  :mod:`.forgotten`).
 
 Each step costs about one replay of the current call, so finding a module deep in layer 3 of a
 bf16 model costs a few forwards, however far compare saw the differences spread.
@@ -26,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from model_debugging.debugger.trace_format.records import TraceNode
 from model_debugging.replay.findings import FirstDifference
+from model_debugging.replay.forgotten import ForgottenCalls
 from model_debugging.replay.result import ModuleReplay, ReplayVerdict
 from model_debugging.replay.runner import Replayer
 
@@ -40,12 +44,16 @@ class Bisection:
 
 
 def bisect_trace(
-    replayer: Replayer, starts: Sequence[TraceNode], diverged: frozenset[str] | None = None
+    replayer: Replayer,
+    starts: Sequence[TraceNode],
+    diverged: frozenset[str] | None = None,
+    forgotten: ForgottenCalls | None = None,
 ) -> Bisection:
     """Replay down the tree from the first of ``starts`` that is wrong.
 
     ``diverged``: reference paths compare did not find equal (with their ancestors); calls outside
-    it are not replayed. None replays every child.
+    it are not replayed. None replays every child. ``forgotten``: the calls compare found the
+    candidate lacks, from the same comparison.
     """
     replays: list[ModuleReplay] = []
     node = current = None
@@ -61,7 +69,7 @@ def bisect_trace(
         step = _Step(replayer, node, diverged)
         replays += step.replays
         if step.wrong is None:
-            return _conclusion(replayer, node, current, step, replays)
+            return _conclusion(replayer, node, current, step, replays, forgotten)
         node, current = step.wrong
 
 
@@ -88,7 +96,12 @@ class _Step:
 
 
 def _conclusion(
-    replayer: Replayer, node: TraceNode, found: ModuleReplay, step: _Step, replays: list[ModuleReplay]
+    replayer: Replayer,
+    node: TraceNode,
+    found: ModuleReplay,
+    step: _Step,
+    replays: list[ModuleReplay],
+    forgotten: ForgottenCalls | None,
 ) -> Bisection:
     if not replayer.children(node):
         reason = "wrong on its recorded inputs, and it runs no recorded submodule or function"
@@ -130,6 +143,11 @@ def _conclusion(
         )
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
     reason = f"its recorded submodules and functions are correct on identical inputs: the bug is in its own code{before}"
+    producer = (
+        forgotten.named(node.order, first.order)
+        if forgotten is not None and first is not None and first.in_inputs and before
+        else None
+    )
     nodes = replayer.trace.nodes
     entered = (
         replayer.parent(replayer.trace.nodes[first.order]) if first is not None and first.in_inputs else None
@@ -139,7 +157,12 @@ def _conclusion(
         if entered is None or entered.order == node.order
         else _unrecorded_end_before(replayer, entered, first)
     )
-    if ending:  # a block correct alone got other inputs: the block before it ends wrongly, unrecorded
+    if producer is not None:  # a call the port forgot made what the first differing call got
+        reason = (
+            f"its recorded submodules and functions are correct on identical inputs: the bug is in its own "
+            f"code: {producer}; or else{before.removeprefix(',')}"
+        )
+    elif ending:  # a block correct alone got other inputs: the block before it ends wrongly, unrecorded
         reason = (
             f"its recorded submodules and functions are correct on identical inputs; its first difference "
             f"({found.first_wrong}) lies in {entered.module_path}, correct alone{ending}"

@@ -110,3 +110,17 @@ def verdict_counts(result: ReplayResult) -> collections.Counter:
 def full_path(result: ReplayResult, relative: str) -> str:
     root = result.modules[0].module_path.partition(".")[0]
     return f"{root}.{relative}" if relative else root
+
+
+def check_forgotten_call(result: ReplayResult, root: str, skipped: str, receiver: str) -> None:
+    """Bisection stops at the model, and its conclusion names first the reference's call ``skipped``
+    (a norm the port forgets) as what made the input of ``receiver``, skipped by the port."""
+    assert result.bug_in == root
+    reason = result.smallest_wrong.reason
+    assert reason.startswith(
+        "its recorded submodules and functions are correct on identical inputs: the bug is in its own "
+        f"code: {root}.{skipped} (no counterpart in the candidate) made what {root}.{receiver} receives"
+    ), reason
+    assert (
+        f"received what {root}.{skipped} was given: the port skips it; or else before {receiver} " in reason
+    )

@@ -6,7 +6,14 @@ import torch
 
 from model_debugging import ReplayVerdict
 from tests.ports import Style, gemma
-from tests.replay.port_proof import PortSession, bug_cases, bug_place, full_path, verdict_counts
+from tests.replay.port_proof import (
+    PortSession,
+    bug_cases,
+    bug_place,
+    check_forgotten_call,
+    full_path,
+    verdict_counts,
+)
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("transformers")
@@ -29,3 +36,9 @@ def test_a_correct_port_replays_correct_in_float32_and_in_bfloat16(session, styl
 def test_bisection_places_each_planted_bug_where_it_is(session, style, bug):
     found = session.replay(style, bug, bisect=True)
     assert found.bug_in == full_path(found, bug_place("gemma", style, bug))
+
+
+@pytest.mark.parametrize("style", Style)
+def test_bisection_names_the_final_norm_the_port_forgets(session, style):
+    found = session.replay(style, "FINAL_NORM_SKIPPED", bisect=True)
+    check_forgotten_call(found, "GemmaForCausalLM", "model.norm", "lm_head")

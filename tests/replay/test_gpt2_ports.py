@@ -9,6 +9,7 @@ from model_debugging import ReplayVerdict, compare_traces, replay_trace
 from model_debugging.replay.rendering import render_terminal
 from tests.ports import gpt2
 from tests.ports.catalog import trace
+from tests.replay.port_proof import check_forgotten_call
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("transformers")
@@ -67,3 +68,12 @@ def test_a_port_that_projects_only_the_last_position_is_wrong_in_its_own_code(se
     root = next(call for call in found.modules if call.module_path == ROOT)
     assert root.verdict is ReplayVerdict.WRONG and root.first_wrong == "lm_head inputs.args.0"
     assert "lm_head inputs.args.0: shape [2, 1, 32] where the reference's is [2, 8, 32]" in root.details
+
+
+def test_bisection_names_ln_f_the_port_forgets(session):
+    reference, reference_trace, directory = session
+    port = gpt2.port(reference, bug=gpt2.Bug.FINAL_NORM_SKIPPED)
+    port_trace = trace(port, directory / "no_ln_f", gpt2.port_inputs())
+    comparison = compare_traces(reference_trace, port_trace)
+    found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
+    check_forgotten_call(found, ROOT, "transformer.ln_f", "lm_head")
