@@ -149,9 +149,7 @@ def _conclusion(
         else None
     )
     nodes = replayer.trace.nodes
-    entered = (
-        replayer.parent(replayer.trace.nodes[first.order]) if first is not None and first.in_inputs else None
-    )
+    entered = replayer.parent(nodes[first.order]) if first is not None and first.in_inputs else None
     ending = (
         ""
         if entered is None or entered.order == node.order

@@ -81,11 +81,9 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
         name, importer, line, taken, ran = pending.pop()
         path = _file_of(name)
         if ran:
-            missing = _missing_name(library, path, taken)
-            if missing is not None:
-                return ParseError(
-                    importer, line, f"{CANNOT_IMPORT}cannot import name '{missing}' from '{name}'"
-                )
+            message = _missing_name_message(library, name, path, taken)
+            if message is not None:
+                return ParseError(importer, line, f"{CANNOT_IMPORT}{message}")
             continue
         if name in done or not (
             listed_when_present(path, folder) or _sibling_written(library, path, importer, taken)
@@ -95,11 +93,10 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
         if not library.exists(path):
             if importer is None:
                 return None  # the module asked for: its importer's to tell
-            if (library.root / path.removesuffix(".py")).is_dir():
+            message = _missing_module_message(library, name, path)
+            if message is None:
                 continue  # a package of that name: not looked at
-            return ParseError(
-                importer, line, f"{CANNOT_IMPORT}No module named '{_missing_part(library, name)}'"
-            )
+            return ParseError(importer, line, f"{CANNOT_IMPORT}{message}")
         runs = [
             run
             for target, target_line, names in library.always_imports(path)
@@ -205,8 +202,19 @@ def _first_missing_in(library: Library, module: str, taken: tuple[str, ...]) -> 
     if not listed_when_present(path, folder):
         return None
     if not library.exists(path):
-        if (library.root / path.removesuffix(".py")).is_dir():
-            return None
-        return f"No module named '{_missing_part(library, module)}'"
+        return _missing_module_message(library, module, path)
+    return _missing_name_message(library, module, path, taken)
+
+
+def _missing_module_message(library: Library, module: str, path: str) -> str | None:
+    """Python's error for importing ``module``, whose file ``path`` does not exist; None when a
+    package of that name does (packages are not looked at)."""
+    if (library.root / path.removesuffix(".py")).is_dir():
+        return None
+    return f"No module named '{_missing_part(library, module)}'"
+
+
+def _missing_name_message(library: Library, module: str, path: str, taken: tuple[str, ...]) -> str | None:
+    """Python's error for ``from module import`` the names ``taken`` when the file ``path`` lacks one."""
     missing = _missing_name(library, path, taken)
     return None if missing is None else f"cannot import name '{missing}' from '{module}'"
