@@ -68,7 +68,8 @@ def test_script_runs_and_reports_no_new_skips(checkout):
 
 def test_unknown_base_or_no_repository_is_a_clear_error(checkout, tmp_path, capsys):
     assert main(["--repo", str(checkout), "--base", "no-such-branch"]) == 2
-    assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
+    # the branches it does hold: `git init` names the first one `master` unless told otherwise
+    assert "unknown revision 'no-such-branch' (branches here: main)" in capsys.readouterr().err
     plain = tmp_path / "plain"
     plain.mkdir()
     assert main(["--repo", str(plain), "--base", "main"]) == 2

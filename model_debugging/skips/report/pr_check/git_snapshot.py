@@ -49,11 +49,21 @@ def resolve_commit(repo: str | os.PathLike, ref: str, *, fetch_from: str | None 
     except GitError:
         if fetch_from is None:
             raise GitError(
-                f"{repo}: unknown revision {ref!r}; is it fetched? (on CI, check out with fetch-depth: 0, "
-                "or pass --fetch_base_from origin)"
+                f"{repo}: unknown revision {ref!r}{_branches_held(repo)}; is it fetched? (on CI, check out "
+                "with fetch-depth: 0, or pass --fetch_base_from origin)"
             ) from None
     _git(repo, "fetch", "--quiet", "--depth=1", "--no-tags", "--end-of-options", fetch_from, ref)
     return _git(repo, "rev-parse", "--verify", "FETCH_HEAD^{commit}")
+
+
+def _branches_held(repo: Path, shown: int = 5) -> str:
+    """`` (branches here: master, pr)``: what a mistyped or absent ``--base`` could have named (a
+    repository made with ``git init`` calls its first branch ``master`` unless told otherwise)."""
+    names = _git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes").split()
+    if not names:
+        return " (the repository has no branch yet)"
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return f" (branches here: {', '.join(names[:shown])}{more})"
 
 
 @dataclass(frozen=True)
