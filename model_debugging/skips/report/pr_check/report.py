@@ -30,7 +30,8 @@ def build_pr_report(
     else:
         causes = skips["why new"].str.partition(":")[0].value_counts()
         by_cause = ", ".join(f"{count} by {cause}" for cause, count in causes.items())
-        summary = [f"{len(skips)} new skips compared with {_compared_with(base)} ({by_cause})."]
+        noun = "new skip" if len(skips) == 1 else "new skips"
+        summary = [f"{len(skips)} {noun} compared with {_compared_with(base)} ({by_cause})."]
         flagged = skips[skips["flagged"]]
         by_library = int(flagged["why new"].str.startswith(f"{LIBRARY}:").sum())
         if len(flagged) > by_library:
