@@ -22,6 +22,7 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
+from model_debugging.replay.block_ends import judge_end, next_in_stack
 from model_debugging.replay.caches import CacheRebuilder
 from model_debugging.replay.calling import candidate_call, run_call
 from model_debugging.replay.findings import (
@@ -68,6 +69,9 @@ class Replayer:
         # order -> the inputs the candidate changed in place, and where the first difference was seen
         self.modified_inputs: dict[int, tuple[str, ...]] = {}
         self.first_differences: dict[int, FirstDifference] = {}
+        # order -> a recorded call before the first difference the candidate did not run (it may skip
+        # it), and whether the candidate holds a module of its name
+        self.skipped_calls: dict[int, tuple[str, bool]] = {}
 
     def children(self, node: TraceNode) -> list[TraceNode]:
         return [other for other in self.subtree(node) if other.depth == node.depth + 1]
@@ -152,6 +156,14 @@ class Replayer:
                     "(other names: give replay the candidate's trace, or rename rules): nothing to compare",
                 )
             hooks.missing()
+            following = next_in_stack(
+                self.trace.nodes, node, self._subtree_end[node.order], self.parent(node)
+            )
+            if following is not None:
+                level = None if self._noise is None else self._noise.level(following, inputs=True)
+                output = outcome.output if target.output is None else target.output(outcome.output)
+                label = self.index.relative(following.module_path)
+                judge_end(node, following, label, output, findings, tolerance, level)
         else:
             output = outcome.output if target.output is None else target.output(outcome.output)
             level = noise_level(self._noise, node, findings)
@@ -160,12 +172,27 @@ class Replayer:
             # outputs), unless it returns a part of them (a router's (weights, indices)) in its own structure
             reusable = not returned_part_paths(node, dict(flatten_output(output)))[0]
         first = findings.first_difference()
+        skipped = None
         if first is not None:
             self.first_differences[node.order] = first
-        verdict = self._verdict(node, target.candidate_path, findings)
+            if hooks is not None and first.in_inputs:
+                skipped = hooks.skipped_before(self.trace.nodes[first.order], self.index.aligned)
+        if skipped is not None:
+            self.skipped_calls[node.order] = skipped
+        said = skipped is not None and self.skipped_said_above(node)  # bisection replays the parent first
+        verdict = self._verdict(
+            node, target.candidate_path, findings, None if said or not skipped else skipped[0]
+        )
         if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT and reusable:
             self._correct_leaves.add(node.order)
         return verdict
+
+    def skipped_said_above(self, node: TraceNode) -> bool:
+        """Whether a call ``node`` runs in already names a call the port may skip."""
+        ancestor = self.parent(node)
+        while ancestor is not None and ancestor.order not in self.skipped_calls:
+            ancestor = self.parent(ancestor)
+        return ancestor is not None
 
     def _placement(self, target: Target) -> Placement:
         """The candidate's device and dtype: its module's, else the model's."""
@@ -174,7 +201,9 @@ class Replayer:
             parameter = first_parameter(self.index.model, floating=True)
         return Placement() if parameter is None else Placement(parameter.device, parameter.dtype)
 
-    def _verdict(self, node: TraceNode, candidate_path: str, findings: Findings) -> ModuleReplay:
+    def _verdict(
+        self, node: TraceNode, candidate_path: str, findings: Findings, reason: str | None = None
+    ) -> ModuleReplay:
         noise = None
         if findings.noise_ratio is not None:
             noise = NoiseJudgement(noise_max_abs=findings.noise_max_abs, ratio=findings.noise_ratio)
@@ -190,6 +219,7 @@ class Replayer:
             worst=findings.worst,
             first_wrong=findings.first_wrong,
             compared=findings.compared,
+            reason=reason,
             noise=noise,
             details=tuple(findings.details),
         )
