@@ -119,6 +119,10 @@ def replay_trace(
     # innermost calls first: a module with submodules then runs only what its correct leaves do not cover
     replays = {node.order: replayer.replay(node) for node in reversed(selected)}
     _blame_side_effects(replayer, replays)
+    for order in replayer.unconfirmed_ends:  # judged once their parent is replayed
+        reason = replayer.end_blame(replayer.trace.nodes[order]) if order in replays else None
+        if reason is not None and replays[order].verdict is ReplayVerdict.CORRECT:
+            replays[order] = replace(replays[order], verdict=ReplayVerdict.WRONG, reason=reason)
     _skipped_calls_said_once(replayer, replays)
     return ReplayResult(modules=tuple(replays[order] for order in sorted(replays)), **common)
 

@@ -81,12 +81,25 @@ class _Step:
         self.replays: list[ModuleReplay] = []
         self.tried: dict[int, ModuleReplay] = {}  # by order
         self.wrong: tuple[TraceNode, ModuleReplay] | None = None
+        first = replayer.first_differences.get(node.order)
         queue = deque(replayer.children(node))
         while queue:
             child = queue.popleft()
-            if diverged is not None and child.module_path not in diverged:
+            # compare cannot see a call's end when its outputs are not recorded (it has children): the
+            # call right before the first difference is replayed even when compare found it equal
+            ends_there = (
+                first is not None
+                and first.in_inputs
+                and bool(replayer.children(child))
+                and replayer.index.paired(child)
+                and replayer.ends_before(child, first.order)
+            )
+            if diverged is not None and child.module_path not in diverged and not ends_there:
                 continue
             outcome = replayer.replay(child)
+            blame = replayer.end_blame(child) if outcome.verdict is ReplayVerdict.CORRECT else None
+            if blame is not None:  # correct on its recorded calls, not at its end
+                outcome = replace(outcome, verdict=ReplayVerdict.WRONG, reason=blame)
             self.replays.append(outcome)
             self.tried[child.order] = outcome
             if outcome.verdict is ReplayVerdict.WRONG:
@@ -107,6 +120,8 @@ def _conclusion(
     if not replayer.children(node):
         reason = "wrong on its recorded inputs, and it runs no recorded submodule or function"
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
+    if node.order in replayer.unconfirmed_ends and found.reason:  # wrong at its end, as its parent showed
+        return Bisection(tuple(replays), found, node.module_path)
     first = replayer.first_differences.get(node.order)
     modifiers = [
         (order, replay)

@@ -67,3 +67,33 @@ def judge_end(
         f"outputs (given to {label} as {record.sub_path})", False, diff.max_abs, diff.max_rel, node.order
     )
     findings.settle(level)
+
+
+def end_agrees(
+    output: Any, following: TraceNode, earlier: Sequence[TraceNode], tolerance: Tolerance
+) -> bool | None:
+    """Whether ``output``'s first tensor (a module's, not recorded) is what the reference's
+    ``following`` call received, or that less a tensor ``earlier`` calls received (a residual its
+    parent adds); None when ``following`` receives no tensor of its shape."""
+    tensor = next((value for _, value in flatten_output(output) if isinstance(value, torch.Tensor)), None)
+    if tensor is None:
+        return None
+    shape = tuple(tensor.shape)
+
+    def tensors(calls: Sequence[TraceNode]) -> list[torch.Tensor]:
+        return [
+            read_recorded_tensor(record)
+            for call in calls
+            for record in call.inputs
+            if record.is_tensor and record.file is not None and record.shape == shape
+        ]
+
+    received = tensors([following])
+    if not received:
+        return None
+    residuals = tensors(earlier)
+    return any(
+        diff_tensors(value, tensor, tolerance).within
+        for given in received
+        for value in (given, *(given - residual for residual in residuals))
+    )

@@ -28,6 +28,7 @@ BUG_PLACES = {
         "MISSING_ONE_PLUS_W": "model.layers.1.post_attention_layernorm",
         "RESIDUAL_FROM_NORMED": "model.layers.1",
         "MISSING_FEED_FORWARD_RESIDUAL": "model.layers.0",  # after its last recorded call: its end
+        "ATTENTION_OUTPUT_HALVED": "model.layers.0.self_attn",  # likewise
     },
     "t5": {
         "SWAPPED_FUSED_HALVES": "decoder.block.1.layer.2.DenseReluDense.wi_0",
