@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from torch import nn
 
@@ -118,6 +119,11 @@ def replay_trace(
     # innermost calls first: a module with submodules then runs only what its correct leaves do not cover
     replays = {node.order: replayer.replay(node) for node in reversed(selected)}
     _blame_side_effects(replayer, replays)
+    for order in replayer.unconfirmed_ends:  # judged once their parent is replayed
+        reason = replayer.end_blame(replayer.trace.nodes[order]) if order in replays else None
+        if reason is not None and replays[order].verdict is ReplayVerdict.CORRECT:
+            replays[order] = replace(replays[order], verdict=ReplayVerdict.WRONG, reason=reason)
+    _skipped_calls_said_once(replayer, replays)
     return ReplayResult(modules=tuple(replays[order] for order in sorted(replays)), **common)
 
 
@@ -136,6 +142,14 @@ def _blame_side_effects(replayer: Replayer, replays: dict[int, ModuleReplay]) ->
         last = max(modifiers, default=None)
         if last in replays and replays[last].verdict is ReplayVerdict.CORRECT:
             replays[last] = side_effect_blame(replays[last], replayer.modified_inputs[last], parent)
+
+
+def _skipped_calls_said_once(replayer: Replayer, replays: dict[int, ModuleReplay]) -> None:
+    """A call the port may skip (or the advice to align the calls) is said by the outermost wrong call
+    that says one, not again by every call inside it (replayed before it)."""
+    for order in replays:
+        if order in replayer.skipped_calls and replayer.skipped_said_above(replayer.trace.nodes[order]):
+            replays[order] = replace(replays[order], reason=None)
 
 
 def _selected_nodes(trace: Trace, modules: Sequence[str] | None) -> list[TraceNode]:

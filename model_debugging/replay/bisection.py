@@ -32,6 +32,7 @@ from model_debugging.replay.findings import FirstDifference
 from model_debugging.replay.forgotten import ForgottenCalls
 from model_debugging.replay.result import ModuleReplay, ReplayVerdict
 from model_debugging.replay.runner import Replayer
+from model_debugging.replay.targets import NoCounterpart
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,25 @@ class _Step:
         self.replays: list[ModuleReplay] = []
         self.tried: dict[int, ModuleReplay] = {}  # by order
         self.wrong: tuple[TraceNode, ModuleReplay] | None = None
+        first = replayer.first_differences.get(node.order)
         queue = deque(replayer.children(node))
         while queue:
             child = queue.popleft()
-            if diverged is not None and child.module_path not in diverged:
+            # compare cannot see a call's end when its outputs are not recorded (it has children): the
+            # call right before the first difference is replayed even when compare found it equal
+            ends_there = (
+                first is not None
+                and first.in_inputs
+                and bool(replayer.children(child))
+                and replayer.index.paired(child)
+                and replayer.ends_before(child, first.order)
+            )
+            if diverged is not None and child.module_path not in diverged and not ends_there:
                 continue
             outcome = replayer.replay(child)
+            blame = replayer.end_blame(child) if outcome.verdict is ReplayVerdict.CORRECT else None
+            if blame is not None:  # correct on its recorded calls, not at its end
+                outcome = replace(outcome, verdict=ReplayVerdict.WRONG, reason=blame)
             self.replays.append(outcome)
             self.tried[child.order] = outcome
             if outcome.verdict is ReplayVerdict.WRONG:
@@ -106,6 +120,8 @@ def _conclusion(
     if not replayer.children(node):
         reason = "wrong on its recorded inputs, and it runs no recorded submodule or function"
         return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
+    if node.order in replayer.unconfirmed_ends and found.reason:  # wrong at its end, as its parent showed
+        return Bisection(tuple(replays), found, node.module_path)
     first = replayer.first_differences.get(node.order)
     modifiers = [
         (order, replay)
@@ -124,6 +140,12 @@ def _conclusion(
         if found.first_wrong
         else ""
     )
+    if first is not None and first.order == node.order:  # its own outputs, judged on the next block's inputs
+        reason = (
+            f"its recorded submodules and functions are correct on identical inputs, but not its "
+            f"{found.first_wrong}: the bug is at its end, {_after_last_call(replayer, node)}"
+        )
+        return Bisection(tuple(replays), replace(found, reason=reason), node.module_path)
     holder = _unreplayable_holder(replayer, node, first, step.tried)
     if holder is not None:
         held, confident = holder
@@ -155,10 +177,12 @@ def _conclusion(
         if entered is None or entered.order == node.order
         else _unrecorded_end_before(replayer, entered, first)
     )
-    if producer is not None:  # a call the port forgot made what the first differing call got
+    held = replayer.skipped_calls.get(node.order, ("", False))
+    skipped = held[0] if producer is None and before and held[1] else None  # a module it holds, never called
+    if producer is not None or skipped is not None:  # a call the port forgot made what the first one got
         reason = (
             f"its recorded submodules and functions are correct on identical inputs: the bug is in its own "
-            f"code: {producer}; or else{before.removeprefix(',')}"
+            f"code: {producer or skipped}; or else{before.removeprefix(',')}"
         )
     elif ending:  # a block correct alone got other inputs: the block before it ends wrongly, unrecorded
         reason = (
@@ -245,13 +269,26 @@ def _sibling_before(replayer: Replayer, call: TraceNode) -> TraceNode | None:
 
 def _end_of(replayer: Replayer, earlier: TraceNode) -> str:
     """``earlier``'s end (a call with children: its outputs are not recorded), and its last call."""
-    last = replayer.children(earlier)[-1]
-    where = (  # a last call with calls of its own: its outputs are not recorded either
-        f"in its last call {last.module_path} (not recorded either) or after it"
-        if replayer.children(last)
-        else "after its last recorded call"
-    )
-    return f"the outputs of {earlier.module_path} (not recorded), made at its end, {where}"
+    return f"the outputs of {earlier.module_path} (not recorded), made at its end, {_after_last_call(replayer, earlier)}"
+
+
+def _after_last_call(replayer: Replayer, call: TraceNode) -> str:
+    last = replayer.children(call)[-1]
+    if not replayer.children(last):
+        return "after its last recorded call"
+    # a last call with calls of its own: its outputs are not recorded either
+    inner = replayer.children(last)[-1]
+    if not replayer.children(inner):
+        return f"in its last call {last.module_path} (not recorded either) or after it"
+    try:
+        replayer.index.target(inner)
+    except NoCounterpart:  # experts run in one call (a mixture's 3D weights), the port's one by one
+        return (
+            f"in its last call {last.module_path} (not recorded either), whose own last call {inner.module_path} "
+            "has no counterpart in the candidate and records no outputs, so replay cannot check it alone, "
+            "or after it"
+        )
+    return f"in its last call {last.module_path} (not recorded either) or after it"
 
 
 def side_effect_blame(replay: ModuleReplay, changed: tuple[str, ...], parent: ModuleReplay) -> ModuleReplay:

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from model_debugging.debugger.trace_format.records import TraceNode
+from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.arguments import Placement, UnrebuildableValue, flatten_output, rebuild_outputs
 from model_debugging.replay.findings import (
     Findings,
@@ -66,6 +67,7 @@ class LeafHooks:
         calls: dict[nn.Module, list[TraceNode]] = {}  # the candidate module -> its leaf calls, in order
         # leaves whose counterpart is a candidate module outside ``module`` (its name)
         self.outside: list[tuple[TraceNode, str]] = []
+        self._names: dict[int, str] = {}  # leaves with a counterpart inside ``module``: its name
         for leaf in leaves:
             try:
                 name, candidate = index.module_for(leaf.module_path)
@@ -73,6 +75,7 @@ class LeafHooks:
                 continue  # reported by missing()
             if candidate in inside:
                 calls.setdefault(candidate, []).append(leaf)
+                self._names[leaf.order] = name
             else:
                 self.outside.append((leaf, name))
         self._patched = [
@@ -113,9 +116,44 @@ class LeafHooks:
                 f"{len(missing)} recorded submodule calls not run by the candidate: {listed}"
             )
 
+    def skipped_before(self, receiver: TraceNode, compared: bool) -> tuple[str, bool] | None:
+        """When the recorded leaf just before ``receiver`` (a call whose inputs differ; identity calls,
+        a dropout in eval, looked through) did not run: a clause saying the port may skip it, and
+        whether the port holds a module of its name it never called (else the clause advises
+        ``--compare``; not when ``compared``: compare's alignment names such a call itself). Else None."""
+        earlier = [leaf for leaf in self.leaves if leaf.order < receiver.order]
+        while earlier and earlier[-1].order not in self.ran and _identity(earlier[-1]):
+            earlier.pop()
+        if not earlier or earlier[-1].order in self.ran:
+            return None
+        leaf, receives = earlier[-1], self._index.relative(receiver.module_path)
+        if leaf.order in self._names:
+            return (
+                f"{leaf.module_path} (the candidate's {self._names[leaf.order] or 'model'}), the recorded call just "
+                f"before {receives}, was never called: the port skips it, or computes it another way"
+            ), True
+        if compared:
+            return None
+        return (
+            f"{receives} is given other inputs than recorded, and {leaf.module_path}, the recorded call before "
+            "it, has no counterpart of its name in the candidate: replay --compare PORT_TRACE (the port's own "
+            "trace) pairs the two models' calls, and names a call the port skips"
+        ), False
+
     def remove(self) -> None:
         for patch in self._patched:
             patch.remove()
+
+
+def _identity(leaf: TraceNode) -> bool:
+    """Whether ``leaf`` returned its one tensor input unchanged (a dropout in eval mode)."""
+    given = [record for record in leaf.inputs if record.is_tensor]
+    returned = [record for record in leaf.outputs or () if record.is_tensor]
+    if len(given) != 1 or len(returned) != 1 or given[0].file is None or returned[0].file is None:
+        return False
+    return given[0].shape == returned[0].shape and torch.equal(
+        read_recorded_tensor(given[0]), read_recorded_tensor(returned[0])
+    )
 
 
 def _recorded_like(leaf: TraceNode, output: Any, placement: Placement, module: nn.Module) -> Any:

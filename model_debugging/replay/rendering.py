@@ -34,7 +34,16 @@ def render_terminal(result: ReplayResult, comparison: TraceComparison | None = N
         if not (rows["noise"] != "").any():
             rows = rows.drop(columns="noise")
         sections.append(Section(title=title, rows=rows, limit=TERMINAL_ROWS))
-        explained = [module for module in calls if module.reason and module is not result.smallest_wrong]
+        concluded = result.smallest_wrong
+        explained = [  # the call bisection concluded in gives its reason in the summary
+            module
+            for module in calls
+            if module.reason
+            and (
+                concluded is None
+                or (module.module_path, module.call_index) != (concluded.module_path, concluded.call_index)
+            )
+        ]
         if explained:
             sections.append(ItemsSection(f"why ({len(explained)})", _reasons(explained, width)))
     title = "Replay on the reference's recorded inputs"

@@ -22,6 +22,7 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
+from model_debugging.replay.block_ends import end_agrees, judge_end, next_in_stack
 from model_debugging.replay.caches import CacheRebuilder
 from model_debugging.replay.calling import candidate_call, run_call
 from model_debugging.replay.findings import (
@@ -68,6 +69,12 @@ class Replayer:
         # order -> the inputs the candidate changed in place, and where the first difference was seen
         self.modified_inputs: dict[int, tuple[str, ...]] = {}
         self.first_differences: dict[int, FirstDifference] = {}
+        # order -> a recorded call before the first difference the candidate did not run (it may skip
+        # it), and whether the candidate holds a module of its name
+        self.skipped_calls: dict[int, tuple[str, bool]] = {}
+        # order of a call whose outputs are not recorded -> the next call in its parent, when what it
+        # returned is neither what that call received nor that less a residual
+        self.unconfirmed_ends: dict[int, tuple[int, str | None]] = {}  # and its last call, if not run
 
     def children(self, node: TraceNode) -> list[TraceNode]:
         return [other for other in self.subtree(node) if other.depth == node.depth + 1]
@@ -152,6 +159,16 @@ class Replayer:
                     "(other names: give replay the candidate's trace, or rename rules): nothing to compare",
                 )
             hooks.missing()
+            following = next_in_stack(
+                self.trace.nodes, node, self._subtree_end[node.order], self.parent(node)
+            )
+            output = outcome.output if target.output is None else target.output(outcome.output)
+            if following is not None:
+                level = None if self._noise is None else self._noise.level(following, inputs=True)
+                label = self.index.relative(following.module_path)
+                judge_end(node, following, label, output, findings, tolerance, level)
+            else:
+                self._note_unconfirmed_end(node, output, tolerance, hooks)
         else:
             output = outcome.output if target.output is None else target.output(outcome.output)
             level = noise_level(self._noise, node, findings)
@@ -160,12 +177,72 @@ class Replayer:
             # outputs), unless it returns a part of them (a router's (weights, indices)) in its own structure
             reusable = not returned_part_paths(node, dict(flatten_output(output)))[0]
         first = findings.first_difference()
+        skipped = None
         if first is not None:
             self.first_differences[node.order] = first
-        verdict = self._verdict(node, target.candidate_path, findings)
+            if hooks is not None and first.in_inputs:
+                skipped = hooks.skipped_before(self.trace.nodes[first.order], self.index.aligned)
+        if skipped is not None:
+            self.skipped_calls[node.order] = skipped
+        said = skipped is not None and self.skipped_said_above(node)  # bisection replays the parent first
+        verdict = self._verdict(
+            node, target.candidate_path, findings, None if said or not skipped else skipped[0]
+        )
         if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT and reusable:
             self._correct_leaves.add(node.order)
         return verdict
+
+    def _note_unconfirmed_end(self, node: TraceNode, output, tolerance: Tolerance, hooks: LeafHooks) -> None:
+        """Note ``node`` when what it returned is neither what the reference's next call in its parent
+        received nor that less a residual: its end is then judged by its parent's replay (:meth:`end_blame`)."""
+        parent, end = self.parent(node), self._subtree_end[node.order]
+        if parent is None or end >= self._subtree_end[parent.order]:
+            return  # the last call of its parent: what follows it is its parent's own code
+        earlier = [parent, *(child for child in self.children(parent) if child.order < node.order)]
+        if end_agrees(output, self.trace.nodes[end], earlier, tolerance) is False:
+            last = hooks.leaves[-1]
+            self.unconfirmed_ends[node.order] = (end, None if last.order in hooks.ran else last.module_path)
+
+    def end_blame(self, node: TraceNode) -> str | None:
+        """For a call correct on its recorded calls whose end is not confirmed, when its parent's replay
+        first differs in the inputs of the first recorded call after it: why it is wrong at its end."""
+        unconfirmed, parent = self.unconfirmed_ends.get(node.order), self.parent(node)
+        first = None if parent is None else self.first_differences.get(parent.order)
+        if (
+            unconfirmed is None
+            or first is None
+            or not first.in_inputs
+            or not self.ends_before(node, first.order)
+        ):
+            return None
+        following, skipped = unconfirmed
+        where = (
+            f"the candidate never ran its last recorded call {skipped}: the port skips it, or computes it another way"
+            if skipped
+            else f"after its last recorded call, or in the code of {parent.module_path} between them"
+        )
+        return (
+            f"its recorded submodules are correct on identical inputs, but what it returns (not recorded) is neither "
+            f"what {self.trace.nodes[following].module_path} received nor that less a tensor recorded before it "
+            f"(a residual), and {parent.module_path} first differs in the inputs of "
+            f"{self.trace.nodes[first.order].module_path}: the bug is at its end: {where}"
+        )
+
+    def ends_before(self, node: TraceNode, order: int) -> bool:
+        """Whether the recorded leaf of ``order`` is the first after ``node``'s calls."""
+        following = self.trace.nodes[self._subtree_end[node.order] : order + 1]
+        return (
+            bool(following)
+            and following[-1].order == order
+            and not any(call.outputs is not None and call.function is None for call in following[:-1])
+        )
+
+    def skipped_said_above(self, node: TraceNode) -> bool:
+        """Whether a call ``node`` runs in already names a call the port may skip."""
+        ancestor = self.parent(node)
+        while ancestor is not None and ancestor.order not in self.skipped_calls:
+            ancestor = self.parent(ancestor)
+        return ancestor is not None
 
     def _placement(self, target: Target) -> Placement:
         """The candidate's device and dtype: its module's, else the model's."""
@@ -174,7 +251,9 @@ class Replayer:
             parameter = first_parameter(self.index.model, floating=True)
         return Placement() if parameter is None else Placement(parameter.device, parameter.dtype)
 
-    def _verdict(self, node: TraceNode, candidate_path: str, findings: Findings) -> ModuleReplay:
+    def _verdict(
+        self, node: TraceNode, candidate_path: str, findings: Findings, reason: str | None = None
+    ) -> ModuleReplay:
         noise = None
         if findings.noise_ratio is not None:
             noise = NoiseJudgement(noise_max_abs=findings.noise_max_abs, ratio=findings.noise_ratio)
@@ -190,6 +269,7 @@ class Replayer:
             worst=findings.worst,
             first_wrong=findings.first_wrong,
             compared=findings.compared,
+            reason=reason,
             noise=noise,
             details=tuple(findings.details),
         )

@@ -112,6 +112,15 @@ class CandidateIndex:
         if name in self._names:
             self._aligned_paths.setdefault(trace.nodes[pair.reference[0]].module_path, name)
 
+    def paired(self, node: TraceNode) -> bool:
+        """Whether compare's alignment pairs ``node`` with calls of the candidate."""
+        return node.order in self._pairs
+
+    @property
+    def aligned(self) -> bool:
+        """Whether compare's alignment pairs the calls (else module paths do)."""
+        return self._alignment is not None
+
     def relative(self, module_path: str) -> str:
         """A reference path relative to the model (without its class name)."""
         return module_path.partition(".")[2]

@@ -21,6 +21,7 @@ ORIGINS = {
     Bug.MISSING_ONE_PLUS_W: "model.layers.1.post_attention_layernorm",
     Bug.RESIDUAL_FROM_NORMED: "model.layers.1",
     Bug.MISSING_FEED_FORWARD_RESIDUAL: "model.layers.0",
+    Bug.ATTENTION_OUTPUT_HALVED: "model.layers.0",  # an attention's outputs are not recorded: replay names it
     Bug.FINAL_NORM_SKIPPED: "",  # the port has no call of its norm: the note names the reference's first
 }
 # the mask is made by the model's own code: the plain port has no model wrapper, the other has

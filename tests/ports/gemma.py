@@ -44,6 +44,7 @@ class Bug(str, enum.Enum):
     RESIDUAL_FROM_NORMED = "attention residual taken from the normed input"
     MISSING_FEED_FORWARD_RESIDUAL = "every block returns its feed-forward's output, without the residual"
     FINAL_NORM_SKIPPED = "the final norm before the LM head never applied (its weight is loaded)"
+    ATTENTION_OUTPUT_HALVED = "every attention halves its output after its output projection"
 
 
 def reference():
@@ -121,8 +122,8 @@ class Attention(nn.Module):
         scores = torch.matmul(q, k.transpose(2, 3)) * self.head_dim**-0.5
         scores = scores.masked_fill(~mask, float("-inf"))
         probs = F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
-        out = torch.matmul(probs, v).transpose(1, 2).reshape(batch, length, -1)
-        return self.wo(out)
+        out = self.wo(torch.matmul(probs, v).transpose(1, 2).reshape(batch, length, -1))
+        return out / 2 if self.bug is Bug.ATTENTION_OUTPUT_HALVED else out
 
 
 class FeedForward(nn.Module):
@@ -255,8 +256,8 @@ class KeywordAttention(nn.Module):
         if attention_mask is not None:
             weights = weights + attention_mask
         weights = F.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
-        output = torch.matmul(weights, value).transpose(1, 2).reshape(batch, length, -1)
-        return self.o_proj(output), weights
+        output = self.o_proj(torch.matmul(weights, value).transpose(1, 2).reshape(batch, length, -1))
+        return output / 2 if self.bug is Bug.ATTENTION_OUTPUT_HALVED else output, weights
 
 
 class KeywordMLP(nn.Module):

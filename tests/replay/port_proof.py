@@ -27,6 +27,8 @@ BUG_PLACES = {
         "MASK_OFF_BY_ONE": {Style.PLAIN: "", Style.KEYWORDS: "model"},  # where the port makes its mask
         "MISSING_ONE_PLUS_W": "model.layers.1.post_attention_layernorm",
         "RESIDUAL_FROM_NORMED": "model.layers.1",
+        "MISSING_FEED_FORWARD_RESIDUAL": "model.layers.0",  # after its last recorded call: its end
+        "ATTENTION_OUTPUT_HALVED": "model.layers.0.self_attn",  # likewise
     },
     "t5": {
         "SWAPPED_FUSED_HALVES": "decoder.block.1.layer.2.DenseReluDense.wi_0",
@@ -87,12 +89,16 @@ class PortSession:
         bug: str = "NONE",
         dtype: torch.dtype | None = None,
         adapted: bool = True,
+        compared: bool = True,
         **options,
     ) -> ReplayResult:
-        """Replay the port (``adapted``: with its porter's argument adapters) on the reference's trace."""
+        """Replay the port (``adapted``: with its porter's argument adapters; ``compared``: with compare's
+        alignment of the port's trace) on the reference's trace."""
         port = self.architecture.port(self.reference, style, self.architecture.Bug[bug])
-        port_trace = trace(port, self.directory / f"{style.value}_{bug}", self.inputs)
-        comparison = compare_traces(self.trace, port_trace)
+        comparison = None
+        if compared:
+            port_trace = trace(port, self.directory / f"{style.value}_{bug}", self.inputs)
+            comparison = compare_traces(self.trace, port_trace)
         if dtype is not None:
             # replayed in dtype, aligned through the float32 port's trace, and judged against the
             # reference's own spread between float32 and dtype

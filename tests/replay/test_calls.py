@@ -198,8 +198,8 @@ def test_a_difference_entering_an_uncallable_block_points_at_the_end_of_the_bloc
 
 def test_a_difference_made_in_a_blocks_last_call_with_calls_of_its_own_names_that_call(tmp_path, capsys):
     """The Mixtral port's router does not renormalise its weights: the difference is made in each
-    layer's expert call (``mlp``), whose outputs are not recorded, so that call is named, not only
-    the layer's end after it."""
+    layer's expert call (``mlp``), whose outputs are not recorded: the first layer is wrong on its
+    outputs (the second layer's recorded inputs), and its last call is named, not only its end."""
     from tests.ports import mixtral
 
     reference = mixtral.reference()
@@ -222,7 +222,10 @@ def test_a_difference_made_in_a_blocks_last_call_with_calls_of_its_own_names_tha
     ]
     assert main(arguments) == 1
     out = " ".join(capsys.readouterr().out.split())
+    layer = "MixtralForCausalLM.model.layers.0"
+    assert f"bisection: smallest module wrong on identical inputs: {layer} " in out
     assert (
-        "so likely in the outputs of MixtralForCausalLM.model.layers.0 (not recorded), made at its end, in its "
-        "last call MixtralForCausalLM.model.layers.0.mlp (not recorded either) or after it"
+        "but not its outputs (given to model.layers.1 as args.0): the bug is at its end, in its last call "
+        f"{layer}.mlp (not recorded either), whose own last call {layer}.mlp.experts has no counterpart in the "
+        "candidate and records no outputs, so replay cannot check it alone, or after it"
     ) in out

@@ -77,3 +77,22 @@ def test_bisection_names_ln_f_the_port_forgets(session):
     comparison = compare_traces(reference_trace, port_trace)
     found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
     check_forgotten_call(found, ROOT, "transformer.ln_f", "lm_head")
+
+
+def test_replay_without_compare_names_ln_f_the_port_holds_but_never_calls(session):
+    """A porter's first run, without the port's trace: the model is wrong from the lm_head's inputs on,
+    and the reference's ln_f, held by the port under the same name, never ran: the report says so."""
+    reference, reference_trace, _ = session
+    port = gpt2.port(reference, bug=gpt2.Bug.FINAL_NORM_SKIPPED)
+    result = replay_trace(reference_trace, port)
+    root = next(call for call in result.modules if call.module_path == ROOT)
+    assert root.verdict is ReplayVerdict.WRONG and root.first_wrong == "lm_head inputs.args.0"
+    assert root.reason == (
+        f"{ROOT}.transformer.ln_f (the candidate's transformer.ln_f), the recorded call just before lm_head, "
+        "was never called: the port skips it, or computes it another way"
+    )
+    assert f"why (1) ------- {ROOT}: {root.reason}" in " ".join(render_terminal(result).split())
+    correct = replay_trace(reference_trace, gpt2.port(reference))
+    assert all(
+        call.reason is None for call in correct.modules if call.verdict is not ReplayVerdict.NOT_REPLAYED
+    )
