@@ -2,9 +2,13 @@
 
 Lists the common tests whose skipped proportion changed, the models that newly skip or stopped
 skipping a test (with the reason), new and removed common tests, and the most skipped tests.
-Thresholds and row counts come from the built-in config (--print_default_config prints it) or --config.
+Its first line says whether one analyzer made both results; when not, --previous_rescanned (the
+previous result's commit scanned by the current analyzer) lists the analyzer's changes apart from
+the tree's. Thresholds and row counts come from the built-in config (--print_default_config prints
+it) or --config.
 
-    python utils/skip_report.py --previous OLD.json --current NEW.json [--markdown OUT.md] [--config FILE]
+    python utils/skip_report.py --previous OLD.json --current NEW.json [--previous_rescanned RESCAN.json]
+        [--markdown OUT.md] [--config FILE]
 """
 
 import sys

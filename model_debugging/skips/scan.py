@@ -18,6 +18,7 @@ from model_debugging.skips.decide.scope import ScanScope, check_known
 from model_debugging.skips.incremental.answer import cached_scan
 from model_debugging.skips.incremental.memory import ScanStats
 from model_debugging.skips.observed import read_reports, with_observations
+from model_debugging.skips.results.provenance import this_analyzer
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.source.checkout import (
     check_checkout,
@@ -25,6 +26,8 @@ from model_debugging.skips.source.checkout import (
     find_model_test_files,
 )
 from model_debugging.skips.source.conftest_notes import conftest_notes
+from model_debugging.skips.source.scanned_commit import scanned_commit
+from model_debugging.skips.source.scanned_paths import scanned_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS, ScanSettings
 from model_debugging.skips.work.entries import ParseCache, ScratchCache, default_cache_dir
 from model_debugging.skips.work.progress import ScanProgress
@@ -64,8 +67,8 @@ def scan_repository(
     Returns:
         `ScanResult`: ``tests`` maps each common test name to its
         :class:`~model_debugging.skips.results.scan_result.TestResult` (every model ran, skipped, undecided or not
-        applicable), ``errors`` lists the files that could not be parsed or imported. ``to_json()`` gives the
-        upstream ``all_tests_scan_result.json`` mapping.
+        applicable), ``errors`` lists the files that could not be parsed or imported, ``provenance`` the
+        analyzer and the commit scanned. ``to_json()`` gives the ``all_tests_scan_result.json`` mapping.
     """
     if observed is not None:  # every report is read before the scan: a bad one fails first
         reports = read_reports(observed)
@@ -85,6 +88,8 @@ def scan_repository(
     stats = stats if stats is not None else ScanStats()
     settings = config or DEFAULT_SETTINGS
     check_checkout(repo, settings)
+    # what the scan reads, taken before it reads it
+    provenance = this_analyzer(settings, scanned_commit(repo, scanned_folders(settings)))
     pytest = checkout_pytest_settings(repo)
     model_files = find_model_test_files(repo, settings, pytest)
     notes = conftest_notes(repo, model_files)
@@ -95,13 +100,15 @@ def scan_repository(
     if use_cache:
         cache = ParseCache(cache_dir or default_cache_dir())
         result = cached_scan(scope, cache, test_method_name=test_method_name, progress=progress, stats=stats)
-        return _selected(result, test_method_name, notes, common_paths)
+        return dataclasses.replace(
+            _selected(result, test_method_name, notes, common_paths), provenance=provenance
+        )
     from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
 
     with _scratch_entries() as entries:
         full = scan(scope, entries, test_method_name=test_method_name, progress=progress)
     stats.models_evaluated = full.evaluated
-    return dataclasses.replace(full.result, notes=notes)
+    return dataclasses.replace(full.result, notes=notes, provenance=provenance)
 
 
 @contextlib.contextmanager

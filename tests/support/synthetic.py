@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from model_debugging.skips.results.provenance import this_analyzer
+from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from tests.support.synthetic_patterns import PATTERNS, WORD_PATTERNS
 
 __all__ = ["PATTERNS", "WORD_PATTERNS", "CheckoutSpec", "ClassSpec", "ModelSpec", "Override"]
@@ -329,6 +331,8 @@ def expected_results(spec: CheckoutSpec) -> dict[str, dict[str, Any]]:
             "skips": skips,
             "conditions": sorted(conditions),
             "classes": sorted(classes, key=lambda entry: (entry["model"], entry["test_class"])),
+            # this analyzer, its built-in settings; a generated checkout is no git repository: no commit
+            "provenance": this_analyzer(DEFAULT_SETTINGS, None).to_json(),
         }
     return results
 

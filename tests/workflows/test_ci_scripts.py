@@ -41,7 +41,7 @@ FAKE_GH = textwrap.dedent(
 )
 
 
-def fetch(tmp_path, **fake_env) -> tuple[subprocess.CompletedProcess, str, list]:
+def fetch(tmp_path, *options: str, **fake_env) -> tuple[subprocess.CompletedProcess, str, list]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "gh").write_text(FAKE_GH)
@@ -53,6 +53,7 @@ def fetch(tmp_path, **fake_env) -> tuple[subprocess.CompletedProcess, str, list]
         str(ROOT / "utils" / "fetch_previous_scan.py"),
         *("--repo", "me/model-debugging", "--workflow", "skip-report.yml", "--artifact", "skip-scan-result"),
         *("--output_dir", str(tmp_path / "previous"), "--github_output", str(output)),
+        *options,
     ]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -84,6 +85,35 @@ def test_fetch_without_previous_run_or_artifact_is_not_an_error(tmp_path):
     result, output, _ = fetch(tmp_path, FAKE_RUNS='[{"databaseId": 7}]')
     assert (result.returncode, output.splitlines()[-2]) == (0, "found=false")
     assert "run 7 has no artifact 'skip-scan-result'" in result.stdout
+
+
+def made_by(digit: str, commit: str | None) -> str:
+    """A one-test scan result made by the analyzer ``digit`` (repeated in its digests) of ``commit``."""
+    provenance = {
+        "package_version": "0.1.0",
+        "analyzer_digest": digit * 64,
+        "settings_digest": "5" * 64,
+        "commit": commit,
+    }
+    entry = {"origin": "common", "models_ran": [], "models_skipped": [], "skipped_proportion": 0.0}
+    return json.dumps({"test_forward": {**entry, "reasons_skipped": [], "provenance": provenance}})
+
+
+def test_fetch_names_the_previous_commit_to_rescan_when_the_analyzer_changed_since(tmp_path):
+    current = tmp_path / "current.json"
+    current.write_text(made_by("b", "2" * 40))
+    runs, options = '[{"databaseId": 42}]', ("--current", str(current))
+    result, output, _ = fetch(tmp_path, *options, FAKE_RUNS=runs, FAKE_RESULT=made_by("a", "1" * 40))
+    assert result.returncode == 0, result.stderr
+    assert output.splitlines()[-1] == f"rescan_commit={'1' * 40}"
+    assert (
+        f"rescan: the analyzer changed since the previous result: scan its commit {'1' * 40}" in result.stdout
+    )
+    for previous in (made_by("b", "1" * 40), made_by("a", None)):  # same analyzer; no commit recorded
+        result, output, _ = fetch(tmp_path, *options, FAKE_RUNS=runs, FAKE_RESULT=previous)
+        assert (result.returncode, output.splitlines()[-1]) == (0, "rescan_commit=")
+    result, output, _ = fetch(tmp_path, *options, FAKE_RUNS="[]")
+    assert (result.returncode, output.splitlines()[-3:]) == (0, ["found=false", "path=", "rescan_commit="])
 
 
 def test_fetch_reports_a_failing_gh(tmp_path):

@@ -20,6 +20,7 @@ from model_debugging.reporting.atomic import atomic_write_text
 from model_debugging.reporting.csv_output import write_csv
 from model_debugging.reporting.figures import plot_option_problem
 from model_debugging.reporting.report import render_markdown, render_text
+from model_debugging.skips.report.analyzers import compare_analyzers, rescan_problem
 from model_debugging.skips.report.scan_errors import load_scan_errors
 from model_debugging.skips.report.scan_results import ScanResultsError, load_scan_results
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
@@ -41,6 +42,12 @@ def build_parser(prog: str = "model-debugging report") -> argparse.ArgumentParse
         help="the older scan result; without it only the current scan is shown",
     )
     parser.add_argument("--current", required=True, metavar="SCAN.json", help="the newer scan result")
+    parser.add_argument(
+        "--previous_rescanned",
+        metavar="SCAN.json",
+        help="the --previous result's commit scanned again by the --current result's analyzer: when the "
+        "analyzer changed between the two, the tree's changes are taken from it and the analyzer's listed apart",
+    )
     parser.add_argument(
         "--markdown", metavar="OUT.md", help="also write the report as GitHub markdown to this file"
     )
@@ -66,7 +73,12 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     # checked before any work, not after it
     inputs = [
         InputFile(Path(path), f"the --{option} file")
-        for option, path in (("previous", args.previous), ("current", args.current), ("config", args.config))
+        for option, path in (
+            ("previous", args.previous),
+            ("current", args.current),
+            ("previous_rescanned", args.previous_rescanned),
+            ("config", args.config),
+        )
         if path
     ]
     inputs += [  # read beside the results too
@@ -76,18 +88,31 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     ]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
     problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)
+    if args.previous_rescanned and not args.previous:
+        problem = "--previous_rescanned needs --previous (the result whose commit it scanned again)"
     if problem is not None:
         return fail(prog, problem)
     try:
         report_settings, _ = load_settings(args.config)
         previous = load_scan_results(args.previous) if args.previous else None
         current = load_scan_results(args.current)
-        errors = (load_scan_errors(args.previous) if args.previous else None, load_scan_errors(args.current))
+        rescanned = load_scan_results(args.previous_rescanned) if args.previous_rescanned else None
+        # like with like: the files the tree broke, seen by one analyzer (the rescan's, when given)
+        before = args.previous_rescanned or args.previous
+        errors = (load_scan_errors(before) if before else None, load_scan_errors(args.current))
     except (ConfigError, ScanResultsError) as error:
         return fail(prog, str(error))
-    trend = compute_trend(previous, current, min_proportion_change=report_settings.min_proportion_change)
+    if rescanned is not None:
+        sides = (previous.attrs["provenance"], current.attrs["provenance"], rescanned.attrs["provenance"])
+        if (problem := rescan_problem(*sides)) is not None:
+            return fail(prog, f"--previous_rescanned {args.previous_rescanned} {problem}")
+    change = report_settings.min_proportion_change
+    if previous is None:
+        trend, analyzers = compute_trend(None, current, min_proportion_change=change), None
+    else:
+        trend, analyzers = compare_analyzers(previous, current, rescanned, min_proportion_change=change)
     notes = (previous.attrs["combined"] if previous is not None else None, current.attrs["combined"])
-    report = build_trend_report(trend, report_settings, notes, errors)
+    report = build_trend_report(trend, report_settings, notes, errors, analyzers)
     print(render_text(report), end="")
     try:
         if args.markdown:

@@ -11,6 +11,10 @@ A result made with test runs or inert findings (``scan --observed`` / ``--inert`
 upstream columns, with ``models_inert`` beside them (an inert pair is listed apart from ran and
 counts as run in ``skipped_proportion``), and ``frame.attrs["combined"]`` (a :class:`CombinedNote`)
 says so; without one, ``frame.attrs["combined"]`` is None.
+
+``frame.attrs["provenance"]``: what made the result (a
+:class:`~model_debugging.skips.results.provenance.Provenance`), None for a result written before
+results recorded it (or by upstream's scanner); the ``provenance`` column is dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +30,12 @@ import pandas as pd
 
 from model_debugging.command_line import shorten
 from model_debugging.skips.results.output_files import RESULT_FILE
+from model_debugging.skips.results.provenance import (
+    PROVENANCE_KEY,
+    Provenance,
+    provenance_from_json,
+    provenance_problem,
+)
 
 UPSTREAM_COLUMNS = ("origin", "models_ran", "models_skipped", "skipped_proportion", "reasons_skipped")
 _LIST_COLUMNS = ("models_ran", "models_skipped", "reasons_skipped")
@@ -136,6 +146,31 @@ def _with_combined_status(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _provenance(source: str | os.PathLike, data: dict) -> Provenance | None:
+    """The one provenance all entries share, or None when none has one (an older result)."""
+    first: tuple[str, object] | None = None
+    for test, entry in data.items():
+        value = entry.get(PROVENANCE_KEY)
+        if value is not None and (problem := provenance_problem(value)) is not None:
+            raise ScanResultsError(f"{source}: test '{test}': key '{PROVENANCE_KEY}' {problem}")
+        if first is None:
+            first = (test, value)
+        elif value != first[1]:
+            raise ScanResultsError(
+                f"{source}: tests '{first[0]}' and '{test}' differ in key '{PROVENANCE_KEY}': the file "
+                "joins the results of different scans"
+            )
+    return provenance_from_json(first[1]) if first is not None and first[1] is not None else None
+
+
+def load_provenance(path: str | os.PathLike) -> Provenance | None:
+    """What made the result at ``path`` (None when it does not say); errors name the file, test and key."""
+    data = read_scan_json(Path(path))
+    if not isinstance(data, dict) or not all(isinstance(entry, dict) for entry in data.values()):
+        raise ScanResultsError(f"{path}: expected an object keyed by test name, each entry an object")
+    return _provenance(path, data)
+
+
 def load_scan_results(path: str | os.PathLike) -> pd.DataFrame:
     """Read an analyzer result; errors name the file (and line, or test and key)."""
     path = Path(path)
@@ -155,6 +190,7 @@ def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>"
         _check_entry(source, test, entry)
         if "combined" in entry:
             _check_combined(source, test, entry["combined"])
+    provenance = _provenance(source, data)
     combined = {test: entry for test, entry in data.items() if "combined" in entry}
     note = None
     if combined:
@@ -173,9 +209,11 @@ def scan_results_frame(data: object, source: str | os.PathLike = "<scan result>"
     if frame.empty:
         frame = pd.DataFrame(columns=list(UPSTREAM_COLUMNS))
     frame.index.name = "test"
+    frame = frame.drop(columns=PROVENANCE_KEY, errors="ignore")  # the same in each row: kept in attrs
     frame["skipped_proportion"] = frame["skipped_proportion"].astype(float)
     frame["ran_count"] = frame["models_ran"].map(len).astype(int)
     frame["skipped_count"] = frame["models_skipped"].map(len).astype(int)
     frame["skip_reasons"] = frame["reasons_skipped"].map(lambda entries: dict(map(parse_reason, entries)))
     frame.attrs["combined"] = note
+    frame.attrs["provenance"] = provenance
     return frame

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pandas as pd
 
 from model_debugging.reporting.report import Report, Section
 from model_debugging.skips.records.test_files import ParseError
+from model_debugging.skips.report.analyzers import AnalyzerComparison
 from model_debugging.skips.report.broken_files import broken_file_lines
 from model_debugging.skips.report.scan_results import CombinedNote
 from model_debugging.skips.report.settings import ReportSettings
@@ -74,15 +76,19 @@ def build_trend_report(
     settings: ReportSettings,
     combined: tuple[CombinedNote | None, CombinedNote | None] = (None, None),
     errors: tuple[Sequence[ParseError] | None, Sequence[ParseError] | None] = (None, None),
+    analyzers: AnalyzerComparison | None = None,
 ) -> Report:
     """The trend report: summary, the changes, then the headline table of the most skipped tests.
 
     ``combined``: what the previous and current results' statuses come from (``frame.attrs["combined"]``
     of each); the summary says it when either holds the combined status. ``errors``: the files each
     scan could not collect (None when its errors file is missing); the summary names those of the
-    current scan, first the ones the previous scan could collect, as they explain removed tests."""
+    current scan, first the ones the previous scan could collect, as they explain removed tests.
+    ``analyzers``: which analyzer made each side (its lines come first) and the changes the analyzer
+    alone made, listed apart (see :mod:`~model_debugging.skips.report.analyzers`)."""
     applying = len(trend.most_skipped) + len(trend.most_skipped_on_accelerators)
-    summary = [
+    summary = [*(analyzers.lines if analyzers is not None else ())]
+    summary += [
         f"{trend.current_tests} common tests ({applying} apply to some model), "
         f"{trend.current_models} models in the current scan. Shares are over the models a test is "
         "decided for (ran, inert or skipped); undecided models are counted apart."
@@ -108,36 +114,54 @@ def build_trend_report(
     if trend.previous_tests is None:
         summary.append("No previous result to compare with: showing the current scan only.")
         return Report("Skipped tests report", summary, headline)
-    by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
-    by_removed_models = int((trend.no_longer_skipped["now"] == "model removed").sum())
-    summary.append(
-        f"Previous scan: {trend.previous_tests} common tests. New skips: {len(trend.newly_skipped)} "
-        f"({by_new_models} by new models); skips gone: {len(trend.no_longer_skipped)} "
-        f"({by_removed_models} with removed models); "
-        f"now decided: {len(trend.now_decided)}; now undecided: {len(trend.now_undecided)}; "
-        f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
-    )
-    rows = settings.model_change_rows
-    inert_sections = []
-    if current_note is not None or previous_note is not None:
+    inert = current_note is not None or previous_note is not None
+    summary.append(f"Previous scan: {trend.previous_tests} common tests. {_counts(trend)}")
+    if inert:
         summary.append(
             f"Newly inert: {len(trend.newly_inert)}; no longer inert: {len(trend.no_longer_inert)}."
         )
-        inert_sections = [
-            Section("Newly inert (runs, reaching no assertion)", trend.newly_inert, rows, "None."),
-            Section("No longer inert", trend.no_longer_inert, rows, "None."),
-        ]
+    mixed = analyzers is not None and analyzers.mixed
+    sections = _change_sections(trend, settings, inert, suffix=" (tree or analyzer)" if mixed else "")
+    moved = analyzers.analyzer_trend if analyzers is not None else None
+    if moved is not None:
+        summary.append(f"Moved by the analyzer change alone: {_counts(moved)}")
+        sections += _change_sections(moved, settings, inert, prefix="Analyzer change: ")
+    return Report("Skipped tests trend", summary, [*sections, *headline])
+
+
+def _counts(trend: SkipTrend) -> str:
+    """How many pairs and tests each change section lists, as one sentence."""
+    by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
+    by_removed_models = int((trend.no_longer_skipped["now"] == "model removed").sum())
+    return (
+        f"New skips: {len(trend.newly_skipped)} ({by_new_models} by new models); skips gone: "
+        f"{len(trend.no_longer_skipped)} ({by_removed_models} with removed models); "
+        f"now decided: {len(trend.now_decided)}; now undecided: {len(trend.now_undecided)}; "
+        f"new tests: {len(trend.new_tests)}; removed tests: {len(trend.removed_tests)}."
+    )
+
+
+def _change_sections(
+    trend: SkipTrend, settings: ReportSettings, inert: bool, *, prefix: str = "", suffix: str = ""
+):
+    """The sections of what changed, titled ``prefix + title + suffix``."""
+    rows = settings.model_change_rows
     changes = _formatted(trend.proportion_changes, {"previous": ".1%", "current": ".1%"})
     changes["change"] = changes["change"].map(change_text)
-    sections = [
+    found = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
         Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),
         Section("No longer skipped", trend.no_longer_skipped, rows, "No skip was removed."),
         Section("Now decided (undecided before)", trend.now_decided, rows, "None."),
         Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),
-        *inert_sections,
+    ]
+    if inert:
+        found += [
+            Section("Newly inert (runs, reaching no assertion)", trend.newly_inert, rows, "None."),
+            Section("No longer inert", trend.no_longer_inert, rows, "None."),
+        ]
+    found += [
         Section("New common tests", _test_rows(trend.new_tests), settings.test_change_rows),
         Section("Removed common tests", _test_rows(trend.removed_tests), settings.test_change_rows),
-        *headline,
     ]
-    return Report("Skipped tests trend", summary, sections)
+    return [dataclasses.replace(section, title=f"{prefix}{section.title}{suffix}") for section in found]

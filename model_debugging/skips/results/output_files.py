@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from model_debugging.skips.results.provenance import PROVENANCE_KEY
 from model_debugging.skips.results.scan_result import ScanResult
 
 RESULT_FILE = "all_tests_scan_result.json"
@@ -25,8 +26,15 @@ def errors_file_of(result_file: Path) -> Path:
 def result_json_text(result: ScanResult) -> str:
     """The result as JSON with one test per line: readable, diffable, and 10x faster than ``indent=2``."""
     if result.combined is None:
-        entries = {name: test.json_text for name, test in result.tests.items()}
+        entries = {name: _with_provenance(test.json_text, result) for name, test in result.tests.items()}
     else:
         entries = {name: json.dumps(entry, ensure_ascii=False) for name, entry in result.to_json().items()}
     lines = [f"  {json.dumps(name)}: {entry}" for name, entry in entries.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _with_provenance(entry_text: str, result: ScanResult) -> str:
+    """A test's JSON object (encoded once, kept in the cache) with the result's provenance as its last key."""
+    if result.provenance is None:
+        return entry_text
+    return f"{entry_text[:-1]}, {json.dumps(PROVENANCE_KEY)}: {json.dumps(result.provenance.to_json())}}}"

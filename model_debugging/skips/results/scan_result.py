@@ -3,7 +3,8 @@
 :meth:`ScanResult.to_json` gives upstream's ``all_tests_scan_result.json`` mapping (its keys keep
 their meaning) plus the extras: ``models_not_applicable``, ``models_undecided``, ``skips`` (one
 record per skipped model), ``conditions`` and ``classes`` (the verdict of each test class of the
-models with several classes the test applies to, unless they all run it).
+models with several classes the test applies to, unless they all run it), and ``provenance`` (what
+made the result, see :mod:`~model_debugging.skips.results.provenance`; the same in every entry).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Protocol
 
 from model_debugging.skips.records.outcome import Status
 from model_debugging.skips.records.test_files import ParseError, SkipKind
+from model_debugging.skips.results.provenance import PROVENANCE_KEY, Provenance
 
 
 @dataclass(frozen=True)
@@ -148,20 +150,25 @@ class ScanResult:
     """A whole scan: ``tests`` in the common files' order, the files that could not be read or
     imported, and ``notes`` on what the scan does not model (a ``conftest.py`` that skips tests);
     ``combined``: the scan joined with test runs and inert findings, when given (each test's JSON
-    entry then has a ``combined`` entry: every model by combined status)."""
+    entry then has a ``combined`` entry: every model by combined status); ``provenance``: what made
+    the result (set by ``scan_repository`` on each scan, never kept in a cache: the commit may differ)."""
 
     tests: Mapping[str, TestResult]
     errors: tuple[ParseError, ...]
     notes: tuple[str, ...] = ()
     combined: CombinedStatus | None = None
+    provenance: Provenance | None = None
 
     def to_json(self) -> dict[str, dict[str, object]]:
-        if self.combined is None:
-            return {name: result.to_json() for name, result in self.tests.items()}
-        return {
-            name: {**result.to_json(), "combined": self.combined.test_json(name)}
-            for name, result in self.tests.items()
-        }
+        found = {}
+        for name, result in self.tests.items():
+            entry = result.to_json()
+            if self.combined is not None:
+                entry["combined"] = self.combined.test_json(name)
+            if self.provenance is not None:
+                entry[PROVENANCE_KEY] = self.provenance.to_json()
+            found[name] = entry
+        return found
 
     def encoded(self) -> ScanResult:
         """This result, each test's :attr:`TestResult.json_text` worked out (and pickled with it)."""

@@ -29,13 +29,31 @@ def scan_result(tests: dict[str, tuple], origin: str = "common") -> dict:
     return result
 
 
+def provenance(analyzer: str = "a", commit: str | None = "c" * 40) -> dict:
+    """A result's ``provenance`` entry: ``analyzer`` is one hex digit repeated in its digests."""
+    return {
+        "package_version": "0.1.0",
+        "analyzer_digest": analyzer * 64,
+        "settings_digest": "5" * 64,
+        "commit": commit,
+    }
+
+
+ONE_ANALYZER = provenance()
+
+
 @pytest.fixture
 def write_scan(tmp_path):
-    """Write a scan result built by :func:`scan_result` to ``tmp_path/<name>.json`` and return its path."""
+    """Write a scan result built by :func:`scan_result` to ``tmp_path/<name>.json`` and return its
+    path; each entry records ``made_by`` (default: one analyzer for every result; None: no provenance,
+    as results written before they recorded it)."""
 
-    def write(name: str, tests: dict) -> str:
+    def write(name: str, tests: dict, made_by: dict | None = ONE_ANALYZER) -> str:
+        result = scan_result(tests)
+        if made_by is not None:
+            result = {test: {**entry, "provenance": made_by} for test, entry in result.items()}
         path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(scan_result(tests)), encoding="utf-8")
+        path.write_text(json.dumps(result), encoding="utf-8")
         return str(path)
 
     return write
