@@ -37,6 +37,7 @@ def cached_scan(
     checkout = Checkout.read(scope.repo, paths, scope.common_paths, scope.settings, scope.pytest, cache)
     snapshot = kept_snapshot(get_snapshot(cache, checkout.lookup), checkout)
     changes = _changes(scope, snapshot, checkout)
+    checkout.save_index()
     if snapshot is not None and changes == (set(), set()):
         return _as_kept(snapshot, stats, progress)
     if test_method_name is not None:

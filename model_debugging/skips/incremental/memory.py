@@ -23,6 +23,7 @@ A change to a common test file (or to the settings) finds no memory: every model
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.records.test_file_index import TestFileIndex
 from model_debugging.skips.records.test_files import ParseError
 from model_debugging.skips.resolve.library_reads import FactKey, Reads
-from model_debugging.skips.source.files import read_source
+from model_debugging.skips.source.files import python_files, read_source
 from model_debugging.skips.source.pytest_settings import PytestSettings
 from model_debugging.skips.source.scanned_paths import package_depths
 from model_debugging.skips.source.settings import ScanSettings
@@ -174,6 +175,8 @@ class Checkout:
     lookup: str
     test_keys: dict[str, tuple[str, int]]  # of the common and model test files, with their package depths
     library_keys: dict[str, str] | None  # None: no library sources
+    # the stat index, which keys the files read as text too (``__init__.py``, ``models/**``)
+    index: StatIndex | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def read(
@@ -186,7 +189,7 @@ class Checkout:
         cache: ParseCache,
     ) -> Checkout:
         """The keys of ``paths`` (the test files, ``common`` among them) and of the library's files,
-        through the stat index kept in ``cache``."""
+        through the stat index kept in ``cache`` (kept again by :meth:`save_index`)."""
         index = StatIndex.load(cache, repo)
         # which folders are packages decides whether relative imports work (see parse/record_store.py)
         depths = package_depths(repo, paths)
@@ -195,13 +198,24 @@ class Checkout:
         library_keys = None
         if root is not None:
             library_keys = {path: index.key(path, Path.read_bytes) for path in library_paths(repo, root)}
-        index.save()
         common_keys = [(path, keys[path]) for path in common]
         lookup = cache_key(
             "snapshot",
             repr((analyzer_version(), settings, pytest, library_keys is None, common_keys)).encode(),
         )
-        return cls(lookup, keys, library_keys)
+        return cls(lookup, keys, library_keys, index)
+
+    def save_index(self) -> None:
+        """Keep the stat index, with the keys of the files asked for since it was read."""
+        if self.index is not None:
+            self.index.save()
+
+    def file_key(self, repo: Path, path: str) -> str:
+        """:func:`file_key` of a file read as text, through the stat index (a settled file is not
+        read again)."""
+        if self.index is None or path.endswith("/") or not os.path.isfile(repo / path):
+            return file_key(repo, path)
+        return self.index.key(path, Path.read_bytes)
 
 
 def kept_snapshot(snapshot: ScanSnapshot | None, checkout: Checkout) -> ScanSnapshot | None:
@@ -232,12 +246,17 @@ def changed_library_files(repo: Path, snapshot: ScanSnapshot, checkout: Checkout
     checkout some evaluation read as text (``inspect.getfile`` of a library class, ...)."""
     before, now = dict(snapshot.library_keys or ()), dict(checkout.library_keys or {})
     for path in before.keys() - now.keys():
-        now[path] = file_key(repo, path)
+        now[path] = checkout.file_key(repo, path)
     return {path for path in before.keys() | now.keys() if before.get(path) != now.get(path)}
 
 
 def file_key(repo: Path, path: str) -> str:
-    """The content key of a file ("" when it cannot be read)."""
+    """The content key of a file ("" when it cannot be read); of a folder's listing for a path
+    ending in ``/`` (:meth:`~model_debugging.skips.resolve.library.Library.listing`)."""
+    if path.endswith("/"):
+        return cache_key(path, "\n".join(python_files(repo, path.removesuffix("/"))).encode())
+    if not os.path.isfile(repo / path):
+        return ""
     try:
         return cache_key(path, (repo / path).read_bytes())
     except OSError:
@@ -257,7 +276,8 @@ def snapshot_library_keys(
         read_paths |= read.texts
         read_paths.update(path for path, _ in read.classes)
     for path in sorted(read_paths - keys.keys()):
-        keys[path] = file_key(repo, path)
+        keys[path] = checkout.file_key(repo, path)
+    checkout.save_index()
     return tuple(keys.items())
 
 

@@ -219,6 +219,16 @@ CANNOT_IMPORT = "pytest cannot import this file: "
 RELATIVE_IMPORT = f"{CANNOT_IMPORT}attempted relative import"  # met at an import, before the rest
 
 
+def no_module(module: str) -> str:
+    """Python's error importing ``module``, which does not exist."""
+    return f"No module named '{module}'"
+
+
+def cannot_import(name: str, module: str) -> str:
+    """Python's error for ``from module import name`` when ``module`` ran without binding ``name``."""
+    return f"cannot import name '{name}' from '{module}'"
+
+
 @dataclass(frozen=True)
 class ParseError:
     """Why pytest collects nothing from the file ``path``; ``cause`` is the error of another file of

@@ -34,7 +34,7 @@ from model_debugging.skips.records.test_files import (
 from model_debugging.skips.resolve.calls import method_skip, name_skips
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
 from model_debugging.skips.resolve.library import Library
-from model_debugging.skips.resolve.library_imports import library_import_failure
+from model_debugging.skips.resolve.library_imports import library_import_doubt, library_import_failure
 from model_debugging.skips.source.modules import absolute_module, module_name
 from model_debugging.skips.source.pytest_settings import DEFAULT_PYTEST, PytestSettings
 
@@ -298,6 +298,7 @@ def collect_test_classes(
         failure = _import_failure(resolver, library, module_name(path), set()) if parsed is not None else None
         if parsed is None or isinstance(failure, ParseError):  # pytest collects nothing from the file
             continue
+        doubt = library_import_doubt(library, parsed)  # its import may fail: every test is undecided
         for ref, info in _module_classes(resolver, parsed, module_name(path)):
             mro = resolver.mro(ref)
             plain = not resolver.is_test_case(mro)
@@ -307,7 +308,7 @@ def collect_test_classes(
                 if not collected:
                     continue
             not_collected, undecided = _not_collected(resolver, mro)
-            undecided = undecided or plain_undecided
+            undecided = undecided or plain_undecided or doubt
             if not_collected:
                 continue
             class_skip = failure or _class_skip(resolver, ref, mro, parsed)  # the module skips first

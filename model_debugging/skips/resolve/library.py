@@ -25,6 +25,7 @@ from pathlib import Path
 from model_debugging.skips.records.library import InitCall, LibraryClass, LibraryFile, MethodValue, Value
 from model_debugging.skips.resolve.library_reads import FactKey, LibraryReads, comparable
 from model_debugging.skips.resolve.mro import c3_linearization
+from model_debugging.skips.source.files import python_files
 
 MISSING = object()
 _UNSEEN = object()
@@ -226,6 +227,12 @@ class Library:
             except (OSError, UnicodeDecodeError):
                 self._sources[path] = None
         return self._sources[path]
+
+    def listing(self, folder: str) -> tuple[str, ...]:
+        """The ``.py`` files under ``folder``, at any depth (:func:`python_files`): a read of the text
+        of ``folder/``, whose key is the listing (a rescan sees a file appear or go)."""
+        self._read(texts=(f"{folder}/",))
+        return python_files(self.root, folder) if self.root is not None else ()
 
     def exists(self, path: str) -> bool:
         """Whether the checkout has the file ``path``: a read of its text (a rescan sees it appear or go)."""

@@ -12,24 +12,37 @@ and a helper module of a model's folder its modeling file imports as ``from .vis
 ``parse/library/load.py``), and a missing module is told when it would be one of them (``from
 .configuration_mistral import ...`` in a copied model's folder): their presence is part of what a
 warm scan checks, so no other file is read again to answer it. A missing name is told in a file the
-reader holds when it could tell every name the file binds (``parse/bound_names.py``). Packages and
-other modules (``activations.py``, ``utils/``) are not looked at.
+reader holds when it could tell every name the file binds (``parse/bound_names.py``). Of the other
+modules, only those at the package's top are looked at (``resolve/package_exports.py``): one that
+does not exist (``transformers.activations_x``) and a name a top-level module file does not bind
+(``from transformers.activations import NoSuch``); sub-packages (``utils/``) are not.
 
 A test file's ``from transformers import X`` imports the library module defining ``X`` (the
 package's lazy ``__init__`` imports it when ``X`` is asked for): the library's index of class names
-says which; a name defined in several files fails only when every one of them does. A name no
-file defines is not told (the lazy ``__init__`` finds names in files the reader does not list).
+says which; a name defined in several files fails only when every one of them does. Whether the
+lazy ``__init__`` has ``X`` at all is ``resolve/package_exports.py``'s: a name it surely lacks fails
+the import, one it may lack leaves the file's tests undecided (:func:`library_import_doubt`).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from model_debugging.skips.parse.always_imports import always_run_imports
 from model_debugging.skips.parse.library.load import library_root, listed_as_sibling, listed_when_present
-from model_debugging.skips.records.test_files import CANNOT_IMPORT, STAR, ParsedFile, ParseError
+from model_debugging.skips.records.test_files import (
+    CANNOT_IMPORT,
+    STAR,
+    ParsedFile,
+    ParseError,
+    cannot_import,
+    no_module,
+)
 from model_debugging.skips.resolve.library import Library
+from model_debugging.skips.resolve.package_exports import package_export, top_module_failure
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER
@@ -85,9 +98,12 @@ def _first_missing(library: Library, module: str) -> ParseError | None:
             if message is not None:
                 return ParseError(importer, line, f"{CANNOT_IMPORT}{message}")
             continue
-        if name in done or not (
-            listed_when_present(path, folder) or _sibling_written(library, path, importer, taken)
-        ):
+        if name in done:
+            continue
+        if not (listed_when_present(path, folder) or _sibling_written(library, path, importer, taken)):
+            message = top_module_failure(library, folder, name) if importer is not None else None
+            if message is not None:
+                return ParseError(importer, line, f"{CANNOT_IMPORT}{message}")
             continue
         done.add(name)
         if not library.exists(path):
@@ -139,7 +155,13 @@ class LibraryImportFailure:
 def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
     """The first always-run import of the library by the test file ``parsed`` that fails, or None.
     Its text is read only when one of its imports (wherever written) fails or imports a submodule of
-    the library by its dotted name."""
+    the library by its dotted name. Once per file and imports: each model's evaluation asks again
+    for the files it imports (the common test files, its own)."""
+    key = ("library import failure", parsed.path, parsed.imports)
+    return library.memoized(key, lambda: _library_import_failure(library, parsed))
+
+
+def _library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
     found = package_of(library)
     if found is None or library.root is None:
         return None
@@ -151,11 +173,7 @@ def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImpor
         _failure(library, item.module, item.name, parsed.path, 0) is None for item in written
     ):
         return None
-    try:
-        tree = ast.parse(read_source(library.root / parsed.path))
-    except (OSError, SyntaxError, ValueError):  # the file's own error is told by its record
-        return None
-    for statement in always_run_imports(tree.body):
+    for statement in _always_run_imports(library.root, parsed):
         if isinstance(statement, ast.Import):
             wanted = [(alias.name, None) for alias in statement.names]
         else:  # a relative import of a test file imports the tests' modules
@@ -171,6 +189,53 @@ def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImpor
             if failing is not None:
                 return LibraryImportFailure(statement.lineno, *failing)
     return None
+
+
+def library_import_doubt(library: Library, parsed: ParsedFile) -> str | None:
+    """Why an always-run ``from <package> import name`` of the test file ``parsed`` may fail: the
+    package's lazy module may lack the name (``resolve/package_exports.py``: a class its modeling
+    file leaves out of ``__all__``, a name spelt where no export reads it); None when none may. Its
+    text is read only when one of its imports of the package (wherever written) is such a name."""
+    key = ("library import doubt", parsed.path, parsed.imports)
+    return library.memoized(key, lambda: _library_import_doubt(library, parsed))
+
+
+def _library_import_doubt(library: Library, parsed: ParsedFile) -> str | None:
+    found = package_of(library)
+    if found is None or library.root is None:
+        return None
+    package = found[0]
+    if all(
+        _doubt(library, item.name) is None
+        for item in parsed.imports
+        if item.level == 0 and item.module == package and item.name not in (None, STAR)
+    ):
+        return None
+    for statement in _always_run_imports(library.root, parsed):
+        if isinstance(statement, ast.ImportFrom) and not statement.level and statement.module == package:
+            for alias in statement.names:
+                because = _doubt(library, alias.name)
+                if because is not None:
+                    return f"{parsed.path}, line {statement.lineno}: {because}"
+    return None
+
+
+def _doubt(library: Library, name: str) -> str | None:
+    """Why ``from <package> import name`` may fail, or None (see :func:`library_import_doubt`)."""
+    if name == STAR:
+        return None
+    unexported = package_export(library, package_of(library)[1], name)
+    return None if unexported is None or unexported.missing else unexported.because
+
+
+def _always_run_imports(root: Path, parsed: ParsedFile) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements of the test file ``parsed`` that always run (none when it cannot be
+    read or parsed: the file's own error is told by its record)."""
+    try:
+        tree = ast.parse(read_source(root / parsed.path))
+    except (OSError, SyntaxError, ValueError):
+        return iter(())
+    return always_run_imports(tree.body)
 
 
 def _failure(
@@ -191,6 +256,11 @@ def _failure(
     failures = [(_module_of(path), module_failure(library, _module_of(path))) for path in definers]
     if failures and all(failure is not None for _, failure in failures):
         return failures[0]
+    package, package_folder = package_of(library)
+    if module == package:
+        unexported = package_export(library, package_folder, name)
+        if unexported is not None and unexported.missing:
+            return module, ParseError(importer, line, f"{CANNOT_IMPORT}{cannot_import(name, module)}")
     return None
 
 
@@ -200,7 +270,7 @@ def _first_missing_in(library: Library, module: str, taken: tuple[str, ...]) -> 
     folder = package_of(library)[1]
     path = _file_of(module)
     if not listed_when_present(path, folder):
-        return None
+        return top_module_failure(library, folder, module, taken)
     if not library.exists(path):
         return _missing_module_message(library, module, path)
     return _missing_name_message(library, module, path, taken)
@@ -211,10 +281,10 @@ def _missing_module_message(library: Library, module: str, path: str) -> str | N
     package of that name does (packages are not looked at)."""
     if (library.root / path.removesuffix(".py")).is_dir():
         return None
-    return f"No module named '{_missing_part(library, module)}'"
+    return no_module(_missing_part(library, module))
 
 
 def _missing_name_message(library: Library, module: str, path: str, taken: tuple[str, ...]) -> str | None:
     """Python's error for ``from module import`` the names ``taken`` when the file ``path`` lacks one."""
     missing = _missing_name(library, path, taken)
-    return None if missing is None else f"cannot import name '{missing}' from '{module}'"
+    return None if missing is None else cannot_import(missing, module)

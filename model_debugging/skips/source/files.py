@@ -74,3 +74,16 @@ def decode_source(data: bytes, path: str) -> tuple[str | None, tuple[int, str] |
             return None, refusal
         text = data.decode(encoding, errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n"), None
+
+
+def python_files(repo: Path, folder: str) -> tuple[str, ...]:
+    """The repository-relative paths of the ``.py`` files under ``folder`` (at any depth, hidden
+    names left out), sorted; none when it is no folder."""
+    root = repo / folder
+    found = []
+    for parent, folders, names in os.walk(root):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        inside = Path(parent).relative_to(root).as_posix()
+        prefix = folder if inside == "." else f"{folder}/{inside}"
+        found += [f"{prefix}/{name}" for name in names if name.endswith(".py") and not name.startswith(".")]
+    return tuple(sorted(found))

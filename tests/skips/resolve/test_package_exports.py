@@ -1,0 +1,150 @@
+"""A test file importing from the package's top a name it does not export, or a top-level module that
+does not exist (or a name such a module lacks), is not collected: pytest reports ``ImportError:
+cannot import name ... from 'transformers'`` or ``No module named 'transformers.x'`` and runs none of
+its tests (checked with real pytest on a copy of the 2026 tree). transformers' ``__init__.py`` is a
+lazy module: its names are those its ``_import_structure`` spells, the ``__all__`` of the models'
+modules, and its submodules. A name the analyzer cannot tell is missing leaves the tests undecided."""
+
+import pytest
+
+from tests.skips.conftest import verdicts
+from tests.skips.resolve.test_library_imports import LIBRARY, model, modeling
+
+INIT = """
+import sys
+from typing import TYPE_CHECKING
+
+from .utils import _LazyModule, is_torch_available
+from .utils.import_utils import define_import_structure
+
+_import_structure = {"utils": ["is_torch_available", "logging"], "activations": []}
+if is_torch_available():
+    _import_structure["modeling_utils"] = ["PreTrainedModel", "AttentionInterface"]
+
+if TYPE_CHECKING:
+    from .modeling_utils import AttentionInterface, PreTrainedModel
+else:
+    import_structure = define_import_structure("models")
+    sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], import_structure)
+    _create_module_alias(f"{__name__}.tokenization_utils_fast", ".tokenization_utils_tokenizers")
+"""
+LAZY = (
+    "class _LazyModule:\n    def __getattr__(self, name):\n"
+    '        if name.endswith("TokenizerFast"):\n            return getattr(self, name[:-4])\n'
+    "        from ..convert_slow_tokenizer import SLOW_TO_FAST_CONVERTERS\n\n\n"
+    "def is_torch_available():\n    return True\n\n\ndef define_import_structure(path):\n    return {}\n"
+)
+
+
+def package(*names: str) -> dict[str, str]:
+    """The fake library with a lazy ``__init__`` as upstream writes it, and one model per name whose
+    tokenizer module lists its class in ``__all__``; ``activations.py`` and a dummy objects file."""
+    files = {
+        **LIBRARY,
+        "src/transformers/__init__.py": INIT,
+        "src/transformers/utils/import_utils.py": LAZY,
+        "src/transformers/utils/dummy_pt_objects.py": "class DummyOnlyModel:\n    pass\n",
+        "src/transformers/activations.py": "ACT2FN = {}\n\n\ndef get_activation(name):\n    return ACT2FN[name]\n",
+        "src/transformers/tokenization_utils_tokenizers.py": "class PreTrainedTokenizerFast:\n    pass\n",
+        "src/transformers/convert_slow_tokenizer.py": (
+            "class MustConverter:\n    pass\n\n\n"
+            'SLOW_TO_FAST_CONVERTERS = {"MustTokenizer": MustConverter, "AliasTokenizer": MustConverter}\n'
+        ),
+    }
+    for name in names:
+        title = name.title()
+        files.update(model(name, modeling(name)))
+        files[f"src/transformers/models/{name}/tokenization_{name}.py"] = (
+            f'class {title}Tokenizer:\n    pass\n\n\n__all__ = ["{title}Tokenizer"]\n'
+        )
+    return files
+
+
+def with_import(files: dict[str, str], name: str, statement: str) -> dict[str, str]:
+    """``files`` with ``statement`` written in model ``name``'s test file after ``import unittest``
+    (from line 3 on)."""
+    path = f"tests/models/{name}/test_modeling_{name}.py"
+    return {**files, path: files[path].replace("import unittest\n", f"import unittest\n\n{statement}\n", 1)}
+
+
+# (model, the import its test file adds, what pytest does: the error's line and message, or None)
+MUST_NOT_COLLECT = [
+    ("toplevel", "from transformers import SomeNameThatDoesNotExist", "cannot import name 'SomeNameThatDoesNotExist' from 'transformers'"),
+    ("torchguarded", "if is_torch_available():\n    from transformers import ToplevelModell", "cannot import name 'ToplevelModell' from 'transformers'"),
+    ("helpermodule", "from transformers.activations_x import ACT2FN", "No module named 'transformers.activations_x'"),
+    ("dotted", "import transformers.some_missing_toplevel_module", "No module named 'transformers.some_missing_toplevel_module'"),
+    ("helpername", "from transformers.activations import NoSuchActivation", "cannot import name 'NoSuchActivation' from 'transformers.activations'"),
+]  # fmt: skip
+MUST_COLLECT = [
+    "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from transformers import SomeNameThatDoesNotExist",
+    "from transformers import AttentionInterface, logging",  # the _import_structure lists
+    "from transformers import MustTokenizer",  # a models module's __all__
+    "from transformers import MustTokenizerFast",  # the lazy module answers it by MustTokenizer
+    "from transformers import AliasTokenizer",  # by MustTokenizer too: the same converter
+    "from transformers import activations, utils",  # submodules
+    "from transformers.activations import ACT2FN, get_activation",
+    "from transformers.tokenization_utils_fast import PreTrainedTokenizerFast",  # an alias the __init__ spells
+    "try:\n    from transformers import SomeNameThatDoesNotExist\nexcept ImportError:\n    pass",
+]
+
+
+@pytest.mark.parametrize(("name", "statement", "message"), MUST_NOT_COLLECT)
+def test_a_test_file_importing_what_the_package_lacks_is_not_collected(
+    make_repo, scan, name, statement, message
+):
+    files = with_import(package(name, "must"), "must", "\n".join(MUST_COLLECT))
+    results = scan(make_repo(with_import(files, name, statement)))
+    assert verdicts(results, "test_forward") == {"ran": ["must"], "skipped": [], "undecided": []}
+    path = f"tests/models/{name}/test_modeling_{name}.py"
+    line = 4 if statement.startswith("if ") else 3
+    assert scan.errors == [
+        {"path": path, "line": line, "message": f"pytest cannot import this file: {message}"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("statement", "because"),
+    [
+        # the lazy module answers XTokenizerFast by XTokenizer (not exported here either)
+        (
+            "from transformers import GoneTokenizerFast",
+            "answers a name ending in TokenizerFast by another name",
+        ),
+        # a class of the modeling file left out of its __all__
+        ("from transformers import MustAttention", "src/transformers/models/must/modeling_must.py spells it"),
+        # exported from the dummy objects when torch is missing
+        ("from transformers import DummyOnlyModel", "src/transformers/utils/dummy_pt_objects.py spells it"),
+    ],
+)
+def test_a_name_the_package_may_lack_leaves_the_tests_undecided(make_repo, scan, statement, because):
+    files = package("must")
+    files["src/transformers/models/must/modeling_must.py"] = (
+        modeling("must") + '\n\nclass MustAttention:\n    pass\n\n\n__all__ = ["MustModel"]\n'
+    )
+    results = scan(make_repo(with_import(files, "must", statement)))
+    assert verdicts(results, "test_forward") == {"ran": [], "skipped": [], "undecided": ["must"]}
+    assert because in str(results["test_forward"])
+    assert scan.errors == []
+
+
+def test_a_name_added_to_a_models_all_is_seen_by_a_warm_scan(make_repo, scan):
+    """The test file imports ``MustTokenizer2`` before the contributor writes it; once the tokenizer
+    module defines and lists it, a warm scan runs the tests, as a scan without the cache does."""
+    repo = make_repo(with_import(package("must"), "must", "from transformers import MustTokenizer2"))
+    assert verdicts(scan(repo), "test_forward")["ran"] == []
+    tokenizer = repo / "src/transformers/models/must/tokenization_must.py"
+    tokenizer.write_text("class MustTokenizer2:\n    pass\n\n\n__all__ = ['MustTokenizer2']\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must"]
+    assert scan.errors == []
+
+
+def test_a_models_module_added_with_the_name_is_seen_by_a_warm_scan(make_repo, scan):
+    """The test file imports ``MustProcessor`` before its module exists; once the contributor adds
+    ``processing_must.py`` listing it, a warm scan runs the tests (the listing of ``models/`` is part
+    of what the scan keeps)."""
+    repo = make_repo(with_import(package("must"), "must", "from transformers import MustProcessor"))
+    assert verdicts(scan(repo), "test_forward")["ran"] == []
+    processing = repo / "src/transformers/models/must/processing_must.py"
+    processing.write_text("class MustProcessor:\n    pass\n\n\n__all__ = ['MustProcessor']\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must"]
+    assert scan.errors == []
