@@ -202,12 +202,15 @@ def _exceptions(
 ) -> GroupDiff | None:
     if not (reference.exception or candidate.exception):
         return outputs
-    details.append(
-        f"reference raised {reference.exception}" if reference.exception else "reference did not raise"
-    )
-    details.append(
-        f"candidate raised {candidate.exception}" if candidate.exception else "candidate did not raise"
-    )
+    # One detail, the side that raised first: the origin line shows only the first detail.
+    if reference.exception == candidate.exception:
+        details.append(f"both raised {reference.exception}")
+    elif not reference.exception:
+        details.append(f"candidate raised {candidate.exception} (the reference did not raise)")
+    elif not candidate.exception:
+        details.append(f"reference raised {reference.exception} (the candidate did not raise)")
+    else:
+        details.append(f"reference raised {reference.exception}; candidate raised {candidate.exception}")
     if reference.exception != candidate.exception:
         outputs = outputs or GroupDiff()
         outputs.match = False
