@@ -12,7 +12,9 @@ are and an indented view of the call tree.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 
 import torch
 from torch import nn
@@ -84,9 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(0)
     model = TinyDecoder().eval()
     input_ids = torch.randint(0, 100, (1, 16))
-    with model_addition_debugger_context(
-        model, debug_path=args.output_dir, do_prune_layers=not args.no_prune
-    ):
+    with contextlib.ExitStack() as stack:
+        try:  # an output directory that cannot be used is refused before anything is traced
+            stack.enter_context(
+                model_addition_debugger_context(
+                    model, debug_path=args.output_dir, do_prune_layers=not args.no_prune
+                )
+            )
+        except ValueError as error:
+            print(f"{parser.prog}: error: --output_dir: {error}", file=sys.stderr)
+            return 2
         model(input_ids)
 
     paths = trace_paths(args.output_dir, type(model).__name__)

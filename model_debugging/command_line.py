@@ -114,6 +114,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def tolerance(text: str) -> float:
+    """argparse ``type`` for ``--atol``/``--rtol``: a number of at least 0 (not NaN)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {shorten(repr(text))}")
+    return value
+
+
 def _first_existing(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent

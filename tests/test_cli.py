@@ -114,6 +114,19 @@ def test_a_bad_argument_is_one_line_and_exit_2(command, capsys):
 
 
 @pytest.mark.parametrize(
+    "command", [["compare", "a", "b"], ["replay", "a", "--model", "b.py"], ["debug-port", "a.py"]]
+)
+@pytest.mark.parametrize(("option", "value"), [("--atol", "abc"), ("--rtol", "-1"), ("--atol", "nan")])
+def test_a_bad_tolerance_names_the_option_and_the_value(command, option, value, capsys):
+    # replay said "invalid _tolerance value: '-1'", compare and debug-port did for 'abc': the name
+    # of a function of ours instead of what a tolerance must be
+    assert exit_code([*command, option, value]) == 2
+    assert capsys.readouterr().err == (
+        f"model-debugging {command[0]}: error: argument {option}: must be a number >= 0, got {value!r}\n"
+    )
+
+
+@pytest.mark.parametrize(
     ("command", "defaults"),
     [
         ("scan", "scan_skipped_tests.yaml"),

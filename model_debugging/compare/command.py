@@ -19,6 +19,7 @@ from model_debugging.command_line import (
     OutputWriteError,
     fail,
     outputs_problem,
+    tolerance,
     writing_output,
 )
 from model_debugging.compare.engine import compare_traces
@@ -32,13 +33,6 @@ from model_debugging.reporting.atomic import atomic_write_json, atomic_write_tex
 from model_debugging.reporting.figures import plot_option_problem
 
 PROG = "model-debugging compare"
-
-
-def _tolerance(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
-    return value
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -62,12 +56,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("candidate", metavar="CAND_TRACE", help="candidate trace, same forms")
     parser.add_argument(
         "--atol",
-        type=_tolerance,
+        type=tolerance,
         help="absolute tolerance (default: 1e-05, or derived from the dtype and reduction length for a "
         "trace recorded sharded over several ranks)",
     )
     parser.add_argument(
-        "--rtol", type=_tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"
+        "--rtol", type=tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"
     )
     parser.add_argument(
         "--rename",

@@ -48,8 +48,9 @@ def compare_pair(
         values = _compare_all(pair_outputs(reference.outputs, candidate.outputs), "outputs", comparer)
         outputs = _total(values)
     elif reference.outputs is not None or candidate.outputs is not None:
-        side = "reference" if reference.outputs is not None else "candidate"
-        details.append(f"outputs recorded only in the {side} (a call with children records none)")
+        side, other = ("reference", candidate) if reference.outputs is not None else ("candidate", reference)
+        if not other.exception:  # else the exception, named below, is why
+            details.append(f"outputs recorded only in the {side} (a call with children records none)")
     # the same elements in another layout (a Conv2d against a Linear): so are inputs of other shapes
     layout = any(value.form == str(Form.LAYOUT) for value in values)
     paired = pair_inputs(reference.inputs, candidate.inputs, comparer.agree)
@@ -202,12 +203,16 @@ def _exceptions(
 ) -> GroupDiff | None:
     if not (reference.exception or candidate.exception):
         return outputs
-    details.append(
-        f"reference raised {reference.exception}" if reference.exception else "reference did not raise"
-    )
-    details.append(
-        f"candidate raised {candidate.exception}" if candidate.exception else "candidate did not raise"
-    )
+    # One detail, naming the side that raised, first: the origin line shows only the first detail.
+    if reference.exception == candidate.exception:
+        raised = f"both raised {reference.exception}"
+    elif not reference.exception:
+        raised = f"candidate raised {candidate.exception} (the reference did not raise)"
+    elif not candidate.exception:
+        raised = f"reference raised {reference.exception} (the candidate did not raise)"
+    else:
+        raised = f"reference raised {reference.exception}; candidate raised {candidate.exception}"
+    details.insert(0, raised)
     if reference.exception != candidate.exception:
         outputs = outputs or GroupDiff()
         outputs.match = False

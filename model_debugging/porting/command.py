@@ -25,7 +25,14 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from model_debugging.command_line import EXIT_FINDING, EXIT_OK, ArgumentParser, fail, output_dir_problem
+from model_debugging.command_line import (
+    EXIT_FINDING,
+    EXIT_OK,
+    ArgumentParser,
+    fail,
+    output_dir_problem,
+    tolerance,
+)
 from model_debugging.porting.api import DebugPortError, debug_port
 from model_debugging.script_loading import ScriptError, loaded_script, raised_by
 
@@ -38,13 +45,6 @@ def _pattern(text: str) -> str:
     except re.error as error:
         raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
     return text
-
-
-def _tolerance(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
-    return value
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -63,10 +63,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--output_dir", type=Path, default=Path("debug_port"), metavar="DIR", help="default: %(default)s"
     )
     parser.add_argument(
-        "--atol", type=_tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
+        "--atol", type=tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
     )
     parser.add_argument(
-        "--rtol", type=_tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
+        "--rtol", type=tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
     )
     parser.add_argument("--boundaries", action="store_true", help="compare block boundaries only")
     parser.add_argument("--ignore", action="append", default=[], type=_pattern, metavar="REGEX",

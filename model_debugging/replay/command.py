@@ -17,6 +17,7 @@ from model_debugging.command_line import (
     OutputWriteError,
     fail,
     outputs_problem,
+    tolerance,
     writing_output,
 )
 from model_debugging.compare.engine import compare_traces
@@ -31,13 +32,6 @@ from model_debugging.reporting.atomic import atomic_write_json
 from model_debugging.script_loading import ScriptError
 
 PROG = "model-debugging replay"
-
-
-def _tolerance(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise ValueError(text)
-    return value
 
 
 def build_parser(prog: str = PROG) -> ArgumentParser:
@@ -88,8 +82,8 @@ def build_parser(prog: str = PROG) -> ArgumentParser:
         help="a second trace of the reference run another way (bf16 vs fp32, eager vs SDPA): judge "
         "differences against the spread between the two reference runs",
     )
-    parser.add_argument("--atol", type=_tolerance, help="absolute tolerance (default: by dtype)")
-    parser.add_argument("--rtol", type=_tolerance, help="relative tolerance (default: by dtype)")
+    parser.add_argument("--atol", type=tolerance, help="absolute tolerance (default: by dtype)")
+    parser.add_argument("--rtol", type=tolerance, help="relative tolerance (default: by dtype)")
     parser.add_argument(
         "--rename",
         action="append",

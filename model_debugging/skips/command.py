@@ -143,6 +143,12 @@ def _print_single(name: str, result: TestResult) -> None:
         f"Ran     : {ran}/{total}",
         f"Skipped : {skipped}/{total} ({share})",
     ]
+    # The reasons go right under the skipped count they explain (as upstream prints them), not
+    # under the not-applicable line, where they read as the models the test does not apply to.
+    reasons = result.reasons_skipped
+    lines += [f" - {reason}" for reason in reasons[:REASONS_SHOWN]]
+    if len(reasons) > REASONS_SHOWN:
+        lines.append(" - ...")
     if result.models_undecided:
         lines.append(f"Undecided: {len(result.models_undecided)} models (see conditions)")
     if result.models_not_applicable:
@@ -150,10 +156,6 @@ def _print_single(name: str, result: TestResult) -> None:
         lines.append(
             f"Not applicable: {count} models (none of their test classes includes the class defining it)"
         )
-    reasons = result.reasons_skipped
-    lines += [f" - {reason}" for reason in reasons[:REASONS_SHOWN]]
-    if len(reasons) > REASONS_SHOWN:
-        lines.append(" - ...")
     print("\n".join(lines))
 
 

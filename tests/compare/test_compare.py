@@ -6,6 +6,7 @@ import torch
 
 from model_debugging import TraceError, compare_traces
 from model_debugging.compare import numeric as compare_module
+from model_debugging.compare.rendering import render_terminal
 
 
 def test_identical_traces_are_equivalent(tmp_path, toy_trace):
@@ -175,7 +176,12 @@ def test_an_exception_on_one_side_marks_the_outputs_as_different(tmp_path, trace
     path.write_text(json.dumps(tree))
     result = compare_traces(tmp_path / "a", tmp_path / "b")
     assert result.divergence_origin.module_path == "Toy.second"
-    assert "candidate raised RuntimeError: shape mismatch" in result.divergence_origin.details
+    # The origin line shows the first detail: it names what the candidate raised, not that the
+    # reference did not ("divergence origin: Toy.second (reference did not raise)" said nothing).
+    assert result.divergence_origin.details[0] == (
+        "candidate raised RuntimeError: shape mismatch (the reference did not raise)"
+    )
+    assert "origin: Toy.second (candidate raised RuntimeError: shape mismatch" in render_terminal(result, 200)
 
 
 def test_missing_tensor_file_is_named(toy_traces):

@@ -57,3 +57,24 @@ def test_a_folder_inside_the_checkout_names_the_root(whole_tree, tmp_path, capsy
     code, _, err = ask(whole_tree / inside, "test_forward", tmp_path, capsys)
     assert code == 2
     assert err.splitlines()[-1].endswith(f"; pass --repo {whole_tree.resolve()}, the checkout's root")
+
+
+def test_the_skip_reasons_follow_the_skipped_count_not_the_not_applicable_one(whole_tree, tmp_path, capsys):
+    # printed after "Not applicable: N models", the reasons read as the models the test does not apply to
+    write(
+        whole_tree,
+        {
+            "tests/models/delta/__init__.py": "",
+            "tests/models/delta/test_modeling_delta.py": (
+                "import unittest\n\n\nclass DeltaTest(unittest.TestCase):\n    def test_other(self):\n        pass\n"
+            ),
+        },
+    )
+    code, out, _ = ask(whole_tree, "test_sdpa", tmp_path, capsys)
+    assert code == 0
+    assert out.split("== test_sdpa ==\n")[1].splitlines()[:4] == [
+        "Ran     : 2/3",
+        "Skipped : 1/3 (33.3%)",
+        " - beta: BetaModel does not support SDPA",
+        "Not applicable: 1 models (none of their test classes includes the class defining it)",
+    ]
