@@ -161,11 +161,16 @@ def library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImpor
     return library.memoized(key, lambda: _library_import_failure(library, parsed))
 
 
-def _library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
+def _read_package(library: Library) -> str | None:
+    """The library's package name (``transformers``), None when its folder is not read."""
     found = package_of(library)
-    if found is None or library.root is None:
+    return None if found is None or library.root is None else found[0]
+
+
+def _library_import_failure(library: Library, parsed: ParsedFile) -> LibraryImportFailure | None:
+    package = _read_package(library)
+    if package is None:
         return None
-    package = found[0]
     written = [item for item in parsed.imports if item.level == 0 and item.module.split(".")[0] == package]
     # `import transformers.models.x.modeling_x` is recorded as `import transformers`: read the text
     dotted = any(item.name is None and item.module == package for item in written)
@@ -201,10 +206,9 @@ def library_import_doubt(library: Library, parsed: ParsedFile) -> str | None:
 
 
 def _library_import_doubt(library: Library, parsed: ParsedFile) -> str | None:
-    found = package_of(library)
-    if found is None or library.root is None:
+    package = _read_package(library)
+    if package is None:
         return None
-    package = found[0]
     if all(
         _doubt(library, item.name) is None
         for item in parsed.imports
