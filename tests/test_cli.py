@@ -139,6 +139,8 @@ def test_print_default_config_gives_an_editable_copy_of_the_built_in_config(comm
     printed = capsys.readouterr().out
     assert printed == (Path(model_debugging.skips.__file__).parent / "defaults" / defaults).read_text()
     assert printed.startswith("#")  # the keys come with their comments
+    # its header names the command that printed it (the scan's named only the utils/ script)
+    assert f"`model-debugging {command}`" in "".join(printed.splitlines(keepends=True)[:3])
 
 
 def test_a_printed_default_config_edited_and_passed_back_is_used(tmp_path, capsys):
