@@ -8,20 +8,16 @@ scanned folders give None: the commit would not say what was scanned.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-# git reads only: ``git status`` would otherwise refresh the index's stat cache (a write)
-_READ_ONLY = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+from model_debugging.skips.source.git_reads import run_git
 
 
 def _git(repo: Path, *args: str) -> str | None:
     """git's output, or None when git is missing or fails (no repository, no commit yet)."""
     try:
-        result = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, text=True, env=_READ_ONLY
-        )
+        result = run_git(repo, *args)
     except OSError:  # no git on this machine
         return None
     return result.stdout.strip() if result.returncode == 0 else None

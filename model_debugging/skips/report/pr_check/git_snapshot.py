@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# git reads only: no opportunistic index refresh (``git diff`` would otherwise write it)
-_READ_ONLY = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+from model_debugging.skips.source.git_reads import READ_ONLY_ENV, run_git
 
 
 class GitError(RuntimeError):
@@ -28,7 +27,7 @@ def _one_line(text: str) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=_READ_ONLY)
+    result = run_git(repo, *args)
     if result.returncode != 0:
         raise GitError(f"{repo}: git {' '.join(args)} failed: {_one_line(result.stderr)}")
     return result.stdout.strip()
@@ -90,8 +89,7 @@ def fork_point(repo: str | os.PathLike, ref: str, tip: str) -> BaseRevision:
     """Where HEAD forked from ``tip`` (the commit of ``ref``): the commits ``ref`` gained since
     are not part of the change, so they must not show as it, reversed."""
     repo = Path(repo)
-    command = ["git", "-C", str(repo), "merge-base", "--end-of-options", tip, "HEAD"]
-    found = subprocess.run(command, capture_output=True, text=True, env=_READ_ONLY)
+    found = run_git(repo, "merge-base", "--end-of-options", tip, "HEAD")
     if found.returncode == 0:
         commit = found.stdout.strip()
         later = 0 if commit == tip else int(_git(repo, "rev-list", "--count", f"{commit}..{tip}"))
@@ -118,7 +116,9 @@ def export_revision(
     destination.mkdir(parents=True, exist_ok=True)
     command = ["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *present]
     unreadable = None
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_READ_ONLY) as process:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=READ_ONLY_ENV
+    ) as process:
         try:
             with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
                 archive.extractall(destination, filter="data")
