@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from model_debugging.skips.parse.bound_names import bound_names
 from model_debugging.skips.records.test_files import cannot_import, no_module
@@ -46,6 +48,7 @@ _ENDING = re.compile(r"""name\.endswith\(\s*["'](\w+)["']""")
 _LAZY_FILE = "utils/import_utils.py"
 _FAST_ENDINGS = ("TokenizerFast", "ImageProcessorFast")  # answered by the name without "Fast"
 _NOT_READ_BY_THE_LAZY_MODULE = ("convert_", "modular_")  # files define_import_structure leaves out
+_Value = TypeVar("_Value")
 _PACKAGE, _FILE, _MISSING, _OTHER = "package", "module file", "missing", "other"  # a top-level module
 
 
@@ -65,7 +68,7 @@ def package_export(library: Library, folder: str, name: str) -> Unexported | Non
 
 
 def _package_export(library: Library, folder: str, name: str) -> Unexported | None:
-    spelt = library.memoized(("package words", folder), lambda: _init_words(library, folder))
+    spelt = _once(library, _init_words, folder)
     if spelt is None:
         return None
     lazy = library.source(f"{folder}/{_LAZY_FILE}") or ""
@@ -82,8 +85,8 @@ def _package_export(library: Library, folder: str, name: str) -> Unexported | No
             False, f"{package}'s lazy module ({_LAZY_FILE}) answers a name ending in {ending} by another name"
         )
     word = re.compile(rf"\b{re.escape(name)}\b")
-    dummies = library.memoized(("dummy objects", folder), lambda: _dummy_paths(library, folder))
-    modules = library.memoized(("models exports", folder), lambda: _models_exports(library, folder))[1]
+    dummies = _once(library, _dummy_paths, folder)
+    modules = _once(library, _models_exports, folder)[1]
     for path in (f"{folder}/{_LAZY_FILE}", *dummies, *modules):
         source = library.source(path) or ""
         if name in source and word.search(source):
@@ -91,6 +94,11 @@ def _package_export(library: Library, folder: str, name: str) -> Unexported | No
                 False, f"{package} may export {name}: {path} spells it but exports it nowhere read"
             )
     return Unexported(True)
+
+
+def _once(library: Library, compute: Callable[[Library, str], _Value], folder: str) -> _Value:
+    """``compute(library, folder)``, computed once per library (the package's words, its exports, ...)."""
+    return library.memoized((compute, folder), lambda: compute(library, folder))
 
 
 def _exported(library: Library, folder: str, spelt: frozenset[str], name: str) -> bool:
@@ -102,7 +110,7 @@ def _exported(library: Library, folder: str, spelt: frozenset[str], name: str) -
     definers = [path for path in library.files_defining(name) if path.startswith(f"{folder}/")]
     if any("__all__" not in (library.bound_names(path) or ()) for path in definers):
         return True
-    return name in library.memoized(("models exports", folder), lambda: _models_exports(library, folder))[0]
+    return name in _once(library, _models_exports, folder)[0]
 
 
 def _answers(library: Library, folder: str, lazy: str, name: str) -> tuple[str, ...]:
@@ -112,7 +120,7 @@ def _answers(library: Library, folder: str, lazy: str, name: str) -> tuple[str, 
     both use ``RobertaConverter``), the converter's own first."""
     found = [name[:-4] for end in _FAST_ENDINGS if f'name.endswith("{end}")' in lazy and name.endswith(end)]
     if "SLOW_TO_FAST_CONVERTERS" in lazy and name.endswith(("Tokenizer", "TokenizerFast")):
-        converters = library.memoized(("converters", folder), lambda: _converters(library, folder))
+        converters = _once(library, _converters, folder)
         wanted = name.removesuffix("Fast")
         converter = converters.get(wanted)
         if converter is not None:
@@ -172,7 +180,7 @@ def _top_module_kind(library: Library, folder: str, top: str) -> str:
         return _FILE
     if library.root is not None and (library.root / folder / top).is_dir():
         return _PACKAGE
-    spelt = library.memoized(("package words", folder), lambda: _init_words(library, folder))
+    spelt = _once(library, _init_words, folder)
     return _OTHER if spelt is None or top in spelt else _MISSING
 
 
