@@ -150,19 +150,19 @@ class Replayer:
         if outcome.modified:
             self.modified_inputs[node.order] = outcome.modified
             findings.details.append("modifies its inputs in place: " + ", ".join(outcome.modified))
+        if hooks is not None and not hooks.ran:
+            return not_replayed(
+                node,
+                target.candidate_path,
+                f"none of its {len(hooks.leaves)} recorded submodule calls matches a module the candidate ran "
+                "(other names: give replay the candidate's trace, or rename rules): nothing to compare",
+            )
+        output = outcome.output if target.output is None else target.output(outcome.output)
         if hooks is not None:
-            if not hooks.ran:
-                return not_replayed(
-                    node,
-                    target.candidate_path,
-                    f"none of its {len(hooks.leaves)} recorded submodule calls matches a module the candidate ran "
-                    "(other names: give replay the candidate's trace, or rename rules): nothing to compare",
-                )
             hooks.missing()
             following = next_in_stack(
                 self.trace.nodes, node, self._subtree_end[node.order], self.parent(node)
             )
-            output = outcome.output if target.output is None else target.output(outcome.output)
             if following is not None:
                 level = None if self._noise is None else self._noise.level(following, inputs=True)
                 label = self.index.relative(following.module_path)
@@ -170,7 +170,6 @@ class Replayer:
             else:
                 self._note_unconfirmed_end(node, output, tolerance, hooks)
         else:
-            output = outcome.output if target.output is None else target.output(outcome.output)
             level = noise_level(self._noise, node, findings)
             compare_outputs(node, output, findings, "outputs", tolerance, level)
             # a leaf correct on its own is not run again inside its callers (they get its recorded
