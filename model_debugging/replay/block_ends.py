@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from model_debugging.debugger.trace_format.records import TraceNode
+from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.arguments import flatten_output
 from model_debugging.replay.findings import Findings
@@ -51,14 +51,10 @@ def judge_end(
     """Compare ``output``'s first tensor with ``following``'s recorded inputs of its shape (``label``:
     ``following``'s path relative to the model; ``level``: the reference's spread in the code before
     ``following``); when none agrees, ``node`` is wrong at its end."""
-    tensor = next((value for _, value in flatten_output(output) if isinstance(value, torch.Tensor)), None)
+    tensor = _first_tensor(output)
     if tensor is None:
         return
-    records = [
-        record
-        for record in following.inputs
-        if record.is_tensor and record.file is not None and record.shape == tuple(tensor.shape)
-    ]
+    records = _inputs_shaped(tensor, [following])
     diffs = [(record, diff_tensors(read_recorded_tensor(record), tensor, tolerance)) for record in records]
     if not diffs or any(diff.within for _, diff in diffs):
         return
@@ -75,25 +71,30 @@ def end_agrees(
     """Whether ``output``'s first tensor (a module's, not recorded) is what the reference's
     ``following`` call received, or that less a tensor ``earlier`` calls received (a residual its
     parent adds); None when ``following`` receives no tensor of its shape."""
-    tensor = next((value for _, value in flatten_output(output) if isinstance(value, torch.Tensor)), None)
+    tensor = _first_tensor(output)
     if tensor is None:
         return None
-    shape = tuple(tensor.shape)
-
-    def tensors(calls: Sequence[TraceNode]) -> list[torch.Tensor]:
-        return [
-            read_recorded_tensor(record)
-            for call in calls
-            for record in call.inputs
-            if record.is_tensor and record.file is not None and record.shape == shape
-        ]
-
-    received = tensors([following])
+    received = [read_recorded_tensor(record) for record in _inputs_shaped(tensor, [following])]
     if not received:
         return None
-    residuals = tensors(earlier)
+    residuals = [read_recorded_tensor(record) for record in _inputs_shaped(tensor, earlier)]
     return any(
         diff_tensors(value, tensor, tolerance).within
         for given in received
         for value in (given, *(given - residual for residual in residuals))
     )
+
+
+def _first_tensor(output: Any) -> torch.Tensor | None:
+    return next((value for _, value in flatten_output(output) if isinstance(value, torch.Tensor)), None)
+
+
+def _inputs_shaped(tensor: torch.Tensor, calls: Sequence[TraceNode]) -> list[TensorRecord]:
+    """The recorded input tensors of ``calls`` (with their files) shaped as ``tensor``."""
+    shape = tuple(tensor.shape)
+    return [
+        record
+        for call in calls
+        for record in call.inputs
+        if record.is_tensor and record.file is not None and record.shape == shape
+    ]
