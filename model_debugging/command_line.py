@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -123,6 +124,14 @@ def tolerance(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {shorten(repr(text))}")
     return value
+
+
+def regular_expression(text: str) -> re.Pattern[str]:
+    """argparse ``type`` for an option taking a regular expression (``--ignore``): compiled."""
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
 
 
 def _first_existing(path: Path) -> Path:

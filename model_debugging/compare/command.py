@@ -8,7 +8,6 @@ output paths are checked before any trace is read, and nothing is written then).
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from model_debugging.command_line import (
@@ -19,6 +18,7 @@ from model_debugging.command_line import (
     OutputWriteError,
     fail,
     outputs_problem,
+    regular_expression,
     tolerance,
     writing_output,
 )
@@ -33,13 +33,6 @@ from model_debugging.reporting.atomic import atomic_write_json, atomic_write_tex
 from model_debugging.reporting.figures import plot_option_problem
 
 PROG = "model-debugging compare"
-
-
-def _pattern(text: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text)
-    except re.error as error:
-        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -89,7 +82,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--ignore",
         action="append",
         default=[],
-        type=_pattern,
+        type=regular_expression,
         metavar="REGEX",
         help="do not list calls on one side only whose path matches REGEX (they are counted); repeatable",
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -154,7 +155,7 @@ def debug_port(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     boundaries: bool = False,
-    ignore: Iterable[str] = (),
+    ignore: Iterable[str | re.Pattern[str]] = (),
     record_functions: Sequence[str] = (),
     verbose: bool = True,
 ) -> PortCheck:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import re
 from pathlib import Path
 from types import ModuleType
 
@@ -31,20 +30,13 @@ from model_debugging.command_line import (
     ArgumentParser,
     fail,
     output_dir_problem,
+    regular_expression,
     tolerance,
 )
 from model_debugging.porting.api import DebugPortError, debug_port
 from model_debugging.script_loading import ScriptError, loaded_script, raised_by
 
 PROG = "model-debugging debug-port"
-
-
-def _pattern(text: str) -> str:
-    try:
-        re.compile(text)
-    except re.error as error:
-        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {error}") from None
-    return text
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -69,7 +61,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--rtol", type=tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
     )
     parser.add_argument("--boundaries", action="store_true", help="compare block boundaries only")
-    parser.add_argument("--ignore", action="append", default=[], type=_pattern, metavar="REGEX",
+    parser.add_argument("--ignore", action="append", default=[], type=regular_expression, metavar="REGEX",
                         help="do not list calls on one side only whose path matches REGEX; repeatable")  # fmt: skip
     parser.add_argument("--record_function", action="append", default=[], dest="functions", metavar="NAME",
                         help="record calls of this function in both models, e.g. torch.nn.functional.gelu")  # fmt: skip
