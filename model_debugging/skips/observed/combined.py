@@ -9,7 +9,6 @@ lists (``models_ran``, ``models_inert``, ``models_skipped``, ``models_undecided`
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from model_debugging.skips.observed.join import STATUSES, JoinedPair, ReportTall
 from model_debugging.skips.observed.naming import COLLECTION_ERROR, Namer
 from model_debugging.skips.observed.records import Report
 from model_debugging.skips.results.scan_result import TestResult
+from model_debugging.skips.source.git_reads import run_git
 
 
 @dataclass(frozen=True)
@@ -148,9 +148,7 @@ def _combined_test(result: TestResult, pairs: list[JoinedPair], inert: Sequence[
 def _head(repo: Path) -> str | None:
     """The commit the checkout is at, when it is a git work tree and git answers."""
     try:
-        found = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-        )
+        found = run_git(repo, "rev-parse", "HEAD")
     except OSError:
         return None
     if found.returncode != 0:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from model_debugging.skips.observed.join import JoinedPair
 from model_debugging.skips.records.test_files import SkipKind
 from model_debugging.skips.results.scan_result import TestResult
 from model_debugging.skips.source.files import read_source
+from model_debugging.skips.source.git_reads import run_git
 from model_debugging.skips.source.settings import ScanSettings
 
 RERUNNABLE = frozenset({SkipKind.DECORATOR, SkipKind.CLASS_DECORATOR, SkipKind.PYTESTMARK})
@@ -199,7 +199,7 @@ def skip_line(lines: list[str], line: int, kind: SkipKind) -> int:
 
 def _git(repo: Path, *args: str) -> str | None:
     try:
-        found = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+        found = run_git(repo, *args)
     except OSError:
         return None
     return found.stdout if found.returncode == 0 else None
