@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, EXIT_OK, EXIT_USAGE, fail, missing_extra
+from model_debugging.command_line import DEBUGGER_EXTRA_MODULES, EXIT_USAGE, fail, missing_extra
 from model_debugging.console import run_entry_point
 
 PROG = "model-debugging"
@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage(), file=sys.stderr)
         return EXIT_USAGE
     if argv[0] in {"-h", "--help"}:
-        print(_usage())
-        return EXIT_OK
+        return run_entry_point(PROG, print, _usage())
     command, rest = argv[0], argv[1:]
     if command not in SUBCOMMANDS:
         print(

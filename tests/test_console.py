@@ -76,6 +76,11 @@ def test_a_file_written_to_dev_stdout_of_a_closed_pipe_is_dropped_and_the_others
     assert "test_forward" in (tmp_path / "trend.csv").read_text()
 
 
+def test_the_list_of_commands_into_a_closed_pipe_exits_0(tmp_path):
+    # `model-debugging --help | head -1` ended in a BrokenPipeError traceback and exit 1
+    assert run_into_closed_pipe([*CLI, "--help"], tmp_path) == 0
+
+
 def test_a_usage_error_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
     assert run_into_closed_pipe([*CLI, "report", "--current", "missing.json"], tmp_path) == 2
 
