@@ -45,6 +45,7 @@ class Bug(str, enum.Enum):
     MISSING_FEED_FORWARD_RESIDUAL = "every block returns its feed-forward's output, without the residual"
     FINAL_NORM_SKIPPED = "the final norm before the LM head never applied (its weight is loaded)"
     ATTENTION_OUTPUT_HALVED = "every attention halves its output after its output projection"
+    MLP_OUTPUT_SCALED = "every MLP scales its output by 0.7 after its down projection"
 
 
 def reference():
@@ -126,15 +127,20 @@ class Attention(nn.Module):
         return out / 2 if self.bug is Bug.ATTENTION_OUTPUT_HALVED else out
 
 
+def _mlp_output(output: torch.Tensor, bug: Bug) -> torch.Tensor:
+    return output * 0.7 if bug is Bug.MLP_OUTPUT_SCALED else output  # planted
+
+
 class FeedForward(nn.Module):
-    def __init__(self, dim: int, hidden: int):
+    def __init__(self, dim: int, hidden: int, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.w_gate_up = nn.Linear(dim, 2 * hidden, bias=False)
         self.w_down = nn.Linear(hidden, dim, bias=False)
 
     def forward(self, x):
         gate, up = self.w_gate_up(x).chunk(2, dim=-1)
-        return self.w_down(F.gelu(gate, approximate="tanh") * up)
+        return _mlp_output(self.w_down(F.gelu(gate, approximate="tanh") * up), self.bug)
 
 
 class Block(nn.Module):
@@ -148,7 +154,7 @@ class Block(nn.Module):
             dim, config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"], bug
         )
         self.ffn_norm = RMSNorm(dim, eps, one_plus=not (buggy and bug is Bug.MISSING_ONE_PLUS_W))
-        self.ffn = FeedForward(dim, config["intermediate_size"])
+        self.ffn = FeedForward(dim, config["intermediate_size"], bug)
 
     def forward(self, x, cos, sin, mask):
         h = self.attn_norm(x)
@@ -261,14 +267,15 @@ class KeywordAttention(nn.Module):
 
 
 class KeywordMLP(nn.Module):
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.gate_up_proj = nn.Linear(config["hidden_size"], 2 * config["intermediate_size"], bias=False)
         self.down_proj = nn.Linear(config["intermediate_size"], config["hidden_size"], bias=False)
 
     def forward(self, x):
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-        return self.down_proj(F.gelu(gate, approximate="tanh") * up)
+        return _mlp_output(self.down_proj(F.gelu(gate, approximate="tanh") * up), self.bug)
 
 
 class KeywordDecoderLayer(nn.Module):
@@ -282,7 +289,7 @@ class KeywordDecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(
             dim, eps, one_plus=not (buggy and bug is Bug.MISSING_ONE_PLUS_W)
         )
-        self.mlp = KeywordMLP(config)
+        self.mlp = KeywordMLP(config, bug)
 
     def forward(self, hidden_states, attention_mask=None, position_embeddings=None, **kwargs):
         normed = self.input_layernorm(hidden_states)
