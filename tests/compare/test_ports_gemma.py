@@ -100,3 +100,28 @@ def test_logic_moved_out_of_the_embedding_is_equivalent_at_block_boundaries(trac
 )
 def test_the_inferred_alignment_passed_back_as_rules_gives_the_same_verdict(traces, style, bug, tmp_path):
     check_rules_round_trip(*traces.get("gemma", style, bug), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "bug", [Bug.NONE, Bug.ROPE_SIGN, Bug.MISSING_FEED_FORWARD_RESIDUAL], ids=lambda bug: bug.name.lower()
+)
+def test_a_block_that_projects_itself_pairs_its_fused_qkv_in_every_layer(traces, bug, tmp_path):
+    """The flat port's blocks call ``wqkv`` themselves, where ``gate_proj`` of the same shapes is a
+    sibling of q/k/v once the reference's attention and MLP are looked through: the values pair the
+    first layer's, and after a bug (every attention's, every block's end) the next layer's pair as
+    the first layer's did."""
+    code, result, printed = run_compare(
+        *traces.get("gemma", Style.PLAIN, bug, flat=True), tmp_path / "result.json"
+    )
+    check_verdict(result, code, ROOT, None if bug is Bug.NONE else "model.layers.0", printed)
+    fused = {
+        module["module_path"]: module["candidate_path"]
+        for module in result["modules"]
+        if module["alignment"] == "fused"
+    }
+    for layer in (0, 1):
+        assert (
+            fused[f"{ROOT}.model.layers.{layer}.self_attn.q_proj"] == f"PlainGemma.blocks.{layer}.attn.wqkv"
+        )
+    assert not [call for call in result["unmatched_reference"] if "_proj" in call]
+    assert not result["unmatched_candidate"]
