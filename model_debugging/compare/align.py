@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model_debugging.compare.block_twins import BlockTwins, twin_pairs
+from model_debugging.compare.block_twins import BlockTwins, fused_as_twins, twin_pairs
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.evidence import Evidence
 from model_debugging.compare.leftovers import leftover_pairs, why_unaligned
@@ -33,7 +33,7 @@ from model_debugging.compare.matching import describe_call, match_keys
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import AlignmentKind
-from model_debugging.compare.siblings import Item, compatible, group_projections, item_of, pair_items
+from model_debugging.compare.siblings import Item, group_projections, item_of, pair_by_value, pair_items
 from model_debugging.compare.wrappers import wrappers_of_parts
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace
@@ -156,6 +156,10 @@ class _Aligner:
         self.pairs: list[CallPair] = []
         self.partner: tuple[dict[int, int], dict[int, int]] = ({}, {})  # 1:1 pairs, each side -> other
         self.grouped: tuple[set[int], set[int]] = (set(), set())  # members of fused/split pairs
+        self.fused: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = (
+            {},
+            {},
+        )  # one call -> parts
         self.identity: tuple[set[int], set[int]] = (set(), set())
         # modules with a call paired by path: their other calls are real extra calls, never identities
         self.paired_modules: tuple[set[str], set[str]] = (set(), set())
@@ -171,6 +175,11 @@ class _Aligner:
         else:
             self.grouped[0].update(pair.reference)
             self.grouped[1].update(pair.candidate)
+            single = 0 if len(pair.reference) == 1 else 1
+            self.fused[single][(pair.reference, pair.candidate)[single][0]] = (
+                pair.reference,
+                pair.candidate,
+            )[1 - single]
 
     def infer(self) -> None:
         reference, candidate = self.trees
@@ -238,7 +247,7 @@ class _Aligner:
         """The pairs among the children of ``scopes``, their weight, and per side the unpaired calls
         with children and the calls with children paired although their inputs disagree."""
         sequences = self._sequences(scopes)
-        by_value = self._pair_by_value(sequences[0], sequences[1])  # then as their twins paired
+        by_value = pair_by_value(*sequences, self.partner, self.evidence.values_agree, _VALUE_CHECKED_PAIRS)
         by_value += twin_pairs(
             self.twins, self.trees, sequences, self.partner, self.evidence.agreement, by_value
         )
@@ -293,9 +302,18 @@ class _Aligner:
                 sequences[1 - side],
                 set(self.partner[side]),
                 lambda first, other, side=side: self.evidence.same_input(side, first, other),
+                lambda other, run, side=side: self._fused_confirmed(side, other, run),
             )
             for side in (0, 1)
         ]
+
+    def _fused_confirmed(self, side: int, other: Item, run: tuple[int, ...]) -> bool:
+        """Whether the calls ``run`` of ``side`` are the parts of ``other`` (one call of the other side):
+        as their twins were in an earlier block, or their inputs and concatenated outputs agree."""
+        if fused_as_twins(self.twins[1 - side], self.twins[side], self.fused[1 - side], other.calls[0], run):
+            return True
+        group = item_of(self.trees[side], run)
+        return all(self.evidence.agreement(*((group, other) if side == 0 else (other, group))))
 
     def _sequence(self, side: int, scope: list[int]) -> list[Item]:
         """The free children (and anchored ones) of the calls in ``scope``, in execution order;
@@ -316,39 +334,6 @@ class _Aligner:
                 else:
                     items.append(item_of(tree, (child,)))
         return items
-
-    def _pair_by_value(self, reference: list[Item], candidate: list[Item]) -> list[tuple[Item, Item]]:
-        """Pairs of leaves that shapes alone cannot tell apart (several of the same shapes on a side)
-        and whose values agree one to one, whatever their order: a port may call two same-shaped
-        projections in another order. Values are read only for such leaves, in small sequences."""
-        leaves = [
-            [
-                item
-                for item in items
-                if item.is_leaf and len(item.calls) == 1 and item.calls[0] not in self.partner[side]
-            ]
-            for side, items in enumerate((reference, candidate))
-        ]
-        candidates = [(left, right) for left in leaves[0] for right in leaves[1] if compatible(left, right)]
-        ambiguous = [
-            (left, right)
-            for left, right in candidates
-            if sum(pair[0] is left for pair in candidates) > 1
-            or sum(pair[1] is right for pair in candidates) > 1
-        ]
-        if len(ambiguous) > _VALUE_CHECKED_PAIRS:
-            return []
-        agreeing = [
-            (left, right)
-            for left, right in ambiguous
-            if self.evidence.values_agree(left.calls[0], right.calls[0])
-        ]
-        return [
-            (left, right)
-            for left, right in agreeing
-            if sum(pair[0] is left for pair in agreeing) == 1
-            and sum(pair[1] is right for pair in agreeing) == 1
-        ]
 
     def result(self, rules: tuple[RenameRule, ...], inferred: bool) -> TraceAlignment:
         accounted = [self._accounted(side, strict=not inferred) for side in (0, 1)]

@@ -10,6 +10,10 @@ them by value; the same places of a later block pair as it did.
 A call's *twin* is the call at the same place in the lowest-numbered earlier block: its path with
 one block number lowered (the innermost number that has an earlier block: ``block.1.layer.0.q`` has
 the twin ``block.0.layer.0.q``). Module paths called more than once in the trace have no twin.
+
+Fused projections pair alike: a later block's ``qkv`` is grouped with ``q_proj``, ``k_proj`` and
+``v_proj`` when the first block's were, even where a projection of the same shapes (an MLP's
+``fc1`` as wide as ``qkv``) would otherwise keep them apart (:func:`fused_as_twins`).
 """
 
 from __future__ import annotations
@@ -83,3 +87,24 @@ def twin_pairs(
             free.discard(target)
             pairs.append((item, leaves[1][target]))
     return pairs
+
+
+def fused_as_twins(
+    single_twins: BlockTwins,
+    parts_twins: BlockTwins,
+    fused: Mapping[int, tuple[int, ...]],
+    single: int,
+    parts: tuple[int, ...],
+) -> bool:
+    """Whether the twin of ``single`` (a call of the trace of ``single_twins``) was paired as a fused or
+    split projection (``fused``: such calls to their parts in the other trace) with the twins of
+    ``parts`` (calls of the trace of ``parts_twins``): a later block's ``qkv`` and ``q_proj``,
+    ``k_proj``, ``v_proj`` pair as the first block's did, whatever their values."""
+    found = single_twins.twin(single)
+    if found is None:
+        return False
+    twin, number, current = found
+    group = fused.get(twin)
+    return (
+        group is not None and tuple(parts_twins.renumbered(call, number, current) for call in group) == parts
+    )

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from model_debugging.compare.align import align_calls
 from model_debugging.compare.boundaries import boundary_origin, boundary_rows
+from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.matching import describe_call
@@ -36,7 +37,7 @@ from model_debugging.compare.origin import find_origin
 from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
-from model_debugging.compare.result import TraceComparison
+from model_debugging.compare.result import TraceComparison, UnmatchedCall
 from model_debugging.compare.rows import compare_pair
 from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -140,14 +141,17 @@ def _compare(
     if origin is not None:  # a call with children is marked as differing: something inside it does
         modules[origin.index] = origin
     ranks = None if origin is None else rank_note(origin, alignment, comparer)
-    unmatched = [
-        [describe_call(tree.node(i)) for i in calls]
+    described = [
+        [(index, describe_call(tree.node(index))) for index in calls]
         for tree, calls in (
             (alignment.reference, alignment.unaligned_reference),
             (alignment.candidate, alignment.unaligned_candidate),
         )
     ]
-    shown = [[call for call in calls if not any(p.search(call) for p in patterns)] for calls in unmatched]
+    shown = [
+        [(index, call) for index, call in side if not any(p.search(call) for p in patterns)]
+        for side in described
+    ]
     return TraceComparison(
         reference=reference_trace.path,
         candidate=candidate_trace.path,
@@ -160,14 +164,27 @@ def _compare(
         modules=tuple(modules),
         divergence_origin=origin,
         first_input_divergence=next((m for m in modules if not m.inputs_match), None),
-        unmatched_reference=tuple(shown[0]),
-        unmatched_candidate=tuple(shown[1]),
+        unmatched_reference=tuple(call for _, call in shown[0]),
+        unmatched_candidate=tuple(call for _, call in shown[1]),
+        unmatched_reference_outermost=_outermost(alignment.reference, [index for index, _ in shown[0]]),
+        unmatched_candidate_outermost=_outermost(alignment.candidate, [index for index, _ in shown[1]]),
         rename_rules=tuple(str(rule) for rule in rules),
         bytes_compared=comparer.bytes_compared,
         origin_note=origin_note,
         alignment=summarize_alignment(alignment),
         final_output_note=final_output_note(alignment),
         warnings=trace_warnings(alignment),
-        ignored=len(unmatched[0]) + len(unmatched[1]) - len(shown[0]) - len(shown[1]),
+        ignored=sum(map(len, described)) - sum(map(len, shown)),
         boundaries_only=boundaries,
     )
+
+
+def _outermost(tree: CallTree, calls: list[int]) -> tuple[UnmatchedCall, ...]:
+    """``calls`` (in execution order) that none of the others holds, each with how many it holds."""
+    found: list[list[int]] = []  # [call, how many of calls it holds]
+    for call in calls:
+        if found and tree.contains(found[-1][0], call):
+            found[-1][1] += 1
+        else:
+            found.append([call, 0])
+    return tuple(UnmatchedCall(describe_call(tree.node(call)), inside) for call, inside in found)

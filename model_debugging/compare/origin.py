@@ -10,6 +10,10 @@ such call (in execution order) as long as the inputs agree:
   that child. The note says which;
 - when a call of the reference without a counterpart made what that child received (a norm the
   port forgets: see :mod:`.producers`), the note names it first;
+- when the call before that child has children (its outputs are not recorded) and the child receives
+  neither its last recorded call's output nor that plus a residual, as in the reference: the
+  innermost call that last call ends is the origin, changed at its end (an attention that halves
+  what ``o_proj`` returns; see :mod:`.call_ends`);
 - otherwise, when the call before that child is a numbered block (``layers.3``) whose output is what
   differs in the child's inputs (the hidden states, by shape): a block's outputs are not recorded
   (it has children), so that block is the origin, and its end (a residual added after its last
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from model_debugging.compare.align import TraceAlignment
+from model_debugging.compare.call_ends import ChangedEnd, find_changed_end, last_paired_inside
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.producers import find_producer
@@ -56,9 +61,18 @@ def find_origin(
                     note = _note(alignment, current, child, previous)
                     note = f"{producer.describe(alignment, rows[child].module_path)}; or else {note}"
                     return _marked(rows[current], note, rows[child]), note
-                if previous is not None and _block_output_differs(alignment, rows, previous, child):
+                block_end = previous is not None and _block_output_differs(alignment, rows, previous, child)
+                changed = (
+                    None
+                    if previous is None
+                    else find_changed_end(alignment, rows, current, previous, child, comparer)
+                )
+                detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"
+                if changed is not None and not (block_end and changed.row == previous):
+                    note = _changed_end_note(alignment, changed, child)
+                    return _marked(rows[changed.row], note, rows[child], detail), note
+                if block_end:
                     note = _block_end_note(alignment, previous, child)
-                    detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"
                     return _marked(rows[previous], note, rows[child], detail), note
                 note = _note(alignment, current, child, previous)
                 return _marked(rows[current], note, rows[child]), note
@@ -135,24 +149,12 @@ def _block_output_differs(
     )
 
 
-def _last_paired_inside(alignment: TraceAlignment, row: int) -> int | None:
-    """The pair of the last paired call inside ``row``'s call (None when it has none)."""
-    tree = alignment.reference
-    call = alignment.pairs[row].reference[0]
-    inside = [
-        (other.reference[0], index)
-        for index, other in enumerate(alignment.pairs)
-        if other.reference[0] != call and tree.contains(call, other.reference[0])
-    ]
-    return max(inside)[1] if inside else None
-
-
 def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> str:
     tree = alignment.reference
     path = tree.node(alignment.pairs[block].reference[0]).module_path
     call = alignment.pairs[following].reference[0]
     between = f"in the code of {tree.node(tree.parent[call]).module_path} between it and {tree.node(call).module_path}"
-    last = _last_paired_inside(alignment, block)
+    last = last_paired_inside(alignment, block)
     if last is None:
         return f"the difference is made at the end of {path} (everything recorded in it agrees): in its own code, or {between}"
     node = tree.node(alignment.pairs[last].reference[0])
@@ -169,6 +171,21 @@ def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> st
     return (
         f"the difference is made at the end of {path}: in its last recorded call {describe_call(node)}, whose "
         f"outputs are not recorded (its inputs agree){among}; or after it, in the code of {path}, or {between}"
+    )
+
+
+def _changed_end_note(alignment: TraceAlignment, changed: ChangedEnd, following: int) -> str:
+    tree = alignment.reference
+    path = tree.node(alignment.pairs[changed.row].reference[0]).module_path
+    last = describe_call(tree.node(alignment.pairs[changed.last].reference[0]))
+    call = alignment.pairs[following].reference[0]
+    receiver = tree.node(call).module_path
+    ends = "".join(f", or at the end of {tree.node(index).module_path}" for index in changed.enclosing)
+    return (
+        f"the difference is made at the end of {path}, after its last recorded call {last} (everything recorded "
+        f"in it agrees): {receiver} receives neither that call's output nor that plus a tensor recorded before it "
+        f"(a residual), as in the reference: in its own code{ends}, or in the code of "
+        f"{tree.node(tree.parent[call]).module_path} between it and {receiver}"
     )
 
 

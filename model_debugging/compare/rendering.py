@@ -83,8 +83,14 @@ def build_report(
                 style="code",
                 language="yaml",
             ),
-            ItemsSection("Only in the reference", tuple(result.unmatched_reference) if every_call else ()),
-            ItemsSection("Only in the candidate", tuple(result.unmatched_candidate) if every_call else ()),
+            ItemsSection(
+                "Only in the reference",
+                tuple(map(str, result.unmatched_reference_outermost)) if every_call else (),
+            ),
+            ItemsSection(
+                "Only in the candidate",
+                tuple(map(str, result.unmatched_candidate_outermost)) if every_call else (),
+            ),
         ],
     )
 

@@ -108,6 +108,18 @@ class ValueComparison:
         return {key: _json_number(value) for key, value in row.items()}
 
 
+@dataclass(frozen=True)
+class UnmatchedCall:
+    """A call on one side only inside no other such call, and how many such calls it holds."""
+
+    call: str
+    calls_inside: int
+
+    def __str__(self) -> str:
+        count = self.calls_inside
+        return f"{self.call} (and {count} call{'s' if count > 1 else ''} inside)" if count else self.call
+
+
 class ModuleStatus(str, enum.Enum):
     """How a matched module call compares; the value is what tables and JSON show."""
 
@@ -194,9 +206,10 @@ class ModuleComparison:
 class TraceComparison:
     """The result of :func:`compare_traces`.
 
-    ``unmatched_reference`` / ``unmatched_candidate`` are the calls made on one side only (notes,
-    not differences; ``ignored`` counts those ``--ignore`` silenced). ``final_output_note`` says why
-    the final outputs could not be compared (None when they were): without them no verdict of
+    ``unmatched_reference`` / ``unmatched_candidate`` are the calls made on one side only (notes, not
+    differences; ``ignored`` counts those ``--ignore`` silenced), every one; the ``_outermost`` ones list
+    them as the report does: each call inside none of them, with how many it holds. ``final_output_note``
+    says why the final outputs could not be compared (None when they were): without them no verdict of
     equivalence is given. ``warnings`` flag traces that may not be comparable as recorded.
     """
 
@@ -210,6 +223,8 @@ class TraceComparison:
     first_input_divergence: ModuleComparison | None
     unmatched_reference: tuple[str, ...]
     unmatched_candidate: tuple[str, ...]
+    unmatched_reference_outermost: tuple[UnmatchedCall, ...]
+    unmatched_candidate_outermost: tuple[UnmatchedCall, ...]
     rename_rules: tuple[str, ...] = ()
     bytes_compared: int = field(default=0, compare=False)
     origin_note: str | None = None  # where inside a divergence origin with children the difference is made
@@ -292,10 +307,11 @@ class TraceComparison:
 
     def _notes(self) -> list[str]:
         parts = [
-            f"{len(calls)} call(s) only in the {side} ({', '.join(calls[:_LISTED])}{', ...' if len(calls) > _LISTED else ''})"
-            for side, calls in (
-                ("reference", self.unmatched_reference),
-                ("candidate", self.unmatched_candidate),
+            f"{len(calls)} call(s) only in the {side} ({', '.join(map(str, outermost[:_LISTED]))}"
+            f"{', ...' if len(outermost) > _LISTED else ''})"
+            for side, calls, outermost in (
+                ("reference", self.unmatched_reference, self.unmatched_reference_outermost),
+                ("candidate", self.unmatched_candidate, self.unmatched_candidate_outermost),
             )
             if calls
         ]
@@ -344,6 +360,8 @@ class TraceComparison:
             ),
             "unmatched_reference": list(self.unmatched_reference),
             "unmatched_candidate": list(self.unmatched_candidate),
+            "unmatched_reference_outermost": [asdict(call) for call in self.unmatched_reference_outermost],
+            "unmatched_candidate_outermost": [asdict(call) for call in self.unmatched_candidate_outermost],
             "ignored": self.ignored,
             "modules": [module.to_dict() for module in self.modules],
         }

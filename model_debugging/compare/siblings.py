@@ -95,15 +95,17 @@ def group_projections(
     others: Sequence[Item],
     anchored: set[int],
     same_input: Callable[[int, int], bool],
+    confirmed: Callable[[Item, tuple[int, ...]], bool],
 ) -> list[Item]:
-    """``items`` with runs of leaf calls grouped where one item of ``others`` has no partner of its
-    own among ``items`` but matches the run's concatenated outputs (``same_input(a, b)``: whether
-    calls ``a`` and ``b`` of ``tree`` got the same first input, as the parts of a projection do)."""
+    """``items`` with runs of leaf calls grouped where one item of ``others`` matches the run's
+    concatenated outputs (``same_input(a, b)``: whether calls ``a`` and ``b`` of ``tree`` got the
+    same first input, as the parts of a projection do) and has no partner of its own among ``items``,
+    or has one (a projection of the same shapes) but ``confirmed(other, run)``: the values or an
+    earlier block say the run is its parts (a fused ``qkv`` as wide as the MLP's ``fc1``)."""
     for other in others:
         if not other.is_leaf or len(other.calls) > 1 or len(other.outputs) != 1:
             continue
-        if any(compatible(item, other) for item in items):
-            continue
+        rival = any(compatible(item, other) for item in items)
         pool = [
             item.calls[0]
             for item in items
@@ -113,7 +115,7 @@ def group_projections(
             and compatible_kinds(item.kind, other.kind)
         ]
         run = find_fusable_run(other.outputs[0], other.input, tree, pool, same_input)
-        if run is None:
+        if run is None or (rival and not confirmed(other, run)):
             continue
         position = next(i for i, item in enumerate(items) if item.calls[0] == run[0])
         items = [item for item in items if item.calls[0] not in run]
@@ -161,3 +163,39 @@ def pair_items(
         else:
             j += 1
     return pairs, total
+
+
+def pair_by_value(
+    reference: list[Item],
+    candidate: list[Item],
+    partner: tuple[Mapping[int, int], Mapping[int, int]],
+    values_agree: Callable[[int, int], bool],
+    most: int,
+) -> list[tuple[Item, Item]]:
+    """Pairs of leaves that shapes alone cannot tell apart (several of the same shapes on a side)
+    and whose values agree one to one (``values_agree(reference call, candidate call)``), whatever
+    their order: a port may call two same-shaped projections in another order. Values are read only
+    for such leaves (not in ``partner``, the 1:1 pairs of each side), and only when at most ``most``
+    pairs are in question."""
+    leaves = [
+        [
+            item
+            for item in items
+            if item.is_leaf and len(item.calls) == 1 and item.calls[0] not in partner[side]
+        ]
+        for side, items in enumerate((reference, candidate))
+    ]
+    candidates = [(left, right) for left in leaves[0] for right in leaves[1] if compatible(left, right)]
+    ambiguous = [
+        (left, right)
+        for left, right in candidates
+        if sum(pair[0] is left for pair in candidates) > 1 or sum(pair[1] is right for pair in candidates) > 1
+    ]
+    if len(ambiguous) > most:
+        return []
+    agreeing = [(left, right) for left, right in ambiguous if values_agree(left.calls[0], right.calls[0])]
+    return [
+        (left, right)
+        for left, right in agreeing
+        if sum(pair[0] is left for pair in agreeing) == 1 and sum(pair[1] is right for pair in agreeing) == 1
+    ]

@@ -21,7 +21,10 @@ ORIGINS = {
     Bug.MISSING_ONE_PLUS_W: "model.layers.1.post_attention_layernorm",
     Bug.RESIDUAL_FROM_NORMED: "model.layers.1",
     Bug.MISSING_FEED_FORWARD_RESIDUAL: "model.layers.0",
-    Bug.ATTENTION_OUTPUT_HALVED: "model.layers.0",  # an attention's outputs are not recorded: replay names it
+    # outputs not recorded: what the next call receives is neither the last projection's output nor that
+    # plus a residual, as it is in the reference
+    Bug.ATTENTION_OUTPUT_HALVED: "model.layers.0.self_attn",
+    Bug.MLP_OUTPUT_SCALED: "model.layers.0.mlp",
     Bug.FINAL_NORM_SKIPPED: "",  # the port has no call of its norm: the note names the reference's first
 }
 # the mask is made by the model's own code: the plain port has no model wrapper, the other has
@@ -48,6 +51,18 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
         assert result["origin_note"].endswith("in its own code")
     if bug is Bug.FINAL_NORM_SKIPPED:
         check_skipped_call(result, f"{ROOT}.model.norm", f"{ROOT}.lm_head")
+    if bug in (Bug.ATTENTION_OUTPUT_HALVED, Bug.MLP_OUTPUT_SCALED):  # its end, after its last projection
+        module, last, receiver = {
+            Bug.ATTENTION_OUTPUT_HALVED: ("self_attn", "o_proj", "post_attention_layernorm"),
+            Bug.MLP_OUTPUT_SCALED: ("mlp", "down_proj", "layers.1"),
+        }[bug]
+        layer = f"{ROOT}.model.layers.0"
+        receiver = f"{ROOT}.model.{receiver}" if receiver.startswith("layers") else f"{layer}.{receiver}"
+        assert result["origin_note"].startswith(
+            f"the difference is made at the end of {layer}.{module}, after its last recorded call "
+            f"{layer}.{module}.{last} (everything recorded in it agrees): {receiver} receives neither that "
+            "call's output nor that plus a tensor recorded before it (a residual), as in the reference: in its own code"
+        ), result["origin_note"]
     if bug is Bug.MISSING_FEED_FORWARD_RESIDUAL:  # what a block returns is not recorded: its end is named
         assert result["origin_note"].startswith(
             f"the difference is made at the end of {ROOT}.model.layers.0, after its last recorded call "
@@ -85,3 +100,28 @@ def test_logic_moved_out_of_the_embedding_is_equivalent_at_block_boundaries(trac
 )
 def test_the_inferred_alignment_passed_back_as_rules_gives_the_same_verdict(traces, style, bug, tmp_path):
     check_rules_round_trip(*traces.get("gemma", style, bug), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "bug", [Bug.NONE, Bug.ROPE_SIGN, Bug.MISSING_FEED_FORWARD_RESIDUAL], ids=lambda bug: bug.name.lower()
+)
+def test_a_block_that_projects_itself_pairs_its_fused_qkv_in_every_layer(traces, bug, tmp_path):
+    """The flat port's blocks call ``wqkv`` themselves, where ``gate_proj`` of the same shapes is a
+    sibling of q/k/v once the reference's attention and MLP are looked through: the values pair the
+    first layer's, and after a bug (every attention's, every block's end) the next layer's pair as
+    the first layer's did."""
+    code, result, printed = run_compare(
+        *traces.get("gemma", Style.PLAIN, bug, flat=True), tmp_path / "result.json"
+    )
+    check_verdict(result, code, ROOT, None if bug is Bug.NONE else "model.layers.0", printed)
+    fused = {
+        module["module_path"]: module["candidate_path"]
+        for module in result["modules"]
+        if module["alignment"] == "fused"
+    }
+    for layer in (0, 1):
+        assert (
+            fused[f"{ROOT}.model.layers.{layer}.self_attn.q_proj"] == f"PlainGemma.blocks.{layer}.attn.wqkv"
+        )
+    assert not [call for call in result["unmatched_reference"] if "_proj" in call]
+    assert not result["unmatched_candidate"]

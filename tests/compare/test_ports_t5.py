@@ -20,6 +20,8 @@ ORIGINS = {
     Bug.ATTENTION_SCALE: "encoder.block.0.layer.0.SelfAttention",
     Bug.NORM_SUBTRACTS_MEAN: "decoder.block.1.layer.1.layer_norm",
     Bug.RESIDUAL_FROM_NORMED: "decoder.block.1",
+    # inside the reference's T5LayerFF (a norm, the feed-forward, the residual), at the feed-forward's end
+    Bug.FEED_FORWARD_OUTPUT_HALVED: "encoder.block.0.layer.1.DenseReluDense",
 }
 
 

@@ -8,7 +8,9 @@ activation is a ``GELUTanh`` module, and the projections are separate (q/k/v, ga
   the model's forward, a rotary helper applied to q and to k in turn, a boolean mask, fused
   ``wqkv`` and ``w_gate_up``, ``F.gelu``, no ``model`` wrapper (``tok_embeddings``, ``blocks``,
   ``norm``, ``output``). With ``scale_in_forward`` the embedding is a plain ``nn.Embedding`` and the
-  model's forward multiplies by ``sqrt(hidden)`` (logic moved out of the embedding module).
+  model's forward multiplies by ``sqrt(hidden)`` (logic moved out of the embedding module). With
+  ``flat`` each block runs the attention's and the feed-forward's code itself: its ``wqkv`` (as wide
+  as the reference's ``gate_proj``) and ``w_gate_up`` are called by the block.
 - :class:`KeywordGemma` (``Style.KEYWORDS``): transformers-style keyword arguments
   (``hidden_states=``, ``attention_mask=``, ``position_embeddings=``), a ``model`` wrapper, a rotary
   module, an additive ``-inf`` mask, fused ``qkv_proj`` and ``gate_up_proj``, ``F.gelu``.
@@ -19,6 +21,7 @@ Bugs are planted in layer :data:`BUGGY_LAYER` where they concern one layer.
 from __future__ import annotations
 
 import enum
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +48,7 @@ class Bug(str, enum.Enum):
     MISSING_FEED_FORWARD_RESIDUAL = "every block returns its feed-forward's output, without the residual"
     FINAL_NORM_SKIPPED = "the final norm before the LM head never applied (its weight is loaded)"
     ATTENTION_OUTPUT_HALVED = "every attention halves its output after its output projection"
+    MLP_OUTPUT_SCALED = "every MLP scales its output by 0.7 after its down projection"
 
 
 def reference():
@@ -126,20 +130,26 @@ class Attention(nn.Module):
         return out / 2 if self.bug is Bug.ATTENTION_OUTPUT_HALVED else out
 
 
+def _mlp_output(output: torch.Tensor, bug: Bug) -> torch.Tensor:
+    return output * 0.7 if bug is Bug.MLP_OUTPUT_SCALED else output  # planted
+
+
 class FeedForward(nn.Module):
-    def __init__(self, dim: int, hidden: int):
+    def __init__(self, dim: int, hidden: int, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.w_gate_up = nn.Linear(dim, 2 * hidden, bias=False)
         self.w_down = nn.Linear(hidden, dim, bias=False)
 
     def forward(self, x):
         gate, up = self.w_gate_up(x).chunk(2, dim=-1)
-        return self.w_down(F.gelu(gate, approximate="tanh") * up)
+        return _mlp_output(self.w_down(F.gelu(gate, approximate="tanh") * up), self.bug)
 
 
 class Block(nn.Module):
-    def __init__(self, config: dict, bug: Bug, buggy: bool):
+    def __init__(self, config: dict, bug: Bug, buggy: bool, flat: bool = False):
         super().__init__()
+        self.flat = flat
         dim, eps = config["hidden_size"], config["rms_norm_eps"]
         self.residual_from_normed = buggy and bug is Bug.RESIDUAL_FROM_NORMED
         self.no_feed_forward_residual = bug is Bug.MISSING_FEED_FORWARD_RESIDUAL  # in every block
@@ -148,12 +158,15 @@ class Block(nn.Module):
             dim, config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"], bug
         )
         self.ffn_norm = RMSNorm(dim, eps, one_plus=not (buggy and bug is Bug.MISSING_ONE_PLUS_W))
-        self.ffn = FeedForward(dim, config["intermediate_size"])
+        self.ffn = FeedForward(dim, config["intermediate_size"], bug)
 
     def forward(self, x, cos, sin, mask):
+        attn, ffn = self.attn, self.ffn
+        if self.flat:  # their code, without a call of either module: a block that projects itself
+            attn, ffn = partial(Attention.forward, self.attn), partial(FeedForward.forward, self.ffn)
         h = self.attn_norm(x)
-        x = (h if self.residual_from_normed else x) + self.attn(h, cos, sin, mask)
-        return (0 if self.no_feed_forward_residual else x) + self.ffn(self.ffn_norm(x))
+        x = (h if self.residual_from_normed else x) + attn(h, cos, sin, mask)
+        return (0 if self.no_feed_forward_residual else x) + ffn(self.ffn_norm(x))
 
 
 class ScaledEmbedding(nn.Embedding):
@@ -162,13 +175,20 @@ class ScaledEmbedding(nn.Embedding):
 
 
 class PlainGemma(nn.Module):
-    def __init__(self, config: dict = CONFIG, bug: Bug = Bug.NONE, *, scale_in_forward: bool = False):
+    def __init__(
+        self,
+        config: dict = CONFIG,
+        bug: Bug = Bug.NONE,
+        *,
+        scale_in_forward: bool = False,
+        flat: bool = False,
+    ):
         super().__init__()
         self.config, self.bug, self.scale_in_forward = config, bug, scale_in_forward
         embedding = nn.Embedding if scale_in_forward else ScaledEmbedding
         self.tok_embeddings = embedding(config["vocab_size"], config["hidden_size"])
         self.blocks = nn.ModuleList(
-            Block(config, bug, layer == BUGGY_LAYER) for layer in range(config["num_hidden_layers"])
+            Block(config, bug, layer == BUGGY_LAYER, flat) for layer in range(config["num_hidden_layers"])
         )
         self.norm = RMSNorm(config["hidden_size"], config["rms_norm_eps"])
         self.output = nn.Linear(config["hidden_size"], config["vocab_size"], bias=False)
@@ -261,14 +281,15 @@ class KeywordAttention(nn.Module):
 
 
 class KeywordMLP(nn.Module):
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.gate_up_proj = nn.Linear(config["hidden_size"], 2 * config["intermediate_size"], bias=False)
         self.down_proj = nn.Linear(config["intermediate_size"], config["hidden_size"], bias=False)
 
     def forward(self, x):
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-        return self.down_proj(F.gelu(gate, approximate="tanh") * up)
+        return _mlp_output(self.down_proj(F.gelu(gate, approximate="tanh") * up), self.bug)
 
 
 class KeywordDecoderLayer(nn.Module):
@@ -282,7 +303,7 @@ class KeywordDecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(
             dim, eps, one_plus=not (buggy and bug is Bug.MISSING_ONE_PLUS_W)
         )
-        self.mlp = KeywordMLP(config)
+        self.mlp = KeywordMLP(config, bug)
 
     def forward(self, hidden_states, attention_mask=None, position_embeddings=None, **kwargs):
         normed = self.input_layernorm(hidden_states)

@@ -44,6 +44,7 @@ class Bug(str, enum.Enum):
     ATTENTION_SCALE = "attention scores scaled by 1/sqrt(d_kv) (T5 does not scale)"
     NORM_SUBTRACTS_MEAN = "one norm subtracts the mean (a LayerNorm, not T5's RMS norm)"
     RESIDUAL_FROM_NORMED = "self-attention residual taken from the normed input"
+    FEED_FORWARD_OUTPUT_HALVED = "every feed-forward halves its output after its output projection"
 
 
 def reference():
@@ -129,6 +130,10 @@ def _gated_gelu(fused: torch.Tensor) -> torch.Tensor:
     return F.gelu(gate, approximate="tanh") * up
 
 
+def _feed_forward_output(output: torch.Tensor, bug: Bug) -> torch.Tensor:
+    return output / 2 if bug is Bug.FEED_FORWARD_OUTPUT_HALVED else output  # planted
+
+
 # ---- the plain port ------------------------------------------------------------------------------
 
 
@@ -161,13 +166,14 @@ class CrossAttention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    def __init__(self):
+    def __init__(self, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.wi = nn.Linear(CONFIG["d_model"], 2 * CONFIG["d_ff"], bias=False)
         self.wo = nn.Linear(CONFIG["d_ff"], CONFIG["d_model"], bias=False)
 
     def forward(self, x):
-        return self.wo(_gated_gelu(self.wi(x)))
+        return _feed_forward_output(self.wo(_gated_gelu(self.wi(x))), self.bug)
 
 
 def _norm(bug: Bug, buggy: bool) -> RMSNorm:
@@ -182,7 +188,7 @@ class EncoderBlock(nn.Module):
     def __init__(self, bug: Bug):
         super().__init__()
         self.norm1, self.attn = _norm(bug, False), SelfAttention(bug)
-        self.norm2, self.ffn = _norm(bug, False), FeedForward()
+        self.norm2, self.ffn = _norm(bug, False), FeedForward(bug)
 
     def forward(self, x, bias, mask):
         x = x + self.attn(self.norm1(x), bias, mask)
@@ -195,7 +201,7 @@ class DecoderBlock(nn.Module):
         self.residual_from_normed = buggy and bug is Bug.RESIDUAL_FROM_NORMED
         self.norm1, self.self_attn = _norm(bug, False), SelfAttention(bug)
         self.norm2, self.cross_attn = _norm(bug, buggy), CrossAttention(bug)
-        self.norm3, self.ffn = _norm(bug, False), FeedForward()
+        self.norm3, self.ffn = _norm(bug, False), FeedForward(bug)
 
     def forward(self, x, memory, bias, mask, memory_mask):
         h = self.norm1(x)
@@ -344,13 +350,14 @@ class KeywordCrossAttention(nn.Module):
 
 
 class KeywordMLP(nn.Module):
-    def __init__(self):
+    def __init__(self, bug: Bug):
         super().__init__()
+        self.bug = bug
         self.gate_up_proj = nn.Linear(CONFIG["d_model"], 2 * CONFIG["d_ff"], bias=False)
         self.down_proj = nn.Linear(CONFIG["d_ff"], CONFIG["d_model"], bias=False)
 
     def forward(self, hidden_states):
-        return self.down_proj(_gated_gelu(self.gate_up_proj(hidden_states)))
+        return _feed_forward_output(self.down_proj(_gated_gelu(self.gate_up_proj(hidden_states))), self.bug)
 
 
 class KeywordLayer(nn.Module):
@@ -360,7 +367,7 @@ class KeywordLayer(nn.Module):
         self.self_attn_layer_norm, self.self_attn = _norm(bug, False), KeywordSelfAttention(bug)
         if decoder:
             self.cross_attn_layer_norm, self.cross_attn = _norm(bug, buggy), KeywordCrossAttention(bug)
-        self.final_layer_norm, self.mlp = _norm(bug, False), KeywordMLP()
+        self.final_layer_norm, self.mlp = _norm(bug, False), KeywordMLP(bug)
 
     def forward(
         self, hidden_states, attention_mask=None, position_bias=None, encoder_hidden_states=None,
