@@ -19,7 +19,9 @@ test parses):
   handlers, and the statements of an ``if`` after its first one: the scanner reads the statements
   a method always reaches (its top level and the bodies of ``with`` and ``try``, see
   ``rules/reach.py``) and the first statement under an ``if``. A blanked block that held a
-  ``return`` of the method becomes ``return``, so the scanner still sees that it may end the method;
+  ``return`` of the method becomes ``return``, so the scanner still sees that it may end the method.
+  Of the statements read, assignments and assertions (a fifth of what is left) become ``_ = 0``:
+  no rule reads them, but they keep the method from reading as a no-op;
 - in a scan of one test, the bodies of the test methods its verdicts never read (see
   ``other_tests.py``).
 
@@ -39,6 +41,8 @@ PLAIN_TEST_CASE_BASES = {"unittest.TestCase", "TestCase"}
 _READ_WHOLE = {"__init__", "setUp"}  # the scanner reads nested statements of these
 _BLOCK_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _READ_BLOCKS = (ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
+# statements no rule reads in a method (a skip, a guard, a call it delegates to are none of them)
+_UNREAD_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Assert)
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
@@ -77,13 +81,27 @@ def _returns(node: ast.AST) -> bool:
     return any(_returns(child) for child in ast.iter_child_nodes(node))
 
 
-def _unread_blocks(body: list[ast.stmt]) -> list[Span]:
+def _unread_statements(lines: list[str], body: list[ast.stmt]) -> list[Span]:
+    """The assignments and assertions of ``body`` written on lines of their own: each becomes
+    ``_ = 0`` (no rule reads them, but a statement must stay: a body of only ``pass`` is a no-op)."""
     spans = []
+    for index, statement in enumerate(body):
+        if not isinstance(statement, _UNREAD_STATEMENTS) or statement.end_lineno is None:
+            continue
+        own_line = not lines[statement.lineno - 1][: statement.col_offset].strip()
+        after = body[index + 1].lineno if index + 1 < len(body) else None
+        if own_line and (after is None or after > statement.end_lineno):
+            spans.append((statement.lineno, statement.end_lineno, " " * statement.col_offset + "_ = 0\n"))
+    return spans
+
+
+def _unread_blocks(lines: list[str], body: list[ast.stmt]) -> list[Span]:
+    spans = _unread_statements(lines, body)
     for statement in body:
         if isinstance(statement, ast.If):
             blocks = [(statement.lineno, statement.body[1:])]
         elif isinstance(statement, _READ_BLOCKS):  # a skip in their body is reached: read like the method's
-            spans += _unread_blocks(statement.body)
+            spans += _unread_blocks(lines, statement.body)
             blocks = [(handler.lineno, handler.body) for handler in getattr(statement, "handlers", ())]
         elif isinstance(statement, _BLOCK_STATEMENTS):
             blocks = [(statement.lineno, statement.body)]
@@ -91,12 +109,6 @@ def _unread_blocks(body: list[ast.stmt]) -> list[Span]:
             continue
         spans += [span for line, block in blocks if (span := _block_span(line, block)) is not None]
     return spans
-
-
-def _split_lines(source: str) -> list[str]:
-    """Lines as Python numbers them (``str.splitlines`` also splits on form feeds and the like)."""
-    parts = source.split("\n")
-    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _is_tester(node: ast.ClassDef, bases: set[str], inherited: set[str]) -> bool:
@@ -140,9 +152,8 @@ def elide_unread_code(
     spans, elided = [], set()
     # (name, body's span, spans of its unread blocks) of the tests a verdict on ``test`` may not read
     candidates: list[tuple[str, Span, list[Span]]] = []
-    # rare: only then is a method's text searched
-    lines = python_lines(source) if "_testMethodName" in source else None
-    split = _split_lines(source)
+    split = python_lines(source)  # as Python numbers them: "\r" ends a line too
+    lines = split if "_testMethodName" in source else None  # rare: only then is a method's text searched
     for node in classes:
         bases = set(_base_names(node))
         plain = bases and bases <= PLAIN_TEST_CASE_BASES and not node.keywords and node.name not in inherited
@@ -163,7 +174,7 @@ def elide_unread_code(
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name in _READ_WHOLE:
                 continue
             reads_test_name = lines is not None and "_testMethodName" in text_of(lines, method)
-            blocks = _unread_blocks(method.body) if unread and not reads_test_name else []
+            blocks = _unread_blocks(split, method.body) if unread and not reads_test_name else []
             if (
                 test is not None
                 and may_leave_out(method, test, reads_test_name)

@@ -125,6 +125,48 @@ def test_records_are_the_same_with_and_without_elision():
     assert [method.name for method in tester.methods] == [method.name for method in whole_tester.methods]
 
 
+ASSIGNMENTS = textwrap.dedent(
+    """
+    class ToyModelTest(ModelTesterMixin, unittest.TestCase):
+        def test_assigns(self):
+            config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+            config.use_cache = (
+                True  # a comment inside
+            )
+            assert config is not None
+            self.check(config)
+
+        def test_only_an_assignment(self):
+            x = 1
+
+        def test_one_line(self): x = 1; return
+
+        def test_shared_line(self):
+            x = 1; self.skipTest("after an assignment on the same line")
+
+        def test_in_a_with(self):
+            with torch.no_grad():
+                outputs = model(**inputs)
+                self.skipTest("in a with")
+    """
+)
+
+
+def test_assignments_in_methods_are_left_out_and_the_records_stay():
+    text = elide_unread_code(ASSIGNMENTS).text
+    assert "prepare_config_and_inputs_for_common" not in text
+    assert "use_cache" not in text and "outputs" not in text and "assert" not in text
+    assert "x = 1; self.skipTest" in text and "def test_one_line(self): x = 1; return" in text
+    full = parse_source(ASSIGNMENTS, "tests/models/toy/test_modeling_toy.py")
+    fast = parse_source(ASSIGNMENTS, "tests/models/toy/test_modeling_toy.py", elide=True)
+    assert fast.classes == full.classes
+    methods = {method.name: method for method in fast.class_named("ToyModelTest").methods}
+    assert methods["test_only_an_assignment"].skip is None  # still no no-op
+    assert methods["test_in_a_with"].skip is not None
+    old_mac = ASSIGNMENTS.replace("\n", "\r")  # lines Python ends at "\r" alone
+    assert parse_source(old_mac, "a.py", elide=True).classes == parse_source(old_mac, "a.py").classes
+
+
 # A test class inheriting, from another model's file, a class shaped like a tester whose helper
 # skips: the elided file is parsed in full before the model's verdicts are made.
 COMMON_CALLING_A_HELPER = """

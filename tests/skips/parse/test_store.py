@@ -1,5 +1,8 @@
 """The record store keeps in memory only the records it is told to pin; the others come back on demand."""
 
+import subprocess
+import sys
+
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.test_files import ParsedFile
 from model_debugging.skips.work.entries import ParseCache
@@ -72,3 +75,20 @@ def test_parsing_in_full_replaces_an_elided_record(make_repo, tmp_path):
     store.parse_in_full([BERT])
     full = store.get(BERT).class_named("BertIntegrationTest")
     assert not full.elided and full.method("test_x") is not None
+
+
+def test_parallel_workers_inherit_the_parser_from_the_parent(tmp_path):
+    """The parent imports the parser before its workers fork: they do not import libcst each."""
+    for index in range(8):
+        (tmp_path / f"test_{index}.py").write_text("class ATest:\n    def test_x(self):\n        pass\n")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from model_debugging.skips.parse.batch import iter_parsed\n"
+        f"paths = [f'test_{{index}}.py' for index in range(8)]\n"
+        f"found = list(iter_parsed(Path({str(tmp_path)!r}), paths, cache=None, jobs=2))\n"
+        "assert all(record.error is None for _, record, _ in found), found\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
