@@ -23,6 +23,7 @@ import torch
 import model_debugging.debugger.tensors as tensor_records
 import model_debugging.debugger.trace_format.writing as trace_writing
 from model_debugging import model_addition_debugger_context
+from model_debugging.debugger.background import BackgroundWork
 from model_debugging.debugger.tracer import CallTracer
 
 MODELS = {
@@ -51,6 +52,8 @@ FORWARD_THREAD_PARTS = (
     ("recording the module calls", ((CallTracer, "enter"), (CallTracer, "exit"))),
     ("  statistics in them", ((tensor_records, "tensor_statistics"),)),
     ("  reprs in them", ((tensor_records, "tensor_repr"),)),
+    # the worker's statistics it has not started at the next recording step (the worker is behind)
+    ("  statistics taken over from the worker", ((BackgroundWork, "take_over"),)),
     # its CPU time, not its wait: the share it takes of the worker's pass over the logits, then the entries' text
     ("after the forward: the worker's statistics, completing the entries", ((CallTracer, "finish"),)),
     ("after the forward: trace texts and files", ((trace_writing.TraceWriter, "write"),)),

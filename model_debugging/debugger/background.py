@@ -6,9 +6,12 @@ cache). Neither is needed before the trace's JSON is written once the forward is
 worker thread (one per process, shared by the traces of all threads) does them in the order they
 were asked for, while the forward goes on: the statistics of a contiguous floating CPU tensor
 (the numbers, see :func:`.statistics.threads_off_thread`; their text is made on the forward's
-thread afterwards; with ``use_repr``, only for tensors of :data:`.tensors.WORKER_STATISTICS_FROM`
-elements or more), and every file and the hard links of reused entries (a link always follows the
-file it names).
+thread afterwards; with ``use_repr`` and torch on as many threads as cores, only for tensors of
+:data:`.tensors.WORKER_STATISTICS_FROM` elements or more), and every file and the hard links of
+reused entries (a link always follows the file it names). A tensor's file is queued before its
+statistics and both read one snapshot. The forward's thread computes the statistics the worker has
+not started: at its next recording step (:meth:`BackgroundWork.take_over`: the worker is behind, its
+core busy) and at the end of the trace (the logits', while the worker writes their file).
 The write itself and torch's ops release the GIL. The worker's torch ops run on one thread, so it
 never starts a second team of torch threads beside the forward's.
 
@@ -142,36 +145,67 @@ class BackgroundWork:
         self._pending_bytes = 0
         self.error: OSError | None = None  # the first failure; set by the worker only
         self.written: list[Path] = []  # the files on disk under their final name, in order
-        self._shareable: list[PendingStatistics] = []  # large tensors' statistics (see PendingStatistics)
+        # large tensors' statistics (see PendingStatistics), with their job's future and box
+        self._shareable: list[tuple[PendingStatistics, Future, list[PendingStatistics]]] = []
+        # the statistics jobs queued since the last take_over, with their box
+        self._queued_statistics: list[tuple[Future, list[PendingStatistics]]] = []
 
-    def statistics(self, tensor: torch.Tensor, threads: int) -> PendingStatistics:
-        """Queue the statistics of ``tensor`` (see :func:`.statistics.threads_off_thread`); it may change once this returns."""
-        pending = PendingStatistics(unchanging_copy(tensor.detach()), threads)
+    def statistics(
+        self, tensor: torch.Tensor, threads: int, snapshot: torch.Tensor | None = None
+    ) -> PendingStatistics:
+        """Queue the statistics of ``tensor`` (see :func:`.statistics.threads_off_thread`); it may change once this returns.
+
+        ``snapshot``: what :meth:`write` returned for ``tensor`` just before, read instead of a
+        snapshot of its own; its memory is counted once, by the file's job.
+        """
+        pending = PendingStatistics(
+            unchanging_copy(tensor.detach()) if snapshot is None else snapshot, threads
+        )
         box = [pending]  # emptied by the job, as in write
-        self._submit(lambda: box.pop().compute(), None, tensor.nbytes, pending.let_go)
-        if pending.shareable:
-            self._shareable.append(pending)
+        future = self._submit(
+            lambda: box.pop().compute(), None, tensor.nbytes if snapshot is None else 0, pending.let_go
+        )
+        if future is not None:
+            self._queued_statistics.append((future, box))
+            if pending.shareable:
+                self._shareable.append((pending, future, box))
         return pending
 
-    def write(self, path: Path, tensor: torch.Tensor) -> None:
-        """Queue ``tensor``'s file at ``path``; the tensor may change once this returns."""
+    def take_over(self) -> None:
+        """Compute on this thread (the forward's, at a recording step) the statistics queued before
+        that the worker has not started: it is behind (its core is busy), and each of them holds a
+        tensor the model may have freed (a peak of the forward would then include it)."""
+        queued, self._queued_statistics = self._queued_statistics, []
+        for future, box in queued:
+            if box and future.cancel():  # the worker will skip the job; the box is emptied here, not there
+                box.pop().compute()
+
+    def write(self, path: Path, tensor: torch.Tensor) -> torch.Tensor:
+        """Queue ``tensor``'s file at ``path``; the tensor may change once this returns. Returns the
+        unchanging copy the file is written from (see :meth:`statistics`)."""
         data = tensor.detach()
         # otherwise the copy a file needs (contiguous, on CPU) is a private one
         held = unchanging_copy(data) if data.is_cpu and data.is_contiguous() else data.contiguous().cpu()
         box = [held]  # emptied by the job: once it returns, the worker holds no reference to the tensor
         self._submit(lambda: write_tensor_file(path, box.pop()), path, held.nbytes, held)
+        return held
 
     def link(self, existing: Path, path: Path) -> None:
         """Queue a second name, ``path``, for the file ``existing`` (queued before)."""
         self._submit(lambda: link_tensor_file(existing, path), path, 0)
 
     def wait(self) -> None:
-        """Return once every queued job is done (or given up after an error); meanwhile, take a share
-        of the large tensors' statistics, on one intra-op thread as the worker's."""
+        """Return once every queued job is done (or given up after an error); meanwhile, compute the
+        large tensors' statistics the worker has not started (it is still writing the files queued
+        before them: the logits' own, with ``use_repr=False``) and take a share of those it has, on
+        one intra-op thread as the worker's."""
         shareable, self._shareable = self._shareable, []
         with one_intra_op_thread():
-            for pending in shareable:
-                pending.share()
+            for pending, future, box in shareable:
+                if not future.cancel():  # the worker has started it: take a share of its pass
+                    pending.share()
+                elif box:  # not started, nor taken over before: all of it here, the box emptied here
+                    box.pop().compute()
         while self._pending:
             self._finish_oldest()
 
@@ -181,14 +215,18 @@ class BackgroundWork:
         path: Path | None,
         size: int,
         release: Callable[[], None] | torch.Tensor | None = None,
-    ) -> None:
-        """Queue ``job``; ``release``: the tensor it reads (held until it is done), or what lets it go."""
+    ) -> Future | None:
+        """Queue ``job`` and return its future (None after an error: no further job is attempted);
+        ``release``: the tensor it reads (held until it is done), or what lets it go."""
         self.let_go_done()
         while self._pending and self._pending_bytes + size > QUEUE_BYTES:
             self._finish_oldest()
-        if self.error is None:  # after an error, no further job is attempted
-            self._pending.append((self._worker.submit(self._run, job, path), size, release))
-            self._pending_bytes += size
+        if self.error is not None:
+            return None
+        future = self._worker.submit(self._run, job, path)
+        self._pending.append((future, size, release))
+        self._pending_bytes += size
+        return future
 
     def _run(self, job: Callable[[], None], path: Path | None) -> None:
         if self.error is not None:
@@ -209,7 +247,8 @@ class BackgroundWork:
     def _finish_oldest(self) -> None:
         future, size, release = self._pending.popleft()
         self._pending_bytes -= size
-        future.result()  # the job keeps an OSError; anything else is a debugger bug and surfaces here
+        if not future.cancelled():  # cancelled: done by wait() on this thread
+            future.result()  # the job keeps an OSError; anything else is a debugger bug and surfaces here
         if callable(release):
             release()
         del release  # a held tensor is let go here, on the forward's thread

@@ -23,11 +23,10 @@ runs eight reductions, each read back with its own ``.item()``. Here, on CPU:
 - Each number is read with its ``.item()`` (see :func:`_numbers`), and upstream's four reprs are
   printed from those numbers.
 
-Memory: one buffer of ``CHUNK`` doubles per thread computing statistics at once, made at the first
-trace and kept (a new one per tensor cost a fresh 512 KiB mapping, zeroed by the kernel, up to a
-hundred times a forward, and grew every forward's peak by its size; the worker thread of
-:mod:`.background` is new for each trace, so the buffers are not per thread), plus a contiguous
-copy of a non-contiguous tensor.
+Memory: one buffer of ``CHUNK`` doubles per thread computing statistics at once, two of them made
+at the first trace (:func:`make_buffers`) and kept (a new one per tensor cost a fresh 512 KiB
+mapping, zeroed by the kernel, up to a hundred times a forward, and grew every forward's peak by
+its size), plus a contiguous copy of a non-contiguous tensor.
 
 On CUDA, torch's ``std`` is a different algorithm, so it is not derived: ``aminmax``, ``mean``,
 ``std`` and the float64 copy's ``mean``/``std`` run on the device and the host still receives
@@ -51,6 +50,33 @@ _FUSED_DTYPES = frozenset({torch.float32, torch.float64})
 # float64 buffers of CHUNK elements, each used by one thread at a time and kept for the next tensor
 # (a new one per tensor is a fresh, zeroed mapping, and grows the peak of the forward it is made in)
 _free_buffers: list[torch.Tensor] = []
+_buffers_lock = threading.Lock()
+_buffers_made = 0
+
+
+def _buffer() -> torch.Tensor:
+    """A buffer no other thread is using (list.pop and append are atomic); given back with ``_free_buffers.append``."""
+    try:
+        return _free_buffers.pop()
+    except IndexError:
+        return _new_buffer()
+
+
+def _new_buffer() -> torch.Tensor:
+    global _buffers_made
+    with _buffers_lock:
+        _buffers_made += 1
+    return torch.empty(CHUNK, dtype=torch.float64).fill_(0.0)  # its pages mapped now, not in a later pass
+
+
+def make_buffers(count: int) -> None:
+    """Make buffers until ``count`` exist, each with its memory mapped: called as a trace starts with one
+    per thread that computes statistics at once (the forward's and the worker's), so that they are
+    made in the first trace, not in whichever later one first has both threads reduce at the same
+    moment (its peak memory grew by a buffer)."""
+    while _buffers_made < count:
+        _free_buffers.append(_new_buffer())
+
 
 # Around zero, the sum of squares may be at most this many times the sum around the mean (the
 # subtraction then loses at most two bits of a double); beyond it, the pass is made around the mean.
@@ -164,10 +190,7 @@ class ChunkPass:
 
     def share(self) -> None:
         """Sum chunks not taken yet, until there are none left."""
-        try:  # a buffer no other thread is using (list.pop and append are atomic)
-            buffer = _free_buffers.pop()
-        except IndexError:
-            buffer = torch.empty(CHUNK, dtype=torch.float64)
+        buffer = _buffer()
         try:
             while True:
                 with self._condition:
@@ -196,10 +219,7 @@ def _chunk_sums(flat: torch.Tensor, center: torch.Tensor | float | None) -> list
     same kind, so the same bits, without the bookkeeping that lets other threads share the pass
     (it runs for most recorded tensors, inside the forward).
     """
-    try:  # a buffer no other thread is using (list.pop and append are atomic)
-        buffer = _free_buffers.pop()
-    except IndexError:
-        buffer = torch.empty(CHUNK, dtype=torch.float64)
+    buffer = _buffer()
     try:
         sums = []
         count = flat.numel()

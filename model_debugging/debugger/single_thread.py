@@ -22,6 +22,7 @@ different: torch's results do not depend on the thread count beyond summation or
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -78,6 +79,14 @@ def reducing_threads(tensor: torch.Tensor) -> int:
     if not _active or tensor.numel() < _SERIAL_BELOW or not tensor.is_cpu:
         return 1
     return _saved_threads
+
+
+def core_left_free() -> bool:
+    """Whether the traced code's intra-op threads leave one of the cores this process may run on free
+    (for the worker thread of :mod:`.background`): torch set to fewer threads than cores."""
+    threads = _saved_threads if _active else torch.get_num_threads()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return threads < cores
 
 
 # from this many elements, a tensor's statistics run on the traced code's threads (one op takes ms)

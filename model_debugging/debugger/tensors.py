@@ -30,8 +30,9 @@ import torch
 from model_debugging.debugger.background import BackgroundWork, PendingStatistics
 from model_debugging.debugger.device_statistics import DeviceBatch, DevicePending, stays_on_device
 from model_debugging.debugger.distributed import LocalTensors, TensorSource
+from model_debugging.debugger.fused_statistics import make_buffers
 from model_debugging.debugger.reuse import RecentTensors, copy_on_write
-from model_debugging.debugger.single_thread import CALLERS_THREADS_FROM
+from model_debugging.debugger.single_thread import CALLERS_THREADS_FROM, core_left_free
 from model_debugging.debugger.statistics import tensor_statistics, threads_off_thread
 from model_debugging.debugger.tensor_repr import PrintOptions, tensor_repr
 from model_debugging.debugger.trace_format.json_text import key_as_string
@@ -48,8 +49,8 @@ _SAFETENSORS_DTYPES = frozenset(
         *(torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz),
     }
 )
-# with use_repr, the statistics of a tensor of this many elements or more are computed by the worker
-# thread, those of a smaller one on the forward's (see ValueSerializer._statistics_off_thread)
+# with use_repr and no core left free, the statistics of a tensor of this many elements or more are
+# computed by the worker thread, those of a smaller one on the forward's (see ValueSerializer._statistics_off_thread)
 WORKER_STATISTICS_FROM = CALLERS_THREADS_FROM
 # Lists, tuples and dicts nested deeper than this are recorded as a placeholder: the trace stays
 # readable (JSON readers recurse per level) and a forward never fails for the debugger's recursion.
@@ -169,6 +170,7 @@ class ValueSerializer:
         self._pending: dict[int, tuple[TensorEntry, PendingStatistics | DevicePending]] = {}
         self._recent = RecentTensors()  # entries of the last tensors recorded, reused while unchanged
         self._shape_texts: dict[torch.Size, str] = {}  # see _shape_text; emptied with each trace
+        self._all_statistics_off_thread = not use_repr  # see _statistics_off_thread; set for each trace
 
     @property
     def written_files(self) -> list[Path]:
@@ -182,6 +184,8 @@ class ValueSerializer:
         """Read the print options the reprs must follow (the context has just set them)."""
         self._options = PrintOptions.current()
         self._background = BackgroundWork()
+        self._all_statistics_off_thread = not self._use_repr or core_left_free()
+        make_buffers(2)  # the forward's thread and the worker reduce at once
         self._recent.clear()
         self._shape_texts.clear()
 
@@ -206,6 +210,8 @@ class ValueSerializer:
 
     def serialize(self, value: Any, stem: str, capture: Capture = Capture.NOW) -> Any:
         """Return the JSON-ready form of ``value`` (a call's inputs or outputs); ``stem`` names its files."""
+        if self._background is not None:
+            self._background.take_over()
         try:
             return self._serialize(value, stem, capture, 0)
         finally:
@@ -319,17 +325,21 @@ class ValueSerializer:
         entry = TensorEntry(shape=self._shape_text(tensor.shape), dtype=_dtype_text(tensor.dtype))
         threads = threads_off_thread(tensor) if self._statistics_off_thread(tensor) else None
         reprs = {}  # completed by finish_trace when pending
-        if threads is not None:
-            self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads))
-        elif stays_on_device(tensor):
-            self._pending[id(entry)] = (entry, self._device_batch.add(tensor))
-        else:
-            reprs, entry.statistics = tensor_statistics(tensor, self._options)
+        if threads is None:
+            if stays_on_device(tensor):
+                self._pending[id(entry)] = (entry, self._device_batch.add(tensor))
+            else:
+                reprs, entry.statistics = tensor_statistics(tensor, self._options)
+        snapshot = None
         if file_name is not None and _fits_safetensors(tensor):
-            self._write(file_name, tensor)
+            # queued before the statistics: the forward's thread computes the last tensor's (the
+            # logits') at the end of the trace while the worker writes its file (BackgroundWork.wait)
+            snapshot = self._write(file_name, tensor)
             entry["value"], entry.file_stem = f"./{file_name}", stem
         else:  # use_repr, or a tensor no safetensors file can hold: recorded as its repr lines
             entry["value"] = sanitize_addresses(tensor_repr(tensor, self._options)).splitlines()
+        if threads is not None:
+            self._pending[id(entry)] = (entry, self._background.statistics(tensor, threads, snapshot))
         entry.update(reprs)
         self._recent.remember(tensor, key, entry)
         return entry
@@ -347,18 +357,22 @@ class ValueSerializer:
     def _statistics_off_thread(self, tensor: torch.Tensor) -> bool:
         """Whether to queue ``tensor``'s statistics for the worker rather than compute them here.
 
-        With ``use_repr`` the worker runs for statistics alone, and below ``WORKER_STATISTICS_FROM``
-        elements its job (a copy-on-write snapshot, a future, a wake-up, the GIL handed back and
-        forth) costs the forward more than computing them on its thread does. The logits above it
-        are the last tensor recorded, whose pass the forward's thread shares once it waits.
+        Every tensor's with ``use_repr=False`` (the worker writes the files anyway) or when torch
+        runs on fewer threads than the process has cores (the worker then has a core of its own:
+        the statistics run beside the forward's ops). Otherwise the worker shares the cores with
+        torch's threads, and below ``WORKER_STATISTICS_FROM`` elements its job (a copy-on-write
+        snapshot, a future, a wake-up, the GIL handed back and forth) costs the forward more than
+        computing them on its thread does; the logits above it are the last tensor recorded,
+        whose pass the forward's thread shares once it waits.
         """
-        return not self._use_repr or tensor.numel() >= WORKER_STATISTICS_FROM
+        return self._all_statistics_off_thread or tensor.numel() >= WORKER_STATISTICS_FROM
 
-    def _write(self, file_name: str, tensor: torch.Tensor) -> None:
+    def _write(self, file_name: str, tensor: torch.Tensor) -> torch.Tensor | None:
+        """Queue the file; return the unchanging copy it is written from (its statistics read it too)."""
         # Written on the queue's thread. A failed write must not break the model's forward: the
         # first error is raised once the forward is over (unless the model raised first), and no
         # further file is attempted.
-        self._background.write(self._output_dir / file_name, tensor)
+        return self._background.write(self._output_dir / file_name, tensor)
 
     def _link(self, existing_name: str, file_name: str) -> None:
         """Give the file of ``existing_name`` a second name; its tensor is not written again."""

@@ -1,8 +1,10 @@
 """Tensor files written off the forward's thread: the bytes safetensors writes, the values the tensor had when recorded."""
 
 import errno
+import os
 import sys
 import threading
+import time
 import weakref
 
 import pytest
@@ -12,6 +14,7 @@ from torch import nn
 
 from model_debugging import model_addition_debugger_context
 from model_debugging.debugger import background, tensors
+from model_debugging.debugger import fused_statistics as fused
 from model_debugging.debugger.background import BackgroundWork
 from model_debugging.debugger.fused_statistics import ChunkPass, fused_statistics
 from model_debugging.debugger.single_thread import one_intra_op_thread
@@ -175,8 +178,133 @@ def test_where_the_statistics_are_computed_changes_no_byte_of_a_trace(
     traces = {}
     for place, smallest in (("forward's thread", sys.maxsize), ("worker", 0)):
         monkeypatch.setattr(tensors, "WORKER_STATISTICS_FROM", smallest)
+        monkeypatch.setattr(tensors, "core_left_free", lambda smallest=smallest: smallest == 0)
         with model_addition_debugger_context(tiny_llama, debug_path=tmp_path / place, use_repr=True):
             tiny_llama(input_ids=input_ids)
         traces[place] = {path.name: path.read_bytes() for path in (tmp_path / place).iterdir()}
     assert len(traces["worker"]) == 3
     assert traces["forward's thread"] == traces["worker"]
+
+
+def _statistics_queued(tmp_path, monkeypatch, use_repr: bool) -> int:
+    """How many tensors' statistics a traced forward of a small model queues for the worker."""
+    queued = []
+    statistics = BackgroundWork.statistics
+    monkeypatch.setattr(
+        BackgroundWork,
+        "statistics",
+        lambda self, tensor, *rest: queued.append(1) or statistics(self, tensor, *rest),
+    )
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
+    with model_addition_debugger_context(
+        model, debug_path=tmp_path, do_prune_layers=False, use_repr=use_repr
+    ):
+        model(torch.randn(4, 16))
+    return len(queued)
+
+
+@pytest.mark.parametrize("cores", [1, 2, 4])
+def test_with_use_repr_the_worker_computes_the_statistics_when_torch_leaves_it_a_core(
+    tmp_path, monkeypatch, cores
+):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)  # the user's count, as torch's default on a 2-core machine
+    try:
+        queued = _statistics_queued(tmp_path, monkeypatch, use_repr=True)
+    finally:
+        torch.set_num_threads(saved)
+    # the four tensors (input, two linear outputs, relu output; the relu's input is the first
+    # output, reused) are small: on the forward's thread unless a core is left for the worker
+    assert queued == (4 if cores > 2 else 0)
+
+
+def test_a_files_statistics_read_its_snapshot_and_wait_for_no_write(tmp_path, monkeypatch):
+    """The file and the statistics of one tensor hold one copy: queuing both does not wait for the
+    worker, even when the tensor fills the queue's memory alone."""
+    released = threading.Event()
+    monkeypatch.setattr(background, "write_tensor_file", lambda path, data: released.wait())
+    tensor = torch.randn(1000)
+    monkeypatch.setattr(background, "QUEUE_BYTES", tensor.nbytes)
+    work = BackgroundWork()
+    timer = threading.Timer(5, released.set)  # the old queue waited for the file's write here
+    timer.start()
+    try:
+        started = time.perf_counter()
+        pending = work.statistics(tensor, 1, work.write(tmp_path / "a.safetensors", tensor))
+        assert time.perf_counter() - started < 2
+    finally:
+        released.set()
+        timer.cancel()
+    work.wait()
+    options = PrintOptions.current()
+    assert pending.result(options) == statistics_from(fused_statistics(tensor, 1), tensor, options)
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_a_large_tensors_statistics_not_started_by_the_worker_are_computed_by_the_waiting_thread(
+    tmp_path, monkeypatch
+):
+    """At the end of a use_repr=False trace the worker writes the logits' file while the forward's
+    thread computes their statistics, queued after it."""
+    tensor = _large_tensor()
+    released = threading.Event()
+    monkeypatch.setattr(background, "write_tensor_file", lambda path, data: released.wait())
+    computed_on = []
+    numbers = background.numbers_off_thread
+
+    def watched(*arguments):
+        computed_on.append(threading.current_thread().name)
+        return numbers(*arguments)
+
+    monkeypatch.setattr(background, "numbers_off_thread", watched)
+    work = BackgroundWork()
+    pending = work.statistics(tensor, 1, work.write(tmp_path / "logits.safetensors", tensor))
+    threading.Timer(0.2, released.set).start()
+    work.wait()
+    assert computed_on == [threading.current_thread().name]
+    options = PrintOptions.current()
+    assert pending.result(options) == statistics_from(
+        _on_one_thread(fused_statistics, tensor, 1), tensor, options
+    )
+
+
+def test_statistics_the_worker_has_not_started_are_taken_over_at_the_next_recording_step(
+    tmp_path, monkeypatch
+):
+    """A worker behind the forward (its core busy) would hold each queued tensor, freed by the model
+    or not, until it got to it: the forward's thread computes them instead."""
+    released = threading.Event()
+    monkeypatch.setattr(background, "write_tensor_file", lambda path, data: released.wait())
+    computed_on = []
+    numbers = background.numbers_off_thread
+    monkeypatch.setattr(
+        background,
+        "numbers_off_thread",
+        lambda *arguments: computed_on.append(threading.current_thread().name) or numbers(*arguments),
+    )
+    work = BackgroundWork()
+    work.write(tmp_path / "first.safetensors", torch.zeros(1))  # the worker is busy with it
+    tensor = torch.randn(100)
+    pending = work.statistics(tensor, 1)
+    work.take_over()
+    assert computed_on == [threading.current_thread().name]
+    released.set()
+    work.wait()
+    assert computed_on == [threading.current_thread().name]  # not computed again by the worker
+    options = PrintOptions.current()
+    assert pending.result(options) == statistics_from(fused_statistics(tensor, 1), tensor, options)
+
+
+def test_a_warm_trace_makes_no_statistics_buffer(tmp_path, monkeypatch):
+    """The buffers of the float64 pass are made in the first trace: a later one whose forward's
+    thread and worker reduce at the same moment for the first time grew its peak by one."""
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
+    with model_addition_debugger_context(model, debug_path=tmp_path / "first", use_repr=False):
+        model(torch.randn(4, 16))
+    made = []
+    new_buffer = fused._new_buffer
+    monkeypatch.setattr(fused, "_new_buffer", lambda: made.append(1) or new_buffer())
+    in_use = [fused._buffer(), fused._buffer()]  # the forward's thread and the worker, at the same moment
+    fused._free_buffers.extend(in_use)
+    assert made == []
