@@ -117,7 +117,6 @@ def _evaluate(
                 errors = tuple(_import_error(runtime.repo, failure) for failure in failed)
                 store.keep_errors(errors)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)
-            runtime.model_done()
             _set_aside_survivors()
         yield ModelVerdicts(model, outcomes, Reads.of(reads), frozenset(asked), errors)
 

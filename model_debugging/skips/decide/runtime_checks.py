@@ -125,18 +125,11 @@ class RuntimeChecks:
                 self._trees[path] = None
         return self._trees[path]
 
-    def model_done(self) -> None:
-        """Forget the facts of the model just evaluated and the trees of its own test files (the
-        shared ones, a common file is ~300 kB, serve every model). Done before the collection that
-        follows each model, which would otherwise walk those trees once more (a third of the objects
-        a model leaves)."""
-        self._facts.clear()
-        self._trees = {path: tree for path, tree in self._trees.items() if _MODEL_FILES not in path}
-        self._resolver = None
-
     def _class_facts(self, resolver: Resolver, test_class: CollectedClass) -> TestClassFacts:
         if resolver is not self._resolver:  # a new model: the facts of the previous one are done with
-            self.model_done()
+            self._facts.clear()
+            # so are its own test files; the shared ones (a common file is ~300 kB) serve every model
+            self._trees = {path: tree for path, tree in self._trees.items() if _MODEL_FILES not in path}
             self._resolver = resolver
         facts = self._facts.get(test_class.ref)
         if facts is None:
