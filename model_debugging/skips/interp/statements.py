@@ -100,7 +100,9 @@ class _Runner:
                 self.block(function.body, variables)
             except Exit as exit_:
                 self.raised = self.raised or (depth == 0 and exit_.kind == "raise")
-                ended = exit_
+                # kept past the handler without its traceback, which holds this frame: each return
+                # of a helper would otherwise leave a cycle of frames for the collector
+                ended = exit_.with_traceback(None)
             frame = self.frame  # what the helper hands back is certain on the only path it could take
             certain = not (frame.pending or frame.forks_ended or frame.ended_in_fork)
             returned = certain and (ended is None or ended.kind == "return")
