@@ -127,24 +127,20 @@ def test_a_name_the_package_may_lack_leaves_the_tests_undecided(make_repo, scan,
     assert scan.errors == []
 
 
-def test_a_name_added_to_a_models_all_is_seen_by_a_warm_scan(make_repo, scan):
-    """The test file imports ``MustTokenizer2`` before the contributor writes it; once the tokenizer
-    module defines and lists it, a warm scan runs the tests, as a scan without the cache does."""
-    repo = make_repo(with_import(package("must"), "must", "from transformers import MustTokenizer2"))
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("MustTokenizer2", "tokenization_must.py"),  # a name added to a module the listing holds
+        ("MustProcessor", "processing_must.py"),  # a module added: the listing of models/ is kept
+    ],
+)
+def test_a_name_the_contributor_adds_to_a_models_all_is_seen_by_a_warm_scan(make_repo, scan, name, module):
+    """The test file imports ``name`` before the contributor writes it; once ``module`` defines and
+    lists it, a warm scan runs the tests, as a scan without the cache does."""
+    repo = make_repo(with_import(package("must"), "must", f"from transformers import {name}"))
     assert verdicts(scan(repo), "test_forward")["ran"] == []
-    tokenizer = repo / "src/transformers/models/must/tokenization_must.py"
-    tokenizer.write_text("class MustTokenizer2:\n    pass\n\n\n__all__ = ['MustTokenizer2']\n")
-    assert verdicts(scan(repo), "test_forward")["ran"] == ["must"]
-    assert scan.errors == []
-
-
-def test_a_models_module_added_with_the_name_is_seen_by_a_warm_scan(make_repo, scan):
-    """The test file imports ``MustProcessor`` before its module exists; once the contributor adds
-    ``processing_must.py`` listing it, a warm scan runs the tests (the listing of ``models/`` is part
-    of what the scan keeps)."""
-    repo = make_repo(with_import(package("must"), "must", "from transformers import MustProcessor"))
-    assert verdicts(scan(repo), "test_forward")["ran"] == []
-    processing = repo / "src/transformers/models/must/processing_must.py"
-    processing.write_text("class MustProcessor:\n    pass\n\n\n__all__ = ['MustProcessor']\n")
+    (repo / f"src/transformers/models/must/{module}").write_text(
+        f"class {name}:\n    pass\n\n\n__all__ = ['{name}']\n"
+    )
     assert verdicts(scan(repo), "test_forward")["ran"] == ["must"]
     assert scan.errors == []
