@@ -16,6 +16,7 @@ import functools
 import hashlib
 import os
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +64,37 @@ def entry_value(data: bytes) -> Any:
         return pickle.loads(data)[1]
 
 
+# an import of one of the project's modules: ``from model_debugging.assertions import ...``
+_PROJECT_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+model_debugging\.([\w.]+)", re.MULTILINE)
+
+
 @functools.cache
 def analyzer_version() -> str:
     """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
     beside its inputs, so that a changed evaluator never answers from what an older one decided."""
-    package = Path(__file__).parents[1]  # the whole analyzer (model_debugging/skips), not work/ alone
+    project = Path(__file__).parents[2]
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+    for path, text in sorted(_analyzer_sources(project).items()):
+        digest.update(path.relative_to(project).as_posix().encode())
+        digest.update(text)
     return digest.hexdigest()
+
+
+def _analyzer_sources(project: Path) -> dict[Path, bytes]:
+    """The text of every module of ``model_debugging/skips`` and of every other module of the
+    project they import, directly or not (``model_debugging/assertions.py`` decides what a test
+    checks)."""
+    pending = sorted((project / "skips").rglob("*.py"))
+    sources: dict[Path, bytes] = {}
+    while pending:
+        path = pending.pop()
+        if path in sources:
+            continue
+        sources[path] = text = path.read_bytes()
+        for dotted in _PROJECT_IMPORT.findall(text):
+            module = project.joinpath(*dotted.decode().split("."))
+            pending += [file for file in (module.with_suffix(".py"), module / "__init__.py") if file.is_file()]
+    return sources
 
 
 class ParseCache:

@@ -109,12 +109,13 @@ def test_a_changed_analyzer_reads_no_entry_an_older_one_wrote(monkeypatch):
 
 
 def test_an_edit_anywhere_in_the_analyzer_makes_another_analyzer(monkeypatch):
-    """The cache's own folder is not the analyzer: an edited parse rule or interpreter module must
-    change the version the entries are keyed on too."""
+    """The cache's own folder is not the analyzer: an edited parse rule or interpreter module, or a
+    module of the project the analyzer imports (what counts as an assertion), must change the
+    version the entries are keyed on too."""
     digest = cache.analyzer_version.__wrapped__  # computed afresh, not the process's kept answer
     current = digest()
     read_bytes = Path.read_bytes
-    for edited in ("body_skip.py", "statements.py"):  # parse/rules/, interp/
+    for edited in ("body_skip.py", "statements.py", "assertions.py"):  # parse/rules/, interp/, outside skips/
         monkeypatch.setattr(
             Path, "read_bytes", lambda path, edited=edited: read_bytes(path) + b"#" * (path.name == edited)
         )
