@@ -13,6 +13,7 @@ from collections import defaultdict
 from model_debugging.compare.align import TraceAlignment
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.matching import describe_call
+from model_debugging.compare.padding import pads_by_statistics
 
 
 def _last_call(tree: CallTree, identities: tuple[int, ...]) -> int | None:
@@ -92,5 +93,12 @@ def trace_warnings(alignment: TraceAlignment) -> tuple[str, ...]:
         warnings.append(
             f"the traces come from different model classes ({classes[0]}, {classes[1]}) with the same module "
             "paths: calls were paired by path; check that these are the models you meant to compare"
+        )
+    traces = (alignment.reference.trace, alignment.candidate.trace)
+    if any(trace.mode != "tensors" for trace in traces) and pads_by_statistics(traces[0]):
+        warnings.append(
+            "the model's attention_mask pads tokens, and summary statistics cover them too: with left "
+            "padding correct implementations differ there; trace both with use_repr=False to compare real "
+            "tokens only"
         )
     return tuple(warnings)

@@ -31,9 +31,11 @@ from model_debugging.compare.boundaries import boundary_origin, boundary_rows
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
+from model_debugging.compare.inputs_without_effect import set_aside_inputs_without_effect
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
+from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
@@ -128,11 +130,18 @@ def _compare(
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
     tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol)
-    comparer = PairComparer(tolerance.atol, tolerance.rtol, mode, atol_per_rms=tolerance.atol_per_rms)
+    comparer = PairComparer(
+        tolerance.atol,
+        tolerance.rtol,
+        mode,
+        atol_per_rms=tolerance.atol_per_rms,
+        padded=padded_tokens(reference_trace) if mode == "tensors" else None,
+    )
 
     patterns = [re.compile(pattern) for pattern in ignore]
     alignment = align_calls(reference_trace, candidate_trace, rules, comparer, infer=align)
     modules = [compare_pair(index, alignment, pair, comparer) for index, pair in enumerate(alignment.pairs)]
+    modules = set_aside_inputs_without_effect(alignment, modules)
     if boundaries:
         modules = boundary_rows(alignment, modules)
         origin, origin_note = boundary_origin(modules)

@@ -10,7 +10,10 @@ says whether and how two records can be compared:
 - ``SQUEEZED``: the same shape once the dimensions of size 1 are dropped;
 - ``BROADCAST``: one expands to the other's shape (compared after expanding it);
 - ``MASK``: both are masks (boolean, 0/1 integers or additive floats) whose shapes broadcast to one
-  another: the positions they let through are compared;
+  another: the positions they let through are compared. So are a padding mask ``[batch, keys]``
+  and a 4-D mask ``[batch, 1 or heads, queries, keys]``: the 4-D mask must be the padding mask for
+  every query, alone or with the causal mask (which the side passing the padding mask applies
+  itself); the rows of padded queries, which a model may fill in as it likes, are left out;
 - ``LAYOUT`` (outputs of a pair found by the alignment only): the same elements in another
   arrangement of dimensions, found by :func:`layout_permutation`.
 
@@ -108,6 +111,8 @@ def form_of(reference: TensorRecord, candidate: TensorRecord) -> Form | None:
         return None
     masks = is_mask(reference) and is_mask(candidate)
     same_class = dtype_class(reference.dtype) == dtype_class(candidate.dtype)
+    if masks and _padding_against_full(tuple(reference.shape), tuple(candidate.shape)):
+        return Form.MASK
     if masks and not (
         same_class and reference.shape == candidate.shape and dtype_class(reference.dtype) == "bool"
     ):
@@ -135,6 +140,8 @@ def converted(
     """``reference`` and ``candidate`` brought to one shape (and, for masks, to "attend" booleans)."""
     if form is Form.MASK:
         reference, candidate = _attends(reference), _attends(candidate)
+        if _padding_against_full(tuple(reference.shape), tuple(candidate.shape)):
+            return _with_padding(reference, candidate)
         if _squeezed(tuple(reference.shape)) == _squeezed(tuple(candidate.shape)):
             return reference, candidate.reshape(reference.shape)
         shape = _broadcast(tuple(reference.shape), tuple(candidate.shape))
@@ -147,6 +154,31 @@ def converted(
     if form is Form.LAYOUT:
         return _arranged(reference, tuple(candidate.shape)), candidate
     return reference, candidate
+
+
+def _padding_against_full(one: tuple[int, ...], other: tuple[int, ...]) -> bool:
+    """Whether ``one`` is the shape of a padding mask ``[batch, keys]`` and ``other`` that of a 4-D
+    mask ``[batch, heads, queries, keys]`` of the same batch and keys, in either order."""
+    if len(one) == 4 and len(other) == 2:
+        one, other = other, one
+    return len(one) == 2 and len(other) == 4 and (one[0], one[1]) == (other[0], other[3])
+
+
+def _with_padding(reference: torch.Tensor, candidate: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The 4-D mask of one side (True: attend) and the one the other side's padding mask makes:
+    causal when the 4-D mask lets no query see a later key; the rows of padded queries are left out
+    of both (set True)."""
+    swapped = reference.dim() == 2
+    full, padding = (candidate, reference) if swapped else (reference, candidate)
+    queries, keys = full.shape[-2:]
+    made = padding[:, None, None, :].expand(full.shape)
+    later = torch.ones(queries, keys, dtype=torch.bool).triu(keys - queries + 1)
+    if not full[..., later].any():
+        made = made & ~later
+    if queries == keys:  # a query's row matters only when the query is no padding itself
+        padded = ~padding[:, None, :, None].expand(full.shape)
+        full, made = full | padded, made | padded
+    return (made, full) if swapped else (full, made)
 
 
 def _attends(mask: torch.Tensor) -> torch.Tensor:

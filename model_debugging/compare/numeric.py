@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.forms import Form, comparable_in_statistics, converted
+from model_debugging.compare.padding import only_at_padded_tokens
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -56,6 +57,8 @@ class PairComparer:
     # for sharded traces: the absolute tolerance grows by this much per unit of the reference
     # tensor's root mean square (rounding scales with the size of the terms; see tolerance.py)
     atol_per_rms: float = 0.0
+    # [batch, tokens], True at the tokens the model's attention_mask pads (see padding.py)
+    padded: torch.Tensor | None = None
 
     def compare(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         if self.mode == "tensors":
@@ -111,6 +114,21 @@ class PairComparer:
                 )
                 return f"the {small} holds only the {large}'s [{where}], equal there"
         return None
+
+    def differs_only_at_padded_tokens(
+        self, reference: TensorRecord, candidate: TensorRecord, form: Form
+    ) -> bool:
+        """For two values that differ: whether every element out of tolerance lies at a padded token."""
+        if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
+            return False
+        expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
+        if expected.is_complex() or actual.is_complex():
+            return False
+        wide = torch.float64 if torch.float64 in (expected.dtype, actual.dtype) else torch.float32
+        close = torch.isclose(
+            actual.to(wide), expected.to(wide), rtol=self.rtol, atol=self._atol_for(expected), equal_nan=True
+        )
+        return only_at_padded_tokens(~close, self.padded)
 
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
         """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""

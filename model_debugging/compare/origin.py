@@ -31,6 +31,7 @@ from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.producers import find_producer
 from model_debugging.compare.result import AlignmentKind, ModuleComparison, ModuleStatus
+from model_debugging.compare.row_tree import parent_rows
 
 _NAMED = 4  # unaligned calls named in the note; the rest are counted
 
@@ -39,7 +40,7 @@ def find_origin(
     alignment: TraceAlignment, rows: Sequence[ModuleComparison], comparer: PairComparer
 ) -> tuple[ModuleComparison | None, str | None]:
     """The origin row (marked as differing when it has children) and a note on where inside it to look."""
-    parents = _parent_rows(alignment)
+    parents = parent_rows(alignment)
     children: list[list[int]] = [[] for _ in rows]
     inside = [False] * len(rows)  # a row below this one differs
     for row in reversed(range(len(rows))):
@@ -84,21 +85,6 @@ def find_origin(
         else:
             note = _note(alignment, current, None)
             return _marked(rows[current], note, None), note
-
-
-def _parent_rows(alignment: TraceAlignment) -> list[int | None]:
-    """Per row, the row of the nearest enclosing call paired one to one (None for the outermost)."""
-    tree = alignment.reference
-    row_of_call = {
-        pair.reference[0]: row for row, pair in enumerate(alignment.pairs) if len(pair.reference) == 1
-    }
-    parents: list[int | None] = []
-    for pair in alignment.pairs:
-        call = tree.parent[pair.reference[0]]
-        while call >= 0 and call not in row_of_call:
-            call = tree.parent[call]
-        parents.append(row_of_call.get(call))
-    return parents
 
 
 def _marked(

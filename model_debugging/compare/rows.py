@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -27,6 +28,7 @@ from model_debugging.compare.call_tree import tensor_records
 from model_debugging.compare.forms import Form
 from model_debugging.compare.fused import concatenated_statistics
 from model_debugging.compare.numeric import GroupDiff, PairComparer
+from model_debugging.compare.padding import AT_PADDED_TOKENS
 from model_debugging.compare.result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -84,6 +86,42 @@ def compare_pair(
     )
 
 
+def in_another_form(value: ValueComparison) -> bool:
+    """A counted difference that is no difference of values: tensors of shapes no form of
+    :mod:`.forms` reconciles, or a tensor against a literal (a mask against None)."""
+    return (
+        value.status is ValueStatus.DIFFERS
+        and value.max_abs_diff is None
+        and value.note is not None
+        and value.note.startswith(("shape ", "a tensor "))
+    )
+
+
+def inputs_set_aside(row: ModuleComparison, why: str) -> ModuleComparison:
+    """``row`` with its differing inputs kept as notes, not counted (``why`` says why)."""
+    differing = {id(value) for value in row.differing_inputs}
+    values = tuple(
+        replace(value, counted=False, note=f"{value.note}; {why}") if id(value) in differing else value
+        for value in row.values
+    )
+    dropped = {_detail(value) for value in row.differing_inputs}
+    inputs = _total([value for value in values if value.place == "inputs"])
+    measured = row.compared == "inputs"
+    return replace(
+        row,
+        inputs_match=inputs.match,
+        details=tuple(detail for detail in row.details if detail not in dropped),
+        notes=(
+            *row.notes,
+            *(_note(new) for old, new in zip(row.values, values, strict=True) if id(old) in differing),
+        ),
+        values=values,
+        max_abs_diff=inputs.max_abs if measured else row.max_abs_diff,
+        max_rel_diff=inputs.max_rel if measured else row.max_rel_diff,
+        mean_abs_diff=inputs.mean_abs if measured else row.mean_abs_diff,
+    )
+
+
 def _compare_all(pairs: list[Paired], place: str, comparer: PairComparer) -> list[ValueComparison]:
     return [_compare_value(pair, place, comparer) for pair in pairs]
 
@@ -131,11 +169,16 @@ def _compare_value(pair: Paired, place: str, comparer: PairComparer, layout: boo
     guessed = pair.by is PairedBy.ORDER and place == "inputs"
     if guessed and not diff.match:
         note = "paired by order only (no name, shape or value tells them apart): not counted"
+    padding_only = (
+        not diff.match and not guessed and comparer.differs_only_at_padded_tokens(left, right, pair.form)
+    )
+    if padding_only:
+        note = AT_PADDED_TOKENS
     return ValueComparison(
         **where,
         status=ValueStatus.EQUAL if diff.match else ValueStatus.DIFFERS,
         form=form,
-        counted=not guessed,
+        counted=not (guessed or padding_only),
         max_abs_diff=diff.max_abs,
         max_rel_diff=diff.max_rel,
         mean_abs_diff=diff.mean_abs,

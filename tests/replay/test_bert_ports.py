@@ -51,6 +51,6 @@ def test_a_block_given_its_mask_in_another_form_is_not_replayed_and_says_which_a
     block = next(call for call in found.modules if call.module_path == f"{ROOT}.bert.encoder.layer.0")
     assert block.verdict is ReplayVerdict.NOT_REPLAYED
     assert block.reason.endswith(
-        "nor can it be called as its own model called it: its own recorded call's args.1 [2, 8] pairs with "
-        "no input of the reference's call"
+        "nor can it be called as its own model called it: its own recorded call's args.1 [2, 8] is the "
+        "reference's args.1 [2, 1, 8, 8] torch.float32 in another form (mask)"
     ), block.reason

@@ -93,7 +93,9 @@ def _analyzer_sources(project: Path) -> dict[Path, bytes]:
         sources[path] = text = path.read_bytes()
         for dotted in _PROJECT_IMPORT.findall(text):
             module = project.joinpath(*dotted.decode().split("."))
-            pending += [file for file in (module.with_suffix(".py"), module / "__init__.py") if file.is_file()]
+            pending += [
+                file for file in (module.with_suffix(".py"), module / "__init__.py") if file.is_file()
+            ]
     return sources
 
 

@@ -1,0 +1,69 @@
+"""Tokens the model's inputs pad, where two correct implementations may hold different values.
+
+With left padding, a causal model's padded tokens attend to no key at all, and each implementation
+fills that row in its own way (a softmax over blocked scores, zeros, transformers' "unmask
+unattended" rows). The values at those tokens then differ between a reference and a correct port,
+and no real token reads them: every attention blocks padded keys. So a tensor whose differences all
+lie at padded tokens is set aside with a note (:func:`only_at_padded_tokens`); a difference at a
+real token always counts. The padded tokens are those the model's own ``attention_mask`` input (a
+``[batch, tokens]`` tensor of 0/1 or booleans) marks 0, read from the reference's outermost call.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from model_debugging.debugger.trace_format.records import Trace
+from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
+
+AT_PADDED_TOKENS = "differs only at tokens the model's attention_mask pads: not counted"
+
+
+def padded_tokens(trace: Trace) -> torch.Tensor | None:
+    """``[batch, tokens]``, True at the tokens the outermost call's ``attention_mask`` keyword pads;
+    None when it has none, pads nothing, or the trace holds no tensor files (summary traces)."""
+    if trace.mode != "tensors" or not trace.nodes:
+        return None
+    record = next((r for r in trace.nodes[0].inputs if r.sub_path == "kwargs.attention_mask"), None)
+    if record is None or not record.is_tensor or record.shape is None or len(record.shape) != 2:
+        return None
+    return padded_tokens_of(read_recorded_tensor(record))
+
+
+def pads_by_statistics(trace: Trace) -> bool:
+    """Whether the outermost call's ``attention_mask`` keyword is a ``[batch, tokens]`` tensor whose
+    recorded minimum is 0: it pads (what a summary trace can tell)."""
+    if not trace.nodes:
+        return False
+    record = next((r for r in trace.nodes[0].inputs if r.sub_path == "kwargs.attention_mask"), None)
+    if record is None or record.shape is None or len(record.shape) != 2:
+        return False
+    low = dict(record.statistics).get("min", dict(record.stats).get("min"))
+    return low == 0
+
+
+def padded_tokens_of(attention_mask: object) -> torch.Tensor | None:
+    """The same from a model's ``attention_mask`` argument itself (a ``[batch, tokens]`` tensor of
+    0/1 or booleans; anything else pads nothing)."""
+    if not isinstance(attention_mask, torch.Tensor) or attention_mask.dim() != 2:
+        return None
+    mask = attention_mask.detach().cpu()
+    if mask.is_floating_point() or not ((mask == 0) | (mask == 1)).all():
+        return None
+    padded = mask == 0
+    return padded if padded.any() else None
+
+
+def only_at_padded_tokens(out_of_tolerance: torch.Tensor, padded: torch.Tensor) -> bool:
+    """Whether every True element of ``out_of_tolerance`` lies at a padded token: its first
+    dimension is the batch, and along some other dimension of the tokens' size every differing
+    element sits at a token ``padded`` marks."""
+    batch, tokens = padded.shape
+    if out_of_tolerance.dim() < 2 or out_of_tolerance.shape[0] != batch or not out_of_tolerance.any():
+        return False
+    for dim in range(1, out_of_tolerance.dim()):
+        if out_of_tolerance.shape[dim] == tokens:
+            at_token = out_of_tolerance.movedim(dim, 1).reshape(batch, tokens, -1).any(-1)
+            if not (at_token & ~padded).any():
+                return True
+    return False
