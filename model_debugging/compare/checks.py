@@ -74,8 +74,9 @@ def _pruned(tree: CallTree) -> bool:
     )
 
 
-def trace_warnings(alignment: TraceAlignment) -> tuple[str, ...]:
-    """Warnings about traces that may not be comparable as recorded."""
+def trace_warnings(alignment: TraceAlignment, diverged: bool) -> tuple[str, ...]:
+    """Warnings about traces that may not be comparable as recorded (``diverged``: a compared call
+    differs, which padded tokens may explain)."""
     warnings = []
     pruned = [_pruned(tree) for tree in (alignment.reference, alignment.candidate)]
     if pruned[0] != pruned[1]:
@@ -95,7 +96,7 @@ def trace_warnings(alignment: TraceAlignment) -> tuple[str, ...]:
             "paths: calls were paired by path; check that these are the models you meant to compare"
         )
     traces = (alignment.reference.trace, alignment.candidate.trace)
-    if any(trace.mode != "tensors" for trace in traces) and pads_by_statistics(traces[0]):
+    if diverged and any(trace.mode != "tensors" for trace in traces) and pads_by_statistics(traces[0]):
         warnings.append(
             "the model's attention_mask pads tokens, and summary statistics cover them too: with left "
             "padding correct implementations differ there; trace both with use_repr=False to compare real "

@@ -39,7 +39,7 @@ from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
-from model_debugging.compare.result import TraceComparison, UnmatchedCall
+from model_debugging.compare.result import ModuleStatus, TraceComparison, UnmatchedCall
 from model_debugging.compare.rows import compare_pair
 from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -182,7 +182,9 @@ def _compare(
         origin_note=origin_note,
         alignment=summarize_alignment(alignment),
         final_output_note=final_output_note(alignment),
-        warnings=trace_warnings(alignment),
+        warnings=trace_warnings(
+            alignment, any(module.status is not ModuleStatus.EQUAL for module in modules)
+        ),
         ignored=sum(map(len, described)) - sum(map(len, shown)),
         boundaries_only=boundaries,
     )

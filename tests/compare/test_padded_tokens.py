@@ -49,8 +49,10 @@ class _Masked(nn.Module):
         return self.proj(x) * attention_mask[..., None]
 
 
-@pytest.mark.parametrize("pads", [True, False])
-def test_summary_traces_of_padded_inputs_say_what_statistics_cannot_tell(tmp_path, pads):
+@pytest.mark.parametrize(("pads", "diverged"), [(True, True), (True, False), (False, True)])
+def test_summary_traces_of_padded_inputs_that_diverge_say_what_statistics_cannot_tell(
+    tmp_path, pads, diverged
+):
     torch.manual_seed(0)
     model, x = _Masked().eval(), torch.randn(2, 4, 3)
     mask = torch.ones(2, 4, dtype=torch.long)
@@ -58,8 +60,12 @@ def test_summary_traces_of_padded_inputs_say_what_statistics_cannot_tell(tmp_pat
     for side in "ab":
         with model_addition_debugger_context(model, debug_path=tmp_path / side, use_repr=True):
             model(x, attention_mask=mask)
+        if diverged:
+            model.proj.bias.data += 1.0
     warnings = compare_traces(tmp_path / "a", tmp_path / "b").warnings
-    assert any("the model's attention_mask pads tokens" in warning for warning in warnings) is pads
+    assert any("the model's attention_mask pads tokens" in warning for warning in warnings) is (
+        pads and diverged
+    )
 
 
 # ---- a Llama port written by hand in plain PyTorch, as a porter would -------------------------------
