@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from model_debugging.debugger.trace_format.records import Trace
+from model_debugging.debugger.trace_format.records import TensorRecord, Trace
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
 AT_PADDED_TOKENS = "differs only at tokens the model's attention_mask pads: not counted"
@@ -22,10 +22,8 @@ AT_PADDED_TOKENS = "differs only at tokens the model's attention_mask pads: not 
 def padded_tokens(trace: Trace) -> torch.Tensor | None:
     """``[batch, tokens]``, True at the tokens the outermost call's ``attention_mask`` keyword pads;
     None when it has none, pads nothing, or the trace holds no tensor files (summary traces)."""
-    if trace.mode != "tensors" or not trace.nodes:
-        return None
-    record = next((r for r in trace.nodes[0].inputs if r.sub_path == "kwargs.attention_mask"), None)
-    if record is None or not record.is_tensor or record.shape is None or len(record.shape) != 2:
+    record = _attention_mask(trace)
+    if trace.mode != "tensors" or record is None:
         return None
     return padded_tokens_of(read_recorded_tensor(record))
 
@@ -33,13 +31,15 @@ def padded_tokens(trace: Trace) -> torch.Tensor | None:
 def pads_by_statistics(trace: Trace) -> bool:
     """Whether the outermost call's ``attention_mask`` keyword is a ``[batch, tokens]`` tensor whose
     recorded minimum is 0: it pads (what a summary trace can tell)."""
-    if not trace.nodes:
-        return False
-    record = next((r for r in trace.nodes[0].inputs if r.sub_path == "kwargs.attention_mask"), None)
-    if record is None or record.shape is None or len(record.shape) != 2:
-        return False
-    low = dict(record.statistics).get("min", dict(record.stats).get("min"))
-    return low == 0
+    record = _attention_mask(trace)
+    return record is not None and dict(record.statistics).get("min", dict(record.stats).get("min")) == 0
+
+
+def _attention_mask(trace: Trace) -> TensorRecord | None:
+    """The outermost call's ``attention_mask`` keyword when it is a tensor of two dimensions."""
+    inputs = trace.nodes[0].inputs if trace.nodes else ()
+    record = next((record for record in inputs if record.sub_path == "kwargs.attention_mask"), None)
+    return record if record is not None and record.shape is not None and len(record.shape) == 2 else None
 
 
 def padded_tokens_of(attention_mask: object) -> torch.Tensor | None:
