@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.forms import Form, comparable_in_statistics, converted
-from model_debugging.compare.padding import only_at_padded_tokens
+from model_debugging.compare.padding import differs_only_at_padded_tokens
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -122,13 +122,9 @@ class PairComparer:
         if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
             return False
         expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
-        if expected.is_complex() or actual.is_complex():
-            return False
-        wide = torch.float64 if torch.float64 in (expected.dtype, actual.dtype) else torch.float32
-        close = torch.isclose(
-            actual.to(wide), expected.to(wide), rtol=self.rtol, atol=self._atol_for(expected), equal_nan=True
+        return differs_only_at_padded_tokens(
+            expected, actual, self._atol_for(expected), self.rtol, self.padded
         )
-        return only_at_padded_tokens(~close, self.padded)
 
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
         """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""

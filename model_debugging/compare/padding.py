@@ -67,3 +67,14 @@ def only_at_padded_tokens(out_of_tolerance: torch.Tensor, padded: torch.Tensor) 
             if not (at_token & ~padded).any():
                 return True
     return False
+
+
+def differs_only_at_padded_tokens(
+    expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: float, padded: torch.Tensor
+) -> bool:
+    """Whether every element of two same-shaped tensors that is out of tolerance lies at a padded token."""
+    if expected.is_complex() or actual.is_complex():
+        return False
+    wide = torch.float64 if torch.float64 in (expected.dtype, actual.dtype) else torch.float32
+    close = torch.isclose(actual.to(wide), expected.to(wide), rtol=rtol, atol=atol, equal_nan=True)
+    return only_at_padded_tokens(~close, padded)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from torch import nn
 
 from model_debugging.compare.align import align_traces
+from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import ModuleStatus, TraceComparison
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -97,7 +98,7 @@ def replay_trace(
             trace, comparison.candidate, rename=rules, atol=comparison.atol, rtol=comparison.rtol
         )
     index = CandidateIndex(trace, model, rules, alignment)
-    replayer = Replayer(trace, index, Tolerance(atol, rtol), noise, adapter_map)
+    replayer = Replayer(trace, index, Tolerance(atol, rtol, padded=padded_tokens(trace)), noise, adapter_map)
     common = {
         "reference": trace.path,
         "rename_rules": tuple(str(rule) for rule in rules),

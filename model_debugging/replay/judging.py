@@ -7,7 +7,8 @@ the tensor's largest magnitude (``atol = 2 * eps * max|reference|``): a port tha
 differently stays within them, a wrong computation does not. The dtype that decides is the least
 precise of the two tensors' and the one the candidate computes in (its parameters'): a bfloat16
 port replayed on a float32 reference is judged with bfloat16's tolerances, also where it returns
-float32.
+float32. Differences only at the tokens the model's ``attention_mask`` pads are not counted, as in
+compare (see ``compare/padding.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.numeric import PairComparer
+from model_debugging.compare.padding import differs_only_at_padded_tokens
 
 _DEFAULT_ATOL, _DEFAULT_RTOL = 1e-5, 1e-4
 _LOW_PRECISION_STEPS = 2.0
@@ -26,11 +28,13 @@ _LOW_PRECISION_STEPS = 2.0
 @dataclass(frozen=True)
 class Tolerance:
     """``None`` for ``atol`` or ``rtol`` means "chosen from the dtypes"; ``computed_in`` is the
-    candidate's dtype (None when unknown)."""
+    candidate's dtype (None when unknown); ``padded`` marks the tokens the model's attention_mask pads
+    (``[batch, tokens]``, None when it pads none)."""
 
     atol: float | None = None
     rtol: float | None = None
     computed_in: torch.dtype | None = None
+    padded: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         for name in ("atol", "rtol"):
@@ -63,9 +67,10 @@ class TensorDiff:
 def diff_tensors(reference: torch.Tensor, candidate: torch.Tensor, tolerance: Tolerance) -> TensorDiff:
     """Compare two tensors of the same shape; a shape mismatch is the caller's to report."""
     atol, rtol = tolerance.for_pair(reference, candidate)
-    within, max_abs, max_rel, _, _ = PairComparer(atol, rtol, "tensors").compare_tensors(
-        reference.detach().cpu(), candidate.detach().cpu()
-    )
+    reference, candidate = reference.detach().cpu(), candidate.detach().cpu()
+    within, max_abs, max_rel, _, _ = PairComparer(atol, rtol, "tensors").compare_tensors(reference, candidate)
+    if not within and tolerance.padded is not None:
+        within = differs_only_at_padded_tokens(reference, candidate, atol, rtol, tolerance.padded)
     return TensorDiff(within=within, max_abs=max_abs, max_rel=max_rel)
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from model_debugging import compare_traces, debug_port, model_addition_debugger_context
+from model_debugging import compare_traces, debug_port, model_addition_debugger_context, replay_trace
 
 
 def _trace(writer, output):
@@ -192,3 +192,6 @@ def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tm
         assert result.summary_line().startswith(
             "returned outputs: equal within tolerance at every real token"
         )
+    # replay runs the port on the reference's recorded inputs and judges it the same way
+    replayed = replay_trace(tmp_path / "reference", port, bisect=True, comparison=result.comparison)
+    assert (replayed.bug_in is None) is (origin is None)
