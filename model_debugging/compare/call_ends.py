@@ -12,18 +12,24 @@ candidate's next call received neither (its counterpart of that last output, alo
 tensor the candidate recorded before), the output was changed on its way out: at the end of the
 innermost paired call that the last call ends, or of the calls ending with it. When it did, the
 output left the call intact and the parent's code combined it otherwise.
+
+A summary trace (``use_repr=True``) holds no tensor files: there the statistics and printed values
+tell (:mod:`.summary_sums`). When they can neither confirm what the reference hands on nor refute
+every way the candidate's output could have been handed on, the end is *undecided*: the caller
+names it as a place to look, beside its parent's own code, and says a full-tensor trace would tell.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model_debugging.compare.align import TraceAlignment
 from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.compare.fused import first_tensor
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.result import ModuleComparison
+from model_debugging.compare.summary_sums import Relation, summed_relation
 from model_debugging.debugger.trace_format.records import TensorRecord
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
@@ -39,6 +45,7 @@ class ChangedEnd:
     row: int
     last: int
     enclosing: tuple[int, ...]
+    decided: bool = True  # False: a summary trace cannot tell whether it changed it (full tensors would)
 
 
 def last_paired_inside(alignment: TraceAlignment, row: int) -> int | None:
@@ -63,8 +70,9 @@ def find_changed_end(
 ) -> ChangedEnd | None:
     """Whether the difference in the inputs of row ``following`` was made at the end of row
     ``previous``'s call (everything recorded in it agrees), the paired call before it inside row
-    ``outer``'s: the innermost paired call it ends with its last recorded call, or None."""
-    if comparer.mode != "tensors" or rows[previous].is_leaf:
+    ``outer``'s: the innermost paired call it ends with its last recorded call (``decided`` False when
+    only a summary trace's statistics were there to tell), or None."""
+    if rows[previous].is_leaf:
         return None
     pairs, tree = alignment.pairs, alignment.reference
     last = last_paired_inside(alignment, previous)
@@ -79,12 +87,20 @@ def find_changed_end(
     innermost = next(position for position, call in enumerate(chain) if call in row_of_call)
     rows_used = (outer, previous, following, last)
     calls = [[pairs[row].reference[0] for row in rows_used], [pairs[row].candidate[0] for row in rows_used]]
+    changed = ChangedEnd(row_of_call[chain[innermost]], last, tuple(chain[innermost + 1 :]), decided=False)
+    undecided = False
     for value in rows[following].differing_inputs:
-        if _handed_on(tree, calls[0], value.reference, comparer) is True and (
-            _handed_on(alignment.candidate, calls[1], value.candidate, comparer) is False
-        ):
-            return ChangedEnd(row_of_call[chain[innermost]], last, tuple(chain[innermost + 1 :]))
-    return None
+        reference = _handed_on(tree, calls[0], value.reference, comparer)
+        if reference in (None, Relation.REFUTED):  # it hands on something else: nothing to judge by
+            continue
+        candidate = _handed_on(alignment.candidate, calls[1], value.candidate, comparer)
+        if reference is Relation.HOLDS and candidate is Relation.REFUTED:
+            return replace(changed, decided=True)
+        # full tensors could find it changed, where the summaries leave a side unknown
+        undecided = undecided or (
+            candidate in (Relation.REFUTED, Relation.UNKNOWN) and Relation.UNKNOWN in (reference, candidate)
+        )
+    return changed if undecided else None
 
 
 def _ended_by(alignment: TraceAlignment, last: int, outermost: int) -> list[int]:
@@ -103,37 +119,55 @@ def _ended_by(alignment: TraceAlignment, last: int, outermost: int) -> list[int]
     return []
 
 
-def _handed_on(tree: CallTree, calls: list[int], sub_path: str | None, comparer: PairComparer) -> bool | None:
+def _handed_on(
+    tree: CallTree, calls: list[int], sub_path: str | None, comparer: PairComparer
+) -> Relation | None:
     """Whether the input ``sub_path`` of call ``following`` is the output of call ``last``, or that
     plus a tensor recorded before (an input of ``outer``, of its calls before ``following``, or of a
-    call inside ``previous``); None when they cannot be compared (no tensor files, other shapes)."""
+    call inside ``previous``): from the tensor files, else from a summary trace's statistics (which
+    may leave it unknown). None when no trace could tell (no such tensors, other shapes)."""
     outer, previous, following, last = calls
     received = next((r for r in tensor_records(tree.node(following).inputs) if r.sub_path == sub_path), None)
     made = first_tensor(tree.node(last).outputs)
-    if received is None or made is None or received.file is None or made.file is None:
+    if received is None or made is None or received.shape != made.shape or received.dtype != made.dtype:
         return None
-    if received.shape != made.shape or received.dtype != made.dtype:
-        return None
+    residuals = _recorded_before(tree, outer, previous, following, made)
+    if received.file is None or made.file is None:
+        if comparer.mode == "tensors":  # a tensor no file could hold
+            return None
+        relations = [
+            summed_relation(received, made, residual, comparer.atol, comparer.rtol)
+            for residual in (None, *residuals)
+        ]
+        if Relation.HOLDS in relations:
+            return Relation.HOLDS
+        return Relation.REFUTED if set(relations) == {Relation.REFUTED} else Relation.UNKNOWN
     given, output = read_recorded_tensor(received), read_recorded_tensor(made)
-    if comparer.compare_tensors(output, given)[0]:
-        return True
-    return any(
+    if comparer.compare_tensors(output, given)[0] or any(
         comparer.compare_tensors(output, given - read_recorded_tensor(residual))[0]
-        for residual in _recorded_before(tree, outer, previous, following, made)
-    )
+        for residual in residuals
+        if residual.file is not None
+    ):
+        return Relation.HOLDS
+    return Relation.REFUTED
+
+
+def residual_sources(tree: CallTree, outer: int, holder: int, following: int) -> list[int]:
+    """The calls whose inputs may hold the residual added to what ``holder`` (a call of ``outer``, or one
+    inside it) hands to ``following``: ``outer``, its children before ``following``, and every call
+    inside ``holder``. Replay asks the same of what a candidate's module returns."""
+    calls = [outer, *(child for child in tree.children[outer] if child < following)]
+    return list(dict.fromkeys([*calls, *range(holder + 1, tree.end[holder])]))
 
 
 def _recorded_before(
     tree: CallTree, outer: int, previous: int, following: int, like: TensorRecord
 ) -> list[TensorRecord]:
-    """The input tensors shaped like ``like`` (with their files) of ``outer``, of its children before
-    ``following`` and of every call inside ``previous``: where a residual is recorded."""
-    calls = [outer, *(child for child in tree.children[outer] if child < following)]
-    calls += range(previous + 1, tree.end[previous])
+    """The input tensors shaped like ``like`` of the calls where a residual is recorded."""
     found = [
         record
-        for call in dict.fromkeys(calls)
+        for call in residual_sources(tree, outer, previous, following)
         for record in tensor_records(tree.node(call).inputs)
-        if record.file is not None and record.shape == like.shape and record.dtype == like.dtype
+        if record.shape == like.shape and record.dtype == like.dtype
     ]
     return found[:_RESIDUALS]

@@ -69,13 +69,16 @@ def find_origin(
                     else find_changed_end(alignment, rows, current, previous, child, comparer)
                 )
                 detail = f"its outputs are not recorded; the inputs of {rows[child].module_path}, the next call, differ"
-                if changed is not None and not (block_end and changed.row == previous):
-                    note = _changed_end_note(alignment, changed, child)
+                if changed is not None and block_end and changed.row == previous:
+                    changed = None  # the block's own end: named below
+                if changed is not None and changed.decided:
+                    note = _changed_end_note(alignment, changed, child, comparer.mode == "stats")
                     return _marked(rows[changed.row], note, rows[child], detail), note
+                undecided = "" if changed is None else _undecided_end(alignment, changed)
                 if block_end:
-                    note = _block_end_note(alignment, previous, child)
+                    note = _block_end_note(alignment, previous, child) + undecided
                     return _marked(rows[previous], note, rows[child], detail), note
-                note = _note(alignment, current, child, previous)
+                note = _note(alignment, current, child, previous) + undecided
                 return _marked(rows[current], note, rows[child]), note
             if inside[child]:
                 current = child
@@ -160,18 +163,30 @@ def _block_end_note(alignment: TraceAlignment, block: int, following: int) -> st
     )
 
 
-def _changed_end_note(alignment: TraceAlignment, changed: ChangedEnd, following: int) -> str:
+def _changed_end_note(alignment: TraceAlignment, changed: ChangedEnd, following: int, summary: bool) -> str:
     tree = alignment.reference
     path = tree.node(alignment.pairs[changed.row].reference[0]).module_path
     last = describe_call(tree.node(alignment.pairs[changed.last].reference[0]))
     call = alignment.pairs[following].reference[0]
     receiver = tree.node(call).module_path
     ends = "".join(f", or at the end of {tree.node(index).module_path}" for index in changed.enclosing)
+    judged = " (told by the statistics and printed values of the summary traces)" if summary else ""
     return (
         f"the difference is made at the end of {path}, after its last recorded call {last} (everything recorded "
         f"in it agrees): {receiver} receives neither that call's output nor that plus a tensor recorded before it "
-        f"(a residual), as in the reference: in its own code{ends}, or in the code of "
+        f"(a residual), as in the reference{judged}: in its own code{ends}, or in the code of "
         f"{tree.node(tree.parent[call]).module_path} between it and {receiver}"
+    )
+
+
+def _undecided_end(alignment: TraceAlignment, changed: ChangedEnd) -> str:
+    """The end of ``changed``'s call as another place to look, when summary traces cannot tell."""
+    tree = alignment.reference
+    path = tree.node(alignment.pairs[changed.row].reference[0]).module_path
+    last = describe_call(tree.node(alignment.pairs[changed.last].reference[0]))
+    return (
+        f"; or at the end of {path}, after its last recorded call {last} (its outputs are not recorded): "
+        "summary traces cannot tell which (traces recorded with use_repr=False would)"
     )
 
 

@@ -89,10 +89,13 @@ class _Step:
             # call right before the first difference is replayed even when compare found it equal
             ends_there = (
                 first is not None
-                and first.in_inputs
                 and bool(replayer.children(child))
                 and replayer.index.paired(child)
-                and replayer.ends_before(child, first.order)
+                and (
+                    replayer.ends_before(child, first.order)
+                    if first.in_inputs
+                    else replayer.end_unseen(child, node, first)  # ``node``'s own end differs
+                )
             )
             if diverged is not None and child.module_path not in diverged and not ends_there:
                 continue

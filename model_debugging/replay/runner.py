@@ -10,10 +10,12 @@ with the reason: it says nothing about the candidate's numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
+from model_debugging.compare.call_ends import residual_sources
+from model_debugging.compare.call_tree import CallTree
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
+from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 from model_debugging.replay.adapters import ArgumentAdapters, CannotCall
 from model_debugging.replay.arguments import (
     Placement,
@@ -64,7 +66,8 @@ class Replayer:
         self._noise = noise
         self._adapters = adapters or ArgumentAdapters()
         self._caches = CacheRebuilder(trace, index.model)
-        self._subtree_end, self._parents = _structure(trace.nodes)
+        self._tree = CallTree.of(trace)
+        self._subtree_end = self._tree.end
         self._correct_leaves: set[int] = set()  # orders of calls replayed correct on their own outputs
         # order -> the inputs the candidate changed in place, and where the first difference was seen
         self.modified_inputs: dict[int, tuple[str, ...]] = {}
@@ -84,7 +87,8 @@ class Replayer:
         return self.trace.nodes[node.order + 1 : self._subtree_end[node.order]]
 
     def parent(self, node: TraceNode) -> TraceNode | None:
-        return self._parents[node.order]
+        parent = self._tree.parent[node.order]
+        return None if parent < 0 else self.trace.nodes[parent]
 
     def contains(self, ancestor: TraceNode, order: int) -> bool:
         return ancestor.order < order < self._subtree_end[ancestor.order]
@@ -192,40 +196,66 @@ class Replayer:
         return verdict
 
     def _note_unconfirmed_end(self, node: TraceNode, output, tolerance: Tolerance, hooks: LeafHooks) -> None:
-        """Note ``node`` when what it returned is neither what the reference's next call in its parent
-        received nor that less a residual: its end is then judged by its parent's replay (:meth:`end_blame`)."""
-        parent, end = self.parent(node), self._subtree_end[node.order]
-        if parent is None or end >= self._subtree_end[parent.order]:
-            return  # the last call of its parent: what follows it is its parent's own code
-        earlier = [parent, *(child for child in self.children(parent) if child.order < node.order)]
-        if end_agrees(output, self.trace.nodes[end], earlier, tolerance) is False:
-            last = hooks.leaves[-1]
+        """Note ``node`` when what it returned is neither what the reference's next recorded call received
+        (in its parent, or after it when it is its parent's last call) nor that less a residual: its end is
+        then judged by an enclosing call's replay (:meth:`end_blame`)."""
+        end = self._subtree_end[node.order]
+        following = self.trace.nodes[end] if end < len(self.trace.nodes) else None
+        outer = None if following is None else self.parent(following)
+        if outer is None:
+            return
+        holder = node  # the call of ``outer`` that ``node`` ends
+        while self.parent(holder).order != outer.order:
+            holder = self.parent(holder)
+        earlier = [
+            self.trace.nodes[order] for order in residual_sources(self._tree, outer.order, holder.order, end)
+        ]
+        last = hooks.leaves[-1]
+        made = next((record for record in last.outputs or () if record.is_tensor and record.file), None)
+        # as compare judges it: the reference hands on its last recorded call's output (plus a residual)
+        handed_on = made is not None and end_agrees(read_recorded_tensor(made), following, earlier, tolerance)
+        if handed_on and end_agrees(output, following, earlier, tolerance) is False:
             self.unconfirmed_ends[node.order] = (end, None if last.order in hooks.ran else last.module_path)
 
     def end_blame(self, node: TraceNode) -> str | None:
-        """For a call correct on its recorded calls whose end is not confirmed, when its parent's replay
-        first differs in the inputs of the first recorded call after it: why it is wrong at its end."""
-        unconfirmed, parent = self.unconfirmed_ends.get(node.order), self.parent(node)
-        first = None if parent is None else self.first_differences.get(parent.order)
-        if (
-            unconfirmed is None
-            or first is None
-            or not first.in_inputs
-            or not self.ends_before(node, first.order)
-        ):
+        """For a call correct on its recorded calls whose end is not confirmed, when the nearest enclosing
+        call replayed first differs right after it (in the inputs of the first recorded call after it, or
+        in its own outputs, with nothing recorded after ``node`` in it compared): why it is wrong at its end."""
+        unconfirmed = self.unconfirmed_ends.get(node.order)
+        ancestor = self.parent(node)
+        while ancestor is not None and ancestor.order not in self.first_differences:
+            ancestor = self.parent(ancestor)
+        if unconfirmed is None or ancestor is None:
+            return None
+        first = self.first_differences[ancestor.order]
+        if first.in_inputs and self.ends_before(node, first.order):
+            seen = f"the inputs of {self.trace.nodes[first.order].module_path}"
+        elif self.end_unseen(node, ancestor, first):
+            seen = f"its own outputs (given to {self.trace.nodes[self._subtree_end[ancestor.order]].module_path})"
+        else:
             return None
         following, skipped = unconfirmed
+        parent = self.parent(node)
         where = (
             f"the candidate never ran its last recorded call {skipped}: the port skips it, or computes it another way"
             if skipped
-            else f"after its last recorded call, or in the code of {parent.module_path} between them"
+            else f"after its last recorded call, or in the code of {parent.module_path} "
+            + ("between them" if self.contains(parent, following) else "after it")
         )
         return (
             f"its recorded submodules are correct on identical inputs, but what it returns (not recorded) is neither "
             f"what {self.trace.nodes[following].module_path} received nor that less a tensor recorded before it "
-            f"(a residual), and {parent.module_path} first differs in the inputs of "
-            f"{self.trace.nodes[first.order].module_path}: the bug is at its end: {where}"
+            f"(a residual), and {ancestor.module_path} first differs in {seen}: the bug is at its end: {where}"
         )
+
+    def end_unseen(self, node: TraceNode, ancestor: TraceNode, first: FirstDifference) -> bool:
+        """Whether ``ancestor``'s replay first differs in its own outputs (judged on what the next call
+        received), and no recorded call after ``node`` inside it had its inputs compared: what ``node``
+        returns (not recorded) may be what differs there."""
+        if first.in_inputs or first.order != ancestor.order:
+            return False
+        after = self.trace.nodes[self._subtree_end[node.order] : self._subtree_end[ancestor.order]]
+        return not any(call.order in first.inputs_compared for call in after)
 
     def ends_before(self, node: TraceNode, order: int) -> bool:
         """Whether the recorded leaf of ``order`` is the first after ``node``'s calls."""
@@ -287,16 +317,3 @@ def not_replayed(node: TraceNode, candidate_path: str | None, reason: str) -> Mo
 
 def node_kind(node: TraceNode) -> NodeKind:
     return "module" if node.function is None else "function"
-
-
-def _structure(nodes: Sequence[TraceNode]) -> tuple[list[int], list[TraceNode | None]]:
-    """For each node (by order), the order of the first node after its subtree, and its parent."""
-    ends = [len(nodes)] * len(nodes)
-    parents: list[TraceNode | None] = [None] * len(nodes)
-    open_nodes: list[TraceNode] = []
-    for node in nodes:
-        while open_nodes and open_nodes[-1].depth >= node.depth:
-            ends[open_nodes.pop().order] = node.order
-        parents[node.order] = open_nodes[-1] if open_nodes else None
-        open_nodes.append(node)
-    return ends, parents

@@ -71,6 +71,36 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
 
 
 @pytest.mark.parametrize("style", list(Style), ids=str)
+@pytest.mark.parametrize(
+    "bug",
+    [
+        Bug.NONE,
+        Bug.ATTENTION_OUTPUT_HALVED,
+        Bug.MLP_OUTPUT_SCALED,
+        Bug.RESIDUAL_FROM_NORMED,
+        Bug.MISSING_FEED_FORWARD_RESIDUAL,
+    ],
+    ids=lambda bug: bug.name.lower(),
+)
+def test_summary_traces_tell_a_module_changed_at_its_end_from_its_parent(traces, style, bug, tmp_path):
+    """A porter's first traces (``use_repr=True``) hold statistics and printed values, no tensors: the
+    next call's input is the last projection's output plus the residual, element by element, in the
+    reference, and not in the port, whose attention (MLP) scales after it; where the port's parent
+    combines them otherwise, the parent stays the origin."""
+    code, result, printed = run_compare(
+        *traces.get("gemma", style, bug, summary=True), tmp_path / "result.json"
+    )
+    check_verdict(result, code, ROOT, ORIGINS[bug], printed)
+    if bug in (Bug.ATTENTION_OUTPUT_HALVED, Bug.MLP_OUTPUT_SCALED):
+        assert (
+            "as in the reference (told by the statistics and printed values of the summary traces)"
+            in (result["origin_note"])
+        )
+    if bug is not Bug.NONE:  # printed values decide: no "summary traces cannot tell which"
+        assert "use_repr=False would" not in result["origin_note"]
+
+
+@pytest.mark.parametrize("style", list(Style), ids=str)
 def test_with_gelu_recorded_the_activation_module_pairs_with_the_function(traces, style, tmp_path):
     reference, port = traces.get("gemma", style, Bug.NONE, functions=True)
     code, result, printed = run_compare(reference, port, tmp_path / "result.json")

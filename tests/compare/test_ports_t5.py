@@ -44,6 +44,19 @@ def test_default_compare_finds_each_bug_where_it_is(traces, style, bug, tmp_path
 
 
 @pytest.mark.parametrize("style", list(Style), ids=str)
+@pytest.mark.parametrize(
+    "bug",
+    [Bug.NONE, Bug.FEED_FORWARD_OUTPUT_HALVED, Bug.RESIDUAL_FROM_NORMED],
+    ids=lambda bug: bug.name.lower(),
+)
+def test_summary_traces_tell_the_feed_forward_changed_at_its_end(traces, style, bug, tmp_path):
+    """With the debugger's default (``use_repr=True``) the statistics and printed values tell that the
+    feed-forward halves what ``wo`` returns, as the tensor files do."""
+    code, result, printed = run_compare(*traces.get("t5", style, bug, summary=True), tmp_path / "result.json")
+    check_verdict(result, code, ROOT, ORIGINS[bug], printed)
+
+
+@pytest.mark.parametrize("style", list(Style), ids=str)
 def test_a_bias_computed_once_and_moved_embeddings_are_paired_or_noted(traces, style, tmp_path):
     code, result, _ = run_compare(*traces.get("t5", style, Bug.NONE), tmp_path / "result.json")
     assert code == 0

@@ -29,6 +29,7 @@ BUG_PLACES = {
         "RESIDUAL_FROM_NORMED": "model.layers.1",
         "MISSING_FEED_FORWARD_RESIDUAL": "model.layers.0",  # after its last recorded call: its end
         "ATTENTION_OUTPUT_HALVED": "model.layers.0.self_attn",  # likewise
+        "MLP_OUTPUT_SCALED": "model.layers.0.mlp",  # after its last recorded call, its layer's last call
     },
     "t5": {
         "SWAPPED_FUSED_HALVES": "decoder.block.1.layer.2.DenseReluDense.wi_0",
@@ -39,6 +40,8 @@ BUG_PLACES = {
         "ATTENTION_SCALE": "encoder.block.0.layer.0.SelfAttention",
         "NORM_SUBTRACTS_MEAN": "decoder.block.1.layer.1.layer_norm",
         "RESIDUAL_FROM_NORMED": "decoder.block.1",
+        # after its last recorded call, inside the reference's T5LayerFF (the port has no such module)
+        "FEED_FORWARD_OUTPUT_HALVED": "encoder.block.0.layer.1.DenseReluDense",
     },
     "vit": {
         "SWAPPED_FUSED_HALVES": "vit.layers.1.attention.q_proj",

@@ -1,11 +1,15 @@
 """Replay on the hand-written ports of Gemma (a decoder): correct when correct (also in bfloat16),
 and each planted bug placed where it is (see ``port_proof``)."""
 
+import json
+
 import pytest
 import torch
 
 from model_debugging import ReplayVerdict
+from model_debugging.cli import main
 from tests.ports import Style, gemma
+from tests.ports.catalog import trace
 from tests.replay.port_proof import (
     PortSession,
     bug_cases,
@@ -71,6 +75,51 @@ def test_a_block_wrong_after_its_last_call_is_never_called_correct(session, styl
         f"to model.layers.1 as args.0): the bug is at its end, in its last call {layer}.mlp (not recorded "
         "either) or after it"
     )
+
+
+@pytest.mark.parametrize("style", Style)
+def test_an_mlp_scaled_after_its_last_call_is_wrong_though_its_layer_ends_with_it(session, style):
+    """Every MLP scales what ``down_proj`` returns: the MLP is its layer's last call, so what it returns
+    reaches the next layer (the final norm after the last) as that less the residual, in the reference;
+    the port's does not, and its layer first differs in its own outputs."""
+    result = session.replay(style, "MLP_OUTPUT_SCALED")
+    calls = {call.module_path: call for call in result.modules}
+    for layer, receiver in (("model.layers.0", "model.layers.1"), ("model.layers.1", "model.norm")):
+        mlp, parent = calls[full_path(result, f"{layer}.mlp")], full_path(result, layer)
+        assert mlp.verdict is ReplayVerdict.WRONG, layer
+        assert mlp.reason.endswith(
+            f"and {parent} first differs in its own outputs (given to {full_path(result, receiver)}): the bug is "
+            f"at its end: after its last recorded call, or in the code of {parent} after it"
+        ), mlp.reason
+        assert calls[f"{parent}.mlp.down_proj"].verdict is ReplayVerdict.CORRECT
+
+
+def test_replay_bisect_from_the_command_line_names_the_mlp(session, tmp_path, capsys):
+    """As a porter runs it: the reference's and the port's traces, the port built by a script."""
+    port_trace = trace(
+        gemma.port(session.reference, Style.KEYWORDS, gemma.Bug.MLP_OUTPUT_SCALED),
+        tmp_path / "port",
+        session.inputs,
+    )
+    script = tmp_path / "port.py"
+    script.write_text(
+        "from tests.ports import Style, gemma\n\n\n"
+        "def build_model():\n"
+        "    return gemma.port(gemma.reference(), Style.KEYWORDS, gemma.Bug.MLP_OUTPUT_SCALED)\n"
+    )
+    output = tmp_path / "replay.json"
+    arguments = [
+        "replay",
+        str(session.trace),
+        "--model",
+        str(script),
+        "--bisect",
+        "--compare",
+        str(port_trace),
+    ]
+    assert main([*arguments, "--json", str(output)]) == 1
+    assert json.loads(output.read_text())["bug_in"] == "GemmaForCausalLM.model.layers.0.mlp"
+    assert "GemmaForCausalLM.model.layers.0.mlp" in capsys.readouterr().out
 
 
 def test_replay_without_compare_says_once_that_compare_would_pair_the_calls(session):
