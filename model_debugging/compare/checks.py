@@ -13,7 +13,7 @@ from collections import defaultdict
 from model_debugging.compare.align import TraceAlignment
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.matching import describe_call
-from model_debugging.compare.padding import pads_by_statistics
+from model_debugging.compare.padding import pads_on_the_left_in_print
 
 
 def _last_call(tree: CallTree, identities: tuple[int, ...]) -> int | None:
@@ -96,10 +96,10 @@ def trace_warnings(alignment: TraceAlignment, diverged: bool) -> tuple[str, ...]
             "paths: calls were paired by path; check that these are the models you meant to compare"
         )
     traces = (alignment.reference.trace, alignment.candidate.trace)
-    if diverged and any(trace.mode != "tensors" for trace in traces) and pads_by_statistics(traces[0]):
+    if diverged and any(trace.mode != "tensors" for trace in traces) and pads_on_the_left_in_print(traces[0]):
         warnings.append(
-            "the model's attention_mask pads tokens, and summary statistics cover them too: with left "
-            "padding correct implementations differ there; trace both with use_repr=False to compare real "
-            "tokens only"
+            "the model's attention_mask pads tokens on the left: a causal model's padded tokens attend to "
+            "nothing and correct implementations differ there, which summary statistics cannot set aside; "
+            "trace both with use_repr=False to compare real tokens only"
         )
     return tuple(warnings)

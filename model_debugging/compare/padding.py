@@ -11,12 +11,15 @@ real token always counts. The padded tokens are those the model's own ``attentio
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from model_debugging.debugger.trace_format.records import TensorRecord, Trace
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
 AT_PADDED_TOKENS = "differs only at tokens the model's attention_mask pads: not counted"
+_ROW_START = re.compile(r"\[\s*(True|False|-?\d+)\b")  # the first element of a printed row
 
 
 def padded_tokens(trace: Trace) -> torch.Tensor | None:
@@ -28,11 +31,14 @@ def padded_tokens(trace: Trace) -> torch.Tensor | None:
     return padded_tokens_of(read_recorded_tensor(record))
 
 
-def pads_by_statistics(trace: Trace) -> bool:
-    """Whether the outermost call's ``attention_mask`` keyword is a ``[batch, tokens]`` tensor whose
-    recorded minimum is 0: it pads (what a summary trace can tell)."""
+def pads_on_the_left_in_print(trace: Trace) -> bool:
+    """Whether the outermost call's ``attention_mask`` keyword, as a summary trace prints it, has a
+    row that starts with a padded token (a row torch's print leaves out is not seen)."""
     record = _attention_mask(trace)
-    return record is not None and dict(record.statistics).get("min", dict(record.stats).get("min")) == 0
+    if record is None:
+        return False
+    starts = (_ROW_START.search(line) for line in record.value_lines)
+    return any(start is not None and start.group(1) in ("0", "False") for start in starts)
 
 
 def _attention_mask(trace: Trace) -> TensorRecord | None:

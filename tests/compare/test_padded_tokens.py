@@ -49,22 +49,26 @@ class _Masked(nn.Module):
         return self.proj(x) * attention_mask[..., None]
 
 
-@pytest.mark.parametrize(("pads", "diverged"), [(True, True), (True, False), (False, True)])
-def test_summary_traces_of_padded_inputs_that_diverge_say_what_statistics_cannot_tell(
-    tmp_path, pads, diverged
+@pytest.mark.parametrize(
+    ("padded", "diverged", "warned"),
+    [(0, True, True), (0, False, False), (3, True, False), (None, True, False)],
+)
+def test_summary_traces_of_left_padded_inputs_that_diverge_say_what_statistics_cannot_tell(
+    tmp_path, padded, diverged, warned
 ):
     torch.manual_seed(0)
     model, x = _Masked().eval(), torch.randn(2, 4, 3)
     mask = torch.ones(2, 4, dtype=torch.long)
-    mask[1, 0] = 0 if pads else 1
+    if padded is not None:
+        mask[1, padded] = 0  # token 0: padded on the left; token 3: on the right
     for side in "ab":
         with model_addition_debugger_context(model, debug_path=tmp_path / side, use_repr=True):
             model(x, attention_mask=mask)
         if diverged:
             model.proj.bias.data += 1.0
     warnings = compare_traces(tmp_path / "a", tmp_path / "b").warnings
-    assert any("the model's attention_mask pads tokens" in warning for warning in warnings) is (
-        pads and diverged
+    assert (
+        any("the model's attention_mask pads tokens on the left" in warning for warning in warnings) is warned
     )
 
 
