@@ -81,7 +81,7 @@ def is_mask(record: TensorRecord) -> bool:
     return kind == "float" and high == 0 and low <= _BLOCKING
 
 
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(size for size in shape if size != 1)
 
 
@@ -116,13 +116,13 @@ def form_of(reference: TensorRecord, candidate: TensorRecord) -> Form | None:
     if masks and not (
         same_class and reference.shape == candidate.shape and dtype_class(reference.dtype) == "bool"
     ):
-        squeezed = _squeezed(reference.shape) == _squeezed(candidate.shape)
-        return Form.MASK if squeezed or _broadcastable(reference.shape, candidate.shape) else None
+        same = squeezed(reference.shape) == squeezed(candidate.shape)
+        return Form.MASK if same or _broadcastable(reference.shape, candidate.shape) else None
     if not same_class:
         return None
     if reference.shape == candidate.shape:
         return Form.SAME
-    if _squeezed(reference.shape) == _squeezed(candidate.shape):
+    if squeezed(reference.shape) == squeezed(candidate.shape):
         return Form.SQUEEZED
     if _expands_to(reference.shape, candidate.shape) or _expands_to(candidate.shape, reference.shape):
         return Form.BROADCAST
@@ -142,7 +142,7 @@ def converted(
         reference, candidate = _attends(reference), _attends(candidate)
         if _padding_against_full(tuple(reference.shape), tuple(candidate.shape)):
             return _with_padding(reference, candidate)
-        if _squeezed(tuple(reference.shape)) == _squeezed(tuple(candidate.shape)):
+        if squeezed(tuple(reference.shape)) == squeezed(tuple(candidate.shape)):
             return reference, candidate.reshape(reference.shape)
         shape = _broadcast(tuple(reference.shape), tuple(candidate.shape))
         return reference.expand(shape), candidate.expand(shape)

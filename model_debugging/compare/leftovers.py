@@ -6,7 +6,8 @@ embedding sits inside each stack in the reference and at the top of a port. Such
 partner among its siblings' counterparts. After the tree alignment, every leaf left over is
 looked for under the counterpart of its nearest paired ancestor, then of the next one up:
 
-- a leaf of the same kind (:mod:`.kinds`) and the same input and output shapes;
+- a leaf of the same kind (:mod:`.kinds`) and the same input and output shapes, once dimensions of
+  size 1 are dropped (position ids ``[1, 8]`` against ``arange(8)``);
 - or a projection whose output holds the same elements in another layout (a ``Conv2d`` output
   ``[2, 32, 4, 4]`` against a ``Linear`` output ``[2, 16, 32]``: patches embedded with unfold and a
   Linear instead of a Conv2d).
@@ -21,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from model_debugging.compare.call_tree import CallTree
-from model_debugging.compare.forms import layout_permutation
-from model_debugging.compare.fused import first_tensor, signature, single_output
+from model_debugging.compare.forms import layout_permutation, squeezed
+from model_debugging.compare.fused import TensorSignature, first_tensor, signature, single_output
 from model_debugging.compare.kinds import compatible_kinds, kind_of
 from model_debugging.compare.result import AlignmentKind
 
@@ -35,14 +36,21 @@ def _could_pair(reference: CallTree, left: int, candidate: CallTree, right: int)
     left_output, right_output = single_output(reference, left), single_output(candidate, right)
     if left_output is None or right_output is None:
         return False
-    same_input = signature(first_tensor(left_node.inputs)) == signature(first_tensor(right_node.inputs))
-    if same_input and signature(left_output) == signature(right_output):
+    inputs = (signature(first_tensor(left_node.inputs)), signature(first_tensor(right_node.inputs)))
+    if _same_but_ones(*inputs) and _same_but_ones(signature(left_output), signature(right_output)):
         return True
     return (
         left_kind == right_kind == "projection"
         and left_output.dtype == right_output.dtype
         and layout_permutation(left_output.shape, right_output.shape) is not None
     )
+
+
+def _same_but_ones(left: TensorSignature, right: TensorSignature) -> bool:
+    """The same dtype and shape, once the dimensions of size 1 are dropped."""
+    if left is None or right is None:
+        return left == right
+    return left[1] == right[1] and squeezed(left[0]) == squeezed(right[0])
 
 
 def leftover_pairs(

@@ -172,3 +172,7 @@ def test_a_hand_written_port_with_padding_is_judged_by_what_it_computes(tmp_path
     assert result.equivalent is (origin is None)
     found = result.comparison.divergence_origin
     assert (found and found.module_path) == origin
+    # the port's position embedding, at its top and given arange(10), pairs with the reference's,
+    # inside its embeddings and given position ids [1, 10]; what is left is GELU, a module on one side only
+    assert result.comparison.unmatched_candidate == ()
+    assert all(call.endswith("ffn.activation") for call in result.comparison.unmatched_reference)
