@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from model_debugging.skips.interp.builtins import BUILTIN_NAMES, python_builtin
-from model_debugging.skips.interp.call_shapes import call_shape
 from model_debugging.skips.interp.comprehensions import comprehension
+from model_debugging.skips.interp.effects import passes_self, super_method
 from model_debugging.skips.interp.formatting import formatted
 from model_debugging.skips.interp.handed import HandedBack, after_helper, forget_passed
 from model_debugging.skips.interp.handlers import Handlers
@@ -105,27 +105,28 @@ class Evaluator:
             return self._name(node, variables)
         if kind is ast.Attribute:
             return self._attribute(self.value(node.value, variables), node)
+        unknown = Unknown(node=node)  # made after the commonest nodes, which need none
         read = _READERS.get(kind)
-        # each reader makes the unknown value it may give only when it needs one
-        return Unknown(node=node) if read is None else read(self, node, variables)
+        return unknown if read is None else read(self, node, variables, unknown)
 
-    def _dict(self, node: ast.Dict, variables: dict[str, object]) -> object:
+    def _dict(self, node: ast.Dict, variables: dict[str, object], unknown: Unknown) -> object:
         if not all(key is not None for key in node.keys):  # ``{**other}``
-            return Unknown(node=node)
+            return unknown
         keys = [self.value(key, variables) for key in node.keys]
         if not all(isinstance(key, (str, int)) for key in keys):
-            return Unknown(node=node)
+            return unknown
         return {key: self.value(value, variables) for key, value in zip(keys, node.values, strict=True)}
 
-    def _display(self, node: ast.Tuple | ast.List | ast.Set, variables: dict[str, object]) -> object:
+    def _display(
+        self, node: ast.Tuple | ast.List | ast.Set, variables: dict[str, object], unknown: Unknown
+    ) -> object:
         items = self._arguments(node.elts, variables)  # ``(*parts, last)`` unpacks as a call does
         kind = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
-        unknown = Unknown(node=node)
         if items is None or (kind is set and any(isinstance(item, Unknown) for item in items)):
             return unknown
         return python_result(unknown, kind, items)
 
-    def _joined(self, node: ast.JoinedStr, variables: dict[str, object]) -> object:
+    def _joined(self, node: ast.JoinedStr, variables: dict[str, object], unknown: Unknown) -> object:
         return "".join(
             part.value if isinstance(part, ast.Constant) else self._placeholder(part, variables)
             for part in node.values
@@ -137,38 +138,36 @@ class Evaluator:
         spec = None if part.format_spec is None else self.value(part.format_spec, variables)
         return formatted(value, part.conversion, spec, Unknown(node=part.value))
 
-    def _unary(self, node: ast.UnaryOp, variables: dict[str, object]) -> object:
+    def _unary(self, node: ast.UnaryOp, variables: dict[str, object], unknown: Unknown) -> object:
         if isinstance(node.op, ast.USub):
             operand = self.value(node.operand, variables)
-            return -operand if isinstance(operand, (int, float)) else Unknown(node=node)
+            return -operand if isinstance(operand, (int, float)) else unknown
         if not isinstance(node.op, ast.Not):
-            return Unknown(node=node)
+            return unknown
         found = truth_of(self.value(node.operand, variables))
-        return Unknown(node=node) if found is Truth.TRUTH_VALUE_UNKNOWN else found is Truth.ALWAYS_FALSE
+        return unknown if found is Truth.TRUTH_VALUE_UNKNOWN else found is Truth.ALWAYS_FALSE
 
-    def _named(self, node: ast.NamedExpr, variables: dict[str, object]) -> object:
+    def _named(self, node: ast.NamedExpr, variables: dict[str, object], unknown: Unknown) -> object:
         result = self.value(node.value, variables)
         variables[node.target.id] = result
         return result
 
-    def _binary(self, node: ast.BinOp, variables: dict[str, object]) -> object:
+    def _binary(self, node: ast.BinOp, variables: dict[str, object], unknown: Unknown) -> object:
         left, right = self.value(node.left, variables), self.value(node.right, variables)
-        unknown = Unknown(node=node)
         operation = _BINARY.get(type(node.op))
         if operation is not None and isinstance(left, _OPERANDS) and isinstance(right, _OPERANDS):
             return python_result(unknown, operation, left, right)
         found = self.handlers.operated(self.facts, node.op, left, right)
         return unknown if found is UNHANDLED else found
 
-    def _if_expression(self, node: ast.IfExp, variables: dict[str, object]) -> object:
+    def _if_expression(self, node: ast.IfExp, variables: dict[str, object], unknown: Unknown) -> object:
         found = truth_of(self.value(node.test, variables))
         if found is Truth.TRUTH_VALUE_UNKNOWN:
-            return Unknown(node=node)
+            return unknown
         return self.value(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
 
-    def _subscript(self, node: ast.Subscript, variables: dict[str, object]) -> object:
+    def _subscript(self, node: ast.Subscript, variables: dict[str, object], unknown: Unknown) -> object:
         container, key = self.value(node.value, variables), self.value(node.slice, variables)
-        unknown = Unknown(node=node)
         found = self.handlers.subscripted(self.facts, container, key, unknown)
         if found is not UNHANDLED:
             return found
@@ -184,13 +183,12 @@ class Evaluator:
             return TestSelf()
         if name in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[name]
-        unknown = Unknown(node=node)
-        found = self.handlers.global_name(self.facts, name, unknown)
+        found = self.handlers.global_name(self.facts, name, Unknown(node=node))
         if found is not UNHANDLED:
             return found
-        return Builtin(name) if name in BUILTIN_NAMES else unknown
+        return Builtin(name) if name in BUILTIN_NAMES else Unknown(node=node)
 
-    def _bool_op(self, node: ast.BoolOp, variables: dict[str, object]) -> object:
+    def _bool_op(self, node: ast.BoolOp, variables: dict[str, object], unknown: Unknown) -> object:
         decisive = isinstance(node.op, ast.Or)  # a true operand decides an `or`, a false one an `and`
         undecided = False
         result: object = None
@@ -202,22 +200,21 @@ class Evaluator:
             if truth_of(result) is _DECIDING[decisive]:
                 # an unknown operand before it may be the result: only the truth is known then
                 return OfKnownTruth(node=node, truth=decisive) if undecided else result
-        return Unknown(node=node) if undecided else result
+        return unknown if undecided else result
 
-    def _compare(self, node: ast.Compare, variables: dict[str, object]) -> object:
+    def _compare(self, node: ast.Compare, variables: dict[str, object], unknown: Unknown) -> object:
         left = self.value(node.left, variables)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.value(right_node, variables)
             decided = self.handlers.compared(self.facts, op, left, right)
             if decided is not UNHANDLED and not isinstance(decided, bool):
-                # an element-wise comparison's value
-                return decided if len(node.ops) == 1 else Unknown(node=node)
+                return decided if len(node.ops) == 1 else unknown  # an element-wise comparison's value
             if decided is not UNHANDLED:
                 outcome = decided
             elif isinstance(op, (ast.In, ast.NotIn)):
                 found = self.handlers.contained(self.facts, right, left)
                 if found is None:
-                    return Unknown(node=node)
+                    return unknown
                 outcome = found if isinstance(op, ast.In) else not found
             elif isinstance(left, PLAIN) and isinstance(right, PLAIN) and type(op) in _COMPARE:
                 if isinstance(op, (ast.Is, ast.IsNot)):  # None, True and False: one object each
@@ -225,57 +222,62 @@ class Evaluator:
                     outcome = left is right if singleton else left == right
                     outcome = outcome if isinstance(op, ast.Is) else not outcome
                 elif not (wholly_known(left) and wholly_known(right)):
-                    return Unknown(node=node)  # a container holding a value only the run knows
+                    return unknown  # a container holding a value only the run knows
                 else:
-                    unknown = Unknown(node=node)
                     outcome = python_result(unknown, _COMPARE[type(op)], left, right)
                     if outcome is unknown:
                         return unknown
             elif isinstance(op, (ast.Eq, ast.NotEq)) and comparable(left) and comparable(right):
                 outcome = (left == right) == isinstance(op, ast.Eq)
             else:
-                return Unknown(node=node)
+                return unknown
             if not outcome:
                 return False
             left = right
         return True
 
-    def _comprehension(self, node: ast.expr, variables: dict[str, object]) -> object:
-        return comprehension(self.value, node, variables, Unknown(node=node))
+    def _comprehension(self, node: ast.expr, variables: dict[str, object], unknown: Unknown) -> object:
+        return comprehension(self.value, node, variables, unknown)
 
-    def _call(self, node: ast.Call, variables: dict[str, object]) -> object:
-        func, unknown = node.func, Unknown(node=node)
-        shape = call_shape(node)
-        if shape.kind == "skip":
+    def _call(self, node: ast.Call, variables: dict[str, object], unknown: Unknown) -> object:
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "skip"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "pytest"
+        ):
             reason = (
                 node.args[0]
                 if node.args
                 else next((k.value for k in node.keywords if k.arg == "reason"), None)
             )
             raise Skipped(text(self.value(reason, variables)) if reason is not None else "", node.lineno)
+        inherited = super_method(node)
         # super().helper(...) in a model's override of a common helper; handlers that give the name
         # ``super`` a value of their own (a configuration's constructor run) evaluate it as any call
-        if shape.kind == "super" and self.handlers.global_name(self.facts, "super", unknown) is UNHANDLED:
+        if inherited is not None and self.handlers.global_name(self.facts, "super", unknown) is UNHANDLED:
             arguments = [self.value(argument, variables) for argument in node.args]
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
-            result = self.call_helper(shape.name, arguments, keywords, inherited=True, node=node)
-            after_helper(node, self.facts.inherited_definition, shape.name, variables, self.handed_back)
+            result = self.call_helper(inherited, arguments, keywords, inherited=True, node=node)
+            after_helper(node, self.facts.inherited_definition, inherited, variables, self.handed_back)
             return result
-        if shape.kind == "copy":
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "copy":
             return self.value(node.args[0], variables) if node.args else unknown  # a copy reads the same
         find = self.facts.module_function
         if (
-            shape.kind == "module"
-            and shape.name not in variables
+            isinstance(func, ast.Name)
+            and func.id not in variables
+            and passes_self(node)
             and find is not None
-            and find(shape.name) is not None
+            and find(func.id) is not None
         ):
             # a module-level function of a common file, handed the test: run like a helper
             keywords = {item.arg: self.value(item.value, variables) for item in node.keywords if item.arg}
             result = self.call_helper(
-                shape.name, self._arguments(node.args[1:], variables), keywords, module=True, node=node
+                func.id, self._arguments(node.args[1:], variables), keywords, module=True, node=node
             )
-            after_helper(node, find, shape.name, variables, self.handed_back, method=False)
+            after_helper(node, find, func.id, variables, self.handed_back, method=False)
             return result
         # the owner of a method is evaluated once: ``self.value(node.func)`` would evaluate it again
         owner = self.value(func.value, variables) if isinstance(func, ast.Attribute) else None
@@ -351,7 +353,7 @@ class Evaluator:
 
 # How :meth:`Evaluator.value` reads each kind of node past a constant, a name and an attribute;
 # a kind not listed is unknown.
-_READERS: dict[type, Callable[[Evaluator, ast.expr, dict[str, object]], object]] = {
+_READERS: dict[type, Callable[[Evaluator, ast.expr, dict[str, object], Unknown], object]] = {
     ast.Dict: Evaluator._dict,
     ast.Tuple: Evaluator._display,
     ast.List: Evaluator._display,

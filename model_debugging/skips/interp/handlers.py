@@ -54,12 +54,12 @@ class Handlers:
     """
 
     def __init__(self) -> None:
-        self._attributes = _ByKind()
-        self._methods = _ByKind()
-        self._calls = _ByKind()
-        self._contains = _ByKind()
-        self._subscripts = _ByKind()
-        self._explanations = _ByKind()
+        self._attributes: dict[type, Handler] = {}
+        self._methods: dict[type, Handler] = {}
+        self._calls: dict[type, Handler] = {}
+        self._contains: dict[type, Handler] = {}
+        self._subscripts: dict[type, Handler] = {}
+        self._explanations: dict[type, Handler] = {}
         self._builtins: dict[str, Handler] = {}
         self._names: list[Handler] = []
         self._comparisons: list[Handler] = []
@@ -100,20 +100,16 @@ class Handlers:
         return handler
 
     @staticmethod
-    def _keyed(table: dict | _ByKind, keys: tuple, what: str) -> Callable[[Handler], Handler]:
-        registered = table.registered if isinstance(table, _ByKind) else table
-
+    def _keyed(table: dict, keys: tuple, what: str) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             for key in keys:
-                known = registered.get(key)
+                known = table.get(key)
                 if known is not None:
                     raise ValueError(
                         f"a {what} handler for {getattr(key, '__name__', key)} is registered twice: "
                         f"{known.__module__}.{known.__qualname__} and {handler.__module__}.{handler.__qualname__}"
                     )
-                registered[key] = handler
-            if isinstance(table, _ByKind):
-                table.found.clear()  # a type's nearest handler may be the new one
+                table[key] = handler
             return handler
 
         return register
@@ -127,7 +123,7 @@ class Handlers:
         found = python_attribute(owner, name, unknown, missing)
         if found is not UNHANDLED:
             return found
-        handler = self._attributes.of(owner)
+        handler = _by_kind(self._attributes, owner)
         return unknown if handler is None else handler(facts, owner, name, unknown, missing)
 
     def method_call(
@@ -142,7 +138,7 @@ class Handlers:
         found = python_method(owner, name, arguments, unknown)
         if found is not UNHANDLED:
             return found
-        handler = self._methods.of(owner)
+        handler = _by_kind(self._methods, owner)
         return unknown if handler is None else handler(facts, owner, name, arguments, keywords, unknown)
 
     def value_call(
@@ -154,7 +150,7 @@ class Handlers:
         unpacked: Callable[[], list[object]],
         unknown: Unknown,
     ) -> object:
-        handler = self._calls.of(function)
+        handler = _by_kind(self._calls, function)
         if handler is None:
             return UNHANDLED
         return handler(facts, function, arguments, keywords, unpacked, unknown)
@@ -165,12 +161,12 @@ class Handlers:
 
     def contained(self, facts: object, container: object, item: object) -> bool | None:
         """``item in container``, or None when only the run knows."""
-        handler = self._contains.of(container)
+        handler = _by_kind(self._contains, container)
         found = UNHANDLED if handler is None else handler(facts, container, item)
         return python_contains(container, item) if found is UNHANDLED else found
 
     def subscripted(self, facts: object, container: object, key: object, unknown: Unknown) -> object:
-        handler = self._subscripts.of(container) if self._subscripts.registered else None
+        handler = _by_kind(self._subscripts, container) if self._subscripts else None
         return UNHANDLED if handler is None else handler(facts, container, key, unknown)
 
     def global_name(self, facts: object, name: str, unknown: Unknown) -> object:
@@ -183,7 +179,7 @@ class Handlers:
         return _first_answer(self._operations, facts, operator, left, right)
 
     def explained(self, value: object, written: str) -> str | None:
-        handler = self._explanations.of(value)
+        handler = _by_kind(self._explanations, value)
         return None if handler is None else handler(written)
 
 
@@ -196,19 +192,10 @@ def _first_answer(handlers: list[Handler], *arguments: object) -> object:
     return UNHANDLED
 
 
-class _ByKind:
-    """Handlers registered by kind of value (``registered``), and the one each type met has: its
-    own or that of the nearest of its bases (``found``, looked up once per type)."""
-
-    def __init__(self) -> None:
-        self.registered: dict[type, Handler] = {}
-        self.found: dict[type, Handler | None] = {}
-
-    def of(self, value: object) -> Handler | None:
-        """The handler registered for the type of ``value`` or the nearest of its bases."""
-        kind = type(value)
-        if kind in self.found:
-            return self.found[kind]
-        handler = next((self.registered[base] for base in kind.__mro__ if base in self.registered), None)
-        self.found[kind] = handler
-        return handler
+def _by_kind(table: dict[type, Handler], value: object) -> Handler | None:
+    """The handler registered for the type of ``value`` or the nearest of its bases."""
+    for kind in type(value).__mro__:
+        handler = table.get(kind)
+        if handler is not None:
+            return handler
+    return None

@@ -13,13 +13,14 @@ import ast
 from dataclasses import dataclass, field
 
 from model_debugging.skips.interp.effects import (
+    Effects,
     alias_names,
     effects,
+    mutated_name,
     mutated_names,
     relevant_names,
 )
 from model_debugging.skips.interp.expressions import Evaluator, TestCode, augmented
-from model_debugging.skips.interp.gates import GATED, gate, hands_changeable
 from model_debugging.skips.interp.handed import handed_back
 from model_debugging.skips.interp.iteration import loop_items, run_loop
 from model_debugging.skips.interp.join import merge_branches
@@ -32,6 +33,7 @@ from model_debugging.skips.interp.values import CHANGEABLE, Config, Raised, Skip
 _SKIP_EXCEPTIONS = {"SkipTest", "unittest.SkipTest", "unittest.case.SkipTest"}
 _DELETED = object()  # bound by ``del x[key]``
 _BLOCKS = frozenset({ast.For, ast.While, ast.With, ast.Try})  # run only when they may matter
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 
 
 @dataclass
@@ -154,17 +156,18 @@ class _Runner:
     def statement(self, node: ast.stmt, variables: dict[str, object]) -> None:
         value = self.evaluator.value
         kind = type(node)
-        if kind in GATED and kind is not ast.If:  # an ``if`` whose condition is known runs a branch
-            found = gate(node, self.frame.relevant, self.frame.watched, self.skipping_helpers)
-            if found.run == "mutated":
-                variables[found.name] = self._mutated(node.value, variables)
+        if kind in _BLOCKS and self._inert(node, variables):
+            self._apply_effects([node], variables)
+            return
+        if kind is ast.Expr and not (found := effects(node, self.skipping_helpers)).may_skip:
+            changed = mutated_name(node.value) if isinstance(node.value, ast.Call) else None
+            if changed is not None and changed in self.frame.relevant:
+                variables[changed] = self._mutated(node.value, variables)
                 return
-            if found.run == "never" or (
-                found.run == "if_handed" and not hands_changeable(found.passed, variables)
-            ):
-                if kind in _BLOCKS:
-                    self._apply_effects([node], variables)
-                return
+            if not self._hands_changeable(found, variables):
+                return  # else run: a call handed a container that decides a skip may change it
+        if kind in _ASSIGNMENTS and not self._changes_relevant(node, variables):
+            return
         try:
             if kind is ast.If:  # the commonest statement run
                 self._if(node, variables)
@@ -297,13 +300,31 @@ class _Runner:
         if found is not Truth.TRUTH_VALUE_UNKNOWN:
             self.block(node.body if found is Truth.ALWAYS_TRUE else node.orelse, variables)
             return
-        # neither skips, nor assigns a variable that can decide a skip, nor hands a call a container
-        # such a variable holds: it need not be run
-        found = gate(node, self.frame.relevant, self.frame.watched, self.skipping_helpers)
-        if found.run == "if_handed" and not hands_changeable(found.passed, variables):
+        if self._inert(node, variables):
             self._apply_effects([node], variables, condition=node.test)
             return
         self._fork(node.test, [node.body, node.orelse], variables)
+
+    def _changes_relevant(self, node: ast.stmt, variables: dict[str, object]) -> bool:
+        found = effects(node, self.skipping_helpers)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):  # same = options
+            return not found.changed.isdisjoint(self.frame.watched)
+        return not found.changed.isdisjoint(self.frame.relevant) or self._hands_changeable(found, variables)
+
+    def _inert(self, node: ast.stmt, variables: dict[str, object]) -> bool:
+        """Neither skips, nor assigns a variable that can decide a skip, nor hands a call a container
+        such a variable holds: it need not be run."""
+        found = effects(node, self.skipping_helpers)
+        return not (
+            found.may_skip or found.names & self.frame.relevant or self._hands_changeable(found, variables)
+        )
+
+    def _hands_changeable(self, found: Effects, variables: dict[str, object]) -> bool:
+        """A call in the statement is handed a dict, list or set a variable that can decide a skip
+        holds: it may change it in place."""
+        if found.passed.isdisjoint(self.frame.watched):  # most statements: no generator made
+            return False
+        return any(isinstance(variables.get(name), CHANGEABLE) for name in found.passed & self.frame.watched)
 
     def _apply_effects(
         self, statements: list[ast.stmt], variables: dict[str, object], condition: ast.AST | None = None

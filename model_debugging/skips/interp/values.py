@@ -35,13 +35,6 @@ class Unknown:
     node: ast.AST | None = field(default=None, compare=False)
     exists: bool = False
 
-    def __init__(self, source: str = "", node: ast.AST | None = None, exists: bool = False):
-        # The evaluator makes millions: written into the instance's dict, which the frozen class's
-        # generated ``__init__`` (three ``object.__setattr__`` calls) took four times as long to do.
-        # Subclasses with fields of their own keep the generated one.
-        fields = self.__dict__
-        fields["source"], fields["node"], fields["exists"] = source, node, exists
-
     @property
     def code(self) -> str:
         return ast.unparse(self.node) if self.node is not None else self.source

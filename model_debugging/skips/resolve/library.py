@@ -80,7 +80,6 @@ class Library:
         self._mro_of: dict[int, tuple[LibraryClass, tuple, LibraryReads, tuple[LibraryClass, ...]]] = {}
         # (id of a class, attribute name) -> its value: read through the MRO, which records the reads
         self._attributes: dict[tuple[int, str], Value] = {}
-        self._defining: dict[tuple[int, str], tuple[LibraryClass, LibraryClass | None]] = {}
         self._instance_names: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # by id of a class
         mapping_files: dict[str, str] = {}
         for library_file in files:
@@ -338,13 +337,10 @@ class Library:
         return None
 
     def defines(self, info: LibraryClass, method: str) -> LibraryClass | None:
-        """The first class of the MRO defining ``method``, None when none does."""
-        ancestors = self.mro(info)  # read again for each call: it records what the value depends on
-        found = self._defining.get((id(info), method))
-        if found is None or found[0] is not info:
-            owner = next((ancestor for ancestor in ancestors if method in ancestor.methods), None)
-            found = self._defining[id(info), method] = (info, owner)
-        return found[1]
+        for ancestor in self.mro(info):
+            if method in ancestor.methods:
+                return ancestor
+        return None
 
     def mapping_names(self, mapping: str) -> tuple[str, ...] | None:
         """Every class name of an auto mapping (``get_values(MODEL_MAPPING_NAMES)``), in order."""
