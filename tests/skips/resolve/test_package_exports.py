@@ -219,3 +219,20 @@ def test_the_index_of_exports_reads_as_the_whole_library_did(make_repo):
             assert len(modules & flat.texts) == 1 and modules & flat.texts <= exporting, word
         else:
             assert modules <= flat.texts, word
+
+
+def test_a_name_taken_out_of_a_models_all_is_seen_by_a_warm_scan(make_repo, scan):
+    """An exported name's answer reads only the module exporting it: when that module stops exporting
+    it, a warm scan leaves the tests undecided (the module still spells it), as a scan without the
+    cache does; an edit of another module changes nothing."""
+    repo = make_repo(with_import(package("must", "other"), "must", "from transformers import MustTokenizer"))
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must", "other"]
+    other = repo / "src/transformers/models/other/tokenization_other.py"
+    other.write_text(other.read_text() + "\n\nclass OtherHelper:\n    pass\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must", "other"]
+    (repo / "src/transformers/models/must/tokenization_must.py").write_text(
+        "class MustTokenizer:\n    pass\n\n\n__all__ = []\n"
+    )
+    warm = verdicts(scan(repo), "test_forward")
+    assert warm == verdicts(scan(repo, use_cache=False), "test_forward")
+    assert warm == {"ran": ["other"], "skipped": [], "undecided": ["must"]}
