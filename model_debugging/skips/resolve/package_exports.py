@@ -23,6 +23,9 @@ A top-level module is missing when no file, folder or alias the ``__init__.py`` 
 (``tokenization_utils_fast``) has its name; a top-level module file lacks a name when it binds none
 of that name (``parse/bound_names.py``). The modules of ``models/`` and the dummy objects are found
 through :meth:`~model_debugging.skips.resolve.library.Library.listing`: a warm scan sees one appear.
+Which module of ``models/`` exports a name comes from an index of every module's exports, built
+once (:func:`_models_exporters`); a name's answer reads the text of the module that exports it, or
+of every module when none does.
 """
 
 from __future__ import annotations
