@@ -25,7 +25,7 @@ from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.outcome import Outcome
 from model_debugging.skips.records.test_files import CANNOT_IMPORT, ParseError
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
-from model_debugging.skips.resolve.collect import FailedImport, failed_imports
+from model_debugging.skips.resolve.collect import FailedImport, ImportWalks, failed_imports
 from model_debugging.skips.resolve.library_reads import Reads
 from model_debugging.skips.source.files import read_source
 from model_debugging.skips.source.modules import module_name
@@ -112,8 +112,11 @@ def _evaluate(
             asked: set[str] = set()
             with runtime.library.recording() as reads:
                 resolver = model_resolver(store, paths_of_model, asked)
-                classes = collect_test_classes(resolver, runtime.library, paths_of_model, tests, store.pytest)
-                failed = failed_imports(resolver, runtime.library, paths_of_model)
+                walks: ImportWalks = {}  # each file's imports walked once for both
+                classes = collect_test_classes(
+                    resolver, runtime.library, paths_of_model, tests, store.pytest, walks
+                )
+                failed = failed_imports(resolver, runtime.library, paths_of_model, walks)
                 errors = tuple(_import_error(runtime.repo, failure) for failure in failed)
                 store.keep_errors(errors)
                 outcomes = tuple(model_outcome(resolver, classes, name, runtime) for name in tests)

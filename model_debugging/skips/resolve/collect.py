@@ -166,12 +166,13 @@ def _module_classes(
 
 
 def _import_failure(
-    resolver: Resolver, library: Library, module: str, seen: set[str]
+    resolver: Resolver, library: Library, module: str, seen: set[str], walks: ImportWalks | None = None
 ) -> ParseError | tuple[ClassRef, Skip] | None:
     """What importing ``module`` meets first: an error (pytest collects nothing from it), a skip of
     the whole module (with the module that skips), or None. Its imports of the checkout's modules
     run first and pass their failure on, then its imports of the library (a library module that
-    cannot be imported: see ``resolve/library_imports.py``)."""
+    cannot be imported: see ``resolve/library_imports.py``). ``walks``: for a walk of its own (``seen``
+    empty), where the walks of the model's files are kept."""
     seen.add(module)
     parsed = resolver.modules.get(module)
     if parsed is None:
@@ -179,7 +180,11 @@ def _import_failure(
     first = _fails_before_its_imports(parsed)
     if first is not None:
         return first
-    found = _failing_import(resolver, library, parsed, seen)
+    found = (
+        _failing_import(resolver, library, parsed, seen)
+        if walks is None
+        else _walked(resolver, library, parsed, walks)
+    )
     if found is not None:
         return found.failure
     if parsed.import_error is not None:
@@ -221,6 +226,17 @@ def _failing_import(
     return None if found is None else _Failing(found.imported, found.cause, found.line)
 
 
+ImportWalks = dict[str, "_Failing | None"]  # a model's file -> what the walk of its imports met
+
+
+def _walked(resolver: Resolver, library: Library, parsed: ParsedFile, walks: ImportWalks) -> _Failing | None:
+    """:func:`_failing_import` of a file of the model with a walk of its own, once per file: the
+    classes collected and the files that fail are found from the same walk."""
+    if parsed.path not in walks:
+        walks[parsed.path] = _failing_import(resolver, library, parsed, {module_name(parsed.path)})
+    return walks[parsed.path]
+
+
 @dataclass(frozen=True)
 class FailedImport:
     """A file pytest cannot import because a file of the checkout it imports, directly or not, does
@@ -237,16 +253,19 @@ class FailedImport:
     line: int | None = None
 
 
-def failed_imports(resolver: Resolver, library: Library, files: Iterable[str]) -> list[FailedImport]:
+def failed_imports(
+    resolver: Resolver, library: Library, files: Iterable[str], walks: ImportWalks | None = None
+) -> list[FailedImport]:
     """The files of ``files`` whose import fails in another file (pytest collects nothing from them,
-    and reports a collection error for each); a file's own error is its record's already."""
+    and reports a collection error for each); a file's own error is its record's already. ``walks``:
+    those :func:`collect_test_classes` kept for the same files."""
     found = []
     for path in files:
         module = module_name(path)
         parsed = resolver.modules.get(module)
         if parsed is None or _fails_before_its_imports(parsed) is not None:
             continue
-        failing = _failing_import(resolver, library, parsed, {module})
+        failing = _walked(resolver, library, parsed, {} if walks is None else walks)
         if failing is not None and isinstance(failing.failure, ParseError):
             found.append(FailedImport(path, failing.imported, failing.failure, failing.line))
     return found
@@ -286,16 +305,23 @@ def collect_test_classes(
     files: Iterable[str],
     tests: Mapping[str, tuple[str, frozenset[ClassRef]]],
     pytest: PytestSettings = DEFAULT_PYTEST,
+    walks: ImportWalks | None = None,
 ) -> list[CollectedClass]:
     """The test classes pytest collects from ``files``.
 
     ``tests`` maps each common test name to ``(origin, classes of the common files defining it)``;
-    ``pytest`` holds the checkout's collection settings; ``library`` tells which library imports fail.
+    ``pytest`` holds the checkout's collection settings; ``library`` tells which library imports fail;
+    ``walks`` keeps the walk of each file's imports for :func:`failed_imports`.
     """
     found = []
+    walks = {} if walks is None else walks
     for path in files:
         parsed = resolver.modules.get(module_name(path))
-        failure = _import_failure(resolver, library, module_name(path), set()) if parsed is not None else None
+        failure = (
+            _import_failure(resolver, library, module_name(path), set(), walks)
+            if parsed is not None
+            else None
+        )
         if parsed is None or isinstance(failure, ParseError):  # pytest collects nothing from the file
             continue
         doubt = library_import_doubt(library, parsed)  # its import may fail: every test is undecided

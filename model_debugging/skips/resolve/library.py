@@ -76,6 +76,7 @@ class Library:
         self._memo: dict[object, tuple[object, LibraryReads]] = {}
         self._facts: dict[FactKey, tuple[object, Hashable, LibraryReads]] = {}
         self._mro_reads: dict[tuple[str, str], LibraryReads] = {}
+        self._guides: dict[object, object] = {}
         # id of a class -> (the class, its MRO's replay key, its reads, its MRO), once computed
         self._mro_of: dict[int, tuple[LibraryClass, tuple, LibraryReads, tuple[LibraryClass, ...]]] = {}
         # (id of a class, attribute name) -> its value: read through the MRO, which records the reads
@@ -135,6 +136,19 @@ class Library:
         elif self._recordings:
             self._recordings[-1].replay(("memoized", key), found[1])
         return found[0]
+
+    def guide(self, key: object, compute: Callable[[], object]) -> object:
+        """``compute()`` once per ``key`` for this library, what it reads recorded nowhere: only a
+        guide to the files worth reading (an index of names by the files whose text spells them).
+        An answer must rest on what is then read through the recorded methods, never on the guide."""
+        found = self._guides.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            recordings, self._recordings = self._recordings, []
+            try:
+                found = self._guides[key] = compute()
+            finally:
+                self._recordings = recordings
+        return found
 
     def fact(self, compute: Callable[..., object], *arguments: Hashable) -> object:
         """``compute(self, *arguments)`` once per library (``compute`` a module-level function, the

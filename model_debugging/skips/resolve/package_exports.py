@@ -23,6 +23,9 @@ A top-level module is missing when no file, folder or alias the ``__init__.py`` 
 (``tokenization_utils_fast``) has its name; a top-level module file lacks a name when it binds none
 of that name (``parse/bound_names.py``). The modules of ``models/`` and the dummy objects are found
 through :meth:`~model_debugging.skips.resolve.library.Library.listing`: a warm scan sees one appear.
+Which module of ``models/`` exports a name comes from an index of every module's exports, built
+once (:func:`_models_exporters`); a name's answer reads the text of the module that exports it, or
+of every module when none does.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def _package_export(library: Library, folder: str, name: str) -> Unexported | No
         )
     word = re.compile(rf"\b{re.escape(name)}\b")
     dummies = _once(library, _dummy_paths, folder)
-    modules = _once(library, _models_exports, folder)[1]
+    modules = _once(library, _models_modules, folder)
     for path in (f"{folder}/{_LAZY_FILE}", *dummies, *modules):
         source = library.source(path) or ""
         if name in source and word.search(source):
@@ -110,7 +113,22 @@ def _exported(library: Library, folder: str, spelt: frozenset[str], name: str) -
     definers = [path for path in library.files_defining(name) if path.startswith(f"{folder}/")]
     if any("__all__" not in (library.bound_names(path) or ()) for path in definers):
         return True
-    return name in _once(library, _models_exports, folder)[0]
+    return _models_export(library, folder, name)
+
+
+def _models_export(library: Library, folder: str, name: str) -> bool:
+    """Whether a module of ``models/`` exports ``name`` (its ``__all__``, a decorated definition).
+    The index of :func:`_models_exporters` says which modules to read: ``name`` is exported when the
+    text of one of them, read (a rescan reads it again when it changes), exports it; otherwise the
+    text of every module is read, since any of them may come to export it."""
+    by_name, by_path = library.guide(("models exporters", folder), lambda: _models_exporters(library, folder))
+    for path in by_name.get(name, ()):
+        source = library.source(path) or ""
+        indexed, exports = by_path[path]
+        if name in (exports if source is indexed else _module_exports(path, source)):
+            return True
+    _once(library, _models_modules, folder)
+    return False
 
 
 def _answers(library: Library, folder: str, lazy: str, name: str) -> tuple[str, ...]:
@@ -232,19 +250,45 @@ def _is_submodule(library: Library, folder: str, name: str) -> bool:
     return library.fact(_top_module_kind, folder, name) in (_PACKAGE, _FILE)
 
 
-def _models_exports(library: Library, folder: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """(the names ``define_import_structure`` may export from ``models/``, the module files it reads)."""
+def _models_modules(library: Library, folder: str) -> tuple[str, ...]:
+    """The module files of ``models/`` that ``define_import_structure`` may read, each file's text
+    read: what a name none of them exports depends on (a module that comes, or one that starts to
+    export it)."""
     paths = tuple(path for path in library.listing(f"{folder}/models") if not path.endswith("/__init__.py"))
-    exports: set[str] = set()
     for path in paths:
-        source = library.source(path) or ""
-        if path.rpartition("/")[2].startswith(_NOT_READ_BY_THE_LAZY_MODULE):
-            continue
-        for listed in _ALL.findall(source) if "__all__" in source else ():
-            exports.update(_QUOTED.findall(listed))
-        if ("@requires" in source or "@export" in source) and _DECORATED.search(source):
-            exports.update(_DEFINED.findall(source))
-    return frozenset(exports), paths
+        library.source(path)
+    return paths
+
+
+def _models_exporters(
+    library: Library, folder: str
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, frozenset[str]]]]:
+    """(name -> the module files of ``models/`` exporting it, in the listing's order; path -> (the
+    text read, the names it exports)): an index built once from every file's text (a guide: its
+    reads are not recorded; the text a name's answer reads is the one indexed, the same object)."""
+    by_name: dict[str, list[str]] = {}
+    by_path: dict[str, tuple[str, frozenset[str]]] = {}
+    for path in library.listing(f"{folder}/models"):
+        if not path.endswith("/__init__.py"):
+            source = library.source(path) or ""
+            by_path[path] = (source, frozenset(_module_exports(path, source)))
+            for name in by_path[path][1]:
+                by_name.setdefault(name, []).append(path)
+    return {name: tuple(paths) for name, paths in by_name.items()}, by_path
+
+
+def _module_exports(path: str, source: str) -> set[str]:
+    """The names ``define_import_structure`` may export from module file ``path`` (its text
+    ``source``): those its ``__all__`` lists, or every class and function of a file with a
+    ``@requires``/``@export`` definition; none from the files it leaves out."""
+    if path.rpartition("/")[2].startswith(_NOT_READ_BY_THE_LAZY_MODULE):
+        return set()
+    exports: set[str] = set()
+    for listed in _ALL.findall(source) if "__all__" in source else ():
+        exports.update(_QUOTED.findall(listed))
+    if ("@requires" in source or "@export" in source) and _DECORATED.search(source):
+        exports.update(_DEFINED.findall(source))
+    return exports
 
 
 def _dummy_paths(library: Library, folder: str) -> tuple[str, ...]:

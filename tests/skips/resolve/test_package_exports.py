@@ -5,8 +5,12 @@ its tests (checked with real pytest on a copy of the 2026 tree). transformers' `
 lazy module: its names are those its ``_import_structure`` spells, the ``__all__`` of the models'
 modules, and its submodules. A name the analyzer cannot tell is missing leaves the tests undecided."""
 
+import re
+
 import pytest
 
+from model_debugging.skips.resolve import package_exports
+from model_debugging.skips.resolve.library import Library
 from tests.skips.conftest import verdicts
 from tests.skips.resolve.test_library_imports import LIBRARY, model, modeling
 
@@ -144,3 +148,91 @@ def test_a_name_the_contributor_adds_to_a_models_all_is_seen_by_a_warm_scan(make
     )
     assert verdicts(scan(repo), "test_forward")["ran"] == ["must"]
     assert scan.errors == []
+
+
+# Modules of a model's folder spelling their exports in the ways upstream writes them, and names
+# spelt where no export reads them (a comment, a docstring, a file the lazy module leaves out).
+TRICKY_MODULES = {
+    # an alias listed (`X = Y`), a re-export of a sibling, `__all__` over several lines and `+=`
+    "processing_must.py": (
+        "from .tokenization_must import MustTokenizer as ReexportedTokenizer\n\n\n"
+        "class MustProcessor:\n    pass\n\n\nAliasProcessor = MustProcessor\n"
+        '__all__ = [\n    "MustProcessor",\n    "AliasProcessor",\n]\n__all__ += ["ReexportedTokenizer"]\n'
+    ),
+    # no __all__: every class and function of a file with a decorated definition
+    "image_processing_must.py": (
+        '@requires(backends=("torch",))\nclass MustImageProcessor:\n    pass\n\n\n'
+        "def must_helper():\n    pass\n\n\nclass UndecoratedImageHelper:\n    pass\n"
+    ),
+    "feature_extraction_must.py": "class ExtractorInComment:  # __all__ = ['NotExported']\n    pass\n",
+    "video_processing_must.py": '"""MustVideoProcessor, in a docstring."""\n\n\n__all__.extend(["MustVideoProcessor"])\n',
+    "convert_must_weights.py": '__all__ = ["ConvertedOnly"]\n',
+    "modular_must.py": '__all__ = ["ModularOnly"]\n',
+}
+
+
+def _old_models_exports(root, folder: str) -> frozenset[str]:
+    """What the scanner read before the index: the union of every module's exports, each text read
+    (the reading of ``_models_exports`` up to b9feb40, kept here as the reference)."""
+    exports: set[str] = set()
+    for path in sorted((root / folder / "models").rglob("*.py")):
+        source = path.read_text()
+        if path.name == "__init__.py" or path.name.startswith(("convert_", "modular_")):
+            continue
+        for listed in package_exports._ALL.findall(source) if "__all__" in source else ():
+            exports.update(package_exports._QUOTED.findall(listed))
+        if ("@requires" in source or "@export" in source) and package_exports._DECORATED.search(source):
+            exports.update(package_exports._DEFINED.findall(source))
+    return frozenset(exports)
+
+
+def test_the_index_of_exports_reads_as_the_whole_library_did(make_repo):
+    """Every word of a small library's modules is exported or not as reading every module said; an
+    exported name reads only a module exporting it (an edit elsewhere asks nothing again), one
+    exported nowhere reads every module's text (any of them may come to export it)."""
+    files = package("must", "other")
+    folder = "src/transformers"
+    for name, text in TRICKY_MODULES.items():
+        files[f"{folder}/models/must/{name}"] = text
+    root = make_repo(files)
+    library = Library((), root)
+    old = _old_models_exports(root, folder)
+    assert {"AliasProcessor", "ReexportedTokenizer", "must_helper", "MustVideoProcessor"} <= old
+    assert not {"NotExported", "ConvertedOnly", "ModularOnly", "ExtractorInComment"} & old
+    modules = {
+        path.relative_to(root).as_posix()
+        for path in (root / folder / "models").rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    words = {word for path in modules for word in re.findall(r"\w+", (root / path).read_text())}
+    for word in sorted(words):
+        with library.recording() as reads:
+            found = package_exports._models_export(library, folder, word)
+        assert found == (word in old), word
+        flat = reads.flat()
+        if found:
+            exporting = {
+                path
+                for path in modules
+                if word in package_exports._module_exports(path, (root / path).read_text())
+            }
+            assert len(modules & flat.texts) == 1 and modules & flat.texts <= exporting, word
+        else:
+            assert modules <= flat.texts, word
+
+
+def test_a_name_taken_out_of_a_models_all_is_seen_by_a_warm_scan(make_repo, scan):
+    """An exported name's answer reads only the module exporting it: when that module stops exporting
+    it, a warm scan leaves the tests undecided (the module still spells it), as a scan without the
+    cache does; an edit of another module changes nothing."""
+    repo = make_repo(with_import(package("must", "other"), "must", "from transformers import MustTokenizer"))
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must", "other"]
+    other = repo / "src/transformers/models/other/tokenization_other.py"
+    other.write_text(other.read_text() + "\n\nclass OtherHelper:\n    pass\n")
+    assert verdicts(scan(repo), "test_forward")["ran"] == ["must", "other"]
+    (repo / "src/transformers/models/must/tokenization_must.py").write_text(
+        "class MustTokenizer:\n    pass\n\n\n__all__ = []\n"
+    )
+    warm = verdicts(scan(repo), "test_forward")
+    assert warm == verdicts(scan(repo, use_cache=False), "test_forward")
+    assert warm == {"ran": ["other"], "skipped": [], "undecided": ["must"]}
