@@ -308,3 +308,38 @@ def test_a_warm_trace_makes_no_statistics_buffer(tmp_path, monkeypatch):
     in_use = [fused._buffer(), fused._buffer()]  # the forward's thread and the worker, at the same moment
     fused._free_buffers.extend(in_use)
     assert made == []
+
+
+def test_a_reused_tensors_second_name_is_one_link_and_replaces_a_file_already_there(tmp_path, monkeypatch):
+    """A hard link appears complete at once: a new name needs no temporary name and rename (one
+    metadata operation per reused entry instead of two); an existing file is still replaced whole."""
+    tensor = torch.arange(6, dtype=torch.float32)
+    write_tensor_file(tmp_path / "a.safetensors", tensor)
+    (tmp_path / "old.safetensors").write_bytes(b"an older file")
+    renamed = []
+    replace = os.replace
+    monkeypatch.setattr(tensor_files.os, "replace", lambda *paths: renamed.append(paths) or replace(*paths))
+    tensor_files.link_tensor_file(tmp_path / "a.safetensors", tmp_path / "b.safetensors")
+    assert renamed == []
+    tensor_files.link_tensor_file(tmp_path / "a.safetensors", tmp_path / "old.safetensors")
+    assert len(renamed) == 1
+    for name in ("b", "old"):
+        assert torch.equal(load_file(tmp_path / f"{name}.safetensors")["data"], tensor)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "a.safetensors",
+        "b.safetensors",
+        "old.safetensors",
+    ]
+
+
+def test_a_tensor_file_goes_straight_to_its_descriptor_and_survives_short_writes(tmp_path, monkeypatch):
+    """No buffered file object between the tensor's memory and the file (its buffer and flushes
+    cost about a tenth of a small file's write); a write that takes fewer bytes is continued."""
+    tensor = torch.randn(3, 5)
+    save_file({"data": tensor}, str(tmp_path / "theirs.safetensors"))
+    calls = []
+    write = os.write
+    monkeypatch.setattr(tensor_files.os, "write", lambda fd, data: calls.append(1) or write(fd, data[:7]))
+    write_tensor_file(tmp_path / "ours.safetensors", tensor)
+    assert len(calls) > 2  # the header and the tensor's bytes, 7 bytes at a time
+    assert (tmp_path / "ours.safetensors").read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()

@@ -48,6 +48,10 @@ _FORMAT_DTYPES = {
     torch.float8_e5m2: "F8_E5M2",
     torch.float8_e5m2fnuz: "F8_E5M2FNUZ",
 }
+# a new file, written straight through its descriptor (see _write_safetensors)
+_NEW_FILE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 def write_tensor_file(path: Path, tensor: torch.Tensor) -> None:
@@ -69,31 +73,49 @@ def _write_safetensors(path: Path, data: torch.Tensor) -> None:
     description = {"dtype": _FORMAT_DTYPES[data.dtype], "shape": list(data.shape), "data_offsets": [0, size]}
     header = json.dumps({TENSOR_KEY: description}, separators=(",", ":")).encode("ascii")
     header += b" " * (-len(header) % 8)
-    with open(path, "wb") as file:
-        file.write(len(header).to_bytes(8, "little") + header)
+    # the bytes straight to the file descriptor: no buffered file object (its buffer, its flushes)
+    fd = os.open(path, _NEW_FILE_FLAGS, 0o666)  # the mode open() gives a new file
+    try:
+        _write_all(fd, memoryview(len(header).to_bytes(8, "little") + header))
         if size:  # read-only: a mutable pointer would make a copy-on-write clone copy itself
-            file.write(memoryview((ctypes.c_char * size).from_address(data.const_data_ptr())))
+            _write_all(fd, memoryview((ctypes.c_char * size).from_address(data.const_data_ptr())))
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    while view:  # a write may take fewer bytes than given (over 2 GiB on Linux, a signal)
+        view = view[os.write(fd, view) :]
 
 
 def link_tensor_file(existing: Path, path: Path) -> None:
     """Give the tensor file ``existing`` a second name, ``path``, without writing the tensor again.
 
-    A hard link, made under a temporary name and renamed (so ``path`` appears complete, replacing
-    any file there); a copy of the file where the file system has no hard links.
+    A hard link: a new name appears complete at once; a file already at ``path`` is replaced by
+    a link made under a temporary name and renamed. A copy of the file where the file system has
+    no hard links.
     """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.link")
     try:
         try:
-            os.link(existing, temporary)
+            os.link(existing, path)  # one call: the usual case, a name no file has yet
+        except FileExistsError:
+            _replace_by_link(existing, path)
         except OSError:  # no hard links here (FAT, some network file systems): copy the bytes
             atomic_write_with(path, lambda copy: shutil.copyfile(existing, copy), durable=False)
-        else:
-            os.replace(temporary, path)
     except Exception as error:
-        temporary.unlink(missing_ok=True)
         raise OSError(
             f"could not write the tensor file {path} (a link to {existing.name}): {error}"
         ) from error
+
+
+def _replace_by_link(existing: Path, path: Path) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.link")
+    try:
+        os.link(existing, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def read_tensor_file(path: Path) -> torch.Tensor:
