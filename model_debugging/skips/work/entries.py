@@ -64,8 +64,9 @@ def entry_value(data: bytes) -> Any:
         return pickle.loads(data)[1]
 
 
-# an import of one of the project's modules: ``from model_debugging.assertions import ...``
-_PROJECT_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+model_debugging\.([\w.]+)", re.MULTILINE)
+# an import of one of the project's modules outside the analyzer: ``from model_debugging.assertions
+# import ...`` (the project imports its modules only this way; the analyzer's own are all read)
+_PROJECT_IMPORT = re.compile(rb"model_debugging\.(?!skips\b)([\w.]+) import\b")
 
 
 @functools.cache
@@ -84,18 +85,17 @@ def _analyzer_sources(project: Path) -> dict[Path, bytes]:
     """The text of every module of ``model_debugging/skips`` and of every other module of the
     project they import, directly or not (``model_debugging/assertions.py`` decides what a test
     checks)."""
-    pending = sorted((project / "skips").rglob("*.py"))
-    sources: dict[Path, bytes] = {}
+    sources = {path: path.read_bytes() for path in (project / "skips").rglob("*.py")}
+    pending = {dotted for text in sources.values() for dotted in _PROJECT_IMPORT.findall(text)}
+    seen: set[bytes] = set()
     while pending:
-        path = pending.pop()
-        if path in sources:
-            continue
-        sources[path] = text = path.read_bytes()
-        for dotted in _PROJECT_IMPORT.findall(text):
-            module = project.joinpath(*dotted.decode().split("."))
-            pending += [
-                file for file in (module.with_suffix(".py"), module / "__init__.py") if file.is_file()
-            ]
+        dotted = pending.pop()
+        seen.add(dotted)
+        module = project.joinpath(*dotted.decode().split("."))
+        for path in (module.with_suffix(".py"), module / "__init__.py"):
+            if path not in sources and path.is_file():
+                sources[path] = text = path.read_bytes()
+                pending |= set(_PROJECT_IMPORT.findall(text)) - seen
     return sources
 
 
