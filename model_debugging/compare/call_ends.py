@@ -29,6 +29,7 @@ from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.compare.fused import first_tensor
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.result import ModuleComparison
+from model_debugging.compare.row_tree import rows_of_calls
 from model_debugging.compare.summary_sums import Relation, summed_relation
 from model_debugging.debugger.trace_format.records import TensorRecord
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
@@ -83,7 +84,7 @@ def find_changed_end(
     chain = _ended_by(alignment, last, pairs[previous].reference[0])
     if not chain:
         return None
-    row_of_call = {pair.reference[0]: row for row, pair in enumerate(pairs) if len(pair.reference) == 1}
+    row_of_call = rows_of_calls(alignment)
     innermost = next(position for position, call in enumerate(chain) if call in row_of_call)
     rows_used = (outer, previous, following, last)
     calls = [[pairs[row].reference[0] for row in rows_used], [pairs[row].candidate[0] for row in rows_used]]

@@ -6,12 +6,15 @@ from __future__ import annotations
 from model_debugging.compare.align import TraceAlignment
 
 
+def rows_of_calls(alignment: TraceAlignment) -> dict[int, int]:
+    """The row of each reference call paired one to one (a fused projection's parts have none)."""
+    return {pair.reference[0]: row for row, pair in enumerate(alignment.pairs) if len(pair.reference) == 1}
+
+
 def parent_rows(alignment: TraceAlignment) -> list[int | None]:
     """Per row, the row of the nearest enclosing call paired one to one (None for the outermost)."""
     tree = alignment.reference
-    row_of_call = {
-        pair.reference[0]: row for row, pair in enumerate(alignment.pairs) if len(pair.reference) == 1
-    }
+    row_of_call = rows_of_calls(alignment)
     parents: list[int | None] = []
     for pair in alignment.pairs:
         call = tree.parent[pair.reference[0]]
