@@ -8,7 +8,10 @@ and passed down). The inputs of two paired calls are paired, in this order:
    ``args.0``, ``kwargs.mask``, ...); otherwise the keyword arguments both name;
 2. **by shape**: a tensor that can be compared with exactly one tensor of the other call (same
    shape, or another form of the same value: see :mod:`.forms`), which in turn can be compared
-   with it alone;
+   with it alone; a 0/1 integer tensor and an integer tensor with other values are not paired so:
+   a padding mask and the position ids (or cache positions) of a call share shape and dtype, and
+   one side often passes only one of them (with no padding, a transformers model passes
+   ``attention_mask=None`` where a port passes its mask of ones);
 3. **by value**: among tensors that several others could be (cos and sin, two masks), those that
    agree with exactly one of them; then 2. again for what is left;
 4. **by order** (a guess): what is still ambiguous, in the order the calls received it. A guessed
@@ -32,7 +35,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from model_debugging.compare.forms import Form, form_of, layout_permutation
+from model_debugging.compare.forms import Form, dtype_class, form_of, is_mask, layout_permutation
 from model_debugging.compare.fused import TensorSignature, signature
 from model_debugging.debugger.trace_format.records import TensorRecord
 
@@ -114,6 +117,7 @@ def _pair_tensors(
         for j, right in enumerate(candidate)
         if (form := form_of(left, right)) is not None
     }
+    by_order_only = {(i, j) for i, j in forms if _mask_against_indices(reference[i], candidate[j])}
     pairs: list[Paired] = []
     free = (set(range(len(reference))), set(range(len(candidate))))
 
@@ -122,11 +126,14 @@ def _pair_tensors(
         free[0].discard(i)
         free[1].discard(j)
 
-    def options(side: int, index: int) -> list[int]:
+    def options(side: int, index: int, guessing: bool = False) -> list[int]:
         return [
             (j if side == 0 else i)
             for (i, j) in forms
-            if (i if side == 0 else j) == index and i in free[0] and j in free[1]
+            if (i if side == 0 else j) == index
+            and i in free[0]
+            and j in free[1]
+            and (guessing or (i, j) not in by_order_only)
         ]
 
     def by_shape() -> None:
@@ -140,17 +147,23 @@ def _pair_tensors(
                     changed = True
 
     by_shape()
-    ambiguous = [(i, j) for (i, j) in forms if i in free[0] and j in free[1]]
+    ambiguous = [(i, j) for (i, j) in forms if i in free[0] and j in free[1] and (i, j) not in by_order_only]
     agreeing = [(i, j) for i, j in ambiguous if agree(reference[i], candidate[j], forms[i, j])]
     for i, j in agreeing:
         if sum(pair[0] == i for pair in agreeing) == 1 and sum(pair[1] == j for pair in agreeing) == 1:
             take(i, j, PairedBy.VALUE)
     by_shape()
     for i in sorted(free[0]):
-        partners = sorted(options(0, i))
+        partners = sorted(options(0, i, guessing=True))
         if partners:
             take(i, partners[0], PairedBy.ORDER)
     return pairs
+
+
+def _mask_against_indices(reference: TensorRecord, candidate: TensorRecord) -> bool:
+    """An integer tensor of 0/1 (a padding mask) against an integer tensor with other values."""
+    integers = dtype_class(reference.dtype) == dtype_class(candidate.dtype) == "int"
+    return integers and is_mask(reference) != is_mask(candidate)
 
 
 def pair_outputs(reference: Sequence[TensorRecord], candidate: Sequence[TensorRecord]) -> list[Paired]:

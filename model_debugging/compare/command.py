@@ -51,7 +51,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--atol",
         type=tolerance,
         help="absolute tolerance (default: 1e-05, or derived from the dtype and reduction length for a "
-        "trace recorded sharded over several ranks)",
+        "trace recorded in float16/bfloat16 or sharded over several ranks)",
     )
     parser.add_argument(
         "--rtol", type=tolerance, help="relative tolerance (default: 1e-04, or derived likewise)"

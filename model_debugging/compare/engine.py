@@ -150,6 +150,7 @@ def _compare(
     if origin is not None:  # a call with children is marked as differing: something inside it does
         modules[origin.index] = origin
     ranks = None if origin is None else rank_note(origin, alignment, comparer)
+    raised = any(node.exception for trace in (reference_trace, candidate_trace) for node in trace.nodes)
     described = [
         [(index, describe_call(tree.node(index))) for index in calls]
         for tree, calls in (
@@ -182,9 +183,8 @@ def _compare(
         origin_note=origin_note,
         alignment=summarize_alignment(alignment),
         final_output_note=final_output_note(alignment),
-        warnings=trace_warnings(
-            alignment, any(module.status is not ModuleStatus.EQUAL for module in modules)
-        ),
+        warnings=trace_warnings(alignment, any(module.status is not ModuleStatus.EQUAL for module in modules))
+        + ((tolerance.if_diverged,) if origin is not None and tolerance.if_diverged and not raised else ()),
         ignored=sum(map(len, described)) - sum(map(len, shown)),
         boundaries_only=boundaries,
     )

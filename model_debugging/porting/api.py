@@ -153,8 +153,8 @@ def debug_port(
     *,
     port_inputs: Any = None,
     output_dir: str | os.PathLike = "debug_port",
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
+    atol: float | None = None,
+    rtol: float | None = None,
     boundaries: bool = False,
     ignore: Iterable[str | re.Pattern[str]] = (),
     record_functions: Sequence[str] = (),
@@ -170,7 +170,9 @@ def debug_port(
         port_inputs (*optional*): the port's inputs when its signature differs; defaults to ``inputs``.
         output_dir (`str` or `os.PathLike`, *optional*, defaults to `"debug_port"`): where the traces,
             ``comparison.json`` and ``comparison.html`` go (see the module docstring).
-        atol, rtol (`float`): compare's tolerances.
+        atol, rtol (`float`, *optional*): the tolerances of compare and of the returned outputs; by
+            default compare's choice (``1e-5`` and ``1e-4``, or derived from the dtype for float16
+            and bfloat16 traces: see `model_debugging.compare.tolerance`).
         boundaries (`bool`, *optional*, defaults to `False`): compare block boundaries only (see
             `model_debugging.compare.boundaries`).
         ignore (*optional*): regular expressions silencing calls on one side only.
@@ -187,7 +189,7 @@ def debug_port(
             ``record_functions`` name is unknown.
         ValueError: a negative tolerance.
     """
-    if atol < 0 or rtol < 0:
+    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
     directory = Path(output_dir)
     _prepared(directory)
@@ -208,9 +210,7 @@ def debug_port(
         check = PortCheck(comparison, False, None, f"{raised}: not compared", directory)
     else:
         padded = padded_tokens_of(inputs.get("attention_mask")) if isinstance(inputs, Mapping) else None
-        check = _checked(
-            comparison, _first_tensor(expected), _first_tensor(actual), atol, rtol, padded, directory
-        )
+        check = _checked(comparison, _first_tensor(expected), _first_tensor(actual), padded, directory)
     atomic_write_json(
         directory / RESULT_NAME,
         {
@@ -244,8 +244,6 @@ def _checked(
     comparison: TraceComparison,
     expected: torch.Tensor | None,
     actual: torch.Tensor | None,
-    atol: float,
-    rtol: float,
     padded: torch.Tensor | None,
     directory: Path,
 ) -> PortCheck:
@@ -261,7 +259,9 @@ def _checked(
     difference = (actual - expected).abs()
     largest = float(difference.max()) if difference.numel() else 0.0
     largest = largest if math.isfinite(largest) else math.inf
-    close = torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+    rms = float(expected.square().mean().sqrt()) if expected.numel() else 0.0
+    atol = comparison.atol + comparison.atol_per_rms * (rms if math.isfinite(rms) else 0.0)
+    close = torch.isclose(actual, expected, rtol=comparison.rtol, atol=atol, equal_nan=True)
     if not close.all() and padded is not None and only_at_padded_tokens(~close.cpu(), padded):
         note = f"equal within tolerance at every real token (max abs diff {largest:.3g} at padded tokens, not counted)"
         return PortCheck(comparison, True, largest, note, directory)

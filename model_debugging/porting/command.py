@@ -55,10 +55,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--output_dir", type=Path, default=Path("debug_port"), metavar="DIR", help="default: %(default)s"
     )
     parser.add_argument(
-        "--atol", type=tolerance, default=1e-5, help="absolute tolerance (default: %(default)g)"
+        "--atol", type=tolerance, help="absolute tolerance (default: 1e-05, or derived for float16/bfloat16)"
     )
     parser.add_argument(
-        "--rtol", type=tolerance, default=1e-4, help="relative tolerance (default: %(default)g)"
+        "--rtol", type=tolerance, help="relative tolerance (default: 1e-04, or derived for float16/bfloat16)"
     )
     parser.add_argument("--boundaries", action="store_true", help="compare block boundaries only")
     parser.add_argument("--ignore", action="append", default=[], type=regular_expression, metavar="REGEX",

@@ -147,8 +147,9 @@ class _Port(nn.Module):
         angles = positions[..., None].float() * inverse
         angles = torch.cat((angles, angles), -1)[:, None]
         x = self.embed(input_ids)
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
         for block in self.blocks:
-            x = block(x, angles.cos(), angles.sin(), attention_mask)
+            x = block(x, cos, sin, attention_mask)
         return self.norm(x)
 
 
@@ -165,9 +166,7 @@ def _reference_name(name):
     return {"embed.weight": "embed_tokens.weight", "norm.weight": "norm.weight"}[name]
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize(("scale", "origin"), [(1.0, None), (0.5, "LlamaModel.layers.0.self_attn")])
-def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tmp_path, scale, origin):
+def _llama_and_port(dtype, scale=1.0):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
@@ -184,11 +183,19 @@ def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tm
     weights = reference.state_dict()
     port.load_state_dict({name: weights[_reference_name(name)] for name in port.state_dict()})
     input_ids = torch.randint(0, 99, (2, 10))
-    attention_mask = torch.ones_like(input_ids)
-    attention_mask[1, :3] = 0
-    result = debug_port(
-        reference, port, {"input_ids": input_ids, "attention_mask": attention_mask}, output_dir=tmp_path
+    return (
+        reference.to(dtype),
+        port.to(dtype),
+        {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)},
     )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("scale", "origin"), [(1.0, None), (0.5, "LlamaModel.layers.0.self_attn")])
+def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tmp_path, scale, origin):
+    reference, port, inputs = _llama_and_port(torch.float32, scale)
+    inputs["attention_mask"][1, :3] = 0
+    result = debug_port(reference, port, inputs, output_dir=tmp_path)
     assert result.equivalent is (origin is None)
     found = result.comparison.divergence_origin
     assert (found and found.module_path) == origin
@@ -199,3 +206,41 @@ def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tm
     # replay runs the port on the reference's recorded inputs and judges it the same way
     replayed = replay_trace(tmp_path / "reference", port, bisect=True, comparison=result.comparison)
     assert (replayed.bug_in is None) is (origin is None)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("dtype", "scale", "origin"),
+    [
+        # no padding: transformers passes attention_mask=None, the port its mask of ones, and both
+        # pass a [batch, tokens] integer tensor (position ids, the mask) that must not be paired
+        (torch.float32, 1.0, None),
+        (torch.float32, 0.5, "LlamaModel.layers.0.self_attn"),
+        # bfloat16: the port's norms round differently from transformers' (computed in float32)
+        (torch.bfloat16, 1.0, None),
+        (torch.bfloat16, 0.5, "LlamaModel.layers.0.self_attn"),
+    ],
+)
+def test_a_hand_written_llama_port_without_padding(tmp_path, dtype, scale, origin):
+    reference, port, inputs = _llama_and_port(dtype, scale)
+    result = debug_port(reference, port, inputs, output_dir=tmp_path, verbose=False)
+    assert result.equivalent is (origin is None)
+    found = result.comparison.divergence_origin
+    assert (found and found.module_path) == origin
+    basis = result.comparison.tolerance_basis
+    assert (basis == "compare's defaults") is (dtype is torch.float32)
+    rounding = any("rounding grows with depth" in warning for warning in result.comparison.warnings)
+    assert rounding is (dtype is torch.bfloat16 and origin is not None)
+
+
+@pytest.mark.integration
+def test_a_bfloat16_port_whose_block_raises_is_named_where_it_raised(tmp_path, monkeypatch):
+    reference, port, inputs = _llama_and_port(torch.bfloat16)
+    forward = _Block.forward  # a porter's first bf16 run: the rotary tables left in float32
+    monkeypatch.setattr(
+        _Block, "forward", lambda self, x, cos, sin, mask: forward(self, x, cos.float(), sin.float(), mask)
+    )
+    result = debug_port(reference, port, inputs, output_dir=tmp_path, verbose=False)
+    assert result.comparison.divergence_origin.module_path == "LlamaModel.layers.0.self_attn"
+    assert "candidate raised RuntimeError" in result.comparison.divergence_origin.details[0]
+    assert not any("rounding grows" in warning for warning in result.comparison.warnings)

@@ -26,9 +26,24 @@ def _trace(dtype: str, reduction: int, world_size: int | None = None) -> Trace:
     return Trace(path=Path("t"), mode="tensors", nodes=(root, leaf), distributed=run)
 
 
-def test_one_device_traces_keep_compares_defaults():
-    tolerance = choose_tolerance(_trace("torch.bfloat16", 4096), _trace("torch.bfloat16", 4096))
+def test_one_device_float32_traces_keep_compares_defaults():
+    tolerance = choose_tolerance(_trace("torch.float32", 4096), _trace("torch.float32", 4096))
     assert (tolerance.atol, tolerance.rtol, tolerance.basis) == (1e-5, 1e-4, "compare's defaults")
+    assert tolerance.if_diverged is None
+
+
+@pytest.mark.parametrize("side", ["reference", "candidate"])
+def test_a_bfloat16_trace_on_one_device_gets_a_tolerance_for_its_rounding(side):
+    traces = {"reference": _trace("torch.float32", 4096), "candidate": _trace("torch.float32", 4096)}
+    traces[side] = _trace("torch.bfloat16", 4096)
+    tolerance = choose_tolerance(traces["reference"], traces["candidate"])
+    derived = pytest.approx(8 * (64 * 2**-24 + 2 * 2**-8))
+    assert (tolerance.atol, tolerance.rtol, tolerance.atol_per_rms) == (1e-5, derived, derived)
+    assert tolerance.basis.startswith(
+        f"the {side} was recorded in bfloat16: two implementations round differently"
+    )
+    assert tolerance.if_diverged.startswith("bfloat16 rounding grows with depth")
+    assert choose_tolerance(traces["reference"], traces["candidate"], atol=0.0, rtol=0.0).basis == "as given"
 
 
 def test_a_sharded_bfloat16_trace_gets_a_tolerance_for_its_rounding():

@@ -63,7 +63,10 @@ def test_a_port_only_noisier_in_bf16_replays_correct_for_every_module(tiny_llama
     reference_trace = trace(reference, tmp_path / "reference", input_ids)
 
     comparison = compare_traces(reference_trace, trace(port, tmp_path / "port", input_ids))
-    assert comparison.divergence_origin.module_path == "LlamaForCausalLM.model.layers.0.input_layernorm"
+    # its norms' rounding, carried through the layers, crosses even bf16's tolerance: compare says
+    # so, and points to replay, which runs each module on the reference's own inputs
+    assert comparison.divergence_origin.module_path == "LlamaForCausalLM.model.layers.1.input_layernorm"
+    assert any(warning.startswith("bfloat16 rounding grows with depth") for warning in comparison.warnings)
     result = replay_trace(reference_trace, port)
     assert [m.module_path for m in result.modules] == [
         node.module_path for node in read_trace(reference_trace).nodes
@@ -72,7 +75,7 @@ def test_a_port_only_noisier_in_bf16_replays_correct_for_every_module(tiny_llama
     assert max(module.max_abs_diff for module in result.modules) > 0  # noisier, not identical
 
 
-def test_bisection_isolates_a_wrong_module_in_layer_3_that_compare_sees_from_layer_0(
+def test_bisection_isolates_a_wrong_module_in_layer_3_that_compare_places_before_it(
     tiny_llama, input_ids, tmp_path
 ):
     reference = tiny_llama(layers=4, dtype=torch.bfloat16)
@@ -81,7 +84,8 @@ def test_bisection_isolates_a_wrong_module_in_layer_3_that_compare_sees_from_lay
     reference_trace = trace(reference, tmp_path / "reference", input_ids)
 
     comparison = compare_traces(reference_trace, trace(port, tmp_path / "port", input_ids))
-    assert comparison.divergence_origin.module_path.startswith("LlamaForCausalLM.model.layers.0.")
+    # the norms' rounding crosses the tolerance before the wrong activation does
+    assert comparison.divergence_origin.module_path == "LlamaForCausalLM.model.layers.3.self_attn.q_proj"
     found = replay_trace(reference_trace, port, bisect=True, comparison=comparison)
     assert found.smallest_wrong.module_path == "LlamaForCausalLM.model.layers.3.mlp.act_fn"
     replayed = {module.module_path for module in found.modules}
