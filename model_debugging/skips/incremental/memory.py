@@ -212,8 +212,8 @@ class Checkout:
 
     def file_key(self, repo: Path, path: str) -> str:
         """:func:`file_key` of a file read as text, through the stat index (a settled file is not
-        read again)."""
-        if self.index is None or path.endswith("/") or not os.path.isfile(repo / path):
+        read again; a missing file or a folder is "", as there)."""
+        if self.index is None or path.endswith("/"):
             return file_key(repo, path)
         return self.index.key(path, Path.read_bytes)
 

@@ -73,30 +73,41 @@ _PROJECT_IMPORT = re.compile(rb"model_debugging\.(?!skips\b)([\w.]+) import\b")
 def analyzer_version() -> str:
     """A digest of the analyzer's own sources: what an entry derived from an evaluation is keyed on
     beside its inputs, so that a changed evaluator never answers from what an older one decided."""
-    project = Path(__file__).parents[2]
+    project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     digest = hashlib.sha256()
     for path, text in sorted(_analyzer_sources(project).items()):
-        digest.update(path.relative_to(project).as_posix().encode())
+        digest.update(path.encode())
         digest.update(text)
     return digest.hexdigest()
 
 
-def _analyzer_sources(project: Path) -> dict[Path, bytes]:
+def _analyzer_sources(project: str) -> dict[str, bytes]:
     """The text of every module of ``model_debugging/skips`` and of every other module of the
     project they import, directly or not (``model_debugging/assertions.py`` decides what a test
-    checks)."""
-    sources = {path: path.read_bytes() for path in (project / "skips").rglob("*.py")}
+    checks), by their paths relative to ``project`` (with ``/``). Read with ``os`` rather than
+    ``pathlib``, which made this a tenth of a warm scan."""
+    sources = {
+        os.path.relpath(os.path.join(folder, name), project).replace(os.sep, "/"): _read(folder, name)
+        for folder, _, names in os.walk(os.path.join(project, "skips"))
+        for name in names
+        if name.endswith(".py")
+    }
     pending = {dotted for text in sources.values() for dotted in _PROJECT_IMPORT.findall(text)}
     seen: set[bytes] = set()
     while pending:
         dotted = pending.pop()
         seen.add(dotted)
-        module = project.joinpath(*dotted.decode().split("."))
-        for path in (module.with_suffix(".py"), module / "__init__.py"):
-            if path not in sources and path.is_file():
-                sources[path] = text = path.read_bytes()
+        module = dotted.decode().replace(".", "/")
+        for path in (f"{module}.py", f"{module}/__init__.py"):
+            if path not in sources and os.path.isfile(os.path.join(project, path)):
+                sources[path] = text = _read(project, path)
                 pending |= set(_PROJECT_IMPORT.findall(text)) - seen
     return sources
+
+
+def _read(folder: str, name: str) -> bytes:
+    with open(os.path.join(folder, name), "rb") as file:
+        return file.read()
 
 
 class ParseCache:
