@@ -139,7 +139,7 @@ def converted(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``reference`` and ``candidate`` brought to one shape (and, for masks, to "attend" booleans)."""
     if form is Form.MASK:
-        reference, candidate = _attends(reference), _attends(candidate)
+        reference, candidate = attends(reference), attends(candidate)
         if _padding_against_full(tuple(reference.shape), tuple(candidate.shape)):
             return _with_padding(reference, candidate)
         if squeezed(tuple(reference.shape)) == squeezed(tuple(candidate.shape)):
@@ -181,7 +181,7 @@ def _with_padding(reference: torch.Tensor, candidate: torch.Tensor) -> tuple[tor
     return (made, full) if swapped else (full, made)
 
 
-def _attends(mask: torch.Tensor) -> torch.Tensor:
+def attends(mask: torch.Tensor) -> torch.Tensor:
     if mask.dtype == torch.bool:
         return mask
     if mask.is_floating_point():

@@ -1,8 +1,9 @@
 """Making one call of the candidate on a reference call's arguments, and seeing what it did to them.
 
 The reference's rebuilt arguments become the candidate's through the target's own mapping (a
-function paired with a module), an argument adapter, or, when the candidate's signature does not
-take them and no adapter is given, the candidate's own recorded call on the reference's values; a
+function paired with a module), a hand-written argument adapter, or, when no adapter is given and
+the candidate's signature does not take them (or its model gave it an input in another form), the
+candidate's own recorded call on the reference's values (a derived adapter, :mod:`.own_calls`); a
 call the candidate's signature does not accept is never attempted (:class:`~model_debugging.replay.adapters.CannotCall`). The call runs
 under ``torch.no_grad()``. Its tensor arguments are copied first and compared afterwards: a
 candidate that modifies an input in place (``x.add_(...)``) is seen even when what it returns is right.
@@ -21,33 +22,61 @@ from model_debugging.replay.arguments import RecordedCall, flatten_output
 from model_debugging.replay.targets import Target
 
 
-def candidate_call(
-    target: Target, call: RecordedCall, adapters: ArgumentAdapters
-) -> tuple[RecordedCall, bool]:
-    """The arguments to give ``target`` for the reference's ``call``, and whether an argument adapter
-    made them (raises ``CannotCall``)."""
+@dataclass(frozen=True)
+class CandidateCall:
+    """The arguments to give the candidate for one reference call, and how they were made: by a
+    hand-written argument adapter (``adapted``), or from the candidate's own recorded call
+    (``derived`` says so, and what was converted)."""
+
+    call: RecordedCall
+    adapted: bool = False
+    derived: str | None = None
+    # why a module whose model gave it an input in another form is given the reference's call as it is
+    underived: str | None = None
+
+
+def candidate_call(target: Target, call: RecordedCall, adapters: ArgumentAdapters) -> CandidateCall:
+    """The arguments to give ``target`` for the reference's ``call`` (raises ``CannotCall``).
+
+    A hand-written adapter wins. Without one, a module is called as its own model called it
+    (:mod:`.own_calls`) when its signature does not take the reference's call, or when its model
+    gave it an input in another form than the reference's (a padding mask for a 4-D one); in the
+    second case, when that call cannot be derived, the reference's call is made as it is."""
     if target.arguments is not None:
         call = target.arguments(call)
     elif target.module is not None and target.call is target.module:
+        shown = f"{target.candidate_path or 'the model'} ({type(target.module).__name__}).forward"
         adapter = adapters.find(target.module, target.candidate_path)
         if adapter is not None:
             call = adapted_call(adapter, target.module, call)
-        shown = f"{target.candidate_path or 'the model'} ({type(target.module).__name__}).forward"
+            check_signature(target.module.forward, call, shown)
+            return CandidateCall(call, adapted=True)
+        own = target.own_call
         try:
             check_signature(target.module.forward, call, shown)
         except CannotCall as refused:
-            if adapter is not None or target.own_call is None:
+            if own is None:
                 raise
             try:
-                call = target.own_call(call)
+                call, derived = own(call)
             except CannotCall as error:
                 raise CannotCall(
                     f"{refused}; nor can it be called as its own model called it: {error}"
                 ) from None
             check_signature(target.module.forward, call, shown)
-        return call, adapter is not None
+            return CandidateCall(call, derived=derived)
+        if own is not None and own.in_other_forms:
+            try:
+                own_call, derived = own(call)
+                check_signature(target.module.forward, own_call, shown)
+            except CannotCall as error:
+                return CandidateCall(
+                    call, underived=f"it cannot be called as its own model called it: {error}"
+                )
+            return CandidateCall(own_call, derived=derived)
+        return CandidateCall(call)
     check_signature(target.call, call, target.candidate_path)
-    return call, False
+    return CandidateCall(call)
 
 
 @dataclass(frozen=True)

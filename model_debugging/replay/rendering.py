@@ -46,19 +46,29 @@ def render_terminal(result: ReplayResult, comparison: TraceComparison | None = N
         ]
         if explained:
             sections.append(ItemsSection(f"why ({len(explained)})", _reasons(explained, width)))
+    derived = [module for module in result.modules if module.called_as]
+    if derived:
+        lines = [f"{module.module_path}: {module.candidate_path} {module.called_as}" for module in derived]
+        title = f"calls made through a derived adapter, without one written by hand ({len(derived)})"
+        sections.append(ItemsSection(title, tuple(_shown(lines, width))))
     title = "Replay on the reference's recorded inputs"
     wrapped = [line for text in summary for line in _wrap(text, width, "  ")]
     return render_text(Report(title=title, summary=wrapped, sections=sections)).rstrip("\n")
 
 
 def _reasons(calls: list[ModuleReplay], width: int) -> tuple[str, ...]:
-    lines: list[str] = []
-    for module in calls[:TERMINAL_ROWS]:
-        call = f" (call {module.call_index})" if module.call_index else ""
-        lines += _wrap(f"{module.module_path}{call}: {module.reason}", width, "    ")
-    if len(calls) > TERMINAL_ROWS:
-        lines.append(f"… and {len(calls) - TERMINAL_ROWS} more (every call is in --json)")
-    return tuple(lines)
+    lines = [
+        f"{module.module_path}{f' (call {module.call_index})' if module.call_index else ''}: {module.reason}"
+        for module in calls
+    ]
+    return tuple(_shown(lines, width))
+
+
+def _shown(lines: list[str], width: int) -> list[str]:
+    shown = [wrapped for line in lines[:TERMINAL_ROWS] for wrapped in _wrap(line, width, "    ")]
+    if len(lines) > TERMINAL_ROWS:
+        shown.append(f"… and {len(lines) - TERMINAL_ROWS} more (every call is in --json)")
+    return shown
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:

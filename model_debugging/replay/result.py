@@ -74,6 +74,9 @@ class ModuleReplay:
     reason: str | None = None
     noise: NoiseJudgement | None = None
     details: tuple[str, ...] = ()
+    # how a module was called through a derived adapter: as the candidate's own model called it
+    # (its trace), on the reference's values, and which of them were converted to its form
+    called_as: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         row = asdict(self)

@@ -109,7 +109,7 @@ class Replayer:
             objects=lambda record: self._caches.rebuild(node, record),
         )
         try:
-            call, adapted = candidate_call(target, rebuild_call(node.inputs, sources), self._adapters)
+            made = candidate_call(target, rebuild_call(node.inputs, sources), self._adapters)
         except UnrebuildableValue as error:
             return not_replayed(
                 node, target.candidate_path, f"input {error.sub_path} cannot be rebuilt: {error.reason}"
@@ -129,7 +129,7 @@ class Replayer:
                 )
             skippable = self._correct_leaves - set(self.modified_inputs)
             hooks = LeafHooks(self.index, target.module, leaves, findings, tolerance, skippable, self._noise)
-            if hooks.outside and not adapted:
+            if hooks.outside and not made.adapted:
                 hooks.remove()
                 leaf, name = hooks.outside[0]
                 return not_replayed(
@@ -140,16 +140,17 @@ class Replayer:
                     "it an argument adapter",
                 )
         try:
-            outcome = run_call(target.call, call)
+            outcome = run_call(target.call, made.call)
         finally:
             if hooks is not None:
                 hooks.remove()
         if outcome.error is not None:
             error = outcome.error
+            underived = f"; {made.underived}" if made.underived else ""
             return not_replayed(
                 node,
                 target.candidate_path,
-                f"the candidate raised {type(error).__name__} on the recorded inputs: {error}",
+                f"the candidate raised {type(error).__name__} on the recorded inputs: {error}{underived}",
             )
         if outcome.modified:
             self.modified_inputs[node.order] = outcome.modified
@@ -191,6 +192,7 @@ class Replayer:
         verdict = self._verdict(
             node, target.candidate_path, findings, None if said or not skipped else skipped[0]
         )
+        verdict = replace(verdict, called_as=made.derived)
         if node.outputs is not None and verdict.verdict is ReplayVerdict.CORRECT and reusable:
             self._correct_leaves.add(node.order)
         return verdict

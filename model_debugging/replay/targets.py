@@ -45,7 +45,7 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
-from model_debugging.replay.own_calls import own_call
+from model_debugging.replay.own_calls import OwnCall
 
 # how the values of two recorded calls are told apart when pairing them (compare's defaults)
 _ATOL, _RTOL = 1e-5, 1e-4
@@ -74,8 +74,8 @@ class Target:
     arguments: ArgumentMapping | None = None
     output: Callable[[Any], Any] | None = None
     # the candidate's own recorded call on the reference's values, for a module whose signature does
-    # not accept the reference's call (:mod:`.own_calls`)
-    own_call: ArgumentMapping | None = None
+    # not accept the reference's call, or that its model gives inputs in another form (:mod:`.own_calls`)
+    own_call: OwnCall | None = None
 
 
 class CandidateIndex:
@@ -200,13 +200,8 @@ class CandidateIndex:
         if len(pair.reference) == 1:
             modes = {self._alignment.reference.trace.mode, self._alignment.candidate.trace.mode}
             comparer = PairComparer(_ATOL, _RTOL, "tensors" if modes == {"tensors"} else "stats")
-            own_module = self._aligned_module
-            return Target(
-                module,
-                shown,
-                module,
-                own_call=lambda call: own_call(node, candidate, call, comparer, own_module),
-            )
+            own_call = OwnCall(node, candidate, comparer, self._aligned_module, module.forward)
+            return Target(module, shown, module, own_call=own_call)
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
         return Target(
             module,

@@ -2,13 +2,11 @@
 passes a 4-D mask, rotary tables of another shape. A correct port is equivalent, and a bug inside
 is still found where it is."""
 
-import math
-
 import pytest
 import torch
-from torch import nn
 
 from model_debugging import compare_traces, debug_port
+from tests.ports import distilbert
 
 
 def _causal_mask(padding: torch.Tensor) -> torch.Tensor:
@@ -73,102 +71,19 @@ def test_values_that_differ_stay_counted_when_the_outputs_agree(tmp_path, trace_
     assert result.first_input_divergence.module_path == "Toy.layer"
 
 
-# ---- a DistilBERT port written by hand, as a porter would -----------------------------------------
-
-
-class _Attention(nn.Module):
-    def __init__(self, width, heads, scaled=True):
-        super().__init__()
-        self.heads, self.scaled = heads, scaled
-        self.q, self.k, self.v, self.o = (nn.Linear(width, width) for _ in range(4))
-
-    def forward(self, x, mask):
-        batch, tokens, width = x.shape
-
-        def split(y):
-            return y.view(batch, tokens, self.heads, -1).transpose(1, 2)
-
-        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        if self.scaled:
-            q = q / math.sqrt(width // self.heads)
-        weights = (q @ k.transpose(-1, -2)).masked_fill(mask[:, None, None, :] == 0, torch.finfo(q.dtype).min)
-        return self.o((weights.softmax(-1) @ v).transpose(1, 2).reshape(batch, tokens, width))
-
-
-class _Block(nn.Module):
-    def __init__(self, config, scaled):
-        super().__init__()
-        self.attn = _Attention(config.dim, config.n_heads, scaled)
-        self.norm1 = nn.LayerNorm(config.dim, eps=1e-12)
-        self.fc1, self.fc2 = (
-            nn.Linear(config.dim, config.hidden_dim),
-            nn.Linear(config.hidden_dim, config.dim),
-        )
-        self.norm2 = nn.LayerNorm(config.dim, eps=1e-12)
-
-    def forward(self, x, mask):
-        x = self.norm1(x + self.attn(x, mask))
-        return self.norm2(x + self.fc2(nn.functional.gelu(self.fc1(x))))
-
-
-class _Port(nn.Module):
-    def __init__(self, config, scaled=True):
-        super().__init__()
-        self.tok = nn.Embedding(config.vocab_size, config.dim)
-        self.pos = nn.Embedding(config.max_position_embeddings, config.dim)
-        self.norm = nn.LayerNorm(config.dim, eps=1e-12)
-        self.blocks = nn.ModuleList(_Block(config, scaled) for _ in range(config.n_layers))
-
-    def forward(self, input_ids, attention_mask):
-        x = self.norm(self.tok(input_ids) + self.pos(torch.arange(input_ids.shape[1])))
-        for block in self.blocks:
-            x = block(x, attention_mask)
-        return x
-
-
-def _load(port, reference):
-    names = {
-        "tok": "embeddings.word_embeddings",
-        "pos": "embeddings.position_embeddings",
-        "norm": "embeddings.LayerNorm",
-    }
-    inner = {"attn.q": "attention.q_lin", "attn.k": "attention.k_lin", "attn.v": "attention.v_lin"}
-    inner |= {"attn.o": "attention.out_lin", "norm1": "sa_layer_norm", "norm2": "output_layer_norm"}
-    inner |= {"fc1": "ffn.lin1", "fc2": "ffn.lin2"}
-    for index in range(len(port.blocks)):
-        names |= {
-            f"blocks.{index}.{ours}": f"transformer.layer.{index}.{theirs}" for ours, theirs in inner.items()
-        }
-    weights = reference.state_dict()
-    port.load_state_dict(
-        {
-            name: weights[name.replace(ours, theirs, 1)]
-            for name in port.state_dict()
-            for ours, theirs in names.items()
-            if name.rpartition(".")[0] == ours
-        }
-    )
+# ---- a DistilBERT port written by hand, as a porter would (tests/ports/distilbert.py) ------------
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize(
-    ("scaled", "origin"), [(True, None), (False, "DistilBertModel.transformer.layer.0.attention")]
+    ("bug", "origin"),
+    [("NONE", None), ("NO_ATTENTION_SCALING", "DistilBertModel.transformer.layer.0.attention")],
 )
-def test_a_hand_written_port_with_padding_is_judged_by_what_it_computes(tmp_path, scaled, origin):
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.DistilBertConfig(
-        vocab_size=99, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64
-    )
-    reference = transformers.DistilBertModel(config).eval()
-    port = _Port(config, scaled).eval()
-    _load(port, reference)
-    input_ids = torch.randint(0, 99, (2, 10))
-    attention_mask = torch.ones_like(input_ids)
-    attention_mask[1, 7:] = 0
-    result = debug_port(
-        reference, port, {"input_ids": input_ids, "attention_mask": attention_mask}, output_dir=tmp_path
-    )
+def test_a_hand_written_port_with_padding_is_judged_by_what_it_computes(tmp_path, bug, origin):
+    pytest.importorskip("transformers")
+    reference = distilbert.reference()
+    port = distilbert.port(reference, bug=distilbert.Bug[bug])
+    result = debug_port(reference, port, distilbert.inputs(), output_dir=tmp_path)
     assert result.equivalent is (origin is None)
     found = result.comparison.divergence_origin
     assert (found and found.module_path) == origin

@@ -1,13 +1,12 @@
 """Left padding: a causal model's padded tokens attend to nothing, and two correct implementations
 fill them in differently. Differences only there are notes; a difference at a real token counts."""
 
-import math
-
 import pytest
 import torch
 from torch import nn
 
 from model_debugging import compare_traces, debug_port, model_addition_debugger_context, replay_trace
+from tests.ports import llama
 
 
 def _trace(writer, output):
@@ -72,130 +71,18 @@ def test_summary_traces_of_left_padded_inputs_that_diverge_say_what_statistics_c
     )
 
 
-# ---- a Llama port written by hand in plain PyTorch, as a porter would -------------------------------
-
-
-class _Norm(nn.Module):
-    def __init__(self, width, eps):
-        super().__init__()
-        self.weight, self.eps = nn.Parameter(torch.ones(width)), eps
-
-    def forward(self, x):
-        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
-
-
-def _rotated(x, cos, sin):
-    half = x.shape[-1] // 2
-    return x * cos + torch.cat((-x[..., half:], x[..., :half]), -1) * sin
-
-
-class _Attention(nn.Module):
-    def __init__(self, config, scale):
-        super().__init__()
-        width, self.heads, self.scale = config.hidden_size, config.num_attention_heads, scale
-        self.q, self.k, self.v, self.o = (nn.Linear(width, width, bias=False) for _ in range(4))
-
-    def forward(self, x, cos, sin, mask):
-        batch, tokens, width = x.shape
-
-        def split(y):
-            return y.view(batch, tokens, self.heads, -1).transpose(1, 2)
-
-        q, k, v = _rotated(split(self.q(x)), cos, sin), _rotated(split(self.k(x)), cos, sin), split(self.v(x))
-        allowed = torch.ones(tokens, tokens, dtype=torch.bool).tril() & mask.bool()[:, None, None, :]
-        weights = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(
-            ~allowed, torch.finfo(q.dtype).min
-        )
-        return self.o((weights.softmax(-1) @ v).transpose(1, 2).reshape(batch, tokens, width)) * self.scale
-
-
-class _Block(nn.Module):
-    def __init__(self, config, scale):
-        super().__init__()
-        self.norm1, self.norm2 = (
-            _Norm(config.hidden_size, config.rms_norm_eps),
-            _Norm(config.hidden_size, config.rms_norm_eps),
-        )
-        self.attn = _Attention(config, scale)
-        width, inner = config.hidden_size, config.intermediate_size
-        self.gate, self.up, self.down = (
-            nn.Linear(width, inner, bias=False),
-            nn.Linear(width, inner, bias=False),
-            nn.Linear(inner, width, bias=False),
-        )
-
-    def forward(self, x, cos, sin, mask):
-        x = x + self.attn(self.norm1(x), cos, sin, mask)
-        normed = self.norm2(x)
-        return x + self.down(nn.functional.silu(self.gate(normed)) * self.up(normed))
-
-
-class _Port(nn.Module):
-    def __init__(self, config, scale):
-        super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.hidden_size)
-        self.blocks = nn.ModuleList(_Block(config, scale) for _ in range(config.num_hidden_layers))
-        self.norm = _Norm(config.hidden_size, config.rms_norm_eps)
-
-    def forward(self, input_ids, attention_mask):
-        head = self.config.hidden_size // self.config.num_attention_heads
-        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        inverse = 1.0 / (
-            self.config.rope_parameters["rope_theta"] ** (torch.arange(0, head, 2).float() / head)
-        )
-        angles = positions[..., None].float() * inverse
-        angles = torch.cat((angles, angles), -1)[:, None]
-        x = self.embed(input_ids)
-        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-        for block in self.blocks:
-            x = block(x, cos, sin, attention_mask)
-        return self.norm(x)
-
-
-_NAMES = {"norm1": "input_layernorm", "norm2": "post_attention_layernorm", "attn.q": "self_attn.q_proj"}
-_NAMES |= {"attn.k": "self_attn.k_proj", "attn.v": "self_attn.v_proj", "attn.o": "self_attn.o_proj"}
-_NAMES |= {"gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"}
-
-
-def _reference_name(name):
-    if name.startswith("blocks."):
-        _, index, rest = name.split(".", 2)
-        module, _, parameter = rest.rpartition(".")
-        return f"layers.{index}.{_NAMES[module]}.{parameter}"
-    return {"embed.weight": "embed_tokens.weight", "norm.weight": "norm.weight"}[name]
-
-
-def _llama_and_port(dtype, scale=1.0):
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=99,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=64,
-    )
-    reference = transformers.LlamaModel(config).eval()
-    port = _Port(config, scale).eval()
-    weights = reference.state_dict()
-    port.load_state_dict({name: weights[_reference_name(name)] for name in port.state_dict()})
-    input_ids = torch.randint(0, 99, (2, 10))
-    return (
-        reference.to(dtype),
-        port.to(dtype),
-        {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)},
-    )
+# ---- a Llama port written by hand in plain PyTorch, as a porter would (tests/ports/llama.py) ---------
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("scale", "origin"), [(1.0, None), (0.5, "LlamaModel.layers.0.self_attn")])
-def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tmp_path, scale, origin):
-    reference, port, inputs = _llama_and_port(torch.float32, scale)
-    inputs["attention_mask"][1, :3] = 0
-    result = debug_port(reference, port, inputs, output_dir=tmp_path)
+@pytest.mark.parametrize(
+    ("bug", "origin"), [("NONE", None), ("ATTENTION_OUTPUT_HALVED", "LlamaModel.layers.0.self_attn")]
+)
+def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tmp_path, bug, origin):
+    pytest.importorskip("transformers")
+    reference = llama.reference()
+    port = llama.port(reference, bug=llama.Bug[bug])
+    result = debug_port(reference, port, llama.inputs(left_padding=3), output_dir=tmp_path)
     assert result.equivalent is (origin is None)
     found = result.comparison.divergence_origin
     assert (found and found.module_path) == origin
@@ -203,27 +90,36 @@ def test_a_hand_written_llama_port_with_left_padding_is_judged_at_real_tokens(tm
         assert result.summary_line().startswith(
             "returned outputs: equal within tolerance at every real token"
         )
-    # replay runs the port on the reference's recorded inputs and judges it the same way
+    # replay runs the port on the reference's recorded inputs and judges it the same way; the port
+    # counts the padded sequence's positions from its first real token, the reference from 0: no
+    # rotary table of the reference is the port's, and its blocks cannot be called without an adapter
     replayed = replay_trace(tmp_path / "reference", port, bisect=True, comparison=result.comparison)
     assert (replayed.bug_in is None) is (origin is None)
+    if origin is not None:
+        assert (
+            "cos (args.1 [2, 1, 10, 8] torch.float32) has no derivable value: compare pairs it with the "
+            "reference's position_embeddings.0 [1, 10, 8] torch.float32 only by order, their values differ"
+        ) in replayed.smallest_wrong.reason
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize(
-    ("dtype", "scale", "origin"),
+    ("dtype", "bug", "origin"),
     [
         # no padding: transformers passes attention_mask=None, the port its mask of ones, and both
         # pass a [batch, tokens] integer tensor (position ids, the mask) that must not be paired
-        (torch.float32, 1.0, None),
-        (torch.float32, 0.5, "LlamaModel.layers.0.self_attn"),
+        (torch.float32, "NONE", None),
+        (torch.float32, "ATTENTION_OUTPUT_HALVED", "LlamaModel.layers.0.self_attn"),
         # bfloat16: the port's norms round differently from transformers' (computed in float32)
-        (torch.bfloat16, 1.0, None),
-        (torch.bfloat16, 0.5, "LlamaModel.layers.0.self_attn"),
+        (torch.bfloat16, "NONE", None),
+        (torch.bfloat16, "ATTENTION_OUTPUT_HALVED", "LlamaModel.layers.0.self_attn"),
     ],
 )
-def test_a_hand_written_llama_port_without_padding(tmp_path, dtype, scale, origin):
-    reference, port, inputs = _llama_and_port(dtype, scale)
-    result = debug_port(reference, port, inputs, output_dir=tmp_path, verbose=False)
+def test_a_hand_written_llama_port_without_padding(tmp_path, dtype, bug, origin):
+    pytest.importorskip("transformers")
+    reference = llama.reference().to(dtype)
+    port = llama.port(reference, bug=llama.Bug[bug]).to(dtype)
+    result = debug_port(reference, port, llama.inputs(), output_dir=tmp_path, verbose=False)
     assert result.equivalent is (origin is None)
     found = result.comparison.divergence_origin
     assert (found and found.module_path) == origin
@@ -235,12 +131,16 @@ def test_a_hand_written_llama_port_without_padding(tmp_path, dtype, scale, origi
 
 @pytest.mark.integration
 def test_a_bfloat16_port_whose_block_raises_is_named_where_it_raised(tmp_path, monkeypatch):
-    reference, port, inputs = _llama_and_port(torch.bfloat16)
-    forward = _Block.forward  # a porter's first bf16 run: the rotary tables left in float32
+    pytest.importorskip("transformers")
+    reference = llama.reference().to(torch.bfloat16)
+    port = llama.port(reference).to(torch.bfloat16)
+    forward = llama.Block.forward  # a porter's first bf16 run: the rotary tables left in float32
     monkeypatch.setattr(
-        _Block, "forward", lambda self, x, cos, sin, mask: forward(self, x, cos.float(), sin.float(), mask)
+        llama.Block,
+        "forward",
+        lambda self, x, cos, sin, mask: forward(self, x, cos.float(), sin.float(), mask),
     )
-    result = debug_port(reference, port, inputs, output_dir=tmp_path, verbose=False)
+    result = debug_port(reference, port, llama.inputs(), output_dir=tmp_path, verbose=False)
     assert result.comparison.divergence_origin.module_path == "LlamaModel.layers.0.self_attn"
     assert "candidate raised RuntimeError" in result.comparison.divergence_origin.details[0]
     assert not any("rounding grows" in warning for warning in result.comparison.warnings)

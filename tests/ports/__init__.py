@@ -1,4 +1,4 @@
-"""Ports written by hand the way porters write them, of seven transformers architectures (ViT and
+"""Ports written by hand the way porters write them, of nine transformers architectures (ViT and
 Mixtral twice), for the tests of compare and replay.
 
 Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
@@ -17,6 +17,10 @@ at random so that norms and biases matter), two ports of it and the conversion o
   ``(weights, indices)`` where the reference's returns ``(logits, weights, indices)``.
 - :mod:`.whisper`: WhisperForConditionalGeneration (one style): a conv front-end, fused projections,
   its own causal mask, and its tied LM head applied in its forward.
+- :mod:`.llama`: LlamaModel (one style): ``Block(x, cos, sin, mask)`` given the ``[batch, tokens]``
+  padding mask where the reference's layers get a 4-D mask (or none), per-sequence rotary tables.
+- :mod:`.distilbert`: DistilBertModel (one style): ``Block(x, mask)`` given the padding mask where
+  the reference's layers get a 4-D boolean mask.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

@@ -8,7 +8,20 @@ import torch
 from torch import nn
 
 from model_debugging import model_addition_debugger_context
-from tests.ports import Style, bert, gemma, gpt2, mixtral, mixtral_router, t5, vit, vit_conv, whisper
+from tests.ports import (
+    Style,
+    bert,
+    distilbert,
+    gemma,
+    gpt2,
+    llama,
+    mixtral,
+    mixtral_router,
+    t5,
+    vit,
+    vit_conv,
+    whisper,
+)
 
 ARCHITECTURES = {
     "gemma": gemma,
@@ -20,6 +33,8 @@ ARCHITECTURES = {
     "vit_conv": vit_conv,
     "mixtral_router": mixtral_router,
     "whisper": whisper,
+    "llama": llama,
+    "distilbert": distilbert,
 }
 
 

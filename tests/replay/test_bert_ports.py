@@ -1,7 +1,8 @@
 """Replay on a BERT port in plain PyTorch (tests/ports/bert.py), with no argument adapter: the port's
 ``forward(input_ids, segment_ids, input_mask)`` is called as its own trace recorded it, on the
 reference's ``input_ids``, ``token_type_ids`` and ``attention_mask`` (paired by value); a block
-whose mask takes another form than the reference's is not replayed, and the reason names it."""
+whose mask takes another form than the reference's gets the reference's mask converted to its own
+form (checked against the port's own), and a bug in its attention is found there."""
 
 import pytest
 
@@ -46,11 +47,15 @@ def test_the_port_is_replayed_from_its_own_call_and_each_bug_placed(session, bug
     assert found.bug_in == (None if place is None else f"{ROOT}.{place}")
 
 
-def test_a_block_given_its_mask_in_another_form_is_not_replayed_and_says_which_argument(session):
+def test_a_block_given_its_mask_in_another_form_is_called_with_the_reference_mask_in_its_form(session):
     found = replayed(session, bert.Bug.MASK_ON_QUERIES)
     block = next(call for call in found.modules if call.module_path == f"{ROOT}.bert.encoder.layer.0")
-    assert block.verdict is ReplayVerdict.NOT_REPLAYED
-    assert block.reason.endswith(
-        "nor can it be called as its own model called it: its own recorded call's args.1 [2, 8] is the "
-        "reference's args.1 [2, 1, 8, 8] torch.float32 in another form (mask)"
-    ), block.reason
+    assert block.verdict is ReplayVerdict.WRONG
+    assert block.called_as.endswith(
+        "mask = the reference's args.1 [2, 1, 8, 8] torch.float32 as [2, 8] torch.int64"
+    ), block.called_as
+    assert found.bug_in == f"{ROOT}.bert.encoder.layer.0"
+    assert (
+        f"so likely in the outputs of {ROOT}.bert.encoder.layer.0.attention.self (not recorded), made at its end"
+        in found.smallest_wrong.reason
+    )

@@ -2,9 +2,13 @@
 
 The port is the plain-style Gemma port of ``tests/ports`` (``Block(x, cos, sin, mask)``, a boolean
 mask, fused projections, no ``model`` wrapper), given to ``--model`` as a script the way a porter
-writes one, with and without argument adapters.
+writes one, with and without argument adapters. Without adapters its blocks are called as its own
+trace recorded them (a derived adapter: the reference's 4-D additive mask converted to the port's
+``[8, 8]`` boolean one, checked against the port's own); with a port trace of statistics only
+(``use_repr=True``) that conversion cannot be checked, and the blocks cannot be called.
 """
 
+import json
 import sys
 import textwrap
 
@@ -38,8 +42,14 @@ def traces(tmp_path_factory):
     directory = tmp_path_factory.mktemp("gemma")
     reference = gemma.reference()
     ports = {
-        bug: trace(gemma.port(reference, Style.PLAIN, gemma.Bug[bug]), directory / bug, gemma.inputs())
+        (bug, summary): trace(
+            gemma.port(reference, Style.PLAIN, gemma.Bug[bug]),
+            directory / f"{bug}-{summary}",
+            gemma.inputs(),
+            use_repr=summary,
+        )
         for bug in ("NONE", "RESIDUAL_FROM_NORMED", "MISSING_FEED_FORWARD_RESIDUAL")
+        for summary in (False, True)
     }
     return trace(reference, directory / "reference", gemma.inputs()), ports
 
@@ -50,13 +60,15 @@ def script(tmp_path, bug="NONE", adapters=False):
     return str(path)
 
 
-def replay_command(traces, model, *options, bug="NONE"):
+def replay_command(traces, model, *options, bug="NONE", summary=False):
+    """``model-debugging replay`` with ``--compare`` the port's trace (``summary``: of statistics only)."""
     reference, ports = traces
-    return main(["replay", str(reference), "--model", model, "--compare", str(ports[bug]), *options])
+    port_trace = ports[bug, summary]
+    return main(["replay", str(reference), "--model", model, "--compare", str(port_trace), *options])
 
 
 def test_a_call_the_port_cannot_take_is_not_replayed_and_the_terminal_says_why(traces, tmp_path, capsys):
-    assert replay_command(traces, script(tmp_path), "--module", "model.layers.0") == 2
+    assert replay_command(traces, script(tmp_path), "--module", "model.layers.0", summary=True) == 2
     captured = capsys.readouterr()
     out = " ".join(captured.out.split())  # the report is wrapped to the terminal's width
     assert "0 wrong on identical inputs, 1 not replayed" in out
@@ -65,9 +77,29 @@ def test_a_call_the_port_cannot_take_is_not_replayed_and_the_terminal_says_why(t
     )
     assert "missing a required argument: 'cos'" in out
     assert "give replay an argument adapter" in out
+    assert (
+        "nor can it be called as its own model called it: mask (args.3 [8, 8] torch.bool) has no derivable "
+        "value: the port's trace records it without its values, so no conversion can be checked: trace "
+        "the port with use_repr=False"
+    ) in out
     assert captured.err.strip().endswith(
         "no call could be replayed on the candidate (1 tried; reasons above)"
     )
+
+
+def test_a_block_taking_its_mask_in_another_form_is_called_as_its_own_model_called_it(
+    traces, tmp_path, capsys
+):
+    assert replay_command(traces, script(tmp_path), "--module", "model.layers.0") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 correct on identical inputs, 0 wrong on identical inputs, 0 not replayed" in out
+    assert (
+        "calls made through a derived adapter, without one written by hand (1) "
+        "--------------------------------------------------------------------- "
+        "GemmaForCausalLM.model.layers.0: blocks.0 called as the port's own model called it (its trace), on "
+        "the reference's values; converted to its form, as its own run was given them: mask = the "
+        "reference's attention_mask [2, 1, 8, 8] torch.float32 as [8, 8] torch.bool"
+    ) in out
 
 
 def test_an_argument_adapter_defined_beside_build_model_makes_the_call(traces, tmp_path, capsys):
@@ -82,24 +114,34 @@ def test_an_argument_adapter_defined_beside_build_model_makes_the_call(traces, t
 
 
 @pytest.mark.parametrize(
-    ("adapters", "bug_in"),
+    ("adapters", "summary", "bug_in"),
     [
         # the block cannot be called: the bug is placed in the smallest call replay could make,
         # and the block is named only as where the first difference lies
-        (False, "GemmaForCausalLM"),
-        (True, "GemmaForCausalLM.model.layers.1"),
+        (False, True, "GemmaForCausalLM"),
+        # called as the port's own model called it (a derived adapter), or through a hand-written one
+        (False, False, "GemmaForCausalLM.model.layers.1"),
+        (True, False, "GemmaForCausalLM.model.layers.1"),
     ],
 )
-def test_bisection_never_blames_a_module_it_could_not_call(traces, tmp_path, capsys, adapters, bug_in):
+def test_bisection_never_blames_a_module_it_could_not_call(
+    traces, tmp_path, capsys, adapters, summary, bug_in
+):
     model = script(tmp_path, "RESIDUAL_FROM_NORMED", adapters)
     json_path = tmp_path / "result.json"
-    assert (
-        replay_command(traces, model, "--bisect", "--json", str(json_path), bug="RESIDUAL_FROM_NORMED") == 1
-    )
+    options = ["--bisect", "--json", str(json_path)]
+    assert replay_command(traces, model, *options, bug="RESIDUAL_FROM_NORMED", summary=summary) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert f'"bug_in": "{bug_in}"' in json_path.read_text()
     assert f"smallest module wrong on identical inputs: {bug_in}" in out
-    if not adapters:
+    (block,) = [
+        call
+        for call in json.loads(json_path.read_text())["modules"]
+        if call["module_path"] == "GemmaForCausalLM.model.layers.1"
+    ]
+    # a hand-written adapter wins over the derived one
+    assert (block["called_as"] is None) is (adapters or summary), block["called_as"]
+    if summary:
         assert "lies in GemmaForCausalLM.model.layers.1, which could not be replayed alone" in out
         assert "the bug is in its own code or in what it is given" in out
     else:
@@ -187,7 +229,7 @@ def test_a_difference_entering_an_uncallable_block_points_at_the_end_of_the_bloc
     """Every block forgets its feed-forward residual, at its end, after its last recorded call:
     the difference is first seen in the inputs of layer 1's first call, so layer 0's end is named."""
     model = script(tmp_path, "MISSING_FEED_FORWARD_RESIDUAL")
-    assert replay_command(traces, model, "--bisect", bug="MISSING_FEED_FORWARD_RESIDUAL") == 1
+    assert replay_command(traces, model, "--bisect", bug="MISSING_FEED_FORWARD_RESIDUAL", summary=True) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "smallest module wrong on identical inputs: GemmaForCausalLM " in out
     assert (

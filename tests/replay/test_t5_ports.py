@@ -33,22 +33,28 @@ def test_bisection_places_each_planted_bug_where_it_is(session, style, bug):
 
 # Without adapters, compare paired a reference wrapper (T5LayerSelfAttention, T5LayerFF: norm,
 # sublayer and residual) with the port's bare sublayer after the bug, and bisection named that
-# innocent wrapper in these cells. Every attention of the port needs an adapter, so bisection can
-# only say which call the difference lies in.
-@pytest.mark.parametrize(
-    ("style", "bug", "holder"),
-    [
-        (Style.PLAIN, "ATTENTION_SCALE", "encoder.block.0.layer.0.SelfAttention"),
-        (Style.KEYWORDS, "ATTENTION_SCALE", "encoder.block.0.layer.0.SelfAttention"),
-        (Style.PLAIN, "MASK_OFF_BY_ONE", "decoder.block.0.layer.0.SelfAttention"),
-        (Style.KEYWORDS, "MASK_OFF_BY_ONE", "decoder.block.0.layer.0.SelfAttention"),
-    ],
-)
-def test_without_argument_adapters_bisection_names_no_innocent_module(session, style, bug, holder):
-    found = session.replay(style, bug, bisect=True, adapted=False)
-    place = full_path(found, bug_place("t5", style, bug))
+# innocent wrapper in these cells. The decoder's self-attentions cannot be called without an adapter
+# (the port's causal mask is no conversion of the reference's), so bisection can only say which call
+# the difference lies in.
+@pytest.mark.parametrize("style", Style)
+def test_without_argument_adapters_bisection_names_no_innocent_module(session, style):
+    found = session.replay(style, "MASK_OFF_BY_ONE", bisect=True, adapted=False)
+    place = full_path(found, bug_place("t5", style, "MASK_OFF_BY_ONE"))
     assert place == found.bug_in or place.startswith(found.bug_in + "."), found.bug_in
-    assert (
-        f"lies in {full_path(found, holder)}, which could not be replayed alone"
-        in found.smallest_wrong.reason
-    )
+    holder = full_path(found, "decoder.block.0.layer.0.SelfAttention")
+    assert f"lies in {holder}, which could not be replayed alone" in found.smallest_wrong.reason
+    if style is Style.PLAIN:
+        assert "mask (args.2 [6, 6] torch.bool) has no derivable value" in found.smallest_wrong.reason
+
+
+@pytest.mark.parametrize("style", Style)
+def test_without_argument_adapters_a_later_attention_is_called_as_the_port_calls_it(session, style):
+    """Every attention of the port scales its scores. The first one cannot be called (the reference
+    computes the position bias inside it, the port before it); the second is called as the port's own
+    model called it, its mask converted to the port's ``[2, 1, 1, 8]`` one: wrong there."""
+    found = session.replay(style, "ATTENTION_SCALE", bisect=True, adapted=False)
+    assert found.bug_in == full_path(found, "encoder.block.1.layer.0.SelfAttention")
+    name, dtype = ("mask", "bool") if style is Style.PLAIN else ("attention_mask", "float32")
+    assert found.smallest_wrong.called_as.endswith(
+        f"{name} = the reference's mask [2, 1, 8, 8] torch.float32 as [2, 1, 1, 8] torch.{dtype}"
+    ), found.smallest_wrong.called_as
