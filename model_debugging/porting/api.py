@@ -3,6 +3,9 @@
 It traces the reference and the port on the same inputs (every layer, tensors in files), compares
 the traces with compare's defaults, compares the outputs the two models returned, writes the
 explorer page of the comparison, prints the verdict and returns it. Run it again after each fix.
+In float16 or bfloat16, rounding grows through the layers of a correct port until it crosses any
+fixed tolerance: when compare finds calls that differ there, replay's bisection (each module run on
+the reference's own inputs) decides the verdict.
 
 Example::
 
@@ -26,7 +29,7 @@ import shutil
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,8 @@ from model_debugging.compare.rendering import render_terminal
 from model_debugging.compare.result import TraceComparison
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
+from model_debugging.replay.api import replay_trace
+from model_debugging.replay.result import ReplayResult
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 
 RESULT_NAME = "comparison.json"
@@ -66,17 +71,32 @@ class PortCheck:
     outputs_max_abs_diff: float | None
     outputs_note: str | None
     directory: Path
+    replay: ReplayResult | None = None  # replay's bisection, run when compare's differences may be rounding
 
     @property
     def equivalent(self) -> bool:
         """Every compared call agrees and so do the outputs the models returned. These stand for
         the final outputs when the traces could not compare them (a tied LM head applied as
-        ``x @ embed.weight.T`` in the port's forward is no call of its own)."""
+        ``x @ embed.weight.T`` in the port's forward is no call of its own). In float16 or bfloat16,
+        when compare finds calls that differ, replay's bisection decides: no module wrong on the
+        reference's own inputs means the differences are rounding grown through the layers."""
+        if self.replay is not None:
+            return self.replay.smallest_wrong is None
         return self.outputs_match and self.comparison.calls_agree
 
     @property
     def page(self) -> Path:
         return self.directory / PAGE_NAME
+
+    def replay_line(self) -> str | None:
+        if self.replay is None:
+            return None
+        if self.replay.smallest_wrong is None:
+            return (
+                "replay: no module is wrong on the reference's own inputs: compare's differences are "
+                "half-precision rounding grown through the layers"
+            )
+        return f"replay: smallest module wrong on the reference's own inputs: {self.replay.smallest_wrong.module_path}"
 
     def summary_line(self) -> str:
         if self.outputs_note:
@@ -211,6 +231,9 @@ def debug_port(
     else:
         padded = padded_tokens_of(inputs.get("attention_mask")) if isinstance(inputs, Mapping) else None
         check = _checked(comparison, _first_tensor(expected), _first_tensor(actual), padded, directory)
+        if not check.equivalent and _half_precision(reference, port) and atol is None and rtol is None:
+            bisection = replay_trace(directory / "reference", port, bisect=True, comparison=comparison)
+            check = replace(check, replay=bisection)
     atomic_write_json(
         directory / RESULT_NAME,
         {
@@ -218,6 +241,11 @@ def debug_port(
             "equivalent": check.equivalent,  # the verdict printed: the returned outputs included
             "outputs_match": check.outputs_match,
             "outputs_max_abs_diff": check.outputs_max_abs_diff,
+            "replay_smallest_wrong": (
+                None
+                if check.replay is None or check.replay.smallest_wrong is None
+                else check.replay.smallest_wrong.module_path
+            ),
         },
     )
     write_view(directory / "reference", check.page, compare=directory / "port", comparison=comparison)
@@ -227,6 +255,7 @@ def debug_port(
         width = shutil.get_terminal_size().columns
         lines = [
             check.summary_line(),
+            *([check.replay_line()] if check.replay is not None else []),
             f"page: {check.page}",
             f"rename rules of the alignment: {directory / RENAMES_NAME}",
             f"verdict: {'EQUIVALENT' if check.equivalent else 'NOT EQUIVALENT'}",
@@ -238,6 +267,14 @@ def debug_port(
             )
         )
     return check
+
+
+def _half_precision(*models: nn.Module) -> bool:
+    return any(
+        parameter.dtype in (torch.float16, torch.bfloat16)
+        for model in models
+        for parameter in model.parameters()
+    )
 
 
 def _checked(

@@ -35,6 +35,7 @@ from model_debugging.compare.align import CallPair, TraceAlignment
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
 from model_debugging.compare.result import AlignmentKind
+from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.function_records import resolve_torch_function
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
 from model_debugging.replay.adapters import CannotCall
@@ -46,9 +47,6 @@ from model_debugging.replay.arguments import (
     rebuild_call,
 )
 from model_debugging.replay.own_calls import OwnCall
-
-# how the values of two recorded calls are told apart when pairing them (compare's defaults)
-_ATOL, _RTOL = 1e-5, 1e-4
 
 
 class NoCounterpart(LookupError):
@@ -198,8 +196,15 @@ class CandidateIndex:
             return self._function_target(candidate, shown)
         module = self._aligned_module(candidate)
         if len(pair.reference) == 1:
-            modes = {self._alignment.reference.trace.mode, self._alignment.candidate.trace.mode}
-            comparer = PairComparer(_ATOL, _RTOL, "tensors" if modes == {"tensors"} else "stats")
+            traces = (self._alignment.reference.trace, self._alignment.candidate.trace)
+            # values are told apart as compare tells them (a bfloat16 run's tolerance for its rounding)
+            tolerance = choose_tolerance(*traces)
+            comparer = PairComparer(
+                tolerance.atol,
+                tolerance.rtol,
+                "tensors" if {trace.mode for trace in traces} == {"tensors"} else "stats",
+                atol_per_rms=tolerance.atol_per_rms,
+            )
             own_call = OwnCall(node, candidate, comparer, self._aligned_module, module.forward)
             return Target(module, shown, module, own_call=own_call)
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
