@@ -320,7 +320,8 @@ def model_addition_debugger_context(
     Args:
         model (`torch.nn.Module`): the model to trace.
         debug_path (`str` or `Path`, *optional*, defaults to `None`): output directory (created if
-            missing; the current directory when None). An unusable path raises `ValueError` at once.
+            missing; the current directory when None; a relative path is taken from the directory
+            current at entry). An unusable path raises `ValueError` at once.
         do_prune_layers (`bool`, *optional*, defaults to `True`): keep only the first and last block
             of each run of numbered layers (``layers.0`` ... ``layers.N``).
         use_repr (`bool`, *optional*, defaults to `True`): record tensors as their printed repr; when
