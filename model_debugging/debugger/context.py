@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks, rank_setup
+from model_debugging.debugger.eager import keep_dynamo_out_of_the_wrappers
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
 from model_debugging.debugger.prune import paths_with_later_siblings
@@ -360,6 +361,7 @@ def model_addition_debugger_context(
         moved_to = move_aside_older_trace(setup.output_dir, type(model).__name__)
         if moved_to is not None:
             logger.warning("An older trace of %s was moved to %s", type(model).__name__, moved_to)
+    keep_dynamo_out_of_the_wrappers()
     saved_print_options = torch._tensor_str.get_printoptions()
     try:
         session.install()
