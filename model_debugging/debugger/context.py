@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import tempfile
 import threading
@@ -41,7 +42,10 @@ def _usable_output_dir(debug_path: str | Path | None, output_dir: Path) -> Path:
         with tempfile.TemporaryFile(dir=output_dir):
             pass
     except (OSError, TypeError) as error:
-        raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {error}") from error
+        reason = error
+        if output_dir.is_symlink() and not output_dir.exists():  # mkdir says only "File exists"
+            reason = f"it is a symbolic link to {os.readlink(output_dir)!r}, which does not exist"
+        raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {reason}") from error
     return output_dir
 
 

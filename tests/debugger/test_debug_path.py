@@ -34,3 +34,20 @@ def test_the_default_debug_path_is_the_directory_current_at_entry(tiny_llama, tm
 
     assert (tmp_path / "LlamaForCausalLM_debug_tree_SUMMARY.json").is_file()
     assert os.listdir(tmp_path / "data") == []
+
+
+def test_a_dangling_link_as_debug_path_is_named_with_what_it_points_to(tiny_llama, tmp_path):
+    # it said "[Errno 17] File exists: '.../trace'" about a path where nothing exists
+    (tmp_path / "trace").symlink_to(tmp_path / "unmounted" / "traces")
+
+    with (
+        pytest.raises(ValueError) as raised,
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path / "trace"),
+    ):
+        pytest.fail("the context must not be entered")
+
+    assert str(raised.value) == (
+        f"debug_path={tmp_path / 'trace'!r} is not a usable directory: it is a symbolic link to "
+        f"{str(tmp_path / 'unmounted' / 'traces')!r}, which does not exist"
+    )
+    assert not (tmp_path / "unmounted").exists()
