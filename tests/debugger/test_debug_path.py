@@ -51,3 +51,17 @@ def test_a_dangling_link_as_debug_path_is_named_with_what_it_points_to(tiny_llam
         f"{str(tmp_path / 'unmounted' / 'traces')!r}, which does not exist"
     )
     assert not (tmp_path / "unmounted").exists()
+
+
+def test_nested_contexts_writing_tensor_files_into_one_directory_leave_no_temporary_files(
+    tiny_llama, tmp_path
+):
+    # 107 files '.LlamaForCausalLM.model.norm_inputs_args_0.safetensors.<pid>.link' were left behind
+    with (
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path, use_repr=False),
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path, use_repr=False),
+    ):
+        tiny_llama(torch.tensor([[1, 2, 3]]))
+
+    assert [name for name in os.listdir(tmp_path) if name.startswith(".")] == []
+    assert read_trace(tmp_path).nodes[0].module_path == "LlamaForCausalLM"
