@@ -1,5 +1,7 @@
 """A model compiled with ``torch.compile`` before it is traced: the trace is what an eager run gives."""
 
+import os
+
 import pytest
 import torch
 
@@ -9,7 +11,22 @@ transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("traced", ["model", "compiled wrapper"])
+@pytest.mark.parametrize(
+    "traced",
+    [
+        "model",  # the way docs/debugger.md shows
+        pytest.param(
+            "compiled wrapper",
+            marks=[
+                pytest.mark.slow,
+                pytest.mark.skipif(
+                    os.environ.get("MODEL_DEBUGGING_SLOW") != "1",
+                    reason="set MODEL_DEBUGGING_SLOW=1 (about 10 s)",
+                ),
+            ],
+        ),
+    ],
+)
 def test_a_compiled_llama_is_recorded_as_its_eager_run(tmp_path, traced):
     # Dynamo traced the recording too: statistics read "tensor(6.075309283914976e-05)" (upstream
     # and an eager run: "tensor(6.0753e-05)"), the rotary embedding's outputs were recorded as a
