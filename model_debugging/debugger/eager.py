@@ -42,7 +42,7 @@ def eager_when_compiled(step: _Step) -> _Step:
             return step(*args, **kwargs)
         return _disabled(step)(*args, **kwargs)
 
-    run._torchdynamo_disable = True  # type: ignore[attr-defined]  # what torch.compiler.disable marks
+    run._torchdynamo_disable = True  # type: ignore[attr-defined]  # with skip_code below: torch's own skip()
     return run  # type: ignore[return-value]
 
 
@@ -55,10 +55,13 @@ def keep_dynamo_out_of_the_wrappers() -> None:
     Dynamo is not imported for this: that costs seconds, and a process that has not loaded it
     compiles nothing yet.
     """
-    if "torch._dynamo" in sys.modules:
+    if "torch._dynamo" not in sys.modules:
+        return
+    try:
         from torch._dynamo.eval_frame import skip_code
-
-        skip_code(_WRAPPER_CODE)
+    except ImportError:  # a torch that keeps it elsewhere: Dynamo then traces the wrappers, which still
+        return  # run each step eagerly (the records are right; compiling takes longer and warns)
+    skip_code(_WRAPPER_CODE)
 
 
 @functools.cache
