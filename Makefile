@@ -18,6 +18,12 @@ demo: $(STAMP)
 	$(PY) examples/trace_tiny_model.py --output_dir demo_output/debugger
 	$(VENV)/bin/model-debugging view demo_output/debugger
 	$(PY) utils/scan_skipped_tests.py --repo examples/mini_transformers --output_dir demo_output/scanner --summary
+	@echo
+	@echo "demo done:"
+	@echo "  demo_output/debugger/   the trace of one forward; open trace.html in a browser (docs/debugger.md, docs/explorer.md)"
+	@echo "  demo_output/scanner/    which mini models skip which common test (docs/scanner.md);"
+	@echo "                          tiny_broken's syntax error is there on purpose: one bad file is reported, the scan goes on"
+	@echo "next: trace your own model: README.md, 'Trace one forward pass'"
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile

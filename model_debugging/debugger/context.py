@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import tempfile
 import threading
@@ -16,6 +17,7 @@ import torch
 from torch import nn
 
 from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks, rank_setup
+from model_debugging.debugger.eager import keep_dynamo_out_of_the_wrappers
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
 from model_debugging.debugger.prune import paths_with_later_siblings
@@ -40,7 +42,10 @@ def _usable_output_dir(debug_path: str | Path | None, output_dir: Path) -> Path:
         with tempfile.TemporaryFile(dir=output_dir):
             pass
     except (OSError, TypeError) as error:
-        raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {error}") from error
+        reason = error
+        if output_dir.is_symlink() and not output_dir.exists():  # mkdir says only "File exists"
+            reason = f"it is a symbolic link to {os.readlink(output_dir)!r}, which does not exist"
+        raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {reason}") from error
     return output_dir
 
 
@@ -320,7 +325,8 @@ def model_addition_debugger_context(
     Args:
         model (`torch.nn.Module`): the model to trace.
         debug_path (`str` or `Path`, *optional*, defaults to `None`): output directory (created if
-            missing; the current directory when None). An unusable path raises `ValueError` at once.
+            missing; the current directory when None; a relative path is taken from the directory
+            current at entry). An unusable path raises `ValueError` at once.
         do_prune_layers (`bool`, *optional*, defaults to `True`): keep only the first and last block
             of each run of numbered layers (``layers.0`` ... ``layers.N``).
         use_repr (`bool`, *optional*, defaults to `True`): record tensors as their printed repr; when
@@ -359,6 +365,7 @@ def model_addition_debugger_context(
         moved_to = move_aside_older_trace(setup.output_dir, type(model).__name__)
         if moved_to is not None:
             logger.warning("An older trace of %s was moved to %s", type(model).__name__, moved_to)
+    keep_dynamo_out_of_the_wrappers()
     saved_print_options = torch._tensor_str.get_printoptions()
     try:
         session.install()

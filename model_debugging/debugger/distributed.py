@@ -85,7 +85,8 @@ class RankSetup:
 def rank_setup(ranks: str, debug_path: str | Path | None) -> RankSetup:
     """What this process records and writes for ``ranks`` (see the module docstring)."""
     rank, world_size = _process_group()
-    output_dir = Path(debug_path) if debug_path else Path(".")
+    # absolute now: a forward run after an os.chdir inside the context still writes where it was asked
+    output_dir = Path(debug_path).absolute() if debug_path else Path.cwd()
     if ranks == "all":
         return RankSetup(ranks, rank, world_size, True, True, output_dir / f"rank{rank}", LocalTensors(True))
     if ranks == "gathered" and world_size > 1:

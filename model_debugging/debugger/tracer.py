@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from model_debugging.debugger.eager import eager_when_compiled
 from model_debugging.debugger.input_versions import InputVersions
 from model_debugging.debugger.prune import ChildCalls, block_infix
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
@@ -167,6 +168,7 @@ class CallTracer:
         """The tensor files of the current (or last) trace."""
         return self._serializer.written_files
 
+    @eager_when_compiled
     def start(self, site: CallSite, args: tuple, kwargs: dict) -> None:
         """Open the root call; unlike submodules, its inputs always have both ``args`` and ``kwargs``."""
         self._serializer.start_trace()
@@ -177,6 +179,7 @@ class CallTracer:
             _OpenCall(record, site, self._prune_layers, Capture.NOW, False, InputVersions(given))
         )
 
+    @eager_when_compiled
     def enter(self, site: CallSite, args: tuple, kwargs: dict) -> _OpenCall:
         stack = self._stack
         parent = stack[-1]
@@ -206,6 +209,7 @@ class CallTracer:
         stack.append(call)
         return call
 
+    @eager_when_compiled
     def exit(self, call: _OpenCall, output: Any = _NO_OUTPUT) -> None:
         """Close ``call``; ``output`` is recorded for modules without submodules (None for the others)."""
         self._close(call)
@@ -222,10 +226,12 @@ class CallTracer:
         if kept and call.defers_alone:
             self._resolve(record)
 
+    @eager_when_compiled
     def exit_with_exception(self, call: _OpenCall, exception: BaseException) -> None:
         self._attribute(call.record, exception)
         self.exit(call)
 
+    @eager_when_compiled
     def finish(self, output: Any = _NO_OUTPUT) -> dict:
         """Close the root call and return the finished tree as JSON-ready data."""
         root = self._stack[-1]
@@ -240,6 +246,7 @@ class CallTracer:
         self.reset()
         return tree
 
+    @eager_when_compiled
     def finish_with_exception(self, exception: BaseException) -> dict:
         """Close every call still open (innermost first) after ``exception`` and return the partial tree."""
         while len(self._stack) > 1:

@@ -1,7 +1,11 @@
 """`make demo`'s debugger step: traces the bundled toy model and shows where the files are."""
 
 import importlib.util
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 DEMO = Path(__file__).parents[2] / "examples" / "trace_tiny_model.py"
 
@@ -36,3 +40,21 @@ def test_demo_given_a_file_as_output_dir_says_so_in_one_line(tmp_path, capsys):
         f"[Errno 17] File exists: {str(taken)!r}\n"
     )
     assert taken.read_text() == "mine"
+
+
+def test_make_demo_ends_saying_what_it_made_and_what_comes_next():
+    # it ended on the scan's "syntax error: invalid syntax" of the mini tree's deliberately broken model
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make on PATH")
+    recipe = subprocess.run(
+        [make, "--dry-run", "--always-make", "demo"],
+        cwd=DEMO.parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ending = recipe[recipe.index("scan_skipped_tests.py") :]
+    assert "demo_output/debugger/" in ending and "trace.html" in ending
+    assert "tiny_broken's syntax error is there on purpose" in ending
+    assert "README.md" in ending

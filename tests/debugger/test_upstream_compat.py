@@ -374,3 +374,31 @@ def test_other_architectures_match_upstream(tmp_path, architecture, use_repr):
     torch.set_printoptions(**saved)
     assert_same_files(tmp_path / "upstream", tmp_path / "ours", type(model).__name__)
     assert_our_records_are_read(tmp_path / "ours", model)
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_gpt2_training_in_half_precision_with_a_cache_and_a_loss_matches_upstream(tmp_path, use_repr):
+    """GPT-2's Conv1D, dropout drawing random numbers, float16, a DynamicCache and a 0-dim loss
+    among the outputs, attentions and hidden states requested: what a porter's training check traces."""
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=99, n_embd=32, n_layer=3, n_head=4, n_positions=16)
+    model = transformers.GPT2LMHeadModel(config).to(torch.float16).train()
+    ids = torch.randint(0, 99, (2, 7), generator=torch.Generator().manual_seed(0))
+    inputs = {"input_ids": ids, "labels": ids, "use_cache": True, "output_attentions": True}
+    saved = torch._tensor_str.get_printoptions()
+    for name, context in (
+        ("upstream", transformers.model_addition_debugger_context),
+        ("ours", model_addition_debugger_context),
+    ):
+        torch.set_printoptions(**saved)  # upstream does not restore them
+        torch.manual_seed(1)  # the same dropout masks
+        with context(model, debug_path=tmp_path / name, use_repr=use_repr):
+            model(**inputs, output_hidden_states=True)
+    torch.set_printoptions(**saved)
+    assert_same_files(tmp_path / "upstream", tmp_path / "ours", "GPT2LMHeadModel")
+    assert_our_records_are_read(tmp_path / "ours", model)
+    summary = (tmp_path / "ours" / "GPT2LMHeadModel_debug_tree_SUMMARY.json").read_text()
+    assert (
+        '"dtype": "torch.float16"' in summary
+        and "GPT2LMHeadModel.transformer.h.0.attn.resid_dropout" in summary
+    )

@@ -113,9 +113,10 @@ def _replace_by_link(existing: Path, path: Path) -> None:
     try:
         os.link(existing, temporary)
         os.replace(temporary, path)
-    except BaseException:
+    finally:
+        # gone once renamed; still there when path was already a name of this file (a rename
+        # between two names of one file does nothing: nested contexts writing into one directory)
         temporary.unlink(missing_ok=True)
-        raise
 
 
 def read_tensor_file(path: Path) -> torch.Tensor:

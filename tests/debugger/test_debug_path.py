@@ -1,0 +1,67 @@
+"""Where a trace lands when the user's script moves around: ``debug_path`` means what it meant at entry."""
+
+import os
+
+import pytest
+import torch
+
+from model_debugging import model_addition_debugger_context, read_trace
+
+pytest.importorskip("transformers")
+
+
+def test_a_relative_debug_path_stays_where_it_was_when_the_script_changes_directory(
+    tiny_llama, tmp_path, monkeypatch
+):
+    # a FileNotFoundError from inside the forward ('rel/LlamaForCausalLM_debug_tree_INCOMPLETE'), no trace
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with model_addition_debugger_context(tiny_llama, debug_path="trace", use_repr=False):
+        os.chdir("data")  # e.g. to load the inputs
+        tiny_llama(torch.tensor([[1, 2, 3]]))
+
+    assert read_trace(tmp_path / "trace").nodes[0].module_path == "LlamaForCausalLM"
+    assert os.listdir(tmp_path / "data") == []
+
+
+def test_the_default_debug_path_is_the_directory_current_at_entry(tiny_llama, tmp_path, monkeypatch):
+    # the trace was written into the directory the forward ran in
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with model_addition_debugger_context(tiny_llama):
+        os.chdir("data")
+        tiny_llama(torch.tensor([[1, 2, 3]]))
+
+    assert (tmp_path / "LlamaForCausalLM_debug_tree_SUMMARY.json").is_file()
+    assert os.listdir(tmp_path / "data") == []
+
+
+def test_a_dangling_link_as_debug_path_is_named_with_what_it_points_to(tiny_llama, tmp_path):
+    # it said "[Errno 17] File exists: '.../trace'" about a path where nothing exists
+    (tmp_path / "trace").symlink_to(tmp_path / "unmounted" / "traces")
+
+    with (
+        pytest.raises(ValueError) as raised,
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path / "trace"),
+    ):
+        pytest.fail("the context must not be entered")
+
+    assert str(raised.value) == (
+        f"debug_path={tmp_path / 'trace'!r} is not a usable directory: it is a symbolic link to "
+        f"{str(tmp_path / 'unmounted' / 'traces')!r}, which does not exist"
+    )
+    assert not (tmp_path / "unmounted").exists()
+
+
+def test_nested_contexts_writing_tensor_files_into_one_directory_leave_no_temporary_files(
+    tiny_llama, tmp_path
+):
+    # 107 files '.LlamaForCausalLM.model.norm_inputs_args_0.safetensors.<pid>.link' were left behind
+    with (
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path, use_repr=False),
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path, use_repr=False),
+    ):
+        tiny_llama(torch.tensor([[1, 2, 3]]))
+
+    assert [name for name in os.listdir(tmp_path) if name.startswith(".")] == []
+    assert read_trace(tmp_path).nodes[0].module_path == "LlamaForCausalLM"
