@@ -43,7 +43,7 @@ def build_pr_report(
                 f"⚠️ {int((flagged == FLAG_LIBRARY).sum())} come from a change in the library alone (no test file "
                 "explains them): the library files named under 'why new' changed what these tests decide at run time."
             )
-        if (flagged == "").all():
+        if (flagged == "").all() and not rows["reason"].str.startswith(UNDECIDED).all():
             summary.append(
                 f"Each skips a test that at least {threshold} of models already skipped, for at most "
                 f"{settings.max_newly_skipped_share:.0%} of the models more."
@@ -96,7 +96,7 @@ def _count_line(rows: pd.DataFrame, base: BaseRevision) -> str:
         line = f"{len(skips)} {noun} compared with {_compared_with(base)} ({by_cause(skips)})"
     if unknown.empty:
         return line + "."
-    pairs = "1 pair that ran before is" if len(unknown) == 1 else f"{len(unknown)} pairs that ran before are"
+    pairs = "1 pair is" if len(unknown) == 1 else f"{len(unknown)} pairs are"
     return (
         f"{line}; {pairs} now undecided ({by_cause(unknown)}): the analyzer cannot tell without a run "
         "whether they skip (the reason says what only a run knows)."
