@@ -1,8 +1,9 @@
 """YAML loading and validation shared by both tools.
 
 Files are read with ``yaml.safe_load``. Problems raise :class:`ConfigError`, whose message names
-the file, the key (dotted path) and the offending value. Unknown keys are a warning, not an error,
-so an older tool can read a newer config.
+the file, the line of the key when the file has it, the key (dotted path) and the offending value.
+A key given twice in one mapping is an error (YAML would keep the second silently). Unknown keys are
+a warning, not an error, so an older tool can read a newer config.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +30,11 @@ class ConfigError(ValueError):
     ):
         self.path = None if path is None else str(path)
         self.key = key
-        self.line = line
+        # the key's line, read again from the file (None for a missing key or a mapping not from a file)
+        self.line = line if line is not None or path is None or key is None else key_line(path, key)
         where = self.path or "<config>"
-        if line is not None:
-            where += f":{line}"
+        if self.line is not None:
+            where += f":{self.line}"
         prefix = f"{where}: " + (f"key '{key}': " if key else "")
         super().__init__(prefix + message)
 
@@ -46,8 +49,60 @@ class Field:
     item_types: type | tuple[type, ...] | None = None  # for lists and dicts: type of items / values
 
 
+def _key_path(key: str) -> list[str | int]:
+    """``"common_test_files[0].path"`` -> ``["common_test_files", 0, "path"]``."""
+    return [
+        int(part[1:-1]) if part.startswith("[") else part for part in re.findall(r"\[\d+\]|[^.\[\]]+", key)
+    ]
+
+
+def key_line(path: str | os.PathLike, key: str) -> int | None:
+    """The line of ``key`` (a dotted path, ``[i]`` for list items) in the YAML file at ``path``; None
+    when the file cannot be read again or does not hold the key (a missing required key)."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    line = None
+    for part in _key_path(key):
+        if isinstance(part, int) and isinstance(node, yaml.SequenceNode) and part < len(node.value):
+            node = node.value[part]
+        elif isinstance(part, str) and isinstance(node, yaml.MappingNode):
+            found = [(name, value) for name, value in node.value if name.value == part]
+            if not found:
+                return None
+            node = found[-1][1]  # the one safe_load keeps
+            line = found[-1][0].start_mark.line + 1
+            continue
+        else:
+            return None
+        line = node.start_mark.line + 1
+    return line
+
+
+def _check_duplicates(path: Path, node: Any, prefix: str = "") -> None:
+    if isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _check_duplicates(path, item, f"{prefix}[{index}]")
+    elif isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for name, value in node.value:
+            key = f"{prefix}.{name.value}" if prefix else str(name.value)
+            line = name.start_mark.line + 1
+            if isinstance(name, yaml.ScalarNode):  # a key that is a list or a mapping fails validation
+                if name.value in seen:
+                    raise ConfigError(
+                        path,
+                        f"given twice (lines {seen[name.value]} and {line}); keep one",
+                        key=key,
+                        line=line,
+                    )
+                seen[name.value] = line
+            _check_duplicates(path, value, key)
+
+
 def load_yaml(path: str | os.PathLike) -> Any:
-    """Parse a YAML file safely; syntax errors name the file and line."""
+    """Parse a YAML file safely; syntax errors name the file and line, and so does a key given twice."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -56,6 +111,7 @@ def load_yaml(path: str | os.PathLike) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(path, f"cannot read file: {error}") from None
     try:
+        _check_duplicates(path, yaml.compose(text, Loader=yaml.SafeLoader))
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -94,7 +150,12 @@ def validate_mapping(
         key = prefix + name
         if name not in data:
             if field.required:
-                raise ConfigError(path, "missing required key", key=key)
+                typo = difflib.get_close_matches(
+                    name, [str(other) for other in data if other not in fields], n=1
+                )
+                found = f" (found '{prefix}{typo[0]}': a typo?)" if typo else ""
+                line = key_line(path, prefix + typo[0]) if typo and path is not None else None
+                raise ConfigError(path, "missing required key" + found, key=key, line=line)
             result[name] = field.default
             continue
         value = data[name]
@@ -113,5 +174,7 @@ def validate_mapping(
         if name not in fields:
             close = difflib.get_close_matches(str(name), list(fields), n=1)
             hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
-            logger.warning("%s: unknown key '%s%s' ignored%s", path or "<config>", prefix, name, hint)
+            line = key_line(path, f"{prefix}{name}") if path is not None else None
+            where = f"{path}:{line}" if line is not None else str(path or "<config>")
+            logger.warning("%s: unknown key '%s%s' ignored%s", where, prefix, name, hint)
     return result

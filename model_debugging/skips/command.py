@@ -10,6 +10,7 @@ from model_debugging.command_line import (
     EXIT_OK,
     EXIT_USAGE,
     ArgumentParser,
+    InputFile,
     OutputWriteError,
     add_default_config_option,
     fail,
@@ -25,6 +26,8 @@ from model_debugging.skips.observed import ReportError
 from model_debugging.skips.observed.command import (
     EPILOG,
     add_observed_arguments,
+    observed_inputs,
+    observed_outputs,
     observed_problem,
     with_static_inert,
     write_observed,
@@ -203,8 +206,15 @@ def _outputs_problem(args: argparse.Namespace, settings: ScanSettings) -> str | 
     """Why the files the scan writes into --output_dir would replace a file it reads, or None."""
     output_dir = Path(args.output_dir).expanduser()
     result = output_dir / result_file_name(args.test_method_name)
-    outputs = [("--output_dir", file) for file in (result, errors_file_of(result))]
-    return outputs_problem(outputs, input_folders=scanned_input_folders(args.repo, settings))
+    written = [result, errors_file_of(result), *observed_outputs(args, output_dir)]
+    inputs = observed_inputs(args)
+    if args.config:
+        inputs.append(InputFile(Path(args.config), "the --config file"))
+    return outputs_problem(
+        [("--output_dir", file) for file in written],
+        inputs,
+        input_folders=scanned_input_folders(args.repo, settings),
+    )
 
 
 def main(argv: list[str] | None = None, prog: str = "model-debugging scan") -> int:

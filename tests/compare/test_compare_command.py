@@ -96,7 +96,7 @@ def test_bad_rules_and_arguments_exit_2(toy_traces, tmp_path, capsys):
     config = tmp_path / "bad.yaml"
     config.write_text("renames: 3\n")
     assert main([str(reference), str(candidate), "--config", str(config)]) == 2
-    assert f"{config}: key 'renames': expected list" in capsys.readouterr().err
+    assert f"{config}:1: key 'renames': expected list" in capsys.readouterr().err
     assert main([str(reference), str(candidate), "--atol", "-1"]) == 2
     assert "must be a number >= 0" in capsys.readouterr().err
 

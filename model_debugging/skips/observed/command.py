@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import sys
 from pathlib import Path
 
+from model_debugging.command_line import InputFile
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 from model_debugging.skips.observed import with_observations
 from model_debugging.skips.observed.stale import (
@@ -76,6 +78,31 @@ def observed_problem(args: argparse.Namespace) -> str | None:
     if args.stale_skips and args.test_method_name:
         return "--stale_skips lists the skips of a full scan: drop --test_method_name"
     return None
+
+
+def observed_outputs(args: argparse.Namespace, output_dir: Path) -> list[Path]:
+    """The files :func:`write_observed` may write into ``output_dir`` for these options."""
+    outputs = [output_dir / OBSERVED_FILE] if args.observed or args.inert else []
+    if args.stale_skips:
+        outputs += [output_dir / name for name in (STALE_FILE, RERUN_SELECT_FILE, RERUN_ARGS_FILE)]
+    return outputs
+
+
+def observed_inputs(args: argparse.Namespace) -> list[InputFile]:
+    """The report files ``--observed`` reads (every file under a folder it names): no output may
+    replace one, as a symlinked ``all_tests_observed.json`` would have replaced a junit XML."""
+    inputs = []
+    for given in args.observed or ():
+        path = Path(given).expanduser()
+        if path.is_dir():
+            inputs += [
+                InputFile(Path(folder) / name, f"a report under --observed {given}")
+                for folder, _, names in os.walk(path)
+                for name in names
+            ]
+        else:
+            inputs.append(InputFile(path, "an --observed report"))
+    return inputs
 
 
 def with_static_inert(args: argparse.Namespace, result: ScanResult, settings: ScanSettings) -> ScanResult:

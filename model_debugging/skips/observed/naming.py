@@ -95,9 +95,13 @@ class Namer:
         return models.pop() if len(models) == 1 else None
 
     def _test_of(self, base: str | None, name: str) -> tuple[str | None, str | None]:
-        """(common test, case) of an item named ``name`` whose function is ``base`` when known."""
-        if base is not None:
-            return (base, None if name == base else name) if base in self.tests else (None, None)
+        """(common test, case) of an item named ``name`` whose function is ``base`` when known.
+
+        A function that is no common test runs under a common test's name when a decorator
+        returned a function of another name (transformers' bare ``@is_flaky`` gives its inner
+        ``decorator``) or a class assigns one (``test_x = helper``): the item's name tells then."""
+        if base is not None and base in self.tests:
+            return base, None if name == base else name
         plain = name.split("[", 1)[0]
         if plain in self.tests:
             return plain, None if plain == name else name

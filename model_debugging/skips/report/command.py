@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
     inputs += [  # read beside the results too
         InputFile(errors_file_of(Path(path)), f"the errors file beside --{option}")
         for option, path in (("previous", args.previous), ("current", args.current))
-        if path and errors_file_of(Path(path)).exists()
+        if path and not Path(path).is_dir() and errors_file_of(Path(path)).exists()
     ]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("markdown", "csv", "plot")]
     problem = outputs_problem(outputs, inputs) or plot_option_problem("--plot", args.plot)

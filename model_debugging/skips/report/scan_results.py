@@ -71,6 +71,10 @@ def read_scan_json(path: Path) -> object:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ScanResultsError(f"{path}: cannot read scan result: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:  # a binary file, or a result saved in another encoding
+        raise ScanResultsError(
+            f"{path}: not a scan result: byte {error.start} is not UTF-8 ({error.object[error.start]:#04x})"
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -25,10 +25,11 @@ _REPORT_FIELDS = {
 _PR_CHECK_FIELDS = {
     "min_skipped_share": Field((int, float), default=0.1),
     "flag_library_skips": Field(bool, default=True),
+    "max_newly_skipped_share": Field((int, float), default=0.1),
     "max_rows": Field(int, default=100),
 }
 # shares are fractions of models; switches are true or false; every other value is a row count
-_SHARE_KEYS = {"min_proportion_change", "min_skipped_share"}
+_SHARE_KEYS = {"min_proportion_change", "min_skipped_share", "max_newly_skipped_share"}
 _SWITCH_KEYS = {"flag_library_skips"}
 _SECTIONS = {"report": Field(dict, default=None), "pr_check": Field(dict, default=None)}
 
@@ -48,10 +49,13 @@ class ReportSettings:
 class PRCheckSettings:
     """``min_skipped_share``: a new skip the test files explain fails the check when fewer than this
     share of models skipped the test before; ``flag_library_skips``: a new skip only a library change
-    explains fails it (whatever the share)."""
+    explains fails it (whatever the share); ``max_newly_skipped_share``: the new skips of a test fail it
+    when more than this share of the models skip it after the change and did not before (one skip in
+    a shared file reaching many models, whatever the share before)."""
 
     min_skipped_share: float = 0.1
     flag_library_skips: bool = True
+    max_newly_skipped_share: float = 0.1
     max_rows: int = 100
 
 

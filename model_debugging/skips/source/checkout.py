@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from model_debugging.command_line import shorten
+from model_debugging.config import ConfigError
 from model_debugging.skips.source.pytest_settings import (
     PytestSettings,
     PytestSettingsError,
@@ -108,5 +109,9 @@ def configured_paths_problem(repo: Path, settings: ScanSettings, config: str | o
     for key, relative, kind in named:
         target = repo / relative
         if not (target.is_file() if kind == "file" else target.is_dir()):
-            return f"{config}: key '{key}': no {kind} {shorten(relative)} in the checkout {repo.resolve()}"
+            return str(
+                ConfigError(
+                    config, f"no {kind} {shorten(relative)} in the checkout {repo.resolve()}", key=key
+                )
+            )
     return None

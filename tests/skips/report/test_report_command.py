@@ -124,3 +124,21 @@ def test_undecided_pairs_have_sections_of_their_own_and_shares_say_n_a(write_sca
     assert "| test_sdpa | common | 0/0 | 1 | n/a |" in markdown  # headline and new tests
     assert "test_integration" not in markdown
     assert "3 common tests (2 apply to some model)" in markdown
+
+
+def test_a_result_that_is_not_utf8_text_is_one_line_naming_the_file(write_scan, tmp_path, capsys):
+    """A file saved by a tool in another encoding (or a binary) as last week's result."""
+    other = tmp_path / "last_week.json"
+    other.write_bytes(b'\xff\xfe{\x00"\x00')  # UTF-16, as PowerShell's Out-File writes
+    assert main(["--previous", str(other), "--current", write_scan("new", CURRENT)]) == 2
+    err = capsys.readouterr().err
+    assert f"{other}: not a scan result: byte 0 is not UTF-8 (0xff)" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_folder_given_as_the_result_is_one_line_naming_it(write_scan, tmp_path, capsys, monkeypatch):
+    """`--previous .` run from the folder the previous result was downloaded into."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["--previous", ".", "--current", write_scan("new", CURRENT)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "model-debugging report: error: .: cannot read scan result: Is a directory"

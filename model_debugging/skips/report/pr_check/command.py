@@ -43,8 +43,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Scan the base revision and the working tree of a transformers checkout and list every "
         "(model, test class, test) skip the change introduces, with why it is new. Exit codes: 0 nothing to "
-        "flag, 1 a flagged skip (a test fewer than pr_check.min_skipped_share of models skipped before, or "
-        "a skip only a library change explains while pr_check.flag_library_skips is on), a scanned file "
+        "flag, 1 a flagged skip (a test fewer than pr_check.min_skipped_share of models skipped before, a test "
+        "more than pr_check.max_newly_skipped_share of the models newly skip, or a skip only a library change "
+        "explains while pr_check.flag_library_skips is on), a scanned file "
         "pytest can no longer parse or import, or a conftest.py the change adds or edits that may skip or drop "
         "tests, 2 the check could not run.",
     )
@@ -126,5 +127,5 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
             print(f"markdown written to {written}")
     except OutputWriteError as error:  # e.g. a FIFO nobody reads
         return fail(prog, str(error))
-    finding = introduced["flagged"].any() or scans.new_parse_errors or scans.conftest_notes
+    finding = introduced["flagged"].ne("").any() or scans.new_parse_errors or scans.conftest_notes
     return EXIT_FINDING if finding else EXIT_OK

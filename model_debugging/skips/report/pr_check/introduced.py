@@ -44,6 +44,10 @@ _NOT_COLLECTED = "no longer collected (the class shadows, deletes or stops colle
 # a row of a file pytest can no longer parse or import: the summary names the file, and the check fails
 UNCOLLECTABLE = "no longer collected: "
 INERT = "inert: runs but reaches no assertion"
+# a row of a pair that ran before and that the analyzer cannot decide now (not a skip: a run would tell)
+UNDECIDED = "undecided: "
+# the ``flagged`` text of a row, by the rule that flags it ("" when none does)
+FLAG_LIBRARY, FLAG_MANY, FLAG_RARE = "⚠️ library change", "⚠️ many models at once", "⚠️ rarely skipped"
 _RUNNING = ("ran", "inert")
 # a model the change adds: its pairs are listed as an existing model's that ran would be
 _NEW_MODEL = "new model"
@@ -185,6 +189,16 @@ def _share(scans: Scans, test: str, side: int) -> float:
     return skipped / decided if decided else 0.0
 
 
+def _newly_skipped_share(scans: Scans, test: str) -> float:
+    """How many more models skip ``test`` after the change than before, as a share of the models
+    decided on either side: 0 for a test the change adds, or when one model alone is added (one is
+    never "many", even in a checkout of a few models); pairs turned undecided move no count."""
+    before, after = _counts(scans, test, 0), _counts(scans, test, 1)
+    if before is None or after is None or after[0] - before[0] < 2:
+        return 0.0
+    return (after[0] - before[0]) / max(before[1], after[1])
+
+
 def _cause(scans: Scans, test: str, model: str, test_class: str | None, class_file: str | None) -> str:
     def state(result: ScanResult) -> str:
         if test_class:
@@ -247,7 +261,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             if was not in _RUNNING and was != _NEW_MODEL:
                 continue
             if now == "undecided":
-                found.append((model, None, None, "", f"undecided: {_undecided_because(head, model)}", was))
+                found.append((model, None, None, "", f"{UNDECIDED}{_undecided_because(head, model)}", was))
             elif now == "not applicable":
                 found.append((model, None, None, *_not_collected(scans, model), was))
             elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it
@@ -266,6 +280,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             "share after": share_text(scans, test, 1),
             "cause": _cause(scans, test, model, test_class, class_file),
             "compared share": _share(scans, test, 0 if base is not None else 1),
+            "newly skipped share": _newly_skipped_share(scans, test),
         }
         for model, test_class, class_file, where, reason, before in found
     ]
@@ -276,10 +291,14 @@ def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFra
     ran before and is inert now (``reason``: inert), when the sides hold the combined status.
 
     ``why new`` says ``test files`` (the skip is at ``where``), ``library: <files>`` (the changed
-    library files the model's verdicts read) or both. ``flagged``: a row the library alone explains
-    when ``settings.flag_library_skips``; any other when fewer than ``settings.min_skipped_share``
-    of the models skipped the test before (for a test the change adds: after), but a row of a file
-    pytest can no longer parse or import (the summary names the file, and the check fails on it).
+    library files the model's verdicts read) or both. ``flagged`` names the first rule that flags
+    the row, "" when none does: :data:`FLAG_LIBRARY`, a row the library alone explains when
+    ``settings.flag_library_skips``; for the other rows, :data:`FLAG_MANY`, a skip (not an undecided
+    pair) of a test that more than ``settings.max_newly_skipped_share`` of the models (and more than
+    one) skip after the change and did not before; :data:`FLAG_RARE`, fewer than
+    ``settings.min_skipped_share`` of the models skipped the test before (for a test the change
+    adds: after). The last two never flag a row of a file pytest can no longer parse or import (the
+    summary names the file, and the check fails on it).
 
     Returns:
         `pandas.DataFrame`: columns :data:`INTRODUCED_COLUMNS`; flagged rows first, then by test,
@@ -289,16 +308,26 @@ def find_introduced_skips(scans: Scans, settings: PRCheckSettings) -> pd.DataFra
     for test in scans.head.tests:
         for row in _rows_of_test(scans, test):
             cause = row.pop("cause")
-            compared = row.pop("compared share")
-            if cause == LIBRARY:
-                flagged = settings.flag_library_skips
-            else:  # not a skip to ponder when pytest cannot collect the file at all
-                flagged = compared < settings.min_skipped_share and not row["reason"].startswith(
-                    UNCOLLECTABLE
-                )
+            compared, newly_skipped = row.pop("compared share"), row.pop("newly skipped share")
+            # the test files' rows, but not where pytest cannot collect the file at all
+            pondered = cause != LIBRARY and not row["reason"].startswith(UNCOLLECTABLE)
+            flags = (
+                (FLAG_LIBRARY, cause == LIBRARY and settings.flag_library_skips),
+                (
+                    FLAG_MANY,
+                    pondered
+                    and not row["reason"].startswith(UNDECIDED)
+                    and newly_skipped > settings.max_newly_skipped_share,
+                ),
+                (FLAG_RARE, pondered and compared < settings.min_skipped_share),
+            )
+            flagged = next((text for text, holds in flags if holds), "")
             files = ", ".join(_library_files(scans, row["model"])) if cause != TEST_FILES else ""
             rows.append({**row, "why new": f"{cause}: {files}" if files else cause, "flagged": flagged})
     frame = pd.DataFrame(rows, columns=INTRODUCED_COLUMNS)
     return frame.sort_values(
-        ["flagged", "test", "model", "test class"], ascending=[False, True, True, True], ignore_index=True
+        ["flagged", "test", "model", "test class"],
+        ascending=[True, True, True, True],
+        key=lambda column: column.eq("") if column.name == "flagged" else column,
+        ignore_index=True,
     )

@@ -7,15 +7,18 @@ import pandas as pd
 from model_debugging.reporting.report import Report, Section
 from model_debugging.skips.report.broken_files import broken_file_lines, first_five
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
-from model_debugging.skips.report.pr_check.introduced import INERT, LIBRARY, TEST_FILES, UNCOLLECTABLE, Scans
+from model_debugging.skips.report.pr_check.introduced import (
+    FLAG_LIBRARY,
+    FLAG_MANY,
+    FLAG_RARE,
+    INERT,
+    TEST_FILES,
+    UNCOLLECTABLE,
+    UNDECIDED,
+    Scans,
+)
 from model_debugging.skips.report.settings import PRCheckSettings
 from model_debugging.skips.source.conftest_notes import note_subject
-
-
-def _flag_text(row: pd.Series) -> str:
-    if not row["flagged"]:
-        return ""
-    return "⚠️ library change" if row["why new"].startswith(f"{LIBRARY}:") else "⚠️ rarely skipped"
 
 
 def build_pr_report(
@@ -24,28 +27,27 @@ def build_pr_report(
     """Lay out the introduced skips as a report whose summary says whether the check passes."""
     threshold = f"{settings.min_skipped_share:.0%}"
     uncollectable = introduced["reason"].str.startswith(UNCOLLECTABLE)
-    skips = introduced[~uncollectable]
-    if skips.empty:
-        summary = [f"No new skips compared with {_compared_with(base)}."]
-    else:
-        causes = skips["why new"].str.partition(":")[0].value_counts()
-        by_cause = ", ".join(f"{count} by {cause}" for cause, count in causes.items())
-        noun = "new skip" if len(skips) == 1 else "new skips"
-        summary = [f"{len(skips)} {noun} compared with {_compared_with(base)} ({by_cause})."]
-        flagged = skips[skips["flagged"]]
-        by_library = int(flagged["why new"].str.startswith(f"{LIBRARY}:").sum())
-        if len(flagged) > by_library:
+    rows = introduced[~uncollectable]
+    summary = [_count_line(rows, base)]
+    if not rows.empty:
+        flagged = rows["flagged"]
+        if (flagged == FLAG_RARE).any():
             summary.append(
-                f"⚠️ {len(flagged) - by_library} hit a test that fewer than {threshold} of models skipped before. "
-                "Such a test has rarely been skipped: maybe ponder whether the model can pass it instead."
+                f"⚠️ {int((flagged == FLAG_RARE).sum())} hit a test that fewer than {threshold} of models skipped "
+                "before. Such a test has rarely been skipped: maybe ponder whether the model can pass it instead."
             )
-        if by_library:
+        if (flagged == FLAG_MANY).any():
+            summary.append(_many_models_line(rows[flagged == FLAG_MANY], settings))
+        if (flagged == FLAG_LIBRARY).any():
             summary.append(
-                f"⚠️ {by_library} come from a change in the library alone (no test file explains them): "
-                "the library files named under 'why new' changed what these tests decide at run time."
+                f"⚠️ {int((flagged == FLAG_LIBRARY).sum())} come from a change in the library alone (no test file "
+                "explains them): the library files named under 'why new' changed what these tests decide at run time."
             )
-        if flagged.empty:
-            summary.append(f"Each skips a test that at least {threshold} of models already skipped.")
+        if (flagged == "").all() and not rows["reason"].str.startswith(UNDECIDED).all():
+            summary.append(
+                f"Each skips a test that at least {threshold} of models already skipped, for at most "
+                f"{settings.max_newly_skipped_share:.0%} of the models more."
+            )
     if uncollectable.any():
         summary.append(
             f"{int(uncollectable.sum())} row(s) are tests pytest no longer collects, because a scanned file "
@@ -73,10 +75,46 @@ def build_pr_report(
     )
     if scans.combined:
         summary.append(_combined_text(scans, introduced))
-    shown = introduced.copy()
-    shown["flagged"] = shown.apply(_flag_text, axis=1) if not shown.empty else shown["flagged"]
-    sections = [Section("Skips introduced by this change", shown, settings.max_rows, "None.")]
+    sections = [Section("Skips introduced by this change", introduced, settings.max_rows, "None.")]
     return Report("New skipped tests", summary, sections)
+
+
+def _count_line(rows: pd.DataFrame, base: BaseRevision) -> str:
+    """How many rows are skips and how many pairs the analyzer can no longer decide, by cause: a
+    pair now undecided is not a skip (only a run can tell), and the first line says so."""
+
+    def by_cause(part: pd.DataFrame) -> str:
+        causes = part["why new"].str.partition(":")[0].value_counts()
+        return ", ".join(f"{count} by {cause}" for cause, count in causes.items())
+
+    undecided = rows["reason"].str.startswith(UNDECIDED)
+    skips, unknown = rows[~undecided], rows[undecided]
+    if skips.empty:
+        line = f"No new skips compared with {_compared_with(base)}"
+    else:
+        noun = "new skip" if len(skips) == 1 else "new skips"
+        line = f"{len(skips)} {noun} compared with {_compared_with(base)} ({by_cause(skips)})"
+    if unknown.empty:
+        return line + "."
+    pairs = "1 pair is" if len(unknown) == 1 else f"{len(unknown)} pairs are"
+    return (
+        f"{line}; {pairs} now undecided ({by_cause(unknown)}): the analyzer cannot tell without a run "
+        "whether they skip (the reason says what only a run knows)."
+    )
+
+
+def _many_models_line(rows: pd.DataFrame, settings: PRCheckSettings) -> str:
+    """The tests the change skips for many models at once, each with its share before and after."""
+    tests = rows.drop_duplicates("test")
+    moves = [
+        f"`{row['test']}` {row['share before']} → {row['share after']}" for _, row in tests.head(5).iterrows()
+    ]
+    more = f" and {len(tests) - 5} more tests" if len(tests) > 5 else ""
+    return (
+        f"⚠️ {len(rows)} skip a test for many models at once (more than {settings.max_newly_skipped_share:.0%} "
+        f"of the models stop running it): {'; '.join(moves)}{more}. A skip in a shared file (a common "
+        "test, a tester, a base class) reaches every model inheriting it: maybe fix the test instead."
+    )
 
 
 def _compared_with(base: BaseRevision) -> str:
