@@ -142,3 +142,13 @@ def test_a_folder_given_as_the_result_is_one_line_naming_it(write_scan, tmp_path
     assert main(["--previous", ".", "--current", write_scan("new", CURRENT)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "model-debugging report: error: .: cannot read scan result: Is a directory"
+
+
+def test_a_previous_result_holding_no_test_is_said_to_be_empty(write_scan, tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}", encoding="utf-8")
+    assert main(["--previous", str(empty), "--current", write_scan("new", CURRENT)]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: --previous {empty} holds no test: every test reads as new" in captured.err
+    assert main(["--previous", write_scan("old", PREVIOUS), "--current", write_scan("new", CURRENT)]) == 0
+    assert "holds no test" not in capsys.readouterr().err
