@@ -22,6 +22,7 @@ from dataclasses import replace
 from torch import nn
 
 from model_debugging.compare.align import align_traces
+from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import ModuleStatus, TraceComparison
@@ -92,12 +93,16 @@ def replay_trace(
     rules = coerce_rename_rules(rename)
     adapter_map = ArgumentAdapters(adapters, model)
     noise = NoiseLevels.measure(ref_trace, noise_from) if noise_from is not None else None
-    alignment = None
+    alignment = comparer = None
     if comparison is not None:
         alignment = align_traces(
             trace, comparison.candidate, rename=rules, atol=comparison.atol, rtol=comparison.rtol
         )
-    index = CandidateIndex(trace, model, rules, alignment)
+        # the values of two recorded calls are told apart as compare told them
+        comparer = PairComparer(
+            comparison.atol, comparison.rtol, comparison.mode, atol_per_rms=comparison.atol_per_rms
+        )
+    index = CandidateIndex(trace, model, rules, alignment, comparer)
     replayer = Replayer(trace, index, Tolerance(atol, rtol, padded=padded_tokens(trace)), noise, adapter_map)
     common = {
         "reference": trace.path,
@@ -108,7 +113,7 @@ def replay_trace(
     if bisect:
         diverged = _diverged_paths(comparison) if comparison is not None else None
         starts = selected if modules is not None else selected[:1]
-        forgotten = ForgottenCalls(alignment, comparison) if alignment is not None else None
+        forgotten = ForgottenCalls(alignment, comparison, comparer) if alignment is not None else None
         found = bisect_trace(replayer, starts, diverged, forgotten)
         return ReplayResult(
             modules=found.replays,

@@ -16,14 +16,13 @@ from model_debugging.compare.result import TraceComparison
 
 
 class ForgottenCalls:
-    """Compare's producer finding on the rows of ``comparison`` (made on ``alignment``'s pairs)."""
+    """Compare's producer finding on the rows of ``comparison`` (made on ``alignment``'s pairs), its
+    values told apart by ``comparer`` (compare's tolerance)."""
 
-    def __init__(self, alignment: TraceAlignment, comparison: TraceComparison):
+    def __init__(self, alignment: TraceAlignment, comparison: TraceComparison, comparer: PairComparer):
         self._alignment = alignment
         self._rows = comparison.modules
-        self._comparer = PairComparer(
-            comparison.atol, comparison.rtol, comparison.mode, atol_per_rms=comparison.atol_per_rms
-        )
+        self._comparer = comparer
 
     def named(self, container: int, receiver: int) -> str | None:
         """What compare says of the reference call without a counterpart inside call ``container``

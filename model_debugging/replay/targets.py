@@ -35,7 +35,6 @@ from model_debugging.compare.align import CallPair, TraceAlignment
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
 from model_debugging.compare.result import AlignmentKind
-from model_debugging.compare.tolerance import choose_tolerance
 from model_debugging.debugger.function_records import resolve_torch_function
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
 from model_debugging.replay.adapters import CannotCall
@@ -85,8 +84,10 @@ class CandidateIndex:
         model: nn.Module,
         rules: Sequence[RenameRule],
         alignment: TraceAlignment | None = None,
+        comparer: PairComparer | None = None,
     ):
         self._rules = tuple(rules)
+        self._comparer = comparer  # compare's, with ``alignment``: how the values of two calls are told apart
         self.model = model
         names = [name for name, _ in model.named_modules(remove_duplicate=False)]
         self._by_key = {apply_rename_rules(self._rules, name): name for name in names}
@@ -196,16 +197,7 @@ class CandidateIndex:
             return self._function_target(candidate, shown)
         module = self._aligned_module(candidate)
         if len(pair.reference) == 1:
-            traces = (self._alignment.reference.trace, self._alignment.candidate.trace)
-            # values are told apart as compare tells them (a bfloat16 run's tolerance for its rounding)
-            tolerance = choose_tolerance(*traces)
-            comparer = PairComparer(
-                tolerance.atol,
-                tolerance.rtol,
-                "tensors" if {trace.mode for trace in traces} == {"tensors"} else "stats",
-                atol_per_rms=tolerance.atol_per_rms,
-            )
-            own_call = OwnCall(node, candidate, comparer, self._aligned_module, module.forward)
+            own_call = OwnCall(node, candidate, self._comparer, self._aligned_module, module.forward)
             return Target(module, shown, module, own_call=own_call)
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
         return Target(
