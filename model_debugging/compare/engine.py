@@ -68,8 +68,9 @@ def compare_traces(
         candidate (`str` or `os.PathLike`): the same for the implementation under test.
         atol (`float`, *optional*) and rtol (`float`, *optional*): a value is within tolerance when
             `|candidate - reference| <= atol + rtol * |reference|`. Not given: 1e-5 and 1e-4, or for
-            a trace recorded sharded over several ranks a tolerance derived from its dtype and
-            reduction length (see `model_debugging.compare.tolerance`); the result says which.
+            a trace holding float16/bfloat16 tensors or recorded sharded over several ranks a
+            tolerance derived from its dtype and reduction length (see
+            `model_debugging.compare.tolerance`); the result says which.
         rename (*optional*): rules applied to both sides' module paths before matching: a
             `'REGEX=REPLACEMENT'` string, a `{regex: replacement}` mapping, a rules file (a `str`
             or `os.PathLike` ending in `.yaml`/`.yml`), or an iterable of rules, rule strings and

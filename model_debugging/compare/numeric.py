@@ -164,10 +164,7 @@ class PairComparer:
         return self.atol + self.atol_per_rms * math.hypot(mean, std)
 
     def _atol_for(self, expected: torch.Tensor) -> float:
-        if not self.atol_per_rms or not expected.dtype.is_floating_point or not expected.numel():
-            return self.atol
-        rms = float(expected.double().square().mean().sqrt())
-        return self.atol + self.atol_per_rms * rms if math.isfinite(rms) else self.atol
+        return scaled_atol(expected, self.atol, self.atol_per_rms)
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord
@@ -232,3 +229,11 @@ def _as_real_elements(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.is_complex():
         return torch.view_as_real(tensor.resolve_conj()).reshape(-1)
     return tensor.reshape(-1)
+
+
+def scaled_atol(expected: torch.Tensor, atol: float, atol_per_rms: float) -> float:
+    """``atol`` plus ``atol_per_rms`` per unit of ``expected``'s root mean square (see tolerance.py)."""
+    if not atol_per_rms or not expected.dtype.is_floating_point or not expected.numel():
+        return atol
+    rms = float(expected.double().square().mean().sqrt())
+    return atol + atol_per_rms * rms if math.isfinite(rms) else atol

@@ -54,6 +54,8 @@ _UNIT_ROUNDOFF = {
 }
 _FLOAT32 = 2.0**-24
 _HALF_PRECISION = ("torch.float16", "torch.bfloat16")
+# in the warning of a half-precision comparison that diverges (Tolerance.if_diverged)
+ROUNDING_GROWS = "rounding grows with depth"
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def choose_tolerance(
             DEFAULT_ATOL if atol is None else atol, DEFAULT_RTOL if rtol is None else rtol, basis
         )
     rounding_grows = (
-        f"{dtype.removeprefix('torch.')} rounding grows with depth, so a difference made earlier may cross the "
+        f"{dtype.removeprefix('torch.')} {ROUNDING_GROWS}, so a difference made earlier may cross the "
         "tolerance first at the origin; `model-debugging replay REF_TRACE --model PORT --bisect` runs each "
         "module on the reference's own inputs"
         if _half_precision(reference) or _half_precision(candidate)

@@ -4,8 +4,8 @@ It traces the reference and the port on the same inputs (every layer, tensors in
 the traces with compare's defaults, compares the outputs the two models returned, writes the
 explorer page of the comparison, prints the verdict and returns it. Run it again after each fix.
 In float16 or bfloat16, rounding grows through the layers of a correct port until it crosses any
-fixed tolerance: when compare finds calls that differ there, replay's bisection (each module run on
-the reference's own inputs) decides the verdict.
+fixed tolerance: when compare diverges there (and says so in a warning), replay's bisection (each
+module run on the reference's own inputs) decides the verdict.
 
 Example::
 
@@ -37,9 +37,11 @@ import torch
 from torch import nn
 
 from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.numeric import scaled_atol
 from model_debugging.compare.padding import only_at_padded_tokens, padded_tokens_of
 from model_debugging.compare.rendering import render_terminal
 from model_debugging.compare.result import TraceComparison
+from model_debugging.compare.tolerance import ROUNDING_GROWS
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
 from model_debugging.replay.api import replay_trace
@@ -78,8 +80,8 @@ class PortCheck:
         """Every compared call agrees and so do the outputs the models returned. These stand for
         the final outputs when the traces could not compare them (a tied LM head applied as
         ``x @ embed.weight.T`` in the port's forward is no call of its own). In float16 or bfloat16,
-        when compare finds calls that differ, replay's bisection decides: no module wrong on the
-        reference's own inputs means the differences are rounding grown through the layers."""
+        when compare diverges, replay's bisection decides: no module wrong on the reference's own
+        inputs means the differences are rounding grown through the layers."""
         if self.replay is not None:
             return self.replay.smallest_wrong is None
         return self.outputs_match and self.comparison.calls_agree
@@ -231,7 +233,8 @@ def debug_port(
     else:
         padded = padded_tokens_of(inputs.get("attention_mask")) if isinstance(inputs, Mapping) else None
         check = _checked(comparison, _first_tensor(expected), _first_tensor(actual), padded, directory)
-        if not check.equivalent and _half_precision(reference, port) and atol is None and rtol is None:
+        # compare warns when half-precision rounding, grown through the layers, may explain where it diverges
+        if any(ROUNDING_GROWS in warning for warning in comparison.warnings):
             bisection = replay_trace(directory / "reference", port, bisect=True, comparison=comparison)
             check = replace(check, replay=bisection)
     atomic_write_json(
@@ -269,14 +272,6 @@ def debug_port(
     return check
 
 
-def _half_precision(*models: nn.Module) -> bool:
-    return any(
-        parameter.dtype in (torch.float16, torch.bfloat16)
-        for model in models
-        for parameter in model.parameters()
-    )
-
-
 def _checked(
     comparison: TraceComparison,
     expected: torch.Tensor | None,
@@ -296,8 +291,7 @@ def _checked(
     difference = (actual - expected).abs()
     largest = float(difference.max()) if difference.numel() else 0.0
     largest = largest if math.isfinite(largest) else math.inf
-    rms = float(expected.square().mean().sqrt()) if expected.numel() else 0.0
-    atol = comparison.atol + comparison.atol_per_rms * (rms if math.isfinite(rms) else 0.0)
+    atol = scaled_atol(expected, comparison.atol, comparison.atol_per_rms)
     close = torch.isclose(actual, expected, rtol=comparison.rtol, atol=atol, equal_nan=True)
     if not close.all() and padded is not None and only_at_padded_tokens(~close.cpu(), padded):
         note = f"equal within tolerance at every real token (max abs diff {largest:.3g} at padded tokens, not counted)"
