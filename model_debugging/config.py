@@ -110,14 +110,20 @@ def load_yaml(path: str | os.PathLike) -> Any:
         raise ConfigError(path, "file not found") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(path, f"cannot read file: {error}") from None
-    try:
-        _check_duplicates(path, yaml.compose(text, Loader=yaml.SafeLoader))
-        return yaml.safe_load(text)
+    loader = yaml.SafeLoader(text)
+    try:  # parsed once: the node tree is checked for keys given twice, then built into values
+        node = loader.get_single_node()
+        if node is None:  # an empty file
+            return None
+        _check_duplicates(path, node)
+        return loader.construct_document(node)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(error, "problem", None) or str(error)
         raise ConfigError(path, f"invalid YAML: {problem}", line=line) from None
+    finally:
+        loader.dispose()
 
 
 def _type_names(types: type | tuple[type, ...]) -> str:
