@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from model_debugging.command_line import (
@@ -107,11 +106,6 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging report") ->
         sides = (previous.attrs["provenance"], current.attrs["provenance"], rescanned.attrs["provenance"])
         if (problem := rescan_problem(*sides)) is not None:
             return fail(prog, f"--previous_rescanned {args.previous_rescanned} {problem}")
-    if previous is not None and previous.empty:  # a wrong file, or a scan that found no common test
-        print(
-            f"{prog}: warning: --previous {args.previous} holds no test: every test reads as new",
-            file=sys.stderr,
-        )
     change = report_settings.min_proportion_change
     if previous is None:
         trend, analyzers = compute_trend(None, current, min_proportion_change=change), None

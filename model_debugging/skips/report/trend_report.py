@@ -115,7 +115,8 @@ def build_trend_report(
         summary.append("No previous result to compare with: showing the current scan only.")
         return Report("Skipped tests report", summary, headline)
     inert = current_note is not None or previous_note is not None
-    summary.append(f"Previous scan: {trend.previous_tests} common tests. {_counts(trend)}")
+    empty = " (it holds no test: a wrong file? every test reads as new)" if not trend.previous_tests else ""
+    summary.append(f"Previous scan: {trend.previous_tests} common tests{empty}. {_counts(trend)}")
     if inert:
         summary.append(
             f"Newly inert: {len(trend.newly_inert)}; no longer inert: {len(trend.no_longer_inert)}."

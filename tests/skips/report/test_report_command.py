@@ -147,8 +147,11 @@ def test_a_folder_given_as_the_result_is_one_line_naming_it(write_scan, tmp_path
 def test_a_previous_result_holding_no_test_is_said_to_be_empty(write_scan, tmp_path, capsys):
     empty = tmp_path / "empty.json"
     empty.write_text("{}", encoding="utf-8")
-    assert main(["--previous", str(empty), "--current", write_scan("new", CURRENT)]) == 0
-    captured = capsys.readouterr()
-    assert f"warning: --previous {empty} holds no test: every test reads as new" in captured.err
+    out = tmp_path / "trend.md"
+    assert (
+        main(["--previous", str(empty), "--current", write_scan("new", CURRENT), "--markdown", str(out)]) == 0
+    )
+    said = "Previous scan: 0 common tests (it holds no test: a wrong file? every test reads as new)."
+    assert said in capsys.readouterr().out and said in out.read_text(encoding="utf-8")
     assert main(["--previous", write_scan("old", PREVIOUS), "--current", write_scan("new", CURRENT)]) == 0
-    assert "holds no test" not in capsys.readouterr().err
+    assert "holds no test" not in capsys.readouterr().out
