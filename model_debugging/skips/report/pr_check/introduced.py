@@ -268,6 +268,15 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
                 found.append((model, None, None, "", _observed_reason(scans.head, test, model), was))
             elif now == "inert" and was in ("ran", _NEW_MODEL):
                 found.append((model, None, None, "", INERT, was))
+    if not found:
+        return []
+    # the test's shares, the same on each of its rows (each counts the states of every model)
+    shares = {
+        "share before": share_text(scans, test, 0),
+        "share after": share_text(scans, test, 1),
+        "compared share": _share(scans, test, 0 if base is not None else 1),
+        "newly skipped share": _newly_skipped_share(scans, test),
+    }
     return [
         {
             "test": test,
@@ -276,11 +285,8 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             "where": where,
             "reason": reason,
             "before": before,
-            "share before": share_text(scans, test, 0),
-            "share after": share_text(scans, test, 1),
+            **shares,
             "cause": _cause(scans, test, model, test_class, class_file),
-            "compared share": _share(scans, test, 0 if base is not None else 1),
-            "newly skipped share": _newly_skipped_share(scans, test),
         }
         for model, test_class, class_file, where, reason, before in found
     ]
