@@ -4,11 +4,12 @@ Run from the repository root (`make bench` runs it with no flags):
 
     python benchmarks/bench_debugger.py --threads 1     # the default model, both modes
     python benchmarks/bench_debugger.py --quick         # smaller model, fewer rounds
-    python benchmarks/bench_debugger.py --large --threads 1   # 1.2 B parameters in bf16, use_repr=False
+    python benchmarks/bench_debugger.py --large --threads 1   # 1.1 B parameters in bf16, 32 tokens, use_repr=False
 
 The default model is a randomly initialised LlamaForCausalLM (hidden 512, intermediate 1536,
-8 layers, 8 heads, 4 KV heads) on 256 tokens; ``--large`` is one of 1.2 B parameters in bfloat16
-(hidden 2048, intermediate 8192, 16 layers, 32 heads, 8 KV heads), traced with ``use_repr=False``.
+8 layers, 8 heads, 4 KV heads) on 256 tokens; ``--large`` is one of 1.1 B parameters in bfloat16
+(hidden 2048, intermediate 8192, 16 layers, 32 heads, 8 KV heads) on 32 tokens, traced with
+``use_repr=False``.
 
 Each round times, in an order rotated every round so that a busy machine slows them alike:
 
@@ -303,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="smaller model, 128 tokens, 5 rounds")
     sizes.add_argument(
-        "--large", action="store_true", help="1.2 B parameters in bfloat16, use_repr=False only"
+        "--large", action="store_true", help="1.1 B parameters in bfloat16, 32 tokens, use_repr=False only"
     )
     parser.add_argument("--rounds", type=int, default=None, help="timed rounds per mode (default 9, quick 5)")
     parser.add_argument(
