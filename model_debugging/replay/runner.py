@@ -67,7 +67,6 @@ class Replayer:
         self._adapters = adapters or ArgumentAdapters()
         self._caches = CacheRebuilder(trace, index.model)
         self._tree = CallTree.of(trace)
-        self._subtree_end = self._tree.end
         self._correct_leaves: set[int] = set()  # orders of calls replayed correct on their own outputs
         # order -> the inputs the candidate changed in place, and where the first difference was seen
         self.modified_inputs: dict[int, tuple[str, ...]] = {}
@@ -84,14 +83,14 @@ class Replayer:
 
     def subtree(self, node: TraceNode) -> tuple[TraceNode, ...]:
         """The calls made inside ``node``, in execution order."""
-        return self.trace.nodes[node.order + 1 : self._subtree_end[node.order]]
+        return self.trace.nodes[node.order + 1 : self._tree.end[node.order]]
 
     def parent(self, node: TraceNode) -> TraceNode | None:
         parent = self._tree.parent[node.order]
         return None if parent < 0 else self.trace.nodes[parent]
 
     def contains(self, ancestor: TraceNode, order: int) -> bool:
-        return ancestor.order < order < self._subtree_end[ancestor.order]
+        return ancestor.order < order < self._tree.end[ancestor.order]
 
     def replay(self, node: TraceNode) -> ModuleReplay:
         if node.exception is not None:
@@ -166,7 +165,7 @@ class Replayer:
         if hooks is not None:
             hooks.missing()
             following = next_in_stack(
-                self.trace.nodes, node, self._subtree_end[node.order], self.parent(node)
+                self.trace.nodes, node, self._tree.end[node.order], self.parent(node)
             )
             if following is not None:
                 level = None if self._noise is None else self._noise.level(following, inputs=True)
@@ -201,7 +200,7 @@ class Replayer:
         """Note ``node`` when what it returned is neither what the reference's next recorded call received
         (in its parent, or after it when it is its parent's last call) nor that less a residual: its end is
         then judged by an enclosing call's replay (:meth:`end_blame`)."""
-        end = self._subtree_end[node.order]
+        end = self._tree.end[node.order]
         following = self.trace.nodes[end] if end < len(self.trace.nodes) else None
         outer = None if following is None else self.parent(following)
         if outer is None:
@@ -233,7 +232,7 @@ class Replayer:
         if first.in_inputs and self.ends_before(node, first.order):
             seen = f"the inputs of {self.trace.nodes[first.order].module_path}"
         elif self.end_unseen(node, ancestor, first):
-            seen = f"its own outputs (given to {self.trace.nodes[self._subtree_end[ancestor.order]].module_path})"
+            seen = f"its own outputs (given to {self.trace.nodes[self._tree.end[ancestor.order]].module_path})"
         else:
             return None
         following, skipped = unconfirmed
@@ -256,12 +255,12 @@ class Replayer:
         returns (not recorded) may be what differs there."""
         if first.in_inputs or first.order != ancestor.order:
             return False
-        after = self.trace.nodes[self._subtree_end[node.order] : self._subtree_end[ancestor.order]]
+        after = self.trace.nodes[self._tree.end[node.order] : self._tree.end[ancestor.order]]
         return not any(call.order in first.inputs_compared for call in after)
 
     def ends_before(self, node: TraceNode, order: int) -> bool:
         """Whether the recorded leaf of ``order`` is the first after ``node``'s calls."""
-        following = self.trace.nodes[self._subtree_end[node.order] : order + 1]
+        following = self.trace.nodes[self._tree.end[node.order] : order + 1]
         return (
             bool(following)
             and following[-1].order == order
