@@ -31,6 +31,20 @@ def padded_tokens(trace: Trace) -> torch.Tensor | None:
     return padded_tokens_of(read_recorded_tensor(record))
 
 
+def pads_nothing(trace: Trace) -> bool:
+    """Whether the outermost call certainly pads no token: its ``attention_mask`` keyword is a
+    recorded ``[batch, tokens]`` mask letting every token through, or it passes none (``None``, or
+    no keyword and no positional argument besides the first, which would be the ids)."""
+    inputs = trace.nodes[0].inputs if trace.nodes else ()
+    record = next((record for record in inputs if record.sub_path == "kwargs.attention_mask"), None)
+    if record is None or (not record.is_tensor and record.text == "None"):
+        return not any(record.sub_path.startswith("args.") and record.sub_path != "args.0" for record in inputs)
+    if record.file is None or record.shape is None or len(record.shape) != 2:
+        return False
+    mask = read_recorded_tensor(record)
+    return not mask.is_floating_point() and bool((mask == 1).all())
+
+
 def pads_on_the_left_in_print(trace: Trace) -> bool:
     """Whether the outermost call's ``attention_mask`` keyword, as a summary trace prints it, has a
     row that starts with a padded token (a row torch's print leaves out is not seen)."""

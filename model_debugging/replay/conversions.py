@@ -69,19 +69,27 @@ def in_candidate_form(
     return _refused(reference, candidate, form)
 
 
-def no_mask(reference_inputs: tuple[TensorRecord, ...], candidate: TensorRecord) -> torch.Tensor:
-    """The port's mask that lets every position through, where the reference's call passes
-    ``attention_mask=None`` (no padding: transformers' SDPA path then masks causally by itself, as a
-    port given a padding mask does); raises ``NotDerivable`` otherwise."""
+def no_mask(
+    reference_inputs: tuple[TensorRecord, ...], candidate: TensorRecord, batch_unpadded: bool
+) -> tuple[torch.Tensor, str]:
+    """The port's mask that lets every position through, and what it stands for, where the reference's
+    call passes ``attention_mask=None`` (no padding: transformers' SDPA path then masks causally by
+    itself, as a port given a padding mask does) or the reference's model was given no padding at all
+    (``batch_unpadded``: its ``attention_mask`` all ones, or none; a block called positionally, as
+    GPT-2's, names no mask); raises ``NotDerivable`` otherwise."""
     passed = {record.sub_path: record for record in reference_inputs}.get("kwargs.attention_mask")
-    if passed is None or passed.is_tensor or passed.text != "None":
+    if passed is not None and not passed.is_tensor and passed.text == "None":
+        source = "no mask (None)"
+    elif batch_unpadded:
+        source = "unpadded batch (its model's attention_mask lets every token through)"
+    else:
         raise NotDerivable("the reference's call passes no attention_mask=None it could stand for")
     if candidate.file is None or not is_mask(candidate):
         raise NotDerivable("it is no mask recorded with its values")
     recorded = read_recorded_tensor(candidate)
     if not bool(attends(recorded).all()):
         raise NotDerivable("the port's mask blocks positions where the reference's call passes no mask")
-    return recorded
+    return recorded, source
 
 
 def _refused(reference: TensorRecord, candidate: TensorRecord, form: Form | None) -> torch.Tensor:

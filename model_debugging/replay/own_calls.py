@@ -49,6 +49,7 @@ class OwnCall:
     comparer: PairComparer
     modules: Callable[[str], nn.Module]  # a module the candidate's call passed, by its trace path
     forward: Callable  # the candidate module's forward, to name its parameters
+    batch_unpadded: bool  # the reference's model was given no padding (see ``padding.pads_nothing``)
 
     @cached_property
     def pairs(self) -> list[Paired]:
@@ -91,7 +92,7 @@ class OwnCall:
                 value, source = self._value(pair, given)
             except NotDerivable as error:
                 try:
-                    value, source = no_mask(self.reference.inputs, pair.candidate), "no mask (None)"
+                    value, source = no_mask(self.reference.inputs, pair.candidate, self.batch_unpadded)
                 except NotDerivable:
                     raise CannotCall(f"{wanted} has no derivable value: {error}") from None
             supplied[pair.candidate.sub_path] = value

@@ -33,6 +33,7 @@ from torch import nn
 
 from model_debugging.compare.align import CallPair, TraceAlignment
 from model_debugging.compare.numeric import PairComparer
+from model_debugging.compare.padding import pads_nothing
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
 from model_debugging.compare.result import AlignmentKind
 from model_debugging.debugger.function_records import resolve_torch_function
@@ -93,6 +94,7 @@ class CandidateIndex:
         self._by_key = {apply_rename_rules(self._rules, name): name for name in names}
         self._names = set(names)
         self._alignment = alignment
+        self._batch_unpadded = pads_nothing(trace)
         self._pairs: dict[int, CallPair] = {}
         self._aligned_paths: dict[str, str] = {}  # reference path -> candidate module name (one to one)
         if alignment is not None:
@@ -197,7 +199,9 @@ class CandidateIndex:
             return self._function_target(candidate, shown)
         module = self._aligned_module(candidate)
         if len(pair.reference) == 1:
-            own_call = OwnCall(node, candidate, self._comparer, self._aligned_module, module.forward)
+            own_call = OwnCall(
+                node, candidate, self._comparer, self._aligned_module, module.forward, self._batch_unpadded
+            )
             return Target(module, shown, module, own_call=own_call)
         start, width = _slice_of(self._alignment.reference.trace, pair.reference, node.order)
         return Target(

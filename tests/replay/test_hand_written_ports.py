@@ -1,6 +1,6 @@
 """A porter's first run of replay on a port written by hand in plain PyTorch, without argument adapters.
 
-The ports (tests/ports/llama.py, tests/ports/distilbert.py) take their blocks' arguments their own
+The ports (tests/ports/llama.py, tests/ports/distilbert.py, tests/ports/gpt2_masked.py) take their blocks' arguments their own
 way: ``Block(x, cos, sin, mask)`` with a ``[batch, tokens]`` padding mask where the reference's
 decoder layer gets ``(hidden_states, attention_mask=<4-D mask or None>, position_embeddings=(cos, sin),
 ...)``. ``debug_port`` traces both models; replay, given its comparison, calls each block and
@@ -12,18 +12,23 @@ import pytest
 
 from model_debugging import ReplayVerdict, debug_port, replay_trace
 from model_debugging.replay.rendering import render_terminal
-from tests.ports import distilbert, llama
+from tests.ports import distilbert, gpt2_masked, llama
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("transformers")
 
 LLAMA_BLOCKS = ["layers.0", "layers.0.self_attn", "layers.1", "layers.1.self_attn"]
 DISTILBERT_BLOCKS = [f"transformer.layer.{index}{inner}" for index in (0, 1) for inner in ("", ".attention")]
+GPT2_BLOCKS = [f"transformer.h.{index}{inner}" for index in (0, 1) for inner in ("", ".attn")]
 
 
 @pytest.fixture(scope="module")
 def references():
-    return {"llama": llama.reference(), "distilbert": distilbert.reference()}
+    return {
+        "llama": llama.reference(),
+        "distilbert": distilbert.reference(),
+        "gpt2_masked": gpt2_masked.reference(),
+    }
 
 
 def checked(references, tmp_path, architecture, bug, **inputs):
@@ -35,8 +40,8 @@ def checked(references, tmp_path, architecture, bug, **inputs):
 
 @pytest.mark.parametrize(
     ("architecture", "blocks"),
-    [(llama, LLAMA_BLOCKS), (distilbert, DISTILBERT_BLOCKS)],
-    ids=["llama", "distilbert"],
+    [(llama, LLAMA_BLOCKS), (distilbert, DISTILBERT_BLOCKS), (gpt2_masked, GPT2_BLOCKS)],
+    ids=["llama", "distilbert", "gpt2-blocks-called-positionally"],
 )
 def test_every_block_of_a_correct_port_agrees_on_identical_inputs(references, tmp_path, architecture, blocks):
     port, comparison = checked(references, tmp_path, architecture, "NONE")
@@ -101,8 +106,21 @@ def test_the_terminal_says_which_calls_went_through_a_derived_adapter(references
             "DistilBertModel.transformer.layer.0.ffn.activation (no counterpart in the candidate) made what "
             "DistilBertModel.transformer.layer.0.ffn.lin2 receives",
         ),
+        (
+            gpt2_masked,
+            "ATTENTION_OUTPUT_HALVED",
+            "GPT2LMHeadModel.transformer.h.0.attn",
+            "the bug is at its end",
+        ),
     ],
-    ids=["llama-o_proj-halved", "llama-unscaled", "llama-gelu", "distilbert-unscaled", "distilbert-relu"],
+    ids=[
+        "llama-o_proj-halved",
+        "llama-unscaled",
+        "llama-gelu",
+        "distilbert-unscaled",
+        "distilbert-relu",
+        "gpt2-c_proj-halved",
+    ],
 )
 def test_bisection_names_the_module_a_planted_bug_is_in(
     references, tmp_path, architecture, bug, bug_in, conclusion
@@ -128,3 +146,22 @@ def test_a_block_whose_inputs_the_port_computes_otherwise_is_not_replayed_and_sa
         "derivable value: compare pairs it with the reference's position_embeddings.0 [1, 10, 8] "
         "torch.float32 only by order, their values differ (the port computes it another way)"
     ), block.reason
+
+
+def test_a_block_called_positionally_without_padding_gets_the_ports_mask_of_ones(references, tmp_path):
+    """GPT-2's blocks get ``attention_mask=None`` positionally (no keyword names it) when the batch pads
+    nothing; the port's blocks get its ``[batch, tokens]`` mask of ones. The model's own mask lets every
+    token through, so the port's mask of ones is what the reference's None stands for."""
+    port, comparison = checked(references, tmp_path, gpt2_masked, "NONE")
+    (block,) = replay_trace(tmp_path / "reference", port, ["transformer.h.0"], comparison=comparison).modules
+    assert block.verdict is ReplayVerdict.CORRECT, block.reason
+    assert "mask = the reference's unpadded batch" in block.called_as, block.called_as
+
+
+def test_with_padding_the_block_gets_the_references_4d_mask_in_the_ports_form(references, tmp_path):
+    port, comparison = checked(references, tmp_path, gpt2_masked, "NONE", left_padding=3)
+    (block,) = replay_trace(tmp_path / "reference", port, ["transformer.h.0"], comparison=comparison).modules
+    assert block.verdict is ReplayVerdict.CORRECT, block.reason
+    assert block.called_as.endswith(
+        "mask = the reference's args.2 [2, 1, 8, 8] torch.bool as [2, 8] torch.int64"
+    )
