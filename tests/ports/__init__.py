@@ -21,6 +21,8 @@ at random so that norms and biases matter), two ports of it and the conversion o
   padding mask where the reference's layers get a 4-D mask (or none), per-sequence rotary tables.
 - :mod:`.distilbert`: DistilBertModel (one style): ``Block(x, mask)`` given the padding mask where
   the reference's layers get a 4-D boolean mask.
+- :mod:`.gpt2_masked`: GPT2LMHeadModel (one style): ``Block(x, mask)`` given the padding mask where
+  the reference's blocks get theirs positionally (``None`` without padding).
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where
