@@ -35,11 +35,12 @@ def pads_nothing(trace: Trace) -> bool:
     """Whether the outermost call certainly pads no token: its ``attention_mask`` keyword is a
     recorded ``[batch, tokens]`` mask letting every token through, or it passes none (``None``, or
     no keyword and no positional argument besides the first, which would be the ids)."""
-    inputs = trace.nodes[0].inputs if trace.nodes else ()
-    record = next((record for record in inputs if record.sub_path == "kwargs.attention_mask"), None)
+    record = _keyword_attention_mask(trace)
     if record is None or (not record.is_tensor and record.text == "None"):
-        return not any(record.sub_path.startswith("args.") and record.sub_path != "args.0" for record in inputs)
-    if record.file is None or record.shape is None or len(record.shape) != 2:
+        inputs = trace.nodes[0].inputs if trace.nodes else ()
+        return not any(given.sub_path.startswith("args.") and given.sub_path != "args.0" for given in inputs)
+    record = _attention_mask(trace)
+    if record is None or record.file is None:
         return False
     mask = read_recorded_tensor(record)
     return not mask.is_floating_point() and bool((mask == 1).all())
@@ -57,9 +58,13 @@ def pads_on_the_left_in_print(trace: Trace) -> bool:
 
 def _attention_mask(trace: Trace) -> TensorRecord | None:
     """The outermost call's ``attention_mask`` keyword when it is a tensor of two dimensions."""
-    inputs = trace.nodes[0].inputs if trace.nodes else ()
-    record = next((record for record in inputs if record.sub_path == "kwargs.attention_mask"), None)
+    record = _keyword_attention_mask(trace)
     return record if record is not None and record.shape is not None and len(record.shape) == 2 else None
+
+
+def _keyword_attention_mask(trace: Trace) -> TensorRecord | None:
+    inputs = trace.nodes[0].inputs if trace.nodes else ()
+    return next((record for record in inputs if record.sub_path == "kwargs.attention_mask"), None)
 
 
 def padded_tokens_of(attention_mask: object) -> torch.Tensor | None:

@@ -164,9 +164,7 @@ class Replayer:
         output = outcome.output if target.output is None else target.output(outcome.output)
         if hooks is not None:
             hooks.missing()
-            following = next_in_stack(
-                self.trace.nodes, node, self._tree.end[node.order], self.parent(node)
-            )
+            following = next_in_stack(self.trace.nodes, node, self._tree.end[node.order], self.parent(node))
             if following is not None:
                 level = None if self._noise is None else self._noise.level(following, inputs=True)
                 label = self.index.relative(following.module_path)
@@ -232,7 +230,9 @@ class Replayer:
         if first.in_inputs and self.ends_before(node, first.order):
             seen = f"the inputs of {self.trace.nodes[first.order].module_path}"
         elif self.end_unseen(node, ancestor, first):
-            seen = f"its own outputs (given to {self.trace.nodes[self._tree.end[ancestor.order]].module_path})"
+            seen = (
+                f"its own outputs (given to {self.trace.nodes[self._tree.end[ancestor.order]].module_path})"
+            )
         else:
             return None
         following, skipped = unconfirmed
