@@ -21,7 +21,8 @@ from pathlib import Path
 
 from model_debugging.skips.decide.per_model import model_resolver
 from model_debugging.skips.decide.runtime_checks import RuntimeChecks, load_runtime_checks
-from model_debugging.skips.decide.scan import common_tests, parse_with_imports
+from model_debugging.skips.decide.scan import parse_with_imports
+from model_debugging.skips.decide.scope import common_tests
 from model_debugging.skips.decide.verdicts import class_outcome
 from model_debugging.skips.inert.marking import HelperChecks, mark_assertions, self_calls, surely_checks
 from model_debugging.skips.interp.statements import evaluate_test
