@@ -163,9 +163,25 @@ def _folder_write_problem(folder: Path) -> str | None:
     return None
 
 
+def _dangling_link_problem(option: str, path: Path) -> str | None:
+    """Why ``path`` cannot be written when it, or a folder on the way to it, is a symbolic link to
+    nothing: writing through it would create the place it names (folders included), which the user
+    never asked for; None otherwise."""
+    for part in (path, *path.parents):
+        if part.is_symlink() and not part.exists():
+            where = "" if part == path else f": {part}"
+            return (
+                f"{option} {path}{where} is a symbolic link to {os.readlink(part)!r}, which "
+                "does not exist; nothing is written through it"
+            )
+    return None
+
+
 def output_dir_problem(directory: str | os.PathLike) -> str | None:
     """Why ``directory`` cannot receive output files (checked before any work), or None."""
     path = Path(directory).expanduser()
+    if problem := _dangling_link_problem("--output_dir", path):
+        return problem
     if path.exists() and not path.is_dir():
         return f"--output_dir {shorten(str(path))} exists and is not a directory"
     existing = _first_existing(path.absolute())
@@ -188,7 +204,8 @@ def output_file_problem(
     """Why ``file`` cannot be written by ``option`` (a directory, an unwritable place), or None.
 
     A FIFO or a character device (``/dev/stdout``, ``/dev/null``) is written into, a symlink
-    writes the file it names; a block device or a socket is refused. With
+    writes the file it names; a block device, a socket, or a symlink to nothing (the file itself or
+    a folder on its way) is refused. With
     ``directory_must_exist``, a missing parent directory is a problem too: for commands that
     write into an existing directory rather than create a mistyped one silently.
     """
@@ -197,6 +214,8 @@ def output_file_problem(
         status = _status(path)
     except OSError as error:  # a symlink loop, a path too long, ...
         return f"{option} {shorten(str(path))}: {error.strerror or error}"
+    if status is None and (problem := _dangling_link_problem(option, path)):
+        return problem
     if status is not None and stat.S_ISDIR(status.st_mode):
         return f"{option} {shorten(str(path))} is a directory; give a file name"
     if status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode)):

@@ -226,6 +226,54 @@ def test_scan_writes_its_results_into_the_checkout_again_and_again(tmp_path):
     assert json.loads((repo / "tests" / "all_tests_scan_result.json").read_text())
 
 
+def _repo_with_one_model(root: Path) -> Path:
+    model = "from ...test_modeling_common import ModelTesterMixin\n\nclass BertModelTest(ModelTesterMixin):\n    pass\n"
+    return write_tree(
+        root, {"tests/test_modeling_common.py": COMMON, "tests/models/bert/test_modeling_bert.py": model}
+    )
+
+
+@pytest.mark.parametrize("at", ["the result file", "the output folder", "a folder above it"])
+def test_scan_refuses_a_symlink_to_nothing_where_it_writes(tmp_path, capsys, at):
+    """Written through, the link made the folders of the place it names and the file there: a
+    place the user never named. One line names the link and where it points; nothing is made."""
+    repo = _repo_with_one_model(tmp_path / "repo")
+    gone = tmp_path / "gone" / "deeper"
+    output_dir = tmp_path / "out" / "scan"
+    if at == "the result file":
+        output_dir.mkdir(parents=True)
+        link = output_dir / "all_tests_scan_result.json"
+        link.symlink_to(gone / "result.json")
+    elif at == "the output folder":
+        output_dir.parent.mkdir()
+        link = output_dir
+        link.symlink_to(gone)
+    else:
+        link = output_dir.parent
+        link.symlink_to(gone)
+    assert main(["scan", "--repo", str(repo), "--output_dir", str(output_dir), "--no_cache"]) == 2
+    one_line_error(
+        capsys, "scan", f"{link} is a symbolic link to '{os.readlink(link)}', which does not exist"
+    )
+    assert not (tmp_path / "gone").exists() and link.is_symlink()
+
+
+def test_report_and_check_skips_refuse_markdown_at_a_symlink_to_nothing(tmp_path, capsys):
+    current = tmp_path / "current.json"
+    current.write_text(json.dumps(SCAN))
+    link = tmp_path / "trend.md"
+    link.symlink_to(tmp_path / "gone" / "trend.md")
+    expected = (
+        f"--markdown {link} is a symbolic link to '{tmp_path / 'gone' / 'trend.md'}', which does not exist"
+    )
+    assert main(["report", "--current", str(current), "--markdown", str(link)]) == 2
+    one_line_error(capsys, "report", expected)
+    args = ["check-skips", "--repo", str(tmp_path / "no_repo"), "--base", "main", "--markdown", str(link)]
+    assert main(args) == 2  # before anything of the checkout is read
+    one_line_error(capsys, "check-skips", expected)
+    assert not (tmp_path / "gone").exists()
+
+
 def test_a_symlink_to_a_regular_file_writes_that_file_and_stays_a_link(traces, tmp_path, capsys):
     real = tmp_path / "elsewhere" / "report.json"
     real.parent.mkdir()

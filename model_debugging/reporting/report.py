@@ -1,11 +1,13 @@
 """A report is a title, summary lines and titled sections; render it as terminal text or markdown.
 
 A section is a table (:class:`Section`) or a titled list of items (:class:`ItemsSection`: paths,
-or the lines of a code block). Every tool's human-readable output is built as a :class:`Report`.
+the lines of a code block, or names folded into a collapsed block). Every tool's human-readable output is built as a :class:`Report`.
 """
 
 from __future__ import annotations
 
+import html
+import textwrap
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -27,11 +29,13 @@ class Section:
 @dataclass(frozen=True)
 class ItemsSection:
     """A titled list: ``"list"`` items are names (bulleted in markdown), ``"code"`` items are the lines
-    of a code block in ``language`` (fenced in markdown). Sections without items are left out."""
+    of a code block in ``language`` (fenced in markdown), ``"collapsed"`` items are names run together
+    in one paragraph (in markdown a ``<details>`` block, folded under its title: a list of hundreds of
+    models that a reader opens when needed). Sections without items are left out."""
 
     title: str
     items: tuple[str, ...]
-    style: Literal["list", "code"] = "list"
+    style: Literal["list", "code", "collapsed"] = "list"
     language: str = ""
 
 
@@ -53,7 +57,7 @@ def render_text(report: Report) -> str:
     for section in report.sections:
         if isinstance(section, ItemsSection):
             if section.items:
-                lines += ["", section.title, "-" * len(section.title), *section.items]
+                lines += ["", section.title, "-" * len(section.title), *_text_items(section)]
             continue
         heading = f"{section.title} ({len(section.rows)})"
         lines += ["", heading, "-" * len(heading)]
@@ -87,9 +91,18 @@ def render_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _text_items(section: ItemsSection) -> list[str]:
+    if section.style == "collapsed":
+        return textwrap.wrap(", ".join(section.items), width=100, break_on_hyphens=False)
+    return list(section.items)
+
+
 def _markdown_items(section: ItemsSection) -> list[str]:
     if not section.items:
         return []
+    if section.style == "collapsed":
+        summary, names = html.escape(section.title), html.escape(", ".join(section.items))
+        return [f"<details><summary>{summary}</summary>", "", names, "", "</details>", ""]
     if section.style == "code":
         return [f"### {section.title}", "", f"```{section.language}", *section.items, "```", ""]
     return [f"### {section.title}", "", *(f"- `{item}`" for item in section.items), ""]

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from model_debugging.skips.decide.scope import ScanScope, check_known
+from model_debugging.skips.decide.scope import ScanScope, check_known, check_test_name
 from model_debugging.skips.incremental.answer import cached_scan
 from model_debugging.skips.incremental.memory import ScanStats
 from model_debugging.skips.observed import read_reports, with_observations
@@ -93,27 +93,34 @@ def scan_repository(
     pytest = checkout_pytest_settings(repo)
     model_files = find_model_test_files(repo, settings, pytest)
     notes = conftest_notes(repo, model_files)
-    if on_start is not None:
-        on_start(len(model_files))
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
     scope = ScanScope(repo, settings, pytest, model_files, common_paths, jobs)
-    if use_cache:
-        cache = ParseCache(cache_dir or default_cache_dir())
-        result = cached_scan(scope, cache, test_method_name=test_method_name, progress=progress, stats=stats)
-        return dataclasses.replace(
-            _selected(result, test_method_name, notes, common_paths), provenance=provenance
-        )
-    from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
+    with _entries(cache_dir if use_cache else None, use_cache) as entries:
+        if test_method_name is not None:  # a mistyped name fails before the scan starts, not after it
+            check_test_name(scope, entries, test_method_name)
+        if on_start is not None:
+            on_start(len(model_files))
+        if use_cache:
+            result = cached_scan(
+                scope, entries, test_method_name=test_method_name, progress=progress, stats=stats
+            )
+            return dataclasses.replace(
+                _selected(result, test_method_name, notes, common_paths), provenance=provenance
+            )
+        from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
 
-    with _scratch_entries() as entries:
         full = scan(scope, entries, test_method_name=test_method_name, progress=progress)
     stats.models_evaluated = full.evaluated
     return dataclasses.replace(full.result, notes=notes, provenance=provenance)
 
 
 @contextlib.contextmanager
-def _scratch_entries() -> Iterator[ParseCache]:
-    """Where the records of a scan run without cache go (read back when their model is evaluated)."""
+def _entries(cache_dir: str | os.PathLike | None, use_cache: bool) -> Iterator[ParseCache]:
+    """Where a scan's records go: the parse cache, or for a scan run without cache a scratch folder
+    (read back when their model is evaluated)."""
+    if use_cache:
+        yield ParseCache(cache_dir or default_cache_dir())
+        return
     with tempfile.TemporaryDirectory(prefix="model-debugging-scan-") as scratch:
         yield ScratchCache(scratch)
 

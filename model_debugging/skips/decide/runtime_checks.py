@@ -38,6 +38,15 @@ NO_LIBRARY_NOTE = (
 )
 
 
+def body_never_runs(function: ast.FunctionDef) -> bool:
+    """Whether a decorator factory written without its call (``@is_flaky``) replaces the test by the
+    factory's inner decorator: called as the test, that returns a function, and the body never runs."""
+    return any(
+        isinstance(decorator, ast.Name) and decorator.id in _FACTORIES
+        for decorator in function.decorator_list
+    )
+
+
 class RuntimeChecks:
     """Evaluates the common tests' run-time skips against the library for each collected class."""
 
@@ -77,11 +86,8 @@ class RuntimeChecks:
                 return None
         elif test_name not in self.definitions.may_skip:
             return None
-        if any(
-            isinstance(decorator, ast.Name) and decorator.id in _FACTORIES
-            for decorator in function.decorator_list
-        ):
-            return RuntimeVerdict("ran")  # the body never runs: the test passes
+        if body_never_runs(function):
+            return RuntimeVerdict("ran")  # the test passes
         facts = facts or self._class_facts(resolver, test_class)
         verdict = evaluate_test(facts, function, self.definitions.may_skip)
         cases = self.definitions.case_arguments.get(key)

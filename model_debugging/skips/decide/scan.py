@@ -8,24 +8,20 @@ an earlier scan kept, and keeps what this one read. The records of parsed files 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from model_debugging.skips.decide.common_definitions import CommonDefinitions
 from model_debugging.skips.decide.per_model import evaluate_models
 from model_debugging.skips.decide.runtime_checks import load_runtime_checks
-from model_debugging.skips.decide.scope import FullScan, ScanScope, check_known
+from model_debugging.skips.decide.scope import FullScan, ScanScope, check_known, common_tests
 from model_debugging.skips.parse.record_store import RecordStore
-from model_debugging.skips.records.test_files import ParsedFile
-from model_debugging.skips.resolve.classes import ClassRef
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.results.summary import TestSummary
 from model_debugging.skips.source.checkout import models_of, module_path
 from model_debugging.skips.source.files import read_source
-from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.source.scanned_paths import TESTS_FOLDER
-from model_debugging.skips.source.settings import ScanSettings
 from model_debugging.skips.work.entries import ParseCache
 from model_debugging.skips.work.progress import ScanProgress, phase_of
 
@@ -147,23 +143,3 @@ def parse_with_imports(store: RecordStore, repo: Path, paths: list[str], **optio
         new = store.parse(sorted(wanted), FOLLOW_IMPORTS_UNDER, **options) if wanted else set()
         imported = imported | new
     return imported
-
-
-def common_tests(files: Mapping[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
-    """test name -> (origin, classes of the common files that define it), in file order."""
-    tests: dict[str, tuple[str, set[ClassRef]]] = {}
-    for common in settings.common_test_files:
-        parsed = files.get(common.path)
-        if parsed is None or parsed.error is not None:
-            continue
-        for info in parsed.classes:
-            for method in info.methods:
-                if method.name.startswith("test_"):
-                    _, refs = tests.setdefault(method.name, (common.origin, set()))
-                    tests[method.name] = (
-                        common.origin,
-                        refs | {ClassRef(module_name(common.path), info.name)},
-                    )
-        for name in parsed.test_functions:
-            tests.setdefault(name, (common.origin, set()))
-    return {name: (origin, frozenset(refs)) for name, (origin, refs) in tests.items()}

@@ -10,10 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from model_debugging.command_line import shorten
+from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.records.test_file_index import TestFileIndex
+from model_debugging.skips.records.test_files import ParsedFile
+from model_debugging.skips.resolve.classes import ClassRef
 from model_debugging.skips.results.scan_result import ScanResult
+from model_debugging.skips.source.modules import module_name
 from model_debugging.skips.source.pytest_settings import PytestSettings
 from model_debugging.skips.source.settings import ScanSettings
+from model_debugging.skips.work.entries import ParseCache
 
 if TYPE_CHECKING:
     from model_debugging.skips.decide.per_model import ModelVerdicts
@@ -65,3 +70,33 @@ def check_known(tests: Mapping[str, object], name: str, common_paths: Sequence[s
     when ``name`` is not in ``tests``."""
     if name not in tests:
         raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3), common_paths)
+
+
+def check_test_name(scope: ScanScope, entries: ParseCache, name: str) -> None:
+    """Raise :class:`UnknownTestError` when ``name`` is not a test of ``scope``'s common files, from
+    those files alone: before a scan's slow work, which a mistyped name would only delay. They are
+    parsed as a full scan parses them: after one, ``entries`` (the parse cache) answers at once."""
+    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
+    store.parse(scope.common_paths, ())
+    files = {path: store.get(path) for path in scope.common_paths if path in store}
+    check_known(common_tests(files, scope.settings), name, scope.common_paths)
+
+
+def common_tests(files: Mapping[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:
+    """test name -> (origin, classes of the common files that define it), in file order."""
+    tests: dict[str, tuple[str, set[ClassRef]]] = {}
+    for common in settings.common_test_files:
+        parsed = files.get(common.path)
+        if parsed is None or parsed.error is not None:
+            continue
+        for info in parsed.classes:
+            for method in info.methods:
+                if method.name.startswith("test_"):
+                    _, refs = tests.setdefault(method.name, (common.origin, set()))
+                    tests[method.name] = (
+                        common.origin,
+                        refs | {ClassRef(module_name(common.path), info.name)},
+                    )
+        for name in parsed.test_functions:
+            tests.setdefault(name, (common.origin, set()))
+    return {name: (origin, frozenset(refs)) for name, (origin, refs) in tests.items()}

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 from model_debugging.skips.decide.per_model import ModelVerdicts, evaluate_models
 from model_debugging.skips.decide.runtime_checks import RuntimeChecks, runtime_checks
-from model_debugging.skips.decide.scan import common_tests, parse_with_imports
-from model_debugging.skips.decide.scope import ScanScope
+from model_debugging.skips.decide.scan import parse_with_imports
+from model_debugging.skips.decide.scope import ScanScope, common_tests
 from model_debugging.skips.incremental.changed_tests import (
     collection_errors,
     folded,

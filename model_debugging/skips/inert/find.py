@@ -4,7 +4,7 @@ For each pair the scan says ran, every test class of the model that runs the tes
 again with its assertions marked (a class undecided on whether it runs it makes the pair not inert) (see :mod:`~model_debugging.skips.inert.marking`): the pair is
 inert when each of them can reach the end of the test without reaching an assertion, on what the
 library's sources say (a loop that ``continue``s past every model class, an early ``return``, a
-flag never set). A class whose answer depends on what only the run knows makes the pair not inert
+flag never set), or runs a definition whose body never runs (``@is_flaky`` without its call). A class whose answer depends on what only the run knows makes the pair not inert
 here (a run with our pytest plugin can tell). Not evaluated: ``parameterized.expand`` tests (their
 cases' arguments), and tests with no assertion at all (smoke tests).
 
@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from model_debugging.skips.decide.per_model import model_resolver
-from model_debugging.skips.decide.runtime_checks import RuntimeChecks, load_runtime_checks
-from model_debugging.skips.decide.scan import common_tests, parse_with_imports
+from model_debugging.skips.decide.runtime_checks import RuntimeChecks, body_never_runs, load_runtime_checks
+from model_debugging.skips.decide.scan import parse_with_imports
+from model_debugging.skips.decide.scope import common_tests
 from model_debugging.skips.decide.verdicts import class_outcome
 from model_debugging.skips.inert.marking import HelperChecks, mark_assertions, self_calls, surely_checks
 from model_debugging.skips.interp.statements import evaluate_test
@@ -113,6 +114,8 @@ def _inert(
     if runs is None:
         return False
     function, facts = runs
+    if body_never_runs(function):
+        return True  # pytest passes it without running a line of it
     copy = marked.get(function, HelperChecks(facts.definition))
     if copy is None or surely_checks(copy):
         return False

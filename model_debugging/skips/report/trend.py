@@ -22,6 +22,9 @@ from model_debugging.skips.results.environment_needs import needs_accelerator, n
 _TOLERANCE = 1e-9
 RAN, INERT, SKIPPED, UNDECIDED, NOT_APPLICABLE = "ran", "inert", "skipped", "undecided", "not applicable"
 _RUNNING = (RAN, INERT)
+# a model the previous result has, but not in any list of this test (upstream's results list only
+# the models that ran or skipped it)
+_NOT_LISTED = "not listed"
 _STATE_COLUMNS = {
     "models_ran": RAN,
     "models_inert": INERT,
@@ -38,7 +41,9 @@ class SkipTrend:
 
     - ``proportion_changes``: test, origin, previous, current, change, undecided before, undecided now
       (a share is NaN when no model was decided; largest move first);
-    - ``newly_skipped``: test, model, reason, note ("new model" when the model did not exist before);
+    - ``newly_skipped``: test, model, before (ran, inert, not applicable, "new model", or "not listed"
+      when the previous result does not list the model for the test), reason, note ("new model"
+      when the model did not exist before);
     - ``no_longer_skipped``: test, model, previous reason, now ("runs", "not applicable", "model removed");
     - ``now_decided``: test, model, now (ran or skipped), reason, undecided before because;
     - ``now_undecided``: test, model, before (ran, inert or skipped), because;
@@ -233,7 +238,13 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
             elif is_ == SKIPPED and was != UNDECIDED:
                 note = "" if model in models_before else "new model"
                 found.newly.append(
-                    {"test": test, "model": model, "reason": reasons_now.get(model, ""), "note": note}
+                    {
+                        "test": test,
+                        "model": model,
+                        "before": was or note or _NOT_LISTED,
+                        "reason": reasons_now.get(model, ""),
+                        "note": note,
+                    }
                 )
             elif was == SKIPPED and is_ != UNDECIDED:
                 if is_ in _RUNNING:
@@ -272,7 +283,7 @@ def compute_trend(
     changes = _model_changes(baseline, current, common)
     return SkipTrend(
         proportion_changes=_proportion_changes(baseline, current, common, min_proportion_change),
-        newly_skipped=_frame(changes.newly, ["test", "model", "reason", "note"]),
+        newly_skipped=_frame(changes.newly, ["test", "model", "before", "reason", "note"]),
         no_longer_skipped=_frame(changes.stopped, ["test", "model", "previous reason", "now"]),
         now_decided=_frame(changes.decided, ["test", "model", "now", "reason", "undecided before because"]),
         now_undecided=_frame(changes.undecided, ["test", "model", "before", "because"]),

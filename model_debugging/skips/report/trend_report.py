@@ -151,7 +151,8 @@ def _change_sections(
     changes["change"] = changes["change"].map(change_text)
     found = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
-        Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),
+        # ``before`` says "new model" as ``note`` does: the table shows it once
+        Section("Newly skipped", trend.newly_skipped.drop(columns="note"), rows, "No new skips."),
         Section("No longer skipped", trend.no_longer_skipped, rows, "No skip was removed."),
         Section("Now decided (undecided before)", trend.now_decided, rows, "None."),
         Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),

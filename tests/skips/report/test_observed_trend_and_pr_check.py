@@ -120,8 +120,8 @@ def test_the_trend_uses_the_combined_status_and_says_so(change, tmp_path, capsys
     newly_inert = text.split("### Newly inert", 1)[1].split("###", 1)[0]
     assert "| test_attentions | gamma | ran |" in newly_inert
     newly_skipped = text.split("### Newly skipped", 1)[1].split("###", 1)[0]
-    assert "| test_attentions | beta | attention outputs differ |" in newly_skipped
-    assert "| test_outputs | alpha | outputs are checked in test_alpha_only |" in newly_skipped
+    assert "| test_attentions | beta | ran | attention outputs differ |" in newly_skipped
+    assert "| test_outputs | alpha | ran | outputs are checked in test_alpha_only |" in newly_skipped
     # the static result beside the combined one: the report says the runs may explain a change
     static = tmp_path / "static"
     static.mkdir()

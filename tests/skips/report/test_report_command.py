@@ -1,9 +1,12 @@
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 from model_debugging.cli import main as cli_main
 from model_debugging.skips.report.command import main
+
+from .conftest import ONE_ANALYZER, scan_result
 
 ROOT = Path(__file__).resolve().parents[3]
 PREVIOUS = {
@@ -39,7 +42,7 @@ def test_markdown_lists_every_change(write_scan, tmp_path, capsys):
     )
     assert "### Skipped proportion changed (1)" in markdown
     assert "| test_inputs_embeds | common | 33.3% | 66.7% | +33.3% | 0 | 0 |" in markdown
-    assert "| test_inputs_embeds | llama | uses cache only |  |" in markdown
+    assert "| test_inputs_embeds | llama | ran | uses cache only |" in markdown
     assert "| test_old_api | llama | removed | model removed |" not in markdown  # llama still exists
     assert "| test_old_api | common | 1/2 | 0 | 50.0% |" in markdown  # under removed tests
     assert (
@@ -155,3 +158,39 @@ def test_a_previous_result_holding_no_test_is_said_to_be_empty(write_scan, tmp_p
     assert said in capsys.readouterr().out and said in out.read_text(encoding="utf-8")
     assert main(["--previous", write_scan("old", PREVIOUS), "--current", write_scan("new", CURRENT)]) == 0
     assert "holds no test" not in capsys.readouterr().out
+
+
+def test_newly_skipped_says_what_each_pair_was_before(tmp_path):
+    """A pair skipped now that did not apply before (or that an upstream-style result does not list)
+    is not one that ran: the section says what each pair was (on the 2025 and 2026 snapshots, 10 of
+    the 67 newly skipped pairs of existing models did not apply before)."""
+    previous = scan_result({"test_inputs_embeds": (["bert", "llama", "t5"], {})})
+    previous["test_inputs_embeds"]["models_not_applicable"] = ["vit"]
+    previous["test_training"] = scan_result({"test_training": (["bert", "llama", "vit"], {})})[
+        "test_training"
+    ]
+    current = scan_result(
+        {
+            "test_inputs_embeds": (
+                ["bert", "t5"],
+                {"llama": "uses cache", "vit": "no embeddings", "gemma": "new"},
+            ),
+            "test_training": (["bert", "llama"], {"t5": "frozen"}),
+        }
+    )
+    paths = []
+    for name, result in (("old", previous), ("new", current)):
+        paths.append(tmp_path / f"{name}.json")
+        made = {test: {**entry, "provenance": ONE_ANALYZER} for test, entry in result.items()}
+        paths[-1].write_text(json.dumps(made), encoding="utf-8")
+    out = tmp_path / "trend.md"
+    assert main(["--previous", str(paths[0]), "--current", str(paths[1]), "--markdown", str(out)]) == 0
+    newly = out.read_text(encoding="utf-8").split("### Newly skipped (4)", 1)[1].split("###", 1)[0]
+    assert [line for line in newly.splitlines() if line.startswith("|")] == [
+        "| test | model | before | reason |",
+        "| --- | --- | --- | --- |",
+        "| test_inputs_embeds | llama | ran | uses cache |",
+        "| test_inputs_embeds | vit | not applicable | no embeddings |",
+        "| test_training | t5 | not listed | frozen |",  # t5 is a model of the previous result
+        "| test_inputs_embeds | gemma | new model | new |",
+    ]

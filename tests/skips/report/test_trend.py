@@ -39,8 +39,20 @@ def test_min_change_hides_small_moves(write_scan):
 def test_newly_skipped_with_reason_and_new_model_note(write_scan):
     rows = trend_of(write_scan).newly_skipped.to_dict("records")
     assert rows == [
-        {"test": "test_inputs_embeds", "model": "llama", "reason": "uses cache only", "note": ""},
-        {"test": "test_resize", "model": "gemma", "reason": "no embeddings", "note": "new model"},
+        {
+            "test": "test_inputs_embeds",
+            "model": "llama",
+            "before": "ran",
+            "reason": "uses cache only",
+            "note": "",
+        },
+        {
+            "test": "test_resize",
+            "model": "gemma",
+            "before": "new model",
+            "reason": "no embeddings",
+            "note": "new model",
+        },
     ]
 
 

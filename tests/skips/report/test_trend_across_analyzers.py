@@ -98,9 +98,9 @@ def test_the_trend_names_the_tree_s_skips_and_the_analyzer_s_apart(two_weeks, tm
         "⚠️ The analyzer changed between the two scans: previous model-debugging"
     )
     tree = section(markdown, "Newly skipped")
-    assert "| test_forward | epsilon | frozen backbone | new model |" in tree and "delta" not in tree
+    assert "| test_forward | epsilon | new model | frozen backbone |" in tree and "delta" not in tree
     moved = section(markdown, "Analyzer change: Newly skipped")
-    assert "| test_forward | delta | delta has no forward |  |" in moved and "epsilon" not in moved
+    assert "| test_forward | delta | ran | delta has no forward |" in moved and "epsilon" not in moved
 
 
 def test_without_the_rescan_the_trend_warns_that_it_cannot_tell_them_apart(two_weeks, tmp_path):

@@ -36,7 +36,10 @@ def test_one_analyzer_on_both_sides_says_so_and_every_change_is_the_tree_s(write
     (line,) = first_lines(markdown, 1)
     assert line.startswith("Both scans by the same analyzer (model-debugging 0.1.0, sources bbbbbbbbbbbb")
     assert "every change below is the tree's" in line and "commit 111111111111" in line
-    assert "### Newly skipped (1)" in markdown and "| test_training | vit | frozen backbone |" in markdown
+    assert (
+        "### Newly skipped (1)" in markdown
+        and "| test_training | vit | new model | frozen backbone |" in markdown
+    )
     assert "Analyzer change" not in markdown and "⚠️" not in markdown
 
 
@@ -75,9 +78,9 @@ def test_with_the_previous_commit_rescanned_the_analyzer_s_changes_are_listed_ap
     assert changed.startswith("⚠️ The analyzer changed")
     assert "The changes below are the tree's: the previous scan's commit 111111111111 scanned again" in split
     tree = markdown[markdown.index("### Newly skipped (1)") : markdown.index("### No longer skipped")]
-    assert "| test_training | vit | frozen backbone |" in tree and "bert" not in tree
+    assert "| test_training | vit | new model | frozen backbone |" in tree and "bert" not in tree
     moved = markdown[markdown.index("### Analyzer change: Newly skipped (1)") :]
-    assert "| test_training | bert | no training head |" in moved.split("###")[1]
+    assert "| test_training | bert | ran | no training head |" in moved.split("###")[1]
     assert "Moved by the analyzer change alone: New skips: 1 (0 by new models)" in markdown
 
 

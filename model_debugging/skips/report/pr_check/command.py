@@ -29,6 +29,7 @@ from model_debugging.reporting.report import render_markdown, render_text
 from model_debugging.skips.observed import ReportError, read_reports
 from model_debugging.skips.report.pr_check.git_snapshot import GitError, fork_point, resolve_commit
 from model_debugging.skips.report.pr_check.introduced import find_introduced_skips
+from model_debugging.skips.report.pr_check.removed import find_removed_skips
 from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
     except (ConfigError, GitError, CheckoutError, ReportError) as error:
         return fail(prog, str(error))
     introduced = find_introduced_skips(scans, settings)
-    report = build_pr_report(introduced, scans, settings, base)
+    report = build_pr_report(introduced, find_removed_skips(scans), scans, settings, base)
     print(render_text(report), end="")
     markdown = render_markdown(report)
     try:

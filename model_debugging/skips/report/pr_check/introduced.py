@@ -117,10 +117,10 @@ def _states(scans: Scans, test: str, model: str) -> tuple[str, str]:
     before, after = _static_state(scans.base, test, model), _static_state(scans.head, test, model)
     if before != after:
         return before, after
-    return _pair_state(scans.base, test, model), _pair_state(scans.head, test, model)
+    return pair_state(scans.base, test, model), pair_state(scans.head, test, model)
 
 
-def _pair_state(scan: ScanResult, test: str, model: str) -> str:
+def pair_state(scan: ScanResult, test: str, model: str) -> str:
     """The model's state of ``test``: its combined status when the scan has one, else the verdict."""
     return _combined_state(scan, test, model) or _model_state(scan.tests.get(test), model)
 
@@ -139,7 +139,7 @@ def _model_state(result: TestResult | None, model: str) -> str:
     return _NEW_MODEL
 
 
-def _class_state(result: TestResult | None, model: str, test_class: str, class_file: str | None) -> str:
+def class_state(result: TestResult | None, model: str, test_class: str, class_file: str | None) -> str:
     """What ``test_class`` of ``model`` (collected by ``class_file``, None when unknown) does: its
     own verdict when the model's classes disagree, else the model's ("new class" for a class the
     model did not have)."""
@@ -202,8 +202,8 @@ def _newly_skipped_share(scans: Scans, test: str) -> float:
 def _cause(scans: Scans, test: str, model: str, test_class: str | None, class_file: str | None) -> str:
     def state(result: ScanResult) -> str:
         if test_class:
-            return _class_state(result.tests.get(test), model, test_class, class_file)
-        return _pair_state(result, test, model)
+            return class_state(result.tests.get(test), model, test_class, class_file)
+        return pair_state(result, test, model)
 
     by_tests = state(scans.tests_only) != state(scans.base)
     by_library = state(scans.head) != state(scans.tests_only)
@@ -218,7 +218,7 @@ def _library_files(scans: Scans, model: str) -> tuple[str, ...]:
     return scans.library_causes.get(model) or scans.changed_library
 
 
-def _undecided_because(result: TestResult, model: str) -> str:
+def undecided_because(result: TestResult, model: str) -> str:
     prefix = f"{model}: undecided: "
     return next((line[len(prefix) :] for line in result.conditions if line.startswith(prefix)), "")
 
@@ -246,10 +246,10 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
     head, base = scans.head.tests[test], scans.base.tests.get(test)
     found = []
     for (model, test_class, class_file), skip in head.class_skips().items():
-        before = _class_state(base, model, test_class, class_file)
+        before = class_state(base, model, test_class, class_file)
         before = _states(scans, test, model)[0] if before == "undecided" else before
         if before == "skipped" or (
-            before == "new class" and _pair_state(scans.base, test, model) == "skipped"
+            before == "new class" and pair_state(scans.base, test, model) == "skipped"
         ):
             continue  # the class, or the whole model, skipped the test before: nothing stopped running
         where = f"{skip.file}:{skip.line}" if skip.file else ""
@@ -261,7 +261,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
             if was not in _RUNNING and was != _NEW_MODEL:
                 continue
             if now == "undecided":
-                found.append((model, None, None, "", f"{UNDECIDED}{_undecided_because(head, model)}", was))
+                found.append((model, None, None, "", f"{UNDECIDED}{undecided_because(head, model)}", was))
             elif now == "not applicable":
                 found.append((model, None, None, *_not_collected(scans, model), was))
             elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from model_debugging.reporting.report import Report, Section
+from model_debugging.reporting.report import ItemsSection, Report, Section
 from model_debugging.skips.report.broken_files import broken_file_lines, first_five
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
+from model_debugging.skips.report.pr_check.grouping import grouped
 from model_debugging.skips.report.pr_check.introduced import (
     FLAG_LIBRARY,
     FLAG_MANY,
@@ -22,9 +23,15 @@ from model_debugging.skips.source.conftest_notes import note_subject
 
 
 def build_pr_report(
-    introduced: pd.DataFrame, scans: Scans, settings: PRCheckSettings, base: BaseRevision
+    introduced: pd.DataFrame,
+    removed: pd.DataFrame,
+    scans: Scans,
+    settings: PRCheckSettings,
+    base: BaseRevision,
 ) -> Report:
-    """Lay out the introduced skips as a report whose summary says whether the check passes."""
+    """Lay out the introduced skips as a report whose summary says whether the check passes, and
+    the ``removed`` ones (``find_removed_skips``) after them. Rows that differ only in their model
+    and test class are one line each (``grouping.py``), their models listed under the table."""
     threshold = f"{settings.min_skipped_share:.0%}"
     uncollectable = introduced["reason"].str.startswith(UNCOLLECTABLE)
     rows = introduced[~uncollectable]
@@ -73,10 +80,45 @@ def build_pr_report(
         f"The change touches {len(scans.changed_tests)} of the scanned {TEST_FILES} and "
         f"{len(scans.changed_library)} library file(s). Shares are skipped/decided models."
     )
+    if not removed.empty:
+        summary.append(_removed_line(removed))
     if scans.combined:
         summary.append(_combined_text(scans, introduced))
-    sections = [Section("Skips introduced by this change", introduced, settings.max_rows, "None.")]
+    shown, lists = grouped(introduced, _introduced_title)
+    sections: list[Section | ItemsSection] = [
+        Section("Skips introduced by this change", shown, settings.max_rows, "None."),
+        *lists,
+    ]
+    if not removed.empty:
+        shown, lists = grouped(removed, _removed_title)
+        sections += [Section("Skips removed by this change", shown, settings.max_rows), *lists]
     return Report("New skipped tests", summary, sections)
+
+
+def _introduced_title(row: pd.Series, models: int) -> str:
+    reason = row["reason"]
+    for prefix, verb in ((UNDECIDED, "now undecided"), (UNCOLLECTABLE, "no longer collected")):
+        if reason.startswith(prefix):
+            return f"The {models} models for which {row['test']} is {verb} ({reason[len(prefix) :]})"
+    verb = "now inert" if reason == INERT else "newly skipped"
+    where = f"{row['where']}: " if row["where"] else ""
+    return f"The {models} models for which {row['test']} is {verb} ({where}{reason})"
+
+
+def _removed_title(row: pd.Series, models: int) -> str:
+    where = f"{row['where']}: " if row["where"] else ""
+    return f"The {models} models for which {row['test']} is no longer skipped ({where}{row['reason']}; now {row['now']})"
+
+
+def _removed_line(removed: pd.DataFrame) -> str:
+    """How many skips the change removes, and of which tests (listed under their own heading)."""
+    tests = removed["test"].unique()
+    noun = "skip" if len(removed) == 1 else "skips"
+    return (
+        f"The change removes {len(removed)} {noun} of {len(tests)} test(s) "
+        f"({first_five([f'`{test}`' for test in tests])}): "
+        "listed under 'Skips removed by this change', with what each pair does now."
+    )
 
 
 def _count_line(rows: pd.DataFrame, base: BaseRevision) -> str:
