@@ -20,6 +20,7 @@ from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks
 from model_debugging.debugger.eager import keep_dynamo_out_of_the_wrappers
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
+from model_debugging.debugger.hook_errors import forward_hook_raiser
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.recursion import recursion_headroom
 from model_debugging.debugger.single_thread import one_intra_op_thread
@@ -190,7 +191,7 @@ class _TracingSession:
         try:
             output = original(*args, **kwargs)
         except BaseException as error:
-            _record(tracer, tracer.exit_with_exception, call, error)
+            _record(tracer, tracer.exit_with_exception, call, error, self._hooked_path(error))
             raise
         if tracer.failure is None:
             try:
@@ -199,6 +200,13 @@ class _TracingSession:
             except Exception as error:
                 tracer.failure = error
         return output
+
+    def _hooked_path(self, error: BaseException) -> str | None:
+        """The module path of the recorded module whose forward hook raised ``error`` (else None)."""
+        module = forward_hook_raiser(error)
+        if module is None:
+            return None
+        return next((f"{self._class_name}.{name}" for name, m in self._modules if m is module and name), None)
 
     def _top_level_forward(self, original: Callable) -> Callable:
         @functools.wraps(original)
@@ -265,7 +273,8 @@ class _TracingSession:
             return  # given up in the finally clause above
         try:
             with one_intra_op_thread():
-                self._writer.write(paths, tracer.finish_with_exception(error), tracer.written_files)
+                tree = tracer.finish_with_exception(error, self._hooked_path(error))
+                self._writer.write(paths, tree, tracer.written_files)
         except Exception as write_error:  # never hide the model's own exception
             self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)
