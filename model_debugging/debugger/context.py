@@ -35,14 +35,14 @@ logger = logging.getLogger(__name__)
 _TRACE_PRINT_OPTIONS = {"sci_mode": True, "linewidth": 120}
 
 
-def _usable_output_dir(debug_path: str | Path | None, output_dir: Path) -> Path:
+def _usable_output_dir(debug_path: str | bytes | os.PathLike | None, output_dir: Path) -> Path:
     """Create ``output_dir`` (``debug_path``, or a rank's directory in it) if needed and check a file can
     be written there, before any forward runs."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=output_dir):
             pass
-    except (OSError, TypeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: a NUL character in the path
         reason = error
         if output_dir.is_symlink() and not output_dir.exists():  # mkdir says only "File exists"
             reason = f"it is a symbolic link to {os.readlink(output_dir)!r}, which does not exist"
@@ -313,7 +313,7 @@ def _module_pattern(only_modules: str | None) -> re.Pattern[str] | None:
 @contextmanager
 def model_addition_debugger_context(
     model: nn.Module,
-    debug_path: str | Path | None = None,
+    debug_path: str | bytes | os.PathLike | None = None,
     do_prune_layers: bool = True,
     use_repr: bool = True,
     record_functions: Sequence[str] = (),
@@ -333,9 +333,9 @@ def model_addition_debugger_context(
 
     Args:
         model (`torch.nn.Module`): the model to trace.
-        debug_path (`str` or `Path`, *optional*, defaults to `None`): output directory (created if
-            missing; the current directory when None; a relative path is taken from the directory
-            current at entry). An unusable path raises `ValueError` at once.
+        debug_path (`str`, `bytes` or `os.PathLike`, *optional*, defaults to `None`): output directory
+            (created if missing; the current directory when None; a relative path is taken from the
+            directory current at entry). An unusable path raises `ValueError` at once.
         do_prune_layers (`bool`, *optional*, defaults to `True`): keep only the first and last block
             of each run of numbered layers (``layers.0`` ... ``layers.N``).
         use_repr (`bool`, *optional*, defaults to `True`): record tensors as their printed repr; when
