@@ -46,6 +46,8 @@ def _usable_output_dir(debug_path: str | bytes | os.PathLike | None, output_dir:
         reason = error
         if output_dir.is_symlink() and not output_dir.exists():  # mkdir says only "File exists"
             reason = f"it is a symbolic link to {os.readlink(output_dir)!r}, which does not exist"
+        elif output_dir.exists() and not output_dir.is_dir():  # likewise
+            reason = "it is a file, not a directory"
         raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {reason}") from error
     return output_dir
 

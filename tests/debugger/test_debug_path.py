@@ -99,3 +99,18 @@ def test_a_debug_path_that_is_no_path_is_refused_naming_it(
 
     assert str(raised.value) == message
     assert os.listdir(tmp_path) == []
+
+
+def test_an_existing_file_as_debug_path_is_named_as_a_file(tiny_llama, tmp_path):
+    # it said "[Errno 17] File exists: '.../notes.txt'", as if existing were the problem
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with (
+        pytest.raises(ValueError) as raised,
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path / "notes.txt"),
+    ):
+        pytest.fail("the context must not be entered")
+
+    assert str(raised.value) == (
+        f"debug_path={tmp_path / 'notes.txt'!r} is not a usable directory: it is a file, not a directory"
+    )
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
