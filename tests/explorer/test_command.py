@@ -118,8 +118,8 @@ def test_a_read_only_trace_folder_is_named_and_output_suggested(read_only_trace,
     # it said "the page .../trace.html: cannot create files in ...: Permission denied" and stopped there
     assert main(["view", str(read_only_trace)]) == 2
     error = _page_not_written(read_only_trace, capsys)
-    assert error.startswith(f"model-debugging view: error: the page {read_only_trace / 'trace.html'}: ")
-    assert f"cannot create files in {read_only_trace}: " in error
+    assert error.startswith("model-debugging view: error: the page ")  # its path shortened when long
+    assert f": cannot create files in {read_only_trace}: " in error
     assert error.endswith("; write the page elsewhere with --output PATH\n")
 
 
