@@ -20,6 +20,7 @@ from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks
 from model_debugging.debugger.eager import keep_dynamo_out_of_the_wrappers
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
+from model_debugging.debugger.hook_errors import forward_hook_raiser
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.recursion import recursion_headroom
 from model_debugging.debugger.single_thread import one_intra_op_thread
@@ -34,17 +35,19 @@ logger = logging.getLogger(__name__)
 _TRACE_PRINT_OPTIONS = {"sci_mode": True, "linewidth": 120}
 
 
-def _usable_output_dir(debug_path: str | Path | None, output_dir: Path) -> Path:
+def _usable_output_dir(debug_path: str | bytes | os.PathLike | None, output_dir: Path) -> Path:
     """Create ``output_dir`` (``debug_path``, or a rank's directory in it) if needed and check a file can
     be written there, before any forward runs."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=output_dir):
             pass
-    except (OSError, TypeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: a NUL character in the path
         reason = error
         if output_dir.is_symlink() and not output_dir.exists():  # mkdir says only "File exists"
             reason = f"it is a symbolic link to {os.readlink(output_dir)!r}, which does not exist"
+        elif output_dir.exists() and not output_dir.is_dir():  # likewise
+            reason = "it is a file, not a directory"
         raise ValueError(f"debug_path={debug_path!r} is not a usable directory: {reason}") from error
     return output_dir
 
@@ -190,7 +193,7 @@ class _TracingSession:
         try:
             output = original(*args, **kwargs)
         except BaseException as error:
-            _record(tracer, tracer.exit_with_exception, call, error)
+            _record(tracer, tracer.exit_with_exception, call, error, self._hooked_path(error))
             raise
         if tracer.failure is None:
             try:
@@ -199,6 +202,13 @@ class _TracingSession:
             except Exception as error:
                 tracer.failure = error
         return output
+
+    def _hooked_path(self, error: BaseException) -> str | None:
+        """The module path of the recorded module whose forward hook raised ``error`` (else None)."""
+        module = forward_hook_raiser(error)
+        if module is None:
+            return None
+        return next((f"{self._class_name}.{name}" for name, m in self._modules if m is module and name), None)
 
     def _top_level_forward(self, original: Callable) -> Callable:
         @functools.wraps(original)
@@ -265,7 +275,8 @@ class _TracingSession:
             return  # given up in the finally clause above
         try:
             with one_intra_op_thread():
-                self._writer.write(paths, tracer.finish_with_exception(error), tracer.written_files)
+                tree = tracer.finish_with_exception(error, self._hooked_path(error))
+                self._writer.write(paths, tree, tracer.written_files)
         except Exception as write_error:  # never hide the model's own exception
             self._writer.abandon(paths, tracer.written_files)
             logger.warning("The partial trace of the failed forward could not be written: %s", write_error)
@@ -304,7 +315,7 @@ def _module_pattern(only_modules: str | None) -> re.Pattern[str] | None:
 @contextmanager
 def model_addition_debugger_context(
     model: nn.Module,
-    debug_path: str | Path | None = None,
+    debug_path: str | bytes | os.PathLike | None = None,
     do_prune_layers: bool = True,
     use_repr: bool = True,
     record_functions: Sequence[str] = (),
@@ -324,9 +335,9 @@ def model_addition_debugger_context(
 
     Args:
         model (`torch.nn.Module`): the model to trace.
-        debug_path (`str` or `Path`, *optional*, defaults to `None`): output directory (created if
-            missing; the current directory when None; a relative path is taken from the directory
-            current at entry). An unusable path raises `ValueError` at once.
+        debug_path (`str`, `bytes` or `os.PathLike`, *optional*, defaults to `None`): output directory
+            (created if missing; the current directory when None; a relative path is taken from the
+            directory current at entry). An unusable path raises `ValueError` at once.
         do_prune_layers (`bool`, *optional*, defaults to `True`): keep only the first and last block
             of each run of numbered layers (``layers.0`` ... ``layers.N``).
         use_repr (`bool`, *optional*, defaults to `True`): record tensors as their printed repr; when

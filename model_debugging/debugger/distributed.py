@@ -25,6 +25,7 @@ as ``distributed`` (see :mod:`.trace_format.extra`). The same code runs on NCCL 
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -82,11 +83,10 @@ class RankSetup:
         return {"ranks": self.ranks, "rank": self.rank, "world_size": self.world_size}
 
 
-def rank_setup(ranks: str, debug_path: str | Path | None) -> RankSetup:
+def rank_setup(ranks: str, debug_path: str | bytes | os.PathLike | None) -> RankSetup:
     """What this process records and writes for ``ranks`` (see the module docstring)."""
     rank, world_size = _process_group()
-    # absolute now: a forward run after an os.chdir inside the context still writes where it was asked
-    output_dir = Path(debug_path).absolute() if debug_path else Path.cwd()
+    output_dir = _output_dir(debug_path)
     if ranks == "all":
         return RankSetup(ranks, rank, world_size, True, True, output_dir / f"rank{rank}", LocalTensors(True))
     if ranks == "gathered" and world_size > 1:
@@ -95,6 +95,23 @@ def rank_setup(ranks: str, debug_path: str | Path | None) -> RankSetup:
         )
     writes = rank == 0
     return RankSetup(ranks, rank, world_size, writes, writes, output_dir, LocalTensors(False))
+
+
+def _output_dir(debug_path: str | bytes | os.PathLike | None) -> Path:
+    """``debug_path`` as an absolute directory: the current one when None or empty; bytes (or a
+    path object giving bytes) decoded as ``os`` functions decode them (``os.fsdecode``), so every
+    name the file system can hold is reachable."""
+    if debug_path is None:
+        return Path.cwd()
+    try:
+        path = os.fsdecode(debug_path)
+    except TypeError:
+        raise ValueError(
+            f"debug_path={debug_path!r} is not a path: expected a str, bytes or os.PathLike, "
+            f"not {type(debug_path).__name__}"
+        ) from None
+    # absolute now: a forward run after an os.chdir inside the context still writes where it was asked
+    return Path(path).absolute() if path else Path.cwd()
 
 
 class TensorSource:

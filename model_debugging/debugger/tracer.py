@@ -6,7 +6,8 @@ that has a higher-numbered sibling and starts after a first layer block will mos
 middle block, so its tensors are kept unformatted (see :mod:`.prune`, :mod:`.tensors`) and
 formatted only once it is known to stay in the tree; any other call is formatted at once (should it be pruned after
 all, its entries, and with ``use_repr=False`` its files, are dropped). A call that raises keeps
-the exception's type and message; only the innermost call that saw an exception records it. A call
+the exception's type and message; only the innermost call that saw an exception records it (or its
+child whose forward hook raised it, see :mod:`.hook_errors`). A call
 that changed some of its input tensors in place lists their paths (see :mod:`.input_versions`).
 """
 
@@ -227,8 +228,12 @@ class CallTracer:
             self._resolve(record)
 
     @eager_when_compiled
-    def exit_with_exception(self, call: _OpenCall, exception: BaseException) -> None:
-        self._attribute(call.record, exception)
+    def exit_with_exception(
+        self, call: _OpenCall, exception: BaseException, hooked_path: str | None = None
+    ) -> None:
+        """Close ``call``, through which ``exception`` passed; ``hooked_path`` is the module path of
+        a child whose forward hook raised it (see :mod:`.hook_errors`)."""
+        self._attribute(call, exception, hooked_path)
         self.exit(call)
 
     @eager_when_compiled
@@ -247,11 +252,12 @@ class CallTracer:
         return tree
 
     @eager_when_compiled
-    def finish_with_exception(self, exception: BaseException) -> dict:
-        """Close every call still open (innermost first) after ``exception`` and return the partial tree."""
+    def finish_with_exception(self, exception: BaseException, hooked_path: str | None = None) -> dict:
+        """Close every call still open (innermost first) after ``exception`` and return the partial
+        tree (``hooked_path``: see :meth:`exit_with_exception`)."""
         while len(self._stack) > 1:
             self.exit_with_exception(self._stack[-1], exception)
-        self._attribute(self._stack[-1].record, exception)
+        self._attribute(self._stack[-1], exception, hooked_path)
         return self.finish()
 
     def reset(self) -> None:
@@ -260,10 +266,21 @@ class CallTracer:
         self.failure = None
         self._serializer.end_trace()
 
-    def _attribute(self, record: CallRecord, exception: BaseException) -> None:
-        """Record ``exception`` on the first (innermost) call it propagates through."""
+    def _attribute(self, call: _OpenCall, exception: BaseException, hooked_path: str | None) -> None:
+        """Record ``exception`` on the first (innermost) call it propagates through, or on that call's
+        last child of ``hooked_path``, whose forward hook raised it after its forward returned."""
         if self._attributed_exception is not exception:
             self._attributed_exception = exception
+            record = call.record
+            if hooked_path is not None:
+                record = next(
+                    (
+                        child
+                        for child in reversed(call.children.records)
+                        if child.module_path == hooked_path and child.function is None
+                    ),
+                    record,
+                )
             record.exception = {
                 "type": type(exception).__name__,
                 "message": sanitize_addresses(str(exception)),

@@ -24,6 +24,8 @@ from model_debugging.debugger.trace_format.records import TraceError
 from model_debugging.explorer.view import DEFAULT_PAGE_NAME, default_page_path, write_view
 
 PROG = "model-debugging view"
+# what a user whose trace folder takes no new file (read-only, a mounted share) can do
+_ELSEWHERE = "; write the page elsewhere with --output PATH"
 
 
 def build_parser(prog: str = PROG) -> ArgumentParser:
@@ -81,7 +83,8 @@ def _output_problem(args) -> str | None:
     if args.config is not None:
         inputs.append(InputFile(args.config, "the --config file"))
     if args.output is None:  # the default page beside the trace cannot be one of its files but through a link
-        return outputs_problem([("the page", default_page_path(args.trace))], inputs)
+        problem = outputs_problem([("the page", default_page_path(args.trace))], inputs)
+        return problem and f"{problem}{_ELSEWHERE}"
     return outputs_problem([("--output", args.output)], inputs, directory_must_exist=True)
 
 
@@ -99,7 +102,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         rules = command_line_rules(args.config, args.rename)
         with writing_output("--output" if args.output is not None else "the page"):
             page = write_view(args.trace, args.output, compare=args.compare, rename=rules, align=args.align)
-    except (TraceError, ConfigError, RenameRuleError, OutputWriteError) as error:
+    except OutputWriteError as error:
+        return fail(prog, str(error) + ("" if args.output is not None else _ELSEWHERE))
+    except (TraceError, ConfigError, RenameRuleError) as error:
         return fail(prog, str(error))
     print(f"wrote {page} ({page.stat().st_size / 1e6:.1f} MB); open it in a browser")
     return EXIT_OK

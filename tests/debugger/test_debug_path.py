@@ -65,3 +65,52 @@ def test_nested_contexts_writing_tensor_files_into_one_directory_leave_no_tempor
 
     assert [name for name in os.listdir(tmp_path) if name.startswith(".")] == []
     assert read_trace(tmp_path).nodes[0].module_path == "LlamaForCausalLM"
+
+
+@pytest.mark.parametrize("use_repr", [True, False])
+def test_a_bytes_debug_path_is_taken_as_os_functions_take_it(tiny_llama, tmp_path, use_repr):
+    # TypeError: argument should be a str object or an os.PathLike object returning str, not <class 'bytes'>
+    target = os.fsencode(tmp_path) + b"/trace-\xff"  # not UTF-8: only bytes (or surrogates) name it
+    with model_addition_debugger_context(tiny_llama, debug_path=target, use_repr=use_repr):
+        tiny_llama(torch.tensor([[1, 2, 3]]))
+
+    trace = read_trace(tmp_path / os.fsdecode(b"trace-\xff"))
+    assert trace.nodes[0].module_path == "LlamaForCausalLM"
+    assert trace.mode == ("stats" if use_repr else "tensors")
+
+
+@pytest.mark.parametrize(
+    ("debug_path", "message"),
+    [
+        (3, "debug_path=3 is not a path: expected a str, bytes or os.PathLike, not int"),
+        ("tr\0ce", "debug_path='tr\\x00ce' is not a usable directory: embedded null byte"),
+    ],
+)
+def test_a_debug_path_that_is_no_path_is_refused_naming_it(
+    tiny_llama, tmp_path, monkeypatch, debug_path, message
+):
+    # TypeError: argument should be a str object ..., not <class 'int'>; ValueError: embedded null byte
+    monkeypatch.chdir(tmp_path)
+    with (
+        pytest.raises(ValueError) as raised,
+        model_addition_debugger_context(tiny_llama, debug_path=debug_path),
+    ):
+        pytest.fail("the context must not be entered")
+
+    assert str(raised.value) == message
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_existing_file_as_debug_path_is_named_as_a_file(tiny_llama, tmp_path):
+    # it said "[Errno 17] File exists: '.../notes.txt'", as if existing were the problem
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with (
+        pytest.raises(ValueError) as raised,
+        model_addition_debugger_context(tiny_llama, debug_path=tmp_path / "notes.txt"),
+    ):
+        pytest.fail("the context must not be entered")
+
+    assert str(raised.value) == (
+        f"debug_path={tmp_path / 'notes.txt'!r} is not a usable directory: it is a file, not a directory"
+    )
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from model_debugging.cli import main
+from model_debugging.explorer import command
 from tests.explorer.traces import ToySpec, write_toy_trace
 
 
@@ -71,3 +74,65 @@ def test_unusable_input_exits_2_with_one_line_and_keeps_the_old_page(
     assert error.startswith("model-debugging view: error: ") and error.count("\n") == 1
     assert message.format(**names) in error
     assert (broken / "trace.html").read_text(encoding="utf-8") == "old page"
+
+
+def _takes_new_files(folder) -> bool:
+    try:
+        (folder / "probe").touch()
+    except OSError:
+        return False
+    (folder / "probe").unlink()
+    return True
+
+
+@pytest.fixture
+def read_only_trace(tmp_path):
+    """A trace in a folder that refuses new files: by its mode, or for root (whom modes do not stop)
+    by the immutable attribute, where the file system and the process's capabilities allow it."""
+    folder = write_toy_trace(tmp_path / "shared")
+    folder.chmod(0o555)
+    immutable = False
+    if _takes_new_files(folder):
+        immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+        if not immutable:
+            folder.chmod(0o755)
+            pytest.skip("running as root where chattr +i is not available: no folder refuses new files")
+    yield folder
+    if immutable:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    folder.chmod(0o755)
+
+
+def _page_not_written(folder, capsys) -> str:
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "ToyModel_debug_tree_EXTRA.json",
+        "ToyModel_debug_tree_FULL_TENSORS.json",
+        "ToyModel_debug_tree_SUMMARY.json",
+    ]  # no page, no temporary file, no probe left
+    return error
+
+
+def test_a_read_only_trace_folder_is_named_and_output_suggested(read_only_trace, capsys):
+    # it said "the page .../trace.html: cannot create files in ...: Permission denied" and stopped there
+    assert main(["view", str(read_only_trace)]) == 2
+    error = _page_not_written(read_only_trace, capsys)
+    assert error.startswith("model-debugging view: error: the page ")  # its path shortened when long
+    assert f": cannot create files in {read_only_trace}: " in error
+    assert error.endswith("; write the page elsewhere with --output PATH\n")
+
+
+def test_a_trace_folder_that_turns_read_only_after_the_check_suggests_output(
+    read_only_trace, capsys, monkeypatch
+):
+    monkeypatch.setattr(command, "_output_problem", lambda args: None)  # as if it changed meanwhile
+    assert main(["view", str(read_only_trace)]) == 2
+    error = _page_not_written(read_only_trace, capsys)
+    assert error.startswith(f"model-debugging view: error: cannot write the page {read_only_trace}")
+    assert error.endswith("; write the page elsewhere with --output PATH\n")
+
+
+def test_a_read_only_trace_folder_is_no_problem_with_output(read_only_trace, tmp_path):
+    assert main(["view", str(read_only_trace), "--output", str(tmp_path / "page.html")]) == 0
+    assert (tmp_path / "page.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
