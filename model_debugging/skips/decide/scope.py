@@ -75,8 +75,11 @@ def check_known(tests: Mapping[str, object], name: str, common_paths: Sequence[s
 def check_test_name(scope: ScanScope, entries: ParseCache, name: str) -> None:
     """Raise :class:`UnknownTestError` when ``name`` is not a test of ``scope``'s common files, from
     those files alone: before a scan's slow work, which a mistyped name would only delay. They are
-    parsed as a full scan parses them: after one, ``entries`` (the parse cache) answers at once."""
-    store = RecordStore(scope.repo, entries, elide=scope.model_files, jobs=scope.jobs, pytest=scope.pytest)
+    parsed as the scan of ``name`` parses them, so that the scan then finds them in ``entries`` (the
+    parse cache) instead of parsing them again."""
+    store = RecordStore(
+        scope.repo, entries, elide=scope.model_files, test=name, jobs=scope.jobs, pytest=scope.pytest
+    )
     store.parse(scope.common_paths, ())
     files = {path: store.get(path) for path in scope.common_paths if path in store}
     check_known(common_tests(files, scope.settings), name, scope.common_paths)
