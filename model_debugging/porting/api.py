@@ -279,9 +279,16 @@ def debug_port(
     if (
         _in_half_precision(reference) if float32_noise is None else float32_noise
     ) and reference_error is None:
-        upcast, upcast_error = _trace(
-            _float32_copy(reference), _upcast(inputs), directory / FLOAT32_NAME, record_functions
-        )
+        try:
+            upcast_model = _float32_copy(reference)
+        # what deepcopy raises for an attribute it cannot copy, or the device when out of memory
+        except (TypeError, RuntimeError) as error:
+            upcast_error = f"{type(error).__name__} when copied: {error}"
+        else:
+            upcast, upcast_error = _trace(
+                upcast_model, _upcast(inputs), directory / FLOAT32_NAME, record_functions
+            )
+            del upcast_model  # its memory back before the port runs
         noise = None if upcast_error else directory / FLOAT32_NAME
     actual, port_error = _trace(
         port, inputs if port_inputs is None else port_inputs, directory / "port", record_functions

@@ -136,6 +136,17 @@ def test_a_float32_copy_that_raises_leaves_the_derived_tolerance_and_says_so(tmp
     )
 
 
+def test_a_reference_that_cannot_be_copied_leaves_the_derived_tolerance_and_says_so(tmp_path, capsys):
+    reference = torch.nn.Linear(4, 3).to(torch.bfloat16)
+    reference.scale = torch.ones(3, requires_grad=True) * 2  # not a graph leaf: deepcopy refuses it
+    result = debug_port(reference, reference, torch.ones(2, 4, dtype=torch.bfloat16), output_dir=tmp_path)
+    assert result.equivalent and "float32 run" not in result.comparison.tolerance_basis
+    printed = " ".join(capsys.readouterr().out.split())
+    assert (
+        "the float32 copy of the reference raised RuntimeError when copied: Only Tensors created" in printed
+    )
+
+
 def test_float32_noise_for_a_float32_reference_is_refused_before_any_work(tmp_path):
     reference = torch.nn.Linear(4, 3)
     with pytest.raises(
