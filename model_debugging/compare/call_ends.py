@@ -91,10 +91,13 @@ def find_changed_end(
     changed = ChangedEnd(row_of_call[chain[innermost]], last, tuple(chain[innermost + 1 :]), decided=False)
     undecided = False
     for value in rows[following].differing_inputs:
-        reference = _handed_on(tree, calls[0], value.reference, comparer)
+        # both sides within the reference's own rounding of the received tensor, when measured
+        received = _received(tree, calls[0][2], value.reference)
+        tolerance = None if received is None else comparer.noise_tolerance(received)
+        reference = _handed_on(tree, calls[0], value.reference, comparer, tolerance)
         if reference in (None, Relation.REFUTED):  # it hands on something else: nothing to judge by
             continue
-        candidate = _handed_on(alignment.candidate, calls[1], value.candidate, comparer)
+        candidate = _handed_on(alignment.candidate, calls[1], value.candidate, comparer, tolerance)
         if reference is Relation.HOLDS and candidate is Relation.REFUTED:
             return replace(changed, decided=True)
         # full tensors could find it changed, where the summaries leave a side unknown
@@ -120,15 +123,24 @@ def _ended_by(alignment: TraceAlignment, last: int, outermost: int) -> list[int]
     return []
 
 
+def _received(tree: CallTree, call: int, sub_path: str | None) -> TensorRecord | None:
+    return next((r for r in tensor_records(tree.node(call).inputs) if r.sub_path == sub_path), None)
+
+
 def _handed_on(
-    tree: CallTree, calls: list[int], sub_path: str | None, comparer: PairComparer
+    tree: CallTree,
+    calls: list[int],
+    sub_path: str | None,
+    comparer: PairComparer,
+    tolerance: tuple[float, float] | None,
 ) -> Relation | None:
     """Whether the input ``sub_path`` of call ``following`` is the output of call ``last``, or that
     plus a tensor recorded before (an input of ``outer``, of its calls before ``following``, or of a
     call inside ``previous``): from the tensor files, else from a summary trace's statistics (which
-    may leave it unknown). None when no trace could tell (no such tensors, other shapes)."""
+    may leave it unknown). None when no trace could tell (no such tensors, other shapes). ``tolerance``
+    (atol, rtol) replaces the comparer's own for the tensor files."""
     outer, previous, following, last = calls
-    received = next((r for r in tensor_records(tree.node(following).inputs) if r.sub_path == sub_path), None)
+    received = _received(tree, following, sub_path)
     made = first_tensor(tree.node(last).outputs)
     if received is None or made is None or received.shape != made.shape or received.dtype != made.dtype:
         return None
@@ -144,8 +156,8 @@ def _handed_on(
             return Relation.HOLDS
         return Relation.REFUTED if set(relations) == {Relation.REFUTED} else Relation.UNKNOWN
     given, output = read_recorded_tensor(received), read_recorded_tensor(made)
-    if comparer.compare_tensors(output, given)[0] or any(
-        comparer.compare_tensors(output, given - read_recorded_tensor(residual))[0]
+    if comparer.compare_tensors(output, given, tolerance)[0] or any(
+        comparer.compare_tensors(output, given - read_recorded_tensor(residual), tolerance)[0]
         for residual in residuals
         if residual.file is not None
     ):

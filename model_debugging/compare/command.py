@@ -92,6 +92,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         metavar="OUT.yaml",
         help="write the given and inferred rename rules as a --config file to edit and pass back",
     )
+    parser.add_argument(
+        "--noise_from",
+        type=Path,
+        metavar="F32_TRACE",
+        help="a float32 trace of the same reference on the same inputs, for a float16/bfloat16 REF_TRACE: "
+        "each tensor is compared within 4x the reference's own rounding there instead of the derived tolerance",
+    )
     parser.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the full report as markdown")
     parser.add_argument(
         "--plot", type=Path, metavar="OUT.png", help="plot max abs diff along execution order"
@@ -113,6 +120,10 @@ def _check_outputs(args: argparse.Namespace) -> str | None:
     outputs = ("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)
     inputs = [InputFile(path, "a file of the reference trace") for path in _input_files(args.reference)]
     inputs += [InputFile(path, "a file of the candidate trace") for path in _input_files(args.candidate)]
+    if args.noise_from is not None:
+        inputs += [
+            InputFile(path, "a file of the --noise_from trace") for path in trace_files(args.noise_from)
+        ]
     if args.config is not None:
         inputs.append(InputFile(args.config, "the --config file"))
     problem = outputs_problem(
@@ -140,6 +151,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             align=args.align,
             boundaries=args.boundaries,
             ignore=args.ignore,
+            noise_from=args.noise_from,
         )
         if args.save_renames:
             with writing_output("--save_renames"):

@@ -33,6 +33,7 @@ from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
 from model_debugging.compare.inputs_without_effect import set_aside_inputs_without_effect
 from model_debugging.compare.matching import describe_call
+from model_debugging.compare.noise_floor import NoiseFloor
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.origin import find_origin
 from model_debugging.compare.padding import padded_tokens
@@ -41,7 +42,7 @@ from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
 from model_debugging.compare.result import ModuleStatus, TraceComparison, UnmatchedCall
 from model_debugging.compare.rows import compare_pair
-from model_debugging.compare.tolerance import choose_tolerance
+from model_debugging.compare.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace, TraceError
 
@@ -58,6 +59,7 @@ def compare_traces(
     align: bool = True,
     boundaries: bool = False,
     ignore: Iterable[str | re.Pattern[str]] = (),
+    noise_from: str | os.PathLike | None = None,
 ) -> TraceComparison:
     """Compare the traces ``reference`` and ``candidate`` module call by module call.
 
@@ -82,21 +84,29 @@ def compare_traces(
             moves logic between modules (see `model_debugging.compare.boundaries`).
         ignore (*optional*): regular expressions; calls on one side only whose path matches one
             (searched, as `re.search` does) are not listed (they are counted in `ignored`).
+        noise_from (`str` or `os.PathLike`, *optional*): a float32 trace of the same reference on
+            the same inputs, for a float16/bfloat16 ``reference``: each tensor is compared within a
+            few times the reference's own rounding at that place, measured against it, instead of
+            the tolerance derived from the dtype (see `model_debugging.compare.noise_floor`).
+            `debug_port` records it for you.
 
     Returns:
         `TraceComparison`: the paired rows, the divergence origin (and where inside it to look), the
         first module whose inputs differ, the calls nothing accounts for, and what the alignment did.
 
     Raises:
-        TraceError: a trace or one of its tensor files is missing or unreadable.
+        TraceError: a trace or one of its tensor files is missing or unreadable, or ``noise_from``
+            shares no half-precision tensor with ``reference``.
         RenameRuleError / ConfigError: a rename rule or rename file is invalid.
     """
     if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
     rules = coerce_rename_rules(rename)
     with tempfile.TemporaryDirectory(prefix="model_debugging_ranks_") as workdir:
+        reference_trace = _read(reference, Path(workdir) / "reference")
+        noise = None if noise_from is None else NoiseFloor.measure(reference_trace, read_trace(noise_from))
         return _compare(
-            _read(reference, Path(workdir) / "reference"),
+            reference_trace,
             _read(candidate, Path(workdir) / "candidate"),
             atol,
             rtol,
@@ -104,6 +114,7 @@ def compare_traces(
             align,
             boundaries,
             ignore,
+            noise,
         )
 
 
@@ -125,18 +136,25 @@ def _compare(
     align: bool,
     boundaries: bool,
     ignore: Iterable[str | re.Pattern[str]],
+    noise: NoiseFloor | None,
 ) -> TraceComparison:
     for trace in (reference_trace, candidate_trace):
         if not any(record.is_tensor for node in trace.nodes for record in node.records):
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
-    tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol)
+    noise = (
+        noise if mode == "tensors" else None
+    )  # levels are of tensors; statistics keep the derived tolerance
+    tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol, noise)
     comparer = PairComparer(
         tolerance.atol,
         tolerance.rtol,
         mode,
         atol_per_rms=tolerance.atol_per_rms,
         padded=padded_tokens(reference_trace) if mode == "tensors" else None,
+        noise=noise,
+        noise_atol=DEFAULT_ATOL if atol is None else atol,
+        noise_rtol=DEFAULT_RTOL if rtol is None else rtol,
     )
 
     patterns = [re.compile(pattern) for pattern in ignore]

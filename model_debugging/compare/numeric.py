@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.forms import Form, comparable_in_statistics, converted
+from model_debugging.compare.noise_floor import MULTIPLE, NoiseFloor
 from model_debugging.compare.padding import differs_only_at_padded_tokens
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
@@ -59,6 +60,11 @@ class PairComparer:
     atol_per_rms: float = 0.0
     # [batch, tokens], True at the tokens the model's attention_mask pads (see padding.py)
     padded: torch.Tensor | None = None
+    # a half-precision reference's own rounding per tensor: such a tensor is compared within
+    # noise_atol + MULTIPLE * its level and noise_rtol instead (see noise_floor.py)
+    noise: NoiseFloor | None = None
+    noise_atol: float = 0.0
+    noise_rtol: float = 0.0
 
     def compare(self, reference: TensorRecord, candidate: TensorRecord, diff: GroupDiff) -> None:
         if self.mode == "tensors":
@@ -79,7 +85,7 @@ class PairComparer:
                 expected, actual = converted(
                     form, read_recorded_tensor(reference), read_recorded_tensor(candidate)
                 )
-                diff.add(*self.compare_tensors(expected, actual))
+                diff.add(*self.compare_tensors(expected, actual, self.noise_tolerance(reference)))
         elif comparable_in_statistics(form):
             self._compare_stats(reference, candidate, diff)
         else:
@@ -122,9 +128,8 @@ class PairComparer:
         if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
             return False
         expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
-        return differs_only_at_padded_tokens(
-            expected, actual, self._atol_for(expected), self.rtol, self.padded
-        )
+        atol, rtol = self.noise_tolerance(reference) or (self._atol_for(expected), self.rtol)
+        return differs_only_at_padded_tokens(expected, actual, atol, rtol, self.padded)
 
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
         """Whether two values compared in ``form`` are within tolerance (False when they cannot be compared)."""
@@ -166,15 +171,23 @@ class PairComparer:
     def _atol_for(self, expected: torch.Tensor) -> float:
         return scaled_atol(expected, self.atol, self.atol_per_rms)
 
+    def noise_tolerance(self, reference: TensorRecord) -> tuple[float, float] | None:
+        """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured."""
+        level = None if self.noise is None else self.noise.level(reference)
+        return None if level is None else (self.noise_atol + MULTIPLE * level, self.noise_rtol)
+
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord
     ) -> tuple[bool, float, float, float, int]:
-        return self.compare_tensors(read_recorded_tensor(reference), read_recorded_tensor(candidate))
+        return self.compare_tensors(
+            read_recorded_tensor(reference), read_recorded_tensor(candidate), self.noise_tolerance(reference)
+        )
 
     def compare_tensors(
-        self, expected: torch.Tensor, actual: torch.Tensor
+        self, expected: torch.Tensor, actual: torch.Tensor, tolerance: tuple[float, float] | None = None
     ) -> tuple[bool, float, float, float, int]:
-        """(within tolerance, max abs, max rel, sum of abs differences, elements) of two same-shaped tensors."""
+        """(within tolerance, max abs, max rel, sum of abs differences, elements) of two same-shaped
+        tensors; ``tolerance`` (atol, rtol) replaces the comparer's own."""
         self.bytes_compared += _nbytes(expected) + _nbytes(actual)
         same_dtype = expected.dtype == actual.dtype
         expected, actual = _as_real_elements(expected), _as_real_elements(actual)
@@ -183,41 +196,42 @@ class PairComparer:
         exact = not (expected.dtype.is_floating_point or actual.dtype.is_floating_point)
         wide = exact or torch.float64 in (expected.dtype, actual.dtype)
         work_dtype = torch.float64 if wide else torch.float32
-        atol = self._atol_for(expected)
+        atol, rtol = tolerance or (self._atol_for(expected), self.rtol)
         within, max_abs, max_rel, abs_sum = True, 0.0, 0.0, 0.0
         for start in range(0, expected.numel(), _CHUNK_ELEMENTS):
             ref = expected[start : start + _CHUNK_ELEMENTS]
             cand = actual[start : start + _CHUNK_ELEMENTS]
             if same_dtype and torch.equal(ref, cand):
                 continue  # bit-identical slice (the common case before a divergence): all differences 0
-            chunk = self._compare_chunk(ref.to(work_dtype), cand.to(work_dtype), atol)
+            chunk = _compare_chunk(ref.to(work_dtype), cand.to(work_dtype), atol, rtol)
             # integers and bools (this slice is not bit-identical) differ: no tolerance, and no
             # float rounding of a large int64 can hide the difference
             within = within and not exact and chunk[0]
             max_abs, max_rel, abs_sum = max(max_abs, chunk[1]), max(max_rel, chunk[2]), abs_sum + chunk[3]
         return within, max_abs, max_rel, abs_sum, expected.numel()
 
-    def _compare_chunk(
-        self, ref: torch.Tensor, cand: torch.Tensor, atol: float
-    ) -> tuple[bool, float, float, float]:
-        """(within tolerance, max abs, max rel, sum of abs differences) of one slice."""
-        error = torch.sub(cand, ref).abs_()
+
+def _compare_chunk(
+    ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float
+) -> tuple[bool, float, float, float]:
+    """(within tolerance, max abs, max rel, sum of abs differences) of one slice."""
+    error = torch.sub(cand, ref).abs_()
+    max_abs = float(error.max())
+    if not math.isfinite(max_abs):
+        # like torch.isclose: non-finite values must be equal (NaN pairs count as equal), and
+        # they get no magnitude, so an infinite reference cannot excuse an infinite error
+        same = (ref == cand) | (ref.isnan() & cand.isnan())
+        error = error.nan_to_num_(nan=math.inf).masked_fill_(same, 0.0)
+        ref = ref.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
         max_abs = float(error.max())
-        if not math.isfinite(max_abs):
-            # like torch.isclose: non-finite values must be equal (NaN pairs count as equal), and
-            # they get no magnitude, so an infinite reference cannot excuse an infinite error
-            same = (ref == cand) | (ref.isnan() & cand.isnan())
-            error = error.nan_to_num_(nan=math.inf).masked_fill_(same, 0.0)
-            ref = ref.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
-            max_abs = float(error.max())
-        magnitude = ref.abs()
-        within = max_abs <= atol or float(torch.sub(error, magnitude, alpha=self.rtol).max()) <= atol
-        abs_sum = float(error.sum(dtype=torch.float64))
-        if math.isinf(max_abs):
-            return within, max_abs, math.inf, abs_sum
-        # where the reference is 0, x/0 gives inf and 0/0 NaN: those elements have no relative error
-        relative = error.div_(magnitude).nan_to_num_(nan=0.0, posinf=0.0)
-        return within, max_abs, float(relative.max()), abs_sum
+    magnitude = ref.abs()
+    within = max_abs <= atol or float(torch.sub(error, magnitude, alpha=rtol).max()) <= atol
+    abs_sum = float(error.sum(dtype=torch.float64))
+    if math.isinf(max_abs):
+        return within, max_abs, math.inf, abs_sum
+    # where the reference is 0, x/0 gives inf and 0/0 NaN: those elements have no relative error
+    relative = error.div_(magnitude).nan_to_num_(nan=0.0, posinf=0.0)
+    return within, max_abs, float(relative.max()), abs_sum
 
 
 def _nbytes(tensor: torch.Tensor) -> int:

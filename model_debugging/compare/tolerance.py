@@ -38,8 +38,9 @@ with 8 its ``o_proj`` scaled by 0.97 is still not equivalent, and by 0.9 named a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from model_debugging.compare.noise_floor import MULTIPLE, NoiseFloor
 from model_debugging.debugger.trace_format.records import Trace
 
 DEFAULT_ATOL = 1e-5
@@ -102,9 +103,29 @@ def _half_precision(trace: Trace) -> str | None:
 
 
 def choose_tolerance(
-    reference: Trace, candidate: Trace, atol: float | None = None, rtol: float | None = None
+    reference: Trace,
+    candidate: Trace,
+    atol: float | None = None,
+    rtol: float | None = None,
+    noise: NoiseFloor | None = None,
 ) -> Tolerance:
-    """The tolerance to compare ``candidate`` with ``reference`` (see the module docstring)."""
+    """The tolerance to compare ``candidate`` with ``reference`` (see the module docstring). With
+    ``noise``, that tolerance is for the tensors it did not measure; the others are compared within
+    ``atol + MULTIPLE * level`` and ``rtol`` (compare's defaults unless given), which grow with the
+    rounding of each depth: no warning that rounding grows."""
+    tolerance = _chosen(reference, candidate, atol, rtol)
+    if noise is None:
+        return tolerance
+    basis = (
+        f"per tensor within {DEFAULT_ATOL if atol is None else atol:g} + {MULTIPLE:g} * the reference's own "
+        f"rounding there (its largest difference from its float32 run {noise.source}), "
+        f"rtol={DEFAULT_RTOL if rtol is None else rtol:g}; the tolerance above for tensors that run did not "
+        f"record: {tolerance.basis}"
+    )
+    return replace(tolerance, basis=basis, if_diverged=None)
+
+
+def _chosen(reference: Trace, candidate: Trace, atol: float | None, rtol: float | None) -> Tolerance:
     if atol is not None and rtol is not None:
         return Tolerance(atol, rtol, "as given")
     reasons = [

@@ -4,8 +4,12 @@ It traces the reference and the port on the same inputs (every layer, tensors in
 the traces with compare's defaults, compares the outputs the two models returned, writes the
 explorer page of the comparison, prints the verdict and returns it. Run it again after each fix.
 In float16 or bfloat16, rounding grows through the layers of a correct port until it crosses any
-fixed tolerance: when compare diverges there (and says so in a warning), replay's bisection (each
-module run on the reference's own inputs) decides the verdict.
+fixed tolerance. So a reference in half precision is traced a second time as a float32 copy, and
+each tensor is compared within a few times the reference's own rounding there (see
+`model_debugging.compare.noise_floor`); the copy holds the parameters in float32, twice the memory of
+the bfloat16 model's. Without it (``float32_noise=False``), when compare diverges in half precision
+(and says so in a warning), replay's bisection (each module run on the reference's own inputs)
+decides the verdict.
 
 Example::
 
@@ -15,13 +19,16 @@ Example::
     result.equivalent  # True once the port computes what the reference computes
 
 The output directory (``debug_port`` by default) holds ``reference/`` and ``port/`` (the two
-traces), ``comparison.json``, ``comparison.html`` and ``renames.yaml`` (the alignment as rename
-rules for ``model-debugging compare --config``). A later run replaces them; a directory that
+traces), ``reference_float32/`` (the float32 copy's trace, for a half-precision reference),
+``comparison.json``, ``comparison.html`` and ``renames.yaml`` (the alignment as rename rules for
+``model-debugging compare --config``). A later run replaces them; a directory that
 holds anything else is refused rather than overwritten.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import math
 import os
 import re
@@ -37,11 +44,12 @@ import torch
 from torch import nn
 
 from model_debugging.compare.engine import compare_traces
+from model_debugging.compare.noise_floor import MULTIPLE, largest_difference
 from model_debugging.compare.numeric import scaled_atol
 from model_debugging.compare.padding import only_at_padded_tokens, padded_tokens_of
 from model_debugging.compare.rendering import render_terminal
 from model_debugging.compare.result import TraceComparison
-from model_debugging.compare.tolerance import ROUNDING_GROWS
+from model_debugging.compare.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, ROUNDING_GROWS
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
 from model_debugging.replay.api import replay_trace
@@ -51,7 +59,9 @@ from model_debugging.reporting.atomic import atomic_write_json, atomic_write_tex
 RESULT_NAME = "comparison.json"
 PAGE_NAME = "comparison.html"
 RENAMES_NAME = "renames.yaml"
-_OURS = {"reference", "port", RESULT_NAME, PAGE_NAME, RENAMES_NAME}
+FLOAT32_NAME = "reference_float32"
+_OURS = {"reference", FLOAT32_NAME, "port", RESULT_NAME, PAGE_NAME, RENAMES_NAME}
+_HALF_PRECISION = (torch.float16, torch.bfloat16)
 
 
 class DebugPortError(ValueError):
@@ -110,6 +120,44 @@ class PortCheck:
         return line
 
 
+def _in_half_precision(model: nn.Module) -> bool:
+    return any(
+        tensor.dtype in _HALF_PRECISION for tensor in itertools.chain(model.parameters(), model.buffers())
+    )
+
+
+def _float32_copy(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` with its floating parameters and buffers in float32; ``model`` is untouched."""
+    return copy.deepcopy(model).float()
+
+
+def _upcast(inputs: Any) -> Any:
+    """``inputs`` with float16/bfloat16 tensors in float32 (the same values), for the float32 copy."""
+    if isinstance(inputs, torch.Tensor):
+        return inputs.float() if inputs.dtype in _HALF_PRECISION else inputs
+    if isinstance(inputs, Mapping):
+        return {key: _upcast(value) for key, value in inputs.items()}
+    if isinstance(inputs, (tuple, list)):  # called as model(*inputs): a tuple does
+        return tuple(_upcast(value) for value in inputs)
+    return inputs
+
+
+def _noise_tolerance(
+    expected: torch.Tensor | None, upcast: torch.Tensor | None, atol: float | None, rtol: float | None
+) -> tuple[float, float] | None:
+    """(atol, rtol) for the returned outputs from the reference's own rounding in them (see
+    `model_debugging.compare.noise_floor`); None without a float32 output of the same shape."""
+    if (
+        expected is None
+        or upcast is None
+        or expected.shape != upcast.shape
+        or not expected.is_floating_point()
+    ):
+        return None
+    level = largest_difference(expected, upcast)
+    return (DEFAULT_ATOL if atol is None else atol) + MULTIPLE * level, DEFAULT_RTOL if rtol is None else rtol
+
+
 def _call(model: nn.Module, inputs: Any) -> Any:
     if isinstance(inputs, Mapping):
         return model(**inputs)
@@ -139,7 +187,7 @@ def _prepared(directory: Path) -> None:
                 f"{directory} holds files debug_port did not write ({', '.join(others[:3])}): "
                 "choose another output directory"
             )
-        for name in ("reference", "port"):
+        for name in ("reference", FLOAT32_NAME, "port"):
             shutil.rmtree(directory / name, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -180,6 +228,7 @@ def debug_port(
     boundaries: bool = False,
     ignore: Iterable[str | re.Pattern[str]] = (),
     record_functions: Sequence[str] = (),
+    float32_noise: bool | None = None,
     verbose: bool = True,
 ) -> PortCheck:
     """Trace ``reference`` and ``port`` on ``inputs``, compare them, write the page, print the verdict.
@@ -200,6 +249,11 @@ def debug_port(
         ignore (*optional*): regular expressions silencing calls on one side only.
         record_functions (*optional*): functions to record in both models, e.g.
             ``["torch.nn.functional.gelu"]`` (see `model_addition_debugger_context`).
+        float32_noise (`bool`, *optional*): trace a float32 copy of ``reference`` too and compare each
+            tensor within a few times the reference's own rounding there. It costs the copy's
+            parameters in float32 (twice a bfloat16 reference's) while it runs; ``reference``
+            itself is left as it was. Defaults to on when ``reference`` holds float16 or bfloat16
+            parameters or buffers.
         verbose (`bool`, *optional*, defaults to `True`): print compare's report and the outputs' line.
 
     Returns:
@@ -207,17 +261,37 @@ def debug_port(
         the returned outputs' difference and ``.page``.
 
     Raises:
-        DebugPortError: ``output_dir`` holds files this function did not write, or a
-            ``record_functions`` name is unknown.
+        DebugPortError: ``output_dir`` holds files this function did not write, a
+            ``record_functions`` name is unknown, or ``float32_noise=True`` for a reference without
+            float16/bfloat16 parameters or buffers.
         ValueError: a negative tolerance.
     """
     if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
+    if float32_noise and not _in_half_precision(reference):
+        raise DebugPortError(
+            "float32_noise=True: the reference holds no float16 or bfloat16 parameter or buffer to compare with float32"
+        )
     directory = Path(output_dir)
     _prepared(directory)
-    (expected, reference_error), (actual, port_error) = (
-        _trace(reference, inputs, directory / "reference", record_functions),
-        _trace(port, inputs if port_inputs is None else port_inputs, directory / "port", record_functions),
+    expected, reference_error = _trace(reference, inputs, directory / "reference", record_functions)
+    upcast, upcast_error, noise = None, None, None
+    if (
+        _in_half_precision(reference) if float32_noise is None else float32_noise
+    ) and reference_error is None:
+        try:
+            upcast_model = _float32_copy(reference)
+        # what deepcopy raises for an attribute it cannot copy, or the device when out of memory
+        except (TypeError, RuntimeError) as error:
+            upcast_error = f"{type(error).__name__} when copied: {error}"
+        else:
+            upcast, upcast_error = _trace(
+                upcast_model, _upcast(inputs), directory / FLOAT32_NAME, record_functions
+            )
+            del upcast_model  # its memory back before the port runs
+        noise = None if upcast_error else directory / FLOAT32_NAME
+    actual, port_error = _trace(
+        port, inputs if port_inputs is None else port_inputs, directory / "port", record_functions
     )
     comparison = compare_traces(
         directory / "reference",
@@ -226,13 +300,21 @@ def debug_port(
         rtol=rtol,
         boundaries=boundaries,
         ignore=ignore,
+        noise_from=noise,
     )
     if reference_error or port_error:
         raised = f"the {'reference' if reference_error else 'port'} raised {reference_error or port_error}"
         check = PortCheck(comparison, False, None, f"{raised}: not compared", directory)
     else:
         padded = padded_tokens_of(inputs.get("attention_mask")) if isinstance(inputs, Mapping) else None
-        check = _checked(comparison, _first_tensor(expected), _first_tensor(actual), padded, directory)
+        check = _checked(
+            comparison,
+            _first_tensor(expected),
+            _first_tensor(actual),
+            padded,
+            directory,
+            _noise_tolerance(_first_tensor(expected), _first_tensor(upcast), atol, rtol),
+        )
         # compare warns when half-precision rounding, grown through the layers, may explain where it diverges
         if any(ROUNDING_GROWS in warning for warning in comparison.warnings):
             bisection = replay_trace(directory / "reference", port, bisect=True, comparison=comparison)
@@ -259,6 +341,11 @@ def debug_port(
         lines = [
             check.summary_line(),
             *([check.replay_line()] if check.replay is not None else []),
+            *(
+                [f"the float32 copy of the reference raised {upcast_error}: no noise floor"]
+                if upcast_error
+                else []
+            ),
             f"page: {check.page}",
             f"rename rules of the alignment: {directory / RENAMES_NAME}",
             f"verdict: {'EQUIVALENT' if check.equivalent else 'NOT EQUIVALENT'}",
@@ -278,9 +365,12 @@ def _checked(
     actual: torch.Tensor | None,
     padded: torch.Tensor | None,
     directory: Path,
+    tolerance: tuple[float, float] | None,
 ) -> PortCheck:
-    """The returned outputs compared within tolerance; differences only at the tokens ``padded``
-    marks (the model's ``attention_mask`` pads them) are not counted (see ``compare/padding.py``)."""
+    """The returned outputs compared within tolerance (``tolerance``, (atol, rtol), when the float32
+    copy's outputs measured the reference's own rounding; else compare's); differences only at the
+    tokens ``padded`` marks (the model's ``attention_mask`` pads them) are not counted (see
+    ``compare/padding.py``)."""
     if expected is None or actual is None:
         note = f"the {'reference' if expected is None else 'port'} returned no tensor: not compared"
         return PortCheck(comparison, False, None, note, directory)
@@ -291,8 +381,11 @@ def _checked(
     difference = (actual - expected).abs()
     largest = float(difference.max()) if difference.numel() else 0.0
     largest = largest if math.isfinite(largest) else math.inf
-    atol = scaled_atol(expected, comparison.atol, comparison.atol_per_rms)
-    close = torch.isclose(actual, expected, rtol=comparison.rtol, atol=atol, equal_nan=True)
+    atol, rtol = tolerance or (
+        scaled_atol(expected, comparison.atol, comparison.atol_per_rms),
+        comparison.rtol,
+    )
+    close = torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     if not close.all() and padded is not None and only_at_padded_tokens(~close.cpu(), padded):
         note = f"equal within tolerance at every real token (max abs diff {largest:.3g} at padded tokens, not counted)"
         return PortCheck(comparison, True, largest, note, directory)

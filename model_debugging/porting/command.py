@@ -65,6 +65,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                         help="do not list calls on one side only whose path matches REGEX; repeatable")  # fmt: skip
     parser.add_argument("--record_function", action="append", default=[], dest="functions", metavar="NAME",
                         help="record calls of this function in both models, e.g. torch.nn.functional.gelu")  # fmt: skip
+    parser.add_argument("--no_float32_noise", dest="float32_noise", action="store_false", default=None,
+                        help="for a float16/bfloat16 reference: do not trace a float32 copy of it (which "
+                        "holds its parameters in float32, twice a bfloat16 model's memory) to measure its "
+                        "own rounding per call")  # fmt: skip
     return parser
 
 
@@ -115,6 +119,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
                 boundaries=args.boundaries,
                 ignore=args.ignore,
                 record_functions=args.functions,
+                float32_noise=args.float32_noise,
             )
     except (ScriptError, DebugPortError) as error:
         return fail(prog, str(error))

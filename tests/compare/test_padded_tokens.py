@@ -125,8 +125,9 @@ def test_a_hand_written_llama_port_without_padding(tmp_path, dtype, bug, origin)
     assert (found and found.module_path) == origin
     basis = result.comparison.tolerance_basis
     assert (basis == "compare's defaults") is (dtype is torch.float32)
-    rounding = any("rounding grows with depth" in warning for warning in result.comparison.warnings)
-    assert rounding is (dtype is torch.bfloat16 and origin is not None)
+    # in bfloat16 the float32 copy's noise floor grows with depth: no warning that rounding does
+    assert not any("rounding grows with depth" in warning for warning in result.comparison.warnings)
+    assert (dtype is torch.bfloat16) is ("its float32 run" in basis)
 
 
 @pytest.mark.integration
