@@ -41,7 +41,9 @@ def _traced(model, directory, inputs):
 
 
 @pytest.fixture
-def tiny_llama():
+def fresh_llama():
+    """A new tiny LlamaForCausalLM per test: each test leaves its raising hook on it (the shared
+    ``tiny_llama`` of conftest.py is module-scoped)."""
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
@@ -55,9 +57,9 @@ def tiny_llama():
     return transformers.LlamaForCausalLM(config).eval()
 
 
-def test_forward_hook_on_a_leaf_is_marked_on_that_leaf(tiny_llama, tmp_path):
-    tiny_llama.model.layers[0].self_attn.q_proj.register_forward_hook(_raise)
-    _traced(tiny_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
+def test_forward_hook_on_a_leaf_is_marked_on_that_leaf(fresh_llama, tmp_path):
+    fresh_llama.model.layers[0].self_attn.q_proj.register_forward_hook(_raise)
+    _traced(fresh_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
     assert _raised_at(tmp_path) == {Q_PROJ: "RuntimeError: hook refused the tensor"}
     summary = json.loads((tmp_path / "LlamaForCausalLM_debug_tree_SUMMARY.json").read_text())
     (q_proj,) = [node for node in _nodes(summary) if node["module_path"] == Q_PROJ]
@@ -65,9 +67,9 @@ def test_forward_hook_on_a_leaf_is_marked_on_that_leaf(tiny_llama, tmp_path):
     assert list(q_proj) == ["module_path", "inputs", "outputs"]
 
 
-def test_forward_hook_on_a_child_of_the_model_is_marked_on_that_child(tiny_llama, tmp_path):
-    tiny_llama.lm_head.register_forward_hook(_raise)
-    _traced(tiny_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
+def test_forward_hook_on_a_child_of_the_model_is_marked_on_that_child(fresh_llama, tmp_path):
+    fresh_llama.lm_head.register_forward_hook(_raise)
+    _traced(fresh_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
     assert _raised_at(tmp_path) == {"LlamaForCausalLM.lm_head": "RuntimeError: hook refused the tensor"}
 
 
@@ -94,10 +96,10 @@ def test_forward_hook_of_a_module_called_twice_marks_the_call_that_raised(tmp_pa
     assert (first.exception, second.exception) == (None, "RuntimeError: hook refused the tensor")
 
 
-def test_forward_pre_hook_is_marked_on_the_caller(tiny_llama, tmp_path):
+def test_forward_pre_hook_is_marked_on_the_caller(fresh_llama, tmp_path):
     """q_proj never ran (its pre-hook raised first): no call of it to mark, as in upstream's tree."""
-    tiny_llama.model.layers[0].self_attn.q_proj.register_forward_pre_hook(_raise)
-    _traced(tiny_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
+    fresh_llama.model.layers[0].self_attn.q_proj.register_forward_pre_hook(_raise)
+    _traced(fresh_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
     assert _raised_at(tmp_path) == {
         "LlamaForCausalLM.model.layers.0.self_attn": "RuntimeError: hook refused the tensor"
     }
