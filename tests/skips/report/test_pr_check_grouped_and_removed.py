@@ -59,3 +59,29 @@ def test_a_removed_skip_is_said_and_listed(checkout, tmp_path, capsys):
         "| llama has no inputs_embeds | runs |"
     ]
     assert "Skips removed by this change (1)" in capsys.readouterr().out
+
+
+def test_a_skip_worded_per_model_is_one_line_with_each_wording_listed(checkout, tmp_path, capsys):
+    """One skip call whose reason names the test class ("BertModelTest trains too slowly", ...) is one
+    place: its rows are one line, and the list under the table gives each model's wording."""
+    edit(
+        checkout,
+        "tests/test_modeling_common.py",
+        "    def test_training(self):\n",
+        '    def test_training(self):\n        self.skipTest(f"{type(self).__name__} trains too slowly")\n',
+    )
+    markdown = tmp_path / "new_skips.md"
+    assert main(["--repo", str(checkout), "--base", "main", "--markdown", str(markdown)]) == 1
+    assert [row[:5] for row in _cells(markdown)] == [
+        ["test_training", "6 models", "6 classes", "tests/test_modeling_common.py:9",
+         "BertModelTest trains too slowly (worded per model: see the list)"],
+    ]  # fmt: skip
+    text = markdown.read_text(encoding="utf-8")
+    assert (
+        "bert (BertModelTest): BertModelTest trains too slowly, gpt2 (Gpt2ModelTest): Gpt2ModelTest trains"
+        in text
+    )
+
+
+def _cells(markdown):
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in markdown_rows(markdown)]
