@@ -142,9 +142,8 @@ def _compare(
         if not any(record.is_tensor for node in trace.nodes for record in node.records):
             raise TraceError(trace.path, "the trace records no tensor: there is nothing to compare")
     mode = "tensors" if reference_trace.mode == candidate_trace.mode == "tensors" else "stats"
-    noise = (
-        noise if mode == "tensors" else None
-    )  # levels are of tensors; statistics keep the derived tolerance
+    if mode != "tensors":  # levels are of tensors; statistics keep the derived tolerance
+        noise = None
     tolerance = choose_tolerance(reference_trace, candidate_trace, atol, rtol, noise)
     comparer = PairComparer(
         tolerance.atol,

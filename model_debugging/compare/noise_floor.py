@@ -31,7 +31,7 @@ from model_debugging.debugger.trace_format.tensor_files import read_recorded_ten
 
 # between the 3 a correct port needs and the 6 up to which a 3% bug is still named (see above)
 MULTIPLE = 4.0
-_HALF_PRECISION = ("torch.float16", "torch.bfloat16")
+HALF_PRECISION = ("torch.float16", "torch.bfloat16")  # the dtypes, as traces name them
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def _twins(reference: Trace, float32: Trace) -> Iterator[tuple[TensorRecord, Ten
             for record in ours:
                 other = others.get(record.sub_path)
                 if (
-                    record.dtype in _HALF_PRECISION
+                    record.dtype in HALF_PRECISION
                     and record.file is not None
                     and other is not None
                     and other.file is not None
@@ -83,6 +83,12 @@ def _twins(reference: Trace, float32: Trace) -> Iterator[tuple[TensorRecord, Ten
                     and other.dtype is not None
                 ):
                     yield record, other
+
+
+def allowance(level: float, atol: float, rtol: float) -> tuple[float, float]:
+    """(atol, rtol) of a tensor carrying ``level`` of the reference's own rounding, given compare's
+    float32 ``atol`` and ``rtol``."""
+    return atol + MULTIPLE * level, rtol
 
 
 def largest_difference(ours: torch.Tensor, theirs: torch.Tensor) -> float:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.forms import Form, comparable_in_statistics, converted
-from model_debugging.compare.noise_floor import MULTIPLE, NoiseFloor
+from model_debugging.compare.noise_floor import NoiseFloor, allowance
 from model_debugging.compare.padding import differs_only_at_padded_tokens
 from model_debugging.debugger.trace_format.names import EXACT_STATISTICS, is_exact_dtype
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceMode
@@ -61,7 +61,7 @@ class PairComparer:
     # [batch, tokens], True at the tokens the model's attention_mask pads (see padding.py)
     padded: torch.Tensor | None = None
     # a half-precision reference's own rounding per tensor: such a tensor is compared within
-    # noise_atol + MULTIPLE * its level and noise_rtol instead (see noise_floor.py)
+    # noise_floor.allowance(its level, noise_atol, noise_rtol) instead
     noise: NoiseFloor | None = None
     noise_atol: float = 0.0
     noise_rtol: float = 0.0
@@ -174,7 +174,7 @@ class PairComparer:
     def noise_tolerance(self, reference: TensorRecord) -> tuple[float, float] | None:
         """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured."""
         level = None if self.noise is None else self.noise.level(reference)
-        return None if level is None else (self.noise_atol + MULTIPLE * level, self.noise_rtol)
+        return None if level is None else allowance(level, self.noise_atol, self.noise_rtol)
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord

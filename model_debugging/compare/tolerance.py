@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from model_debugging.compare.noise_floor import MULTIPLE, NoiseFloor
+from model_debugging.compare.noise_floor import HALF_PRECISION, MULTIPLE, NoiseFloor
 from model_debugging.debugger.trace_format.records import Trace
 
 DEFAULT_ATOL = 1e-5
@@ -54,7 +54,6 @@ _UNIT_ROUNDOFF = {
     "torch.bfloat16": 2.0**-8,
 }
 _FLOAT32 = 2.0**-24
-_HALF_PRECISION = ("torch.float16", "torch.bfloat16")
 # in the warning of a half-precision comparison that diverges (Tolerance.if_diverged)
 ROUNDING_GROWS = "rounding grows with depth"
 
@@ -99,7 +98,7 @@ def _longest_reduction(trace: Trace) -> int:
 
 def _half_precision(trace: Trace) -> str | None:
     dtype = _least_precise_dtype(trace)
-    return f"recorded in {dtype.removeprefix('torch.')}" if dtype in _HALF_PRECISION else None
+    return f"recorded in {dtype.removeprefix('torch.')}" if dtype in HALF_PRECISION else None
 
 
 def choose_tolerance(

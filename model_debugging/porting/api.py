@@ -44,7 +44,7 @@ import torch
 from torch import nn
 
 from model_debugging.compare.engine import compare_traces
-from model_debugging.compare.noise_floor import MULTIPLE, largest_difference
+from model_debugging.compare.noise_floor import allowance, largest_difference
 from model_debugging.compare.numeric import scaled_atol
 from model_debugging.compare.padding import only_at_padded_tokens, padded_tokens_of
 from model_debugging.compare.rendering import render_terminal
@@ -155,7 +155,7 @@ def _noise_tolerance(
     ):
         return None
     level = largest_difference(expected, upcast)
-    return (DEFAULT_ATOL if atol is None else atol) + MULTIPLE * level, DEFAULT_RTOL if rtol is None else rtol
+    return allowance(level, DEFAULT_ATOL if atol is None else atol, DEFAULT_RTOL if rtol is None else rtol)
 
 
 def _call(model: nn.Module, inputs: Any) -> Any:
@@ -268,7 +268,8 @@ def debug_port(
     """
     if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise ValueError(f"tolerances must be >= 0, got atol={atol}, rtol={rtol}")
-    if float32_noise and not _in_half_precision(reference):
+    half_precision = _in_half_precision(reference)
+    if float32_noise and not half_precision:
         raise DebugPortError(
             "float32_noise=True: the reference holds no float16 or bfloat16 parameter or buffer to compare with float32"
         )
@@ -276,9 +277,7 @@ def debug_port(
     _prepared(directory)
     expected, reference_error = _trace(reference, inputs, directory / "reference", record_functions)
     upcast, upcast_error, noise = None, None, None
-    if (
-        _in_half_precision(reference) if float32_noise is None else float32_noise
-    ) and reference_error is None:
+    if (half_precision if float32_noise is None else float32_noise) and reference_error is None:
         try:
             upcast_model = _float32_copy(reference)
         # what deepcopy raises for an attribute it cannot copy, or the device when out of memory
