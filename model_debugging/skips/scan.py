@@ -95,7 +95,7 @@ def scan_repository(
     notes = conftest_notes(repo, model_files)
     common_paths = [common.path for common in settings.common_test_files if (repo / common.path).is_file()]
     scope = ScanScope(repo, settings, pytest, model_files, common_paths, jobs)
-    with _entries(cache_dir if use_cache else None, use_cache) as entries:
+    with _entries(cache_dir, use_cache) as entries:
         if test_method_name is not None:  # a mistyped name fails before the scan starts, not after it
             check_test_name(scope, entries, test_method_name)
         if on_start is not None:
