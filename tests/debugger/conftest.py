@@ -17,9 +17,7 @@ def two_threads():
     torch.set_num_threads(saved)
 
 
-@pytest.fixture(scope="module")
-def tiny_llama():
-    """A randomly initialised LlamaForCausalLM of 3 layers of hidden size 64 and 1000 tokens (needs transformers)."""
+def _tiny_llama():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
@@ -31,3 +29,15 @@ def tiny_llama():
         vocab_size=1000,
     )
     return transformers.LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """A randomly initialised LlamaForCausalLM of 3 layers of hidden size 64 and 1000 tokens (needs transformers)."""
+    return _tiny_llama()
+
+
+@pytest.fixture
+def fresh_llama():
+    """The same model, made anew for each test: for a test that changes it (a hook it leaves on it)."""
+    return _tiny_llama()

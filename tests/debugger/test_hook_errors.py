@@ -40,23 +40,6 @@ def _traced(model, directory, inputs):
         model(**inputs)
 
 
-@pytest.fixture
-def fresh_llama():
-    """A new tiny LlamaForCausalLM per test: each test leaves its raising hook on it (the shared
-    ``tiny_llama`` of conftest.py is module-scoped)."""
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=100,
-    )
-    return transformers.LlamaForCausalLM(config).eval()
-
-
 def test_forward_hook_on_a_leaf_is_marked_on_that_leaf(fresh_llama, tmp_path):
     fresh_llama.model.layers[0].self_attn.q_proj.register_forward_hook(_raise)
     _traced(fresh_llama, tmp_path, {"input_ids": torch.tensor([[1, 2, 3]])})
