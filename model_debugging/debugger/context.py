@@ -193,7 +193,7 @@ class _TracingSession:
         try:
             output = original(*args, **kwargs)
         except BaseException as error:
-            _record(tracer, tracer.exit_with_exception, call, error, self._hooked_path(error))
+            _record(tracer, tracer.exit_with_exception, call, error, self._hooked_path(tracer, error))
             raise
         if tracer.failure is None:
             try:
@@ -203,8 +203,12 @@ class _TracingSession:
                 tracer.failure = error
         return output
 
-    def _hooked_path(self, error: BaseException) -> str | None:
-        """The module path of the recorded module whose forward hook raised ``error`` (else None)."""
+    def _hooked_path(self, tracer: CallTracer, error: BaseException) -> str | None:
+        """The module path of the recorded module whose forward hook raised ``error`` (else None); not
+        looked for once ``tracer`` recorded ``error`` on an inner call (each outer call it passes
+        through would look again, for nothing)."""
+        if tracer.recorded(error):
+            return None
         module = forward_hook_raiser(error)
         if module is None:
             return None
@@ -275,7 +279,7 @@ class _TracingSession:
             return  # given up in the finally clause above
         try:
             with one_intra_op_thread():
-                tree = tracer.finish_with_exception(error, self._hooked_path(error))
+                tree = tracer.finish_with_exception(error, self._hooked_path(tracer, error))
                 self._writer.write(paths, tree, tracer.written_files)
         except Exception as write_error:  # never hide the model's own exception
             self._writer.abandon(paths, tracer.written_files)

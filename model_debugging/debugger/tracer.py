@@ -266,10 +266,14 @@ class CallTracer:
         self.failure = None
         self._serializer.end_trace()
 
+    def recorded(self, exception: BaseException) -> bool:
+        """Whether ``exception`` is already recorded on a call of this trace."""
+        return self._attributed_exception is exception
+
     def _attribute(self, call: _OpenCall, exception: BaseException, hooked_path: str | None) -> None:
         """Record ``exception`` on the first (innermost) call it propagates through, or on that call's
         last child of ``hooked_path``, whose forward hook raised it after its forward returned."""
-        if self._attributed_exception is not exception:
+        if not self.recorded(exception):
             self._attributed_exception = exception
             record = call.record
             if hooked_path is not None:
