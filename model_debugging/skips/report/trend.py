@@ -25,6 +25,7 @@ _RUNNING = (RAN, INERT)
 # a model the previous result has, but not in any list of this test (upstream's results list only
 # the models that ran or skipped it)
 _NOT_LISTED = "not listed"
+NEW_MODEL = "new model"  # a model the previous result does not have
 _STATE_COLUMNS = {
     "models_ran": RAN,
     "models_inert": INERT,
@@ -41,9 +42,9 @@ class SkipTrend:
 
     - ``proportion_changes``: test, origin, previous, current, change, undecided before, undecided now
       (a share is NaN when no model was decided; largest move first);
-    - ``newly_skipped``: test, model, before (ran, inert, not applicable, "new model", or "not listed"
-      when the previous result does not list the model for the test), reason, note ("new model"
-      when the model did not exist before);
+    - ``newly_skipped``: test, model, before (ran, inert, not applicable, "new model" when the model
+      did not exist before, or "not listed" when the previous result does not list the model for the
+      test), reason;
     - ``no_longer_skipped``: test, model, previous reason, now ("runs", "not applicable", "model removed");
     - ``now_decided``: test, model, now (ran or skipped), reason, undecided before because;
     - ``now_undecided``: test, model, before (ran, inert or skipped), because;
@@ -215,7 +216,7 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
             if was == is_:
                 continue
             if is_ == INERT and was != UNDECIDED:
-                earlier = was or ("not applicable" if model in models_before else "new model")
+                earlier = was or ("not applicable" if model in models_before else NEW_MODEL)
                 found.inert.append({"test": test, "model": model, "before": earlier})
             elif was == INERT and is_ != UNDECIDED:
                 now = is_ or ("not applicable" if model in models_now else "model removed")
@@ -236,15 +237,9 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
                     {"test": test, "model": model, "before": was, "because": why_now.get(model, "")}
                 )
             elif is_ == SKIPPED and was != UNDECIDED:
-                note = "" if model in models_before else "new model"
+                earlier = was or (_NOT_LISTED if model in models_before else NEW_MODEL)
                 found.newly.append(
-                    {
-                        "test": test,
-                        "model": model,
-                        "before": was or note or _NOT_LISTED,
-                        "reason": reasons_now.get(model, ""),
-                        "note": note,
-                    }
+                    {"test": test, "model": model, "before": earlier, "reason": reasons_now.get(model, "")}
                 )
             elif was == SKIPPED and is_ != UNDECIDED:
                 if is_ in _RUNNING:
@@ -262,7 +257,7 @@ def _model_changes(previous: pd.DataFrame, current: pd.DataFrame, common) -> _Mo
                     }
                 )
     # skips by models that already existed are the surprising ones: list them before new models'
-    found.newly.sort(key=lambda row: row["note"] == "new model")
+    found.newly.sort(key=lambda row: row["before"] == NEW_MODEL)
     return found
 
 
@@ -283,7 +278,7 @@ def compute_trend(
     changes = _model_changes(baseline, current, common)
     return SkipTrend(
         proportion_changes=_proportion_changes(baseline, current, common, min_proportion_change),
-        newly_skipped=_frame(changes.newly, ["test", "model", "before", "reason", "note"]),
+        newly_skipped=_frame(changes.newly, ["test", "model", "before", "reason"]),
         no_longer_skipped=_frame(changes.stopped, ["test", "model", "previous reason", "now"]),
         now_decided=_frame(changes.decided, ["test", "model", "now", "reason", "undecided before because"]),
         now_undecided=_frame(changes.undecided, ["test", "model", "before", "because"]),

@@ -13,7 +13,7 @@ from model_debugging.skips.report.analyzers import AnalyzerComparison
 from model_debugging.skips.report.broken_files import broken_file_lines
 from model_debugging.skips.report.scan_results import CombinedNote
 from model_debugging.skips.report.settings import ReportSettings
-from model_debugging.skips.report.trend import SkipTrend
+from model_debugging.skips.report.trend import NEW_MODEL, SkipTrend
 
 
 def share_text(value: float, spec: str = ".1%") -> str:
@@ -132,7 +132,7 @@ def build_trend_report(
 
 def _counts(trend: SkipTrend) -> str:
     """How many pairs and tests each change section lists, as one sentence."""
-    by_new_models = int((trend.newly_skipped["note"] == "new model").sum())
+    by_new_models = int((trend.newly_skipped["before"] == NEW_MODEL).sum())
     by_removed_models = int((trend.no_longer_skipped["now"] == "model removed").sum())
     return (
         f"New skips: {len(trend.newly_skipped)} ({by_new_models} by new models); skips gone: "
@@ -151,8 +151,7 @@ def _change_sections(
     changes["change"] = changes["change"].map(change_text)
     found = [
         Section("Skipped proportion changed", changes, settings.changed_rows, "No test changed."),
-        # ``before`` says "new model" as ``note`` does: the table shows it once
-        Section("Newly skipped", trend.newly_skipped.drop(columns="note"), rows, "No new skips."),
+        Section("Newly skipped", trend.newly_skipped, rows, "No new skips."),
         Section("No longer skipped", trend.no_longer_skipped, rows, "No skip was removed."),
         Section("Now decided (undecided before)", trend.now_decided, rows, "None."),
         Section("Now undecided (decided before)", trend.now_undecided, rows, "None."),

@@ -44,14 +44,12 @@ def test_newly_skipped_with_reason_and_new_model_note(write_scan):
             "model": "llama",
             "before": "ran",
             "reason": "uses cache only",
-            "note": "",
         },
         {
             "test": "test_resize",
             "model": "gemma",
             "before": "new model",
             "reason": "no embeddings",
-            "note": "new model",
         },
     ]
 
