@@ -25,7 +25,8 @@ What stays as it was:
   a private contiguous copy of any other tensor (a view into a larger storage, a non-contiguous or
   non-CPU tensor: that copy was made before the write anyway).
 - Memory: at most ``QUEUE_BYTES`` of tensors wait; beyond that the forward's thread first waits
-  for the queue to drain (a larger tensor then waits alone). A tensor is let go once its
+  for the queue to drain (a larger tensor then waits alone). A job that holds no tensor of its
+  own (a link, the statistics of a tensor whose file is queued) is queued at once. A tensor is let go once its
   statistics or file are done and the forward's thread has seen it (when it records the next
   call's inputs or outputs, or at the end).
 - The forward's thread lets every queued tensor go, never the worker: a job reaches its tensor
@@ -219,7 +220,9 @@ class BackgroundWork:
         """Queue ``job`` and return its future (None after an error: no further job is attempted);
         ``release``: the tensor it reads (held until it is done), or what lets it go."""
         self.let_go_done()
-        while self._pending and self._pending_bytes + size > QUEUE_BYTES:
+        # a job holding no tensor of its own (a link, statistics reading its file's snapshot) never
+        # waits: after a tensor larger than the queue (the logits) it would wait for that file's write
+        while size and self._pending and self._pending_bytes + size > QUEUE_BYTES:
             self._finish_oldest()
         if self.error is not None:
             return None

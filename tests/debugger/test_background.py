@@ -219,13 +219,15 @@ def test_with_use_repr_the_worker_computes_the_statistics_when_torch_leaves_it_a
     assert queued == (4 if cores > 2 else 0)
 
 
-def test_a_files_statistics_read_its_snapshot_and_wait_for_no_write(tmp_path, monkeypatch):
+@pytest.mark.parametrize("queue_share", [1, 0.5])
+def test_a_files_statistics_read_its_snapshot_and_wait_for_no_write(tmp_path, monkeypatch, queue_share):
     """The file and the statistics of one tensor hold one copy: queuing both does not wait for the
-    worker, even when the tensor fills the queue's memory alone."""
+    worker, even when the tensor fills the queue's memory alone or is larger than it (the logits
+    of a real model are twice the queue: their statistics used to wait for their file's write)."""
     released = threading.Event()
     monkeypatch.setattr(background, "write_tensor_file", lambda path, data: released.wait())
     tensor = torch.randn(1000)
-    monkeypatch.setattr(background, "QUEUE_BYTES", tensor.nbytes)
+    monkeypatch.setattr(background, "QUEUE_BYTES", int(tensor.nbytes * queue_share))
     work = BackgroundWork()
     timer = threading.Timer(5, released.set)  # the old queue waited for the file's write here
     timer.start()
