@@ -6,6 +6,9 @@ Run from the repository root (`make bench` runs it with no flags):
     python benchmarks/bench_debugger.py --quick         # smaller model, fewer rounds
     python benchmarks/bench_debugger.py --large --threads 1   # 1.1 B parameters in bf16, 32 tokens, use_repr=False
 
+On a machine other sessions share, ``benchmarks/top_priority.sh python benchmarks/bench_debugger.py
+--threads 1`` keeps their processes off the bench's cores (see that script).
+
 The default model is a randomly initialised LlamaForCausalLM (hidden 512, intermediate 1536,
 8 layers, 8 heads, 4 KV heads) on 256 tokens; ``--large`` is one of 1.1 B parameters in bfloat16
 (hidden 2048, intermediate 8192, 16 layers, 32 heads, 8 KV heads) on 32 tokens, traced with

@@ -2,6 +2,8 @@
 
     python benchmarks/bench_scanner.py --repo /path/to/transformers [--repeat 3] [--jobs N] [--rescans]
 
+(prefixed with ``benchmarks/top_priority.sh`` on a machine other sessions share.)
+
 Each figure is the wall time of a whole command run as a subprocess (interpreter start included),
 the median of ``--repeat`` rounds, with the CPU time used (a busy machine inflates the wall time
 much more than the CPU time) and where our scanner spent that CPU time: parsing the test files,
