@@ -11,7 +11,7 @@ brought to the port's shape and dtype by the conversions its form allows:
   one copy per sequence of a value the reference shares), or narrowed to the first position along
   the dimensions the port does not have (it shares what the reference repeats); a 4-D mask becomes
   the port's padding mask as its last query row (causally, the last query sees every key it may
-  see), and a padding mask the port's 4-D mask, with or without the causal mask;
+  see) or, for a sliding window, as the keys some query sees, and a padding mask the port's 4-D mask, with or without the causal mask;
 - dtype: a mask as the port's booleans, 0/1 integers, or 0 and the blocking value of the port's own
   mask; another value cast to the port's dtype.
 
@@ -114,6 +114,8 @@ def _masks(shape: tuple[int, ...], recorded: torch.Tensor) -> Iterator[Conversio
     wanted = tuple(recorded.shape)
     if len(shape) == 4 and len(wanted) == 2 and (shape[0], shape[3]) == wanted:
         yield lambda mask: as_port(attends(mask)[:, 0, -1, :])  # the last query sees every key it may see
+        # in a sliding window it does not: a key some query sees is no padding
+        yield lambda mask: as_port(attends(mask)[:, 0].any(dim=-2))
     if len(shape) == 2 and len(wanted) == 4 and (wanted[0], wanted[3]) == shape:
         queries, keys = wanted[-2:]
         causal = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)

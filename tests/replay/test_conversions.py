@@ -42,6 +42,14 @@ def test_a_4d_additive_mask_becomes_the_ports_padding_mask(tmp_path):
     assert torch.equal(made, PADDING) and made.dtype == torch.int64
 
 
+def test_a_4d_sliding_window_mask_becomes_the_ports_padding_mask(tmp_path):
+    """Qwen2's sliding-window layers get a mask whose last query sees only the last keys: the
+    padding is the keys some query sees."""
+    window = CAUSAL & ~torch.ones(4, 4, dtype=torch.bool).tril(-2)  # the last 2 tokens
+    allowed = window & PADDING.bool()[:, None, None, :]
+    assert torch.equal(converted(tmp_path, allowed, PADDING, Form.MASK), PADDING)
+
+
 def test_a_port_mask_no_conversion_reproduces_is_not_derived(tmp_path):
     wrong = CAUSAL.clone()
     wrong[0, 1] = True  # lets the first token see the next one
