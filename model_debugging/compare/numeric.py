@@ -128,7 +128,16 @@ class PairComparer:
         if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
             return False
         expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
-        atol, rtol = self.noise_tolerance(reference) or (self._atol_for(expected), self.rtol)
+        return self.tensors_differ_only_at_padded_tokens(expected, actual, self.noise_tolerance(reference))
+
+    def tensors_differ_only_at_padded_tokens(
+        self, expected: torch.Tensor, actual: torch.Tensor, tolerance: tuple[float, float] | None = None
+    ) -> bool:
+        """For two same-shaped tensors that differ: whether every element out of tolerance (``tolerance``,
+        (atol, rtol), or the comparer's own) lies at a token the model's attention_mask pads."""
+        if self.padded is None:
+            return False
+        atol, rtol = tolerance or (self._atol_for(expected), self.rtol)
         return differs_only_at_padded_tokens(expected, actual, atol, rtol, self.padded)
 
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
