@@ -180,10 +180,14 @@ class PairComparer:
     def _atol_for(self, expected: torch.Tensor) -> float:
         return scaled_atol(expected, self.atol, self.atol_per_rms)
 
-    def noise_tolerance(self, reference: TensorRecord) -> tuple[float, float] | None:
-        """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured."""
-        level = None if self.noise is None else self.noise.level(reference)
-        return None if level is None else allowance(level, self.noise_atol, self.noise_rtol)
+    def noise_tolerance(self, *references: TensorRecord) -> tuple[float, float] | None:
+        """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured, or
+        for the concatenation of several (the parts of a fused projection): within the largest of
+        their levels, when it measured every one."""
+        levels = [None if self.noise is None else self.noise.level(reference) for reference in references]
+        if not levels or None in levels:
+            return None
+        return allowance(max(levels), self.noise_atol, self.noise_rtol)
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord

@@ -328,9 +328,10 @@ def _compare_concatenated(
         torch.cat([read_recorded_tensor(record) for record in records], dim=-1)
         for records in (references, candidates)
     )
-    compared = comparer.compare_tensors(expected, actual)
+    tolerance = comparer.noise_tolerance(*references)
+    compared = comparer.compare_tensors(expected, actual, tolerance)
     diff.add(*compared)
-    return not compared[0] and comparer.tensors_differ_only_at_padded_tokens(expected, actual)
+    return not compared[0] and comparer.tensors_differ_only_at_padded_tokens(expected, actual, tolerance)
 
 
 def _agreeing_order(

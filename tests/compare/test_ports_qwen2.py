@@ -4,7 +4,9 @@ biases. The correct port is equivalent, with and without left padding, in both t
 planted bug is found where it is."""
 
 import pytest
+import torch
 
+from model_debugging import debug_port
 from tests.compare.port_checks import check_verdict, run_compare
 from tests.ports import Style, qwen2
 from tests.ports.catalog import trace
@@ -71,3 +73,19 @@ def test_with_left_padding_a_fused_projection_differing_at_padded_tokens_only_is
         assert (
             "outputs: differs only at tokens the model's attention_mask pads: not counted" in fused["notes"]
         )
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.05], ids=["correct", "keys_5_percent_off"])
+def test_in_bfloat16_a_fused_qkv_is_judged_against_the_references_own_rounding(tmp_path, scale):
+    """debug_port compares a bfloat16 port within the reference's own rounding (its float32 copy): the
+    fused qkv too, whose key weights 5% off passed the looser tolerance derived from the dtype."""
+    reference = qwen2.reference()
+    port = qwen2.port(reference).to(torch.bfloat16)
+    with torch.no_grad():
+        port.blocks[0].attn.qkv.weight[32:48] *= scale
+    result = debug_port(
+        reference.to(torch.bfloat16), port, qwen2.inputs(), output_dir=tmp_path, verbose=False
+    )
+    assert result.equivalent is (scale == 1.0)
+    origin = result.comparison.divergence_origin
+    assert (origin and origin.module_path) == (None if scale == 1.0 else f"{ROOT}.{ORIGINS[Bug.NO_QKV_BIAS]}")

@@ -168,6 +168,7 @@ class QwenLM(nn.Module):
     def forward(self, input_ids, attention_mask):
         x = self.embed(input_ids)
         cos, sin = rotary_tables(torch.arange(input_ids.shape[1] + 1), self.head_dim, self.theta)
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         for block in self.blocks:
             x = block(x, cos, sin, attention_mask)
         return self.head(self.ln_f(x))
