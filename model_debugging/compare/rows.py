@@ -24,12 +24,12 @@ import torch
 
 from model_debugging.compare.align import CallPair, TraceAlignment
 from model_debugging.compare.arguments import Paired, PairedBy, literal, pair_inputs, pair_outputs
+from model_debugging.compare.call_result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.compare.call_tree import tensor_records
 from model_debugging.compare.forms import Form
 from model_debugging.compare.fused import concatenated_statistics
 from model_debugging.compare.numeric import GroupDiff, PairComparer
 from model_debugging.compare.padding import AT_PADDED_TOKENS
-from model_debugging.compare.result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
