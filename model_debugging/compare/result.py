@@ -16,6 +16,7 @@ from model_debugging.compare.call_result import (
     ValueStatus,
     describe_difference,
 )
+from model_debugging.compare.noise_floor import MULTIPLE
 from model_debugging.debugger.trace_format.records import TraceMode
 
 _LISTED = 3  # one-sided calls named in the summary; the rest are counted
@@ -101,6 +102,11 @@ class TraceComparison:
     tolerance_basis: str = "as given"  # why these atol/rtol (see tolerance.py)
     atol_per_rms: float = 0.0  # added to atol per unit of the reference tensor's root mean square
     rank_note: str | None = None  # for a candidate traced sharded: which ranks the origin differs on
+    # a float32 run of a half-precision reference: a tensor it recorded is compared within
+    # noise_atol + MULTIPLE * its level and noise_rtol (see noise_floor.py), atol/rtol being for the rest
+    noise_from: Path | None = None
+    noise_atol: float = 0.0
+    noise_rtol: float = 0.0
 
     @property
     def calls_agree(self) -> bool:
@@ -161,7 +167,14 @@ class TraceComparison:
 
     def _tolerance(self) -> str:
         scaled = f" + {self.atol_per_rms:g} * rms(reference tensor)" if self.atol_per_rms else ""
-        return f"atol={self.atol:g}{scaled}, rtol={self.rtol:g}"
+        fixed = f"atol={self.atol:g}{scaled}, rtol={self.rtol:g}"
+        if self.noise_from is None:
+            return fixed
+        return (
+            f"the reference's own rounding: each tensor within atol={self.noise_atol:g} + {MULTIPLE:g} * its "
+            f"largest difference from the reference's float32 run, rtol={self.noise_rtol:g} ({fixed} for "
+            "tensors that run did not record)"
+        )
 
     def _verdict(self) -> str:
         if not self.calls_agree:
@@ -211,6 +224,9 @@ class TraceComparison:
             "rtol": self.rtol,
             "atol_per_rms": self.atol_per_rms,
             "tolerance_basis": self.tolerance_basis,
+            "noise_from": None if self.noise_from is None else str(self.noise_from),
+            "noise_atol": self.noise_atol,
+            "noise_rtol": self.noise_rtol,
             "rank_note": self.rank_note,
             "boundaries_only": self.boundaries_only,
             "rename_rules": list(self.rename_rules),
