@@ -285,16 +285,18 @@ def outputs_problem(
     for option, file in outputs:
         if file is None:
             continue
-        problem = output_file_problem(option, file, directory_must_exist=directory_must_exist)
-        if problem:
-            return problem
         path = Path(file).expanduser()
+        identity = _identity(path)
+        clash = read.get(identity)
+        # a file the command reads is refused as such, without a probe file made beside it
+        if clash is None or not path.is_file():
+            problem = output_file_problem(option, file, directory_must_exist=directory_must_exist)
+            if problem:
+                return problem
         status = _status(path)
         if status is not None and not stat.S_ISREG(status.st_mode):
             continue  # a FIFO or a device: written into, never replaced
-        identity = _identity(path)
-        if identity in read:
-            clash = read[identity]
+        if clash is not None:
             return (
                 f"{option} {path} is {clash.description} ({clash.path}), "
                 "which this command reads; choose another output file"

@@ -60,7 +60,10 @@ def traces(pristine, tmp_path):
 
 
 def snapshot(*directories):
-    return {path: path.read_bytes() for directory in directories for path in sorted(directory.iterdir())}
+    """Every file's bytes, and each directory's modification time: a refused output makes no probe
+    file in a trace's directory either."""
+    files = {path: path.read_bytes() for directory in directories for path in sorted(directory.iterdir())}
+    return files, [directory.stat().st_mtime_ns for directory in directories]
 
 
 def one_line_error(capsys, prog, *expected):

@@ -10,7 +10,8 @@
 - :mod:`.rows` and :mod:`.origin`: one row per pair of calls, and the divergence origin;
 - :mod:`.checks` and :mod:`.boundaries`: whether the final outputs were compared, trace warnings,
   and the block-boundaries mode;
-- :mod:`.result`: the typed result (`TraceComparison`, `ModuleComparison`, `ModuleStatus`);
+- :mod:`.result`: the typed result (`TraceComparison`) and its summary; :mod:`.call_result`: one
+  row of it (`ModuleComparison`, `ModuleStatus`, `ValueComparison`);
 - :mod:`.engine`: :func:`compare_traces`, which ties them together;
 - :mod:`.rendering` and :mod:`.command`: the ``model-debugging compare`` report and command.
 

@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from model_debugging.compare.block_twins import BlockTwins, fused_as_twins, twin_pairs
+from model_debugging.compare.call_result import AlignmentKind
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.evidence import Evidence
 from model_debugging.compare.leftovers import leftover_pairs, why_unaligned
 from model_debugging.compare.matching import describe_call, match_keys
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
-from model_debugging.compare.result import AlignmentKind
 from model_debugging.compare.siblings import Item, group_projections, item_of, pair_by_value, pair_items
 from model_debugging.compare.wrappers import wrappers_of_parts
 from model_debugging.debugger.trace_format.reading import read_trace

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from model_debugging.compare.align import TraceAlignment
+from model_debugging.compare.call_result import ModuleComparison, ModuleStatus, ValueStatus
 from model_debugging.compare.call_tree import CallTree
-from model_debugging.compare.result import ModuleComparison, ModuleStatus, ValueStatus
 
 
 def _blocks(tree: CallTree) -> set[int]:

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from model_debugging.compare.align import TraceAlignment
+from model_debugging.compare.call_result import ModuleComparison
 from model_debugging.compare.call_tree import CallTree, tensor_records
 from model_debugging.compare.fused import first_tensor
 from model_debugging.compare.numeric import PairComparer
-from model_debugging.compare.result import ModuleComparison
 from model_debugging.compare.row_tree import rows_of_calls
 from model_debugging.compare.summary_sums import Relation, summed_relation
 from model_debugging.debugger.trace_format.records import TensorRecord

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from model_debugging.compare.align import align_calls
 from model_debugging.compare.boundaries import boundary_origin, boundary_rows
+from model_debugging.compare.call_result import ModuleStatus
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.checks import final_output_note, trace_warnings
 from model_debugging.compare.inferred_renames import summarize_alignment
@@ -40,7 +41,7 @@ from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.rank_runs import rank_directories, read_rank_run
 from model_debugging.compare.ranks import rank_note
 from model_debugging.compare.renames import RenameRule, RenameSpec, coerce_rename_rules
-from model_debugging.compare.result import ModuleStatus, TraceComparison, UnmatchedCall
+from model_debugging.compare.result import TraceComparison, UnmatchedCall
 from model_debugging.compare.rows import compare_pair
 from model_debugging.compare.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, choose_tolerance
 from model_debugging.debugger.trace_format.reading import read_trace
@@ -189,6 +190,9 @@ def _compare(
         tolerance_basis=tolerance.basis,
         atol_per_rms=tolerance.atol_per_rms,
         rank_note=ranks,
+        noise_from=None if noise is None else noise.source,
+        noise_atol=comparer.noise_atol if noise is not None else 0.0,
+        noise_rtol=comparer.noise_rtol if noise is not None else 0.0,
         modules=tuple(modules),
         divergence_origin=origin,
         first_input_divergence=next((m for m in modules if not m.inputs_match), None),

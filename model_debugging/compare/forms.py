@@ -12,8 +12,8 @@ says whether and how two records can be compared:
 - ``MASK``: both are masks (boolean, 0/1 integers or additive floats) whose shapes broadcast to one
   another: the positions they let through are compared. So are a padding mask ``[batch, keys]``
   and a 4-D mask ``[batch, 1 or heads, queries, keys]``: the 4-D mask must be the padding mask for
-  every query, alone or with the causal mask (which the side passing the padding mask applies
-  itself); the rows of padded queries, which a model may fill in as it likes, are left out;
+  every query, alone or with the causal mask, or with a causal sliding window (which the side
+  passing the padding mask applies itself); the rows of padded queries, which a model may fill in as it likes, are left out;
 - ``LAYOUT`` (outputs of a pair found by the alignment only): the same elements in another
   arrangement of dimensions, found by :func:`layout_permutation`.
 
@@ -166,19 +166,29 @@ def _padding_against_full(one: tuple[int, ...], other: tuple[int, ...]) -> bool:
 
 def _with_padding(reference: torch.Tensor, candidate: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The 4-D mask of one side (True: attend) and the one the other side's padding mask makes:
-    causal when the 4-D mask lets no query see a later key; the rows of padded queries are left out
-    of both (set True)."""
+    causal when the 4-D mask lets no query see a later key, within the farthest distance behind a
+    query it lets any real query see (a sliding window); the rows of padded queries are left out of
+    both (set True)."""
     swapped = reference.dim() == 2
     full, padding = (candidate, reference) if swapped else (reference, candidate)
     queries, keys = full.shape[-2:]
     made = padding[:, None, None, :].expand(full.shape)
+    # a query's row matters only when the query is no padding itself
+    padded = ~padding[:, None, :, None].expand(full.shape) if queries == keys else torch.zeros_like(full)
     later = torch.ones(queries, keys, dtype=torch.bool).triu(keys - queries + 1)
     if not full[..., later].any():
-        made = made & ~later
-    if queries == keys:  # a query's row matters only when the query is no padding itself
-        padded = ~padding[:, None, :, None].expand(full.shape)
-        full, made = full | padded, made | padded
-    return (made, full) if swapped else (full, made)
+        made = made & ~later & _window(full & ~padded)
+    return (made | padded, full | padded) if swapped else (full | padded, made | padded)
+
+
+def _window(full: torch.Tensor) -> torch.Tensor:
+    """``[queries, keys]``: True where a key is no farther behind its query than the farthest one
+    ``full`` lets a query see: the sliding window of a causal mask (every key when ``full`` lets
+    none through)."""
+    queries, keys = full.shape[-2:]
+    behind = torch.arange(queries)[:, None] + (keys - queries) - torch.arange(keys)[None, :]
+    seen = behind.expand(full.shape)[full]
+    return behind <= (int(seen.max()) if seen.numel() else keys)
 
 
 def attends(mask: torch.Tensor) -> torch.Tensor:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model_debugging.compare.align import TraceAlignment
-from model_debugging.compare.result import ModuleComparison, ModuleStatus
+from model_debugging.compare.call_result import ModuleComparison, ModuleStatus
 from model_debugging.compare.row_tree import parent_rows
 from model_debugging.compare.rows import in_another_form, inputs_set_aside
 

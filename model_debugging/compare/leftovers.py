@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from model_debugging.compare.call_result import AlignmentKind
 from model_debugging.compare.call_tree import CallTree
 from model_debugging.compare.forms import layout_permutation, squeezed
 from model_debugging.compare.fused import TensorSignature, first_tensor, signature, single_output
 from model_debugging.compare.kinds import compatible_kinds, kind_of
-from model_debugging.compare.result import AlignmentKind
 
 
 def _could_pair(reference: CallTree, left: int, candidate: CallTree, right: int) -> bool:

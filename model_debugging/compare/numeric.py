@@ -128,7 +128,16 @@ class PairComparer:
         if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
             return False
         expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
-        atol, rtol = self.noise_tolerance(reference) or (self._atol_for(expected), self.rtol)
+        return self.tensors_differ_only_at_padded_tokens(expected, actual, self.noise_tolerance(reference))
+
+    def tensors_differ_only_at_padded_tokens(
+        self, expected: torch.Tensor, actual: torch.Tensor, tolerance: tuple[float, float] | None = None
+    ) -> bool:
+        """For two same-shaped tensors that differ: whether every element out of tolerance (``tolerance``,
+        (atol, rtol), or the comparer's own) lies at a token the model's attention_mask pads."""
+        if self.padded is None:
+            return False
+        atol, rtol = tolerance or (self._atol_for(expected), self.rtol)
         return differs_only_at_padded_tokens(expected, actual, atol, rtol, self.padded)
 
     def agree(self, reference: TensorRecord, candidate: TensorRecord, form: Form) -> bool:
@@ -171,10 +180,14 @@ class PairComparer:
     def _atol_for(self, expected: torch.Tensor) -> float:
         return scaled_atol(expected, self.atol, self.atol_per_rms)
 
-    def noise_tolerance(self, reference: TensorRecord) -> tuple[float, float] | None:
-        """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured."""
-        level = None if self.noise is None else self.noise.level(reference)
-        return None if level is None else allowance(level, self.noise_atol, self.noise_rtol)
+    def noise_tolerance(self, *references: TensorRecord) -> tuple[float, float] | None:
+        """(atol, rtol) for a tensor of the reference whose own rounding the noise floor measured, or
+        for the concatenation of several (the parts of a fused projection): within the largest of
+        their levels, when it measured every one."""
+        levels = [None if self.noise is None else self.noise.level(reference) for reference in references]
+        if not levels or None in levels:
+            return None
+        return allowance(max(levels), self.noise_atol, self.noise_rtol)
 
     def _compare_files(
         self, reference: TensorRecord, candidate: TensorRecord

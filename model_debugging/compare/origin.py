@@ -27,10 +27,10 @@ from dataclasses import replace
 
 from model_debugging.compare.align import TraceAlignment
 from model_debugging.compare.call_ends import ChangedEnd, find_changed_end, last_paired_inside
+from model_debugging.compare.call_result import AlignmentKind, ModuleComparison, ModuleStatus
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.producers import find_producer
-from model_debugging.compare.result import AlignmentKind, ModuleComparison, ModuleStatus
 from model_debugging.compare.row_tree import parent_rows
 
 _NAMED = 4  # unaligned calls named in the note; the rest are counted

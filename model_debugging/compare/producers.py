@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import torch
 
 from model_debugging.compare.align import TraceAlignment
+from model_debugging.compare.call_result import ModuleComparison
 from model_debugging.compare.call_tree import tensor_records
 from model_debugging.compare.forms import Form
 from model_debugging.compare.fused import first_tensor
 from model_debugging.compare.matching import describe_call
 from model_debugging.compare.numeric import PairComparer
-from model_debugging.compare.result import ModuleComparison
 from model_debugging.debugger.trace_format.records import TensorRecord
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 

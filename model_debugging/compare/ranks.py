@@ -20,8 +20,8 @@ from __future__ import annotations
 import torch
 
 from model_debugging.compare.align import TraceAlignment
+from model_debugging.compare.call_result import ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.compare.numeric import PairComparer
-from model_debugging.compare.result import ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 

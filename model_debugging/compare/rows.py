@@ -24,12 +24,12 @@ import torch
 
 from model_debugging.compare.align import CallPair, TraceAlignment
 from model_debugging.compare.arguments import Paired, PairedBy, literal, pair_inputs, pair_outputs
+from model_debugging.compare.call_result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.compare.call_tree import tensor_records
 from model_debugging.compare.forms import Form
 from model_debugging.compare.fused import concatenated_statistics
 from model_debugging.compare.numeric import GroupDiff, PairComparer
 from model_debugging.compare.padding import AT_PADDED_TOKENS
-from model_debugging.compare.result import AlignmentKind, ModuleComparison, ValueComparison, ValueStatus
 from model_debugging.debugger.trace_format.records import TensorRecord, TraceNode
 from model_debugging.debugger.trace_format.tensor_files import read_recorded_tensor
 
@@ -43,9 +43,10 @@ def compare_pair(
     values: list[ValueComparison] = []
     details: list[str] = []
     outputs: GroupDiff | None = None
+    fused_notes: list[str] = []
     if pair.kind in (AlignmentKind.FUSED, AlignmentKind.SPLIT):
         outputs = GroupDiff()
-        details += _compare_fused(alignment, pair, comparer, outputs)
+        details += _compare_fused(alignment, pair, comparer, outputs, fused_notes)
     elif reference.outputs is not None and candidate.outputs is not None:
         values = _compare_all(pair_outputs(reference.outputs, candidate.outputs), "outputs", comparer)
         outputs = _total(values)
@@ -64,6 +65,7 @@ def compare_pair(
     inputs = _total([value for value in values if value.place == "inputs"])
     details += [_detail(value) for value in values if value.counted and value.status is not ValueStatus.EQUAL]
     notes = [_note(value) for value in values if not value.counted and value.status is not ValueStatus.EQUAL]
+    notes += fused_notes
     measured = outputs if outputs is not None and outputs.count else inputs
     return ModuleComparison(
         index=index,
@@ -287,13 +289,16 @@ def _changed_in_place(
 
 
 def _compare_fused(
-    alignment: TraceAlignment, pair: CallPair, comparer: PairComparer, outputs: GroupDiff
+    alignment: TraceAlignment, pair: CallPair, comparer: PairComparer, outputs: GroupDiff, notes: list[str]
 ) -> list[str]:
     """Compare the concatenated outputs of a fused or split pair; name its parts and, when they
-    differ, whether another order of the parts would agree."""
+    differ, whether another order of the parts would agree. Outputs that differ only at padded
+    tokens are a note (appended to ``notes``), as a single call's are."""
     parts = [tensor_records(alignment.reference.node(i).outputs)[0] for i in pair.reference]
     wholes = [tensor_records(alignment.candidate.node(i).outputs)[0] for i in pair.candidate]
-    _compare_concatenated(parts, wholes, comparer, outputs)
+    if _compare_concatenated(parts, wholes, comparer, outputs):
+        outputs.match = True
+        notes.append(f"outputs: {AT_PADDED_TOKENS}")
     names = [
         [tree.node(i).module_path for i in calls]
         for tree, calls in ((alignment.reference, pair.reference), (alignment.candidate, pair.candidate))
@@ -311,18 +316,22 @@ def _compare_fused(
 
 def _compare_concatenated(
     references: list[TensorRecord], candidates: list[TensorRecord], comparer: PairComparer, diff: GroupDiff
-) -> None:
-    """The outputs of one side concatenated on the last dimension against the other side's."""
+) -> bool:
+    """The outputs of one side concatenated on the last dimension against the other side's; whether
+    they differ only at padded tokens (see :mod:`.padding`)."""
     if comparer.mode == "stats":
         expected = references[0] if len(references) == 1 else concatenated_statistics(references)
         actual = candidates[0] if len(candidates) == 1 else concatenated_statistics(candidates)
         comparer.compare(expected, actual, diff)
-        return
+        return False
     expected, actual = (
         torch.cat([read_recorded_tensor(record) for record in records], dim=-1)
         for records in (references, candidates)
     )
-    diff.add(*comparer.compare_tensors(expected, actual))
+    tolerance = comparer.noise_tolerance(*references)
+    compared = comparer.compare_tensors(expected, actual, tolerance)
+    diff.add(*compared)
+    return not compared[0] and comparer.tensors_differ_only_at_padded_tokens(expected, actual, tolerance)
 
 
 def _agreeing_order(

@@ -118,8 +118,7 @@ def choose_tolerance(
     basis = (
         f"per tensor within {DEFAULT_ATOL if atol is None else atol:g} + {MULTIPLE:g} * the reference's own "
         f"rounding there (its largest difference from its float32 run {noise.source}), "
-        f"rtol={DEFAULT_RTOL if rtol is None else rtol:g}; the tolerance above for tensors that run did not "
-        f"record: {tolerance.basis}"
+        f"rtol={DEFAULT_RTOL if rtol is None else rtol:g}; for tensors that run did not record: {tolerance.basis}"
     )
     return replace(tolerance, basis=basis, if_diverged=None)
 

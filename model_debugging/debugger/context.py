@@ -20,14 +20,14 @@ from model_debugging.debugger.distributed import NoFiles, RankSetup, check_ranks
 from model_debugging.debugger.eager import keep_dynamo_out_of_the_wrappers
 from model_debugging.debugger.forward_patches import ForwardPatches
 from model_debugging.debugger.function_records import FunctionRecorder
-from model_debugging.debugger.hook_errors import forward_hook_raiser
+from model_debugging.debugger.hook_errors import hook_raiser
 from model_debugging.debugger.prune import paths_with_later_siblings
 from model_debugging.debugger.recursion import recursion_headroom
 from model_debugging.debugger.single_thread import one_intra_op_thread
 from model_debugging.debugger.tensors import MAX_VALUE_DEPTH, ValueSerializer
 from model_debugging.debugger.trace_format.names import FileNameRegistry, TracePaths
 from model_debugging.debugger.trace_format.writing import TraceWriter, move_aside_older_trace
-from model_debugging.debugger.tracer import CallSite, CallTracer, qualified_class_name
+from model_debugging.debugger.tracer import CallSite, CallTracer, Hooked, qualified_class_name
 
 logger = logging.getLogger(__name__)
 
@@ -203,16 +203,17 @@ class _TracingSession:
                 tracer.failure = error
         return output
 
-    def _hooked_path(self, tracer: CallTracer, error: BaseException) -> str | None:
-        """The module path of the recorded module whose forward hook raised ``error`` (else None); not
-        looked for once ``tracer`` recorded ``error`` on an inner call (each outer call it passes
-        through would look again, for nothing)."""
+    def _hooked_path(self, tracer: CallTracer, error: BaseException) -> Hooked | None:
+        """The module path of the recorded module whose forward hook or pre-hook raised ``error``
+        (else None); not looked for once ``tracer`` recorded ``error`` on an inner call (each outer
+        call it passes through would look again, for nothing)."""
         if tracer.recorded(error):
             return None
-        module = forward_hook_raiser(error)
-        if module is None:
+        raiser = hook_raiser(error)
+        if raiser is None:
             return None
-        return next((f"{self._class_name}.{name}" for name, m in self._modules if m is module and name), None)
+        path = next((name for name, m in self._modules if m is raiser.module and name), None)
+        return None if path is None else Hooked(f"{self._class_name}.{path}", raiser.pre_hook)
 
     def _top_level_forward(self, original: Callable) -> Callable:
         @functools.wraps(original)

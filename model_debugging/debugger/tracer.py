@@ -7,7 +7,8 @@ middle block, so its tensors are kept unformatted (see :mod:`.prune`, :mod:`.ten
 formatted only once it is known to stay in the tree; any other call is formatted at once (should it be pruned after
 all, its entries, and with ``use_repr=False`` its files, are dropped). A call that raises keeps
 the exception's type and message; only the innermost call that saw an exception records it (or its
-child whose forward hook raised it, see :mod:`.hook_errors`). A call
+child whose forward hook raised it, see :mod:`.hook_errors`; a child whose forward pre-hook raised
+it never ran, so the call that called it records it with that child's path). A call
 that changed some of its input tensors in place lists their paths (see :mod:`.input_versions`).
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -25,12 +26,20 @@ from model_debugging.debugger.prune import ChildCalls, block_infix
 from model_debugging.debugger.tensors import Capture, ValueSerializer, sanitize_addresses
 from model_debugging.debugger.trace_format.names import (
     EXCEPTION_KEY,
+    FORWARD_PRE_HOOK_KEY,
     FUNCTION_KEY,
     INPUTS_MODIFIED_KEY,
     MODULE_CLASS_KEY,
 )
 
 _NO_OUTPUT = object()
+
+
+class Hooked(NamedTuple):
+    """The module path of a recorded module whose hook raised, and whether it was a forward pre-hook."""
+
+    path: str
+    pre_hook: bool
 
 
 def qualified_class_name(instance: object) -> str:
@@ -229,11 +238,11 @@ class CallTracer:
 
     @eager_when_compiled
     def exit_with_exception(
-        self, call: _OpenCall, exception: BaseException, hooked_path: str | None = None
+        self, call: _OpenCall, exception: BaseException, hooked: Hooked | None = None
     ) -> None:
-        """Close ``call``, through which ``exception`` passed; ``hooked_path`` is the module path of
-        a child whose forward hook raised it (see :mod:`.hook_errors`)."""
-        self._attribute(call, exception, hooked_path)
+        """Close ``call``, through which ``exception`` passed; ``hooked`` names a module it called
+        whose forward hook or pre-hook raised it (see :mod:`.hook_errors`)."""
+        self._attribute(call, exception, hooked)
         self.exit(call)
 
     @eager_when_compiled
@@ -252,12 +261,12 @@ class CallTracer:
         return tree
 
     @eager_when_compiled
-    def finish_with_exception(self, exception: BaseException, hooked_path: str | None = None) -> dict:
+    def finish_with_exception(self, exception: BaseException, hooked: Hooked | None = None) -> dict:
         """Close every call still open (innermost first) after ``exception`` and return the partial
-        tree (``hooked_path``: see :meth:`exit_with_exception`)."""
+        tree (``hooked``: see :meth:`exit_with_exception`)."""
         while len(self._stack) > 1:
             self.exit_with_exception(self._stack[-1], exception)
-        self._attribute(self._stack[-1], exception, hooked_path)
+        self._attribute(self._stack[-1], exception, hooked)
         return self.finish()
 
     def reset(self) -> None:
@@ -270,18 +279,19 @@ class CallTracer:
         """Whether ``exception`` is already recorded on a call of this trace."""
         return self._attributed_exception is exception
 
-    def _attribute(self, call: _OpenCall, exception: BaseException, hooked_path: str | None) -> None:
+    def _attribute(self, call: _OpenCall, exception: BaseException, hooked: Hooked | None) -> None:
         """Record ``exception`` on the first (innermost) call it propagates through, or on that call's
-        last child of ``hooked_path``, whose forward hook raised it after its forward returned."""
+        last child of ``hooked.path``, whose forward hook raised it after its forward returned. A
+        forward pre-hook's raised before its module ran: ``call`` records it, naming that module."""
         if not self.recorded(exception):
             self._attributed_exception = exception
             record = call.record
-            if hooked_path is not None:
+            if hooked is not None and not hooked.pre_hook:
                 record = next(
                     (
                         child
                         for child in reversed(call.children.records)
-                        if child.module_path == hooked_path and child.function is None
+                        if child.module_path == hooked.path and child.function is None
                     ),
                     record,
                 )
@@ -289,6 +299,8 @@ class CallTracer:
                 "type": type(exception).__name__,
                 "message": sanitize_addresses(str(exception)),
             }
+            if hooked is not None and hooked.pre_hook:
+                record.exception[FORWARD_PRE_HOOK_KEY] = hooked.path
 
     def _close(self, call: _OpenCall) -> None:
         if self._stack and self._stack[-1] is call:

@@ -8,13 +8,14 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from model_debugging.compare.call_result import AlignmentKind, ModuleStatus
 from model_debugging.compare.matching import describe_call
-from model_debugging.compare.result import AlignmentKind, ModuleStatus
 from model_debugging.explorer.calls import CallView
 from model_debugging.explorer.comparison_view import CallComparison, CallStatus, PairedValue, divergence_level
 
 if TYPE_CHECKING:
-    from model_debugging.compare.result import ModuleComparison, TraceComparison
+    from model_debugging.compare.call_result import ModuleComparison
+    from model_debugging.compare.result import TraceComparison
 
 # a row of the merged tree: ("reference", index) or ("candidate", index) into that side's calls
 _Side = Literal["reference", "candidate"]

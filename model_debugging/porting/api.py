@@ -21,8 +21,9 @@ Example::
 The output directory (``debug_port`` by default) holds ``reference/`` and ``port/`` (the two
 traces), ``reference_float32/`` (the float32 copy's trace, for a half-precision reference),
 ``comparison.json``, ``comparison.html`` and ``renames.yaml`` (the alignment as rename rules for
-``model-debugging compare --config``). A later run replaces them; a directory that
-holds anything else is refused rather than overwritten.
+``model-debugging compare --config``), and the marker ``.debug_port``. A later run replaces them
+in a directory with that marker; a directory without it that is not empty is refused rather than
+overwritten (see `model_debugging.porting.output_dir`).
 """
 
 from __future__ import annotations
@@ -52,15 +53,18 @@ from model_debugging.compare.result import TraceComparison
 from model_debugging.compare.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, ROUNDING_GROWS
 from model_debugging.debugger.context import model_addition_debugger_context
 from model_debugging.explorer.view import write_view
+from model_debugging.porting.output_dir import (
+    FLOAT32_NAME,
+    PAGE_NAME,
+    RENAMES_NAME,
+    RESULT_NAME,
+    output_dir_refusal,
+    prepare_output_dir,
+)
 from model_debugging.replay.api import replay_trace
 from model_debugging.replay.result import ReplayResult
 from model_debugging.reporting.atomic import atomic_write_json, atomic_write_text
 
-RESULT_NAME = "comparison.json"
-PAGE_NAME = "comparison.html"
-RENAMES_NAME = "renames.yaml"
-FLOAT32_NAME = "reference_float32"
-_OURS = {"reference", FLOAT32_NAME, "port", RESULT_NAME, PAGE_NAME, RENAMES_NAME}
 _HALF_PRECISION = (torch.float16, torch.bfloat16)
 
 
@@ -176,22 +180,6 @@ def _first_tensor(value: Any) -> torch.Tensor | None:
     return next((found for item in items if (found := _first_tensor(item)) is not None), None)
 
 
-def _prepared(directory: Path) -> None:
-    """Remove the files of an earlier run from ``directory``; refuse a directory with anything else."""
-    if directory.exists() and not directory.is_dir():
-        raise DebugPortError(f"{directory} exists and is not a directory")
-    if directory.is_dir():
-        others = sorted(path.name for path in directory.iterdir() if path.name not in _OURS)
-        if others:
-            raise DebugPortError(
-                f"{directory} holds files debug_port did not write ({', '.join(others[:3])}): "
-                "choose another output directory"
-            )
-        for name in ("reference", FLOAT32_NAME, "port"):
-            shutil.rmtree(directory / name, ignore_errors=True)
-    directory.mkdir(parents=True, exist_ok=True)
-
-
 def _trace(
     model: nn.Module, inputs: Any, directory: Path, record_functions: Sequence[str]
 ) -> tuple[Any, str | None]:
@@ -274,7 +262,9 @@ def debug_port(
             "float32_noise=True: the reference holds no float16 or bfloat16 parameter or buffer to compare with float32"
         )
     directory = Path(output_dir)
-    _prepared(directory)
+    if refusal := output_dir_refusal(directory):
+        raise DebugPortError(refusal)
+    prepare_output_dir(directory)
     expected, reference_error = _trace(reference, inputs, directory / "reference", record_functions)
     upcast, upcast_error, noise = None, None, None
     if (half_precision if float32_noise is None else float32_noise) and reference_error is None:

@@ -34,6 +34,7 @@ from model_debugging.command_line import (
     tolerance,
 )
 from model_debugging.porting.api import DebugPortError, debug_port
+from model_debugging.porting.output_dir import output_dir_refusal
 from model_debugging.script_loading import ScriptError, loaded_script, raised_by
 
 PROG = "model-debugging debug-port"
@@ -99,8 +100,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args = build_parser(prog).parse_args(argv)
     except SystemExit as exit_request:  # --help, or a usage error argparse already printed
         return int(exit_request.code or 0)
-    problem = output_dir_problem(args.output_dir)
-    if problem is not None:  # before the models are built and run
+    # before the models are built and run; a directory debug_port refuses is not probed either
+    directory = Path(args.output_dir).expanduser()
+    problem = (output_dir_refusal(directory) if directory.is_dir() else None) or output_dir_problem(directory)
+    if problem is not None:
         return fail(prog, problem)
     try:
         with loaded_script(args.script) as module:

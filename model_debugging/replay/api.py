@@ -22,10 +22,11 @@ from dataclasses import replace
 from torch import nn
 
 from model_debugging.compare.align import align_traces
+from model_debugging.compare.call_result import ModuleStatus
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.padding import padded_tokens
 from model_debugging.compare.renames import RenameSpec, coerce_rename_rules
-from model_debugging.compare.result import ModuleStatus, TraceComparison
+from model_debugging.compare.result import TraceComparison
 from model_debugging.debugger.trace_format.reading import read_trace
 from model_debugging.debugger.trace_format.records import Trace, TraceError, TraceNode
 from model_debugging.replay.adapters import AdapterSpec, ArgumentAdapters

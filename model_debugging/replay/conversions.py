@@ -11,7 +11,10 @@ brought to the port's shape and dtype by the conversions its form allows:
   one copy per sequence of a value the reference shares), or narrowed to the first position along
   the dimensions the port does not have (it shares what the reference repeats); a 4-D mask becomes
   the port's padding mask as its last query row (causally, the last query sees every key it may
-  see), and a padding mask the port's 4-D mask, with or without the causal mask;
+  see) or, for a sliding window, as the keys some query sees, and a padding mask the port's 4-D mask, with or without the causal mask;
+- a table the port holds for more positions (rotary tables made for the longest sequence, sliced in
+  its attention): the reference's value, then the port's own positions beyond it, when its first
+  positions are the reference's;
 - dtype: a mask as the port's booleans, 0/1 integers, or 0 and the blocking value of the port's own
   mask; another value cast to the port's dtype.
 
@@ -69,6 +72,35 @@ def in_candidate_form(
     return _refused(reference, candidate, form)
 
 
+def extended(
+    value: torch.Tensor, reference: TensorRecord, candidate: TensorRecord, comparer: PairComparer
+) -> torch.Tensor:
+    """``value`` (the reference's ``reference``) followed by the port's own recorded ``candidate``
+    beyond it, when the port was given a longer table whose first positions along one dimension are
+    the reference's values (rotary tables made for more positions than the sequence has: the port
+    slices them itself); raises ``NotDerivable`` otherwise."""
+    if candidate.file is None or reference.file is None or candidate.shape is None or reference.shape is None:
+        raise NotDerivable("it pairs with no input of the reference's call")
+    shape = squeezed(tuple(reference.shape))
+    longer = [
+        dim
+        for dim, size in enumerate(candidate.shape)
+        if len(shape) == len(candidate.shape)
+        and size > shape[dim]
+        and shape[:dim] + shape[dim + 1 :] == candidate.shape[:dim] + candidate.shape[dim + 1 :]
+    ]
+    recorded = read_recorded_tensor(candidate)
+    for dim in longer:
+        source = read_recorded_tensor(reference).reshape(shape)
+        if (
+            source.dtype == recorded.dtype
+            and comparer.compare_tensors(recorded.narrow(dim, 0, shape[dim]), source)[0]
+        ):
+            rest = recorded.narrow(dim, shape[dim], recorded.shape[dim] - shape[dim]).to(value.device)
+            return torch.cat([value.reshape(shape), rest.to(value.dtype)], dim=dim)
+    raise NotDerivable("it pairs with no input of the reference's call")
+
+
 def no_mask(
     reference_inputs: tuple[TensorRecord, ...], candidate: TensorRecord, batch_unpadded: bool
 ) -> tuple[torch.Tensor, str]:
@@ -114,6 +146,8 @@ def _masks(shape: tuple[int, ...], recorded: torch.Tensor) -> Iterator[Conversio
     wanted = tuple(recorded.shape)
     if len(shape) == 4 and len(wanted) == 2 and (shape[0], shape[3]) == wanted:
         yield lambda mask: as_port(attends(mask)[:, 0, -1, :])  # the last query sees every key it may see
+        # in a sliding window it does not: a key some query sees is no padding
+        yield lambda mask: as_port(attends(mask)[:, 0].any(dim=-2))
     if len(shape) == 2 and len(wanted) == 4 and (wanted[0], wanted[3]) == shape:
         queries, keys = wanted[-2:]
         causal = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)

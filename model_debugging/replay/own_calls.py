@@ -37,7 +37,7 @@ from model_debugging.replay.arguments import (
     flatten_output,
     rebuild_call,
 )
-from model_debugging.replay.conversions import NotDerivable, in_candidate_form, no_mask
+from model_debugging.replay.conversions import NotDerivable, extended, in_candidate_form, no_mask
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class OwnCall:
         """The reference's value for the candidate's tensor of ``pair``, and, when converted to the
         candidate's form, which value it was (raises ``NotDerivable``)."""
         if pair.reference is None:
-            raise NotDerivable("it pairs with no input of the reference's call")
+            return self._extended(pair.candidate, given)
         shown = f"{_keyword(pair.reference.sub_path)} {list(pair.reference.shape)} {pair.reference.dtype}"
         if pair.by is PairedBy.ORDER:
             raise NotDerivable(
@@ -128,6 +128,22 @@ class OwnCall:
         if _same_values(pair.form, pair.reference, pair.candidate):
             return value.reshape(pair.candidate.shape), None
         return in_candidate_form(value, pair.reference, pair.candidate, pair.form, self.comparer), shown
+
+    def _extended(self, candidate: TensorRecord, given: dict[str, Any]) -> tuple[torch.Tensor, str]:
+        """A tensor only the port's call has, made from one only the reference's has whose values are
+        its first positions (see ``conversions.extended``; raises ``NotDerivable``)."""
+        for pair in self.pairs:
+            value = None if pair.reference is None else given.get(pair.reference.sub_path)
+            if pair.candidate is None and isinstance(value, torch.Tensor):
+                try:
+                    made = extended(value, pair.reference, candidate, self.comparer)
+                except NotDerivable:
+                    continue
+                shown = (
+                    f"{_keyword(pair.reference.sub_path)} {list(pair.reference.shape)} {pair.reference.dtype}"
+                )
+                return made, f"{shown}, then its own positions beyond it"
+        raise NotDerivable("it pairs with no input of the reference's call")
 
     def _parameter(self, record: TensorRecord) -> str:
         """``mask (args.3 [2, 10] torch.int64)``: the candidate's parameter a recorded value was given to."""

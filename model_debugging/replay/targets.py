@@ -32,10 +32,10 @@ import torch
 from torch import nn
 
 from model_debugging.compare.align import CallPair, TraceAlignment
+from model_debugging.compare.call_result import AlignmentKind
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.compare.padding import pads_nothing
 from model_debugging.compare.renames import RenameRule, apply_rename_rules
-from model_debugging.compare.result import AlignmentKind
 from model_debugging.debugger.function_records import resolve_torch_function
 from model_debugging.debugger.trace_format.records import Trace, TraceNode
 from model_debugging.replay.adapters import CannotCall

@@ -43,6 +43,24 @@ def test_a_padding_mask_agrees_with_the_causal_4d_mask_made_from_it(tmp_path, tr
     assert "inputs.kwargs.attention_mask differs" in result.first_input_divergence.details
 
 
+def test_a_padding_mask_agrees_with_a_sliding_window_mask_made_from_it(tmp_path, trace_writer):
+    """A sliding-window layer (Qwen2, Mistral) gets the causal mask narrowed to the last keys; a port's
+    block given the padding mask applies the window itself."""
+    padding = torch.ones(2, 4, dtype=torch.bool)
+    padding[1, 0] = False  # left padding
+    window = ~torch.ones(4, 4, dtype=torch.bool).tril(-2)  # a query sees itself and the key before
+    y = torch.ones(2, 4, 3)
+    _layer_trace(trace_writer(tmp_path / "a"), "attention_mask", _causal_mask(padding) & window, y)
+    _layer_trace(trace_writer(tmp_path / "b"), "attention_mask", padding, y)
+    assert compare_traces(tmp_path / "a", tmp_path / "b").equivalent
+
+    wrong = padding.clone()
+    wrong[0, 0] = False
+    _layer_trace(trace_writer(tmp_path / "c"), "attention_mask", wrong, y)
+    result = compare_traces(tmp_path / "a", tmp_path / "c")
+    assert "inputs.kwargs.attention_mask differs" in result.first_input_divergence.details
+
+
 def test_an_input_in_another_form_that_changes_nothing_is_a_note(tmp_path, trace_writer):
     y = torch.ones(2, 4, 3)
     _layer_trace(trace_writer(tmp_path / "a"), "cos", torch.ones(8, 4), y)

@@ -1,6 +1,7 @@
 """debug_port and ``model-debugging debug-port``: the whole loop in one call, as a porter runs it."""
 
 import json
+import shutil
 import textwrap
 
 import pytest
@@ -93,7 +94,7 @@ def test_a_correct_port_is_equivalent_in_one_command(script, tmp_path, capsys, m
     assert printed.rstrip().endswith("verdict: EQUIVALENT")
     assert max(map(len, printed.splitlines())) <= 100
     assert {path.name for path in output.iterdir()} == {
-        "reference", "port", "comparison.json", "comparison.html", "renames.yaml"
+        ".debug_port", "reference", "port", "comparison.json", "comparison.html", "renames.yaml"
     }  # fmt: skip
     assert json.loads((output / "comparison.json").read_text())["equivalent"] is True
     assert "Port.proj" in (output / "comparison.html").read_text()
@@ -120,6 +121,36 @@ def test_a_directory_with_other_files_is_refused_untouched(script, tmp_path, cap
         "choose another output directory"
     )
     assert [path.name for path in output.iterdir()] == ["notes.txt"]
+
+
+def test_traces_a_porter_recorded_by_hand_in_reference_and_port_are_never_replaced(script, tmp_path, capsys):
+    """The replay guide records ``reference/`` and ``port/`` by hand: named like debug_port's traces,
+    but no run of debug_port wrote them (no .debug_port marker), so they are refused, untouched."""
+    output = tmp_path / "traces"
+    for name in ("reference", "port"):
+        (output / name).mkdir(parents=True)
+        (output / name / "NOTES.md").write_text("mine")
+    before = sorted(path.relative_to(output) for path in output.rglob("*"))
+    mtimes = [path.stat().st_mtime_ns for path in (output, output / "port", output / "reference")]
+    assert main([script(False), "--output_dir", str(output)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"model-debugging debug-port: error: {output} holds files debug_port did not write (port, reference; "
+        "it has no .debug_port file: no run of debug_port wrote them): choose another output directory"
+    )
+    assert sorted(path.relative_to(output) for path in output.rglob("*")) == before
+    assert [path.stat().st_mtime_ns for path in (output, output / "port", output / "reference")] == mtimes
+
+
+def test_a_link_in_place_of_an_earlier_runs_trace_is_removed_not_followed(script, tmp_path):
+    output, elsewhere, path = tmp_path / "out", tmp_path / "elsewhere", script(False)
+    assert main([path, "--output_dir", str(output)]) == 0
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    shutil.rmtree(output / "reference")
+    (output / "reference").symlink_to(elsewhere)
+    assert main([path, "--output_dir", str(output)]) == 0
+    assert [path.name for path in elsewhere.iterdir()] == ["keep.txt"]
+    assert not (output / "reference").is_symlink() and (output / "reference").is_dir()
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,8 @@ def _inputs(tokens: int = 16) -> dict:
 
 
 @pytest.mark.parametrize("layers", [2, 8, 12])
-def test_a_correct_bfloat16_port_is_equivalent_by_compare_itself(tmp_path, capsys, layers):
+def test_a_correct_bfloat16_port_is_equivalent_by_compare_itself(tmp_path, capsys, monkeypatch, layers):
+    monkeypatch.setenv("COLUMNS", "1000")  # the report's lines unwrapped
     reference, port = _models(layers)
     result = debug_port(reference, port, _inputs(), output_dir=tmp_path)
     assert result.comparison.calls_agree and result.outputs_match
@@ -39,6 +40,16 @@ def test_a_correct_bfloat16_port_is_equivalent_by_compare_itself(tmp_path, capsy
     assert "1e-05 + 4 * the reference's own rounding there" in result.comparison.tolerance_basis
     printed = capsys.readouterr().out
     assert printed.rstrip().endswith("verdict: EQUIVALENT")
+    # the summary names the tolerance used: the noise floor, the derived one only for the rest
+    (compared,) = [line for line in printed.splitlines() if line.startswith("compared ")]
+    assert (
+        " paired calls with the reference's own rounding: each tensor within atol=1e-05 + 4 * its largest "
+        in (compared)
+    )
+    assert compared.endswith(
+        "difference from the reference's float32 run, rtol=0.0001 (atol=1e-05 + 0.0625108 * rms(reference "
+        "tensor), rtol=0.0625108 for tensors that run did not record)"
+    ), compared
 
 
 @pytest.mark.parametrize(("layers", "scale"), [(2, 0.5), (2, 0.9), (2, 0.95), (2, 0.97), (12, 0.97)])
@@ -50,14 +61,18 @@ def test_an_attention_output_scaled_by_a_few_percent_is_named_at_self_attn(tmp_p
     assert capsys.readouterr().out.rstrip().endswith("verdict: NOT EQUIVALENT")
 
 
-def test_the_compare_command_takes_the_float32_trace_as_noise_from(tmp_path, capsys):
+def test_the_compare_command_takes_the_float32_trace_as_noise_from(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # the report's lines unwrapped
     reference, port = _models(2)
     debug_port(reference, port, _inputs(), output_dir=tmp_path / "run", verbose=False)
     traces = [str(tmp_path / "run" / name) for name in ("reference", "port")]
     # with the tolerance derived from the dtype alone, the rounding of two layers crosses it
     assert compare_main(traces) == 1
+    assert " paired calls with atol=1e-05 + 0.0625108 * rms(reference tensor), rtol=0.0625108\n" in (
+        capsys.readouterr().out
+    )
     assert compare_main([*traces, "--noise_from", str(tmp_path / "run" / "reference_float32")]) == 0
-    capsys.readouterr()
+    assert " paired calls with the reference's own rounding: " in capsys.readouterr().out
     assert compare_main([*traces, "--noise_from", traces[1]]) == 2  # the port's trace: no float32 run
     assert "it is no float32 run of that reference" in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""Ports written by hand the way porters write them, of nine transformers architectures (ViT and
+"""Ports written by hand the way porters write them, of transformers architectures (ViT and
 Mixtral twice), for the tests of compare and replay.
 
 Each module holds a tiny reference (a transformers model built from a config, its parameters drawn
@@ -23,6 +23,9 @@ at random so that norms and biases matter), two ports of it and the conversion o
   the reference's layers get a 4-D boolean mask.
 - :mod:`.gpt2_masked`: GPT2LMHeadModel (one style): ``Block(x, mask)`` given the padding mask where
   the reference's blocks get theirs positionally (``None`` without padding).
+- :mod:`.qwen2`: Qwen2ForCausalLM (one style): q/k/v biases in one fused ``qkv`` of unequal parts
+  (grouped-query attention), a sliding-window layer whose mask the port makes itself, weights
+  converted by ``load_weights``.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

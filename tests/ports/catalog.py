@@ -17,6 +17,7 @@ from tests.ports import (
     llama,
     mixtral,
     mixtral_router,
+    qwen2,
     t5,
     vit,
     vit_conv,
@@ -35,6 +36,7 @@ ARCHITECTURES = {
     "whisper": whisper,
     "llama": llama,
     "distilbert": distilbert,
+    "qwen2": qwen2,
 }
 
 

@@ -7,7 +7,7 @@ from safetensors.torch import save_file
 from model_debugging.compare.forms import Form
 from model_debugging.compare.numeric import PairComparer
 from model_debugging.debugger.trace_format.records import TensorRecord
-from model_debugging.replay.conversions import NotDerivable, in_candidate_form
+from model_debugging.replay.conversions import NotDerivable, extended, in_candidate_form
 
 COMPARER = PairComparer(1e-5, 1e-4, "tensors")
 
@@ -42,6 +42,14 @@ def test_a_4d_additive_mask_becomes_the_ports_padding_mask(tmp_path):
     assert torch.equal(made, PADDING) and made.dtype == torch.int64
 
 
+def test_a_4d_sliding_window_mask_becomes_the_ports_padding_mask(tmp_path):
+    """Qwen2's sliding-window layers get a mask whose last query sees only the last keys: the
+    padding is the keys some query sees."""
+    window = CAUSAL & ~torch.ones(4, 4, dtype=torch.bool).tril(-2)  # the last 2 tokens
+    allowed = window & PADDING.bool()[:, None, None, :]
+    assert torch.equal(converted(tmp_path, allowed, PADDING, Form.MASK), PADDING)
+
+
 def test_a_port_mask_no_conversion_reproduces_is_not_derived(tmp_path):
     wrong = CAUSAL.clone()
     wrong[0, 1] = True  # lets the first token see the next one
@@ -72,3 +80,16 @@ def test_a_port_trace_without_values_cannot_check_a_conversion(tmp_path):
     port = TensorRecord("args.1", (2, 4), "torch.bool")
     with pytest.raises(NotDerivable, match="trace the port with use_repr=False"):
         in_candidate_form(PADDING, reference, port, Form.MASK, COMPARER)
+
+
+def test_a_table_the_port_holds_for_more_positions_is_the_references_then_its_own(tmp_path):
+    """Rotary tables made for 5 positions where the reference's call has 4: the reference's values,
+    then the port's own fifth, when its first four are the reference's."""
+    table = torch.randn(5, 8)
+    reference, port = recorded(tmp_path, "0", table[None, :4]), recorded(tmp_path, "1", table)
+    value = table[None, :4] + 1  # what the reference's call holds in this replay
+    made = extended(value, reference, port, COMPARER)
+    assert torch.equal(made, torch.cat([value[0], table[4:]]))
+    shifted = recorded(tmp_path, "2", torch.cat([table[1:], table[:1]]))
+    with pytest.raises(NotDerivable, match="pairs with no input"):
+        extended(value, reference, shifted, COMPARER)

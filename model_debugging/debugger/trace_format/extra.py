@@ -11,7 +11,8 @@ writes. Everything else goes here, beside them, as one JSON object::
 ``tree`` mirrors the call tree node for node (same ``module_path``, same order) and adds, per node:
 
 - ``module_class`` (a module call's class), ``exception`` (``{"type", "message"}`` of the call
-  that raised), ``inputs_modified`` (the paths of the input tensors the call changed in place,
+  that raised, and ``forward_pre_hook_of``: the module it called whose forward pre-hook raised
+  it), ``inputs_modified`` (the paths of the input tensors the call changed in place,
   ``["args.0"]``, when it changed any; version 1 files did not check);
 - ``tensors``: one object per tensor entry of the node's ``inputs`` then ``outputs``, in the
   order :func:`.entries.value_leaves` finds them, with the tensor's ``statistics``, when

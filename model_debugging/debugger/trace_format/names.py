@@ -40,6 +40,8 @@ FUNCTION_KEY = "function"
 MODULE_CLASS_KEY = "module_class"
 # {"type": ..., "message": ...} of the exception a call raised
 EXCEPTION_KEY = "exception"
+# in an exception record: the module called whose forward pre-hook raised it (its forward never ran)
+FORWARD_PRE_HOOK_KEY = "forward_pre_hook_of"
 # the paths of the input tensors a call changed in place (["args.0", ...]), when it changed any
 INPUTS_MODIFIED_KEY = "inputs_modified"
 # the statistics a tensor entry carries, in the order upstream writes them (float16/bfloat16/float32)

@@ -20,6 +20,7 @@ from model_debugging.debugger.trace_format.json_input import shown
 from model_debugging.debugger.trace_format.names import (
     COMPLEX_PARTS,
     EXCEPTION_KEY,
+    FORWARD_PRE_HOOK_KEY,
     FUNCTION_KEY,
     INPUTS_MODIFIED_KEY,
     MODULE_CLASS_KEY,
@@ -164,13 +165,19 @@ def records(value: Any, extras: Iterator[dict], directory: Path) -> tuple[Tensor
 
 
 def exception_text(record: Any) -> str | None:
-    """``{"type": "ValueError", "message": "..."}`` (the debugger's exception record) as one line."""
+    """``{"type": "ValueError", "message": "..."}`` (the debugger's exception record) as one line, naming
+    the module whose forward pre-hook raised it when the record says so."""
     if record is None:
         return None
     expect(record, dict, EXCEPTION_KEY, 'an object {"type": ..., "message": ...}')
     kind = expect(record.get("type", "exception"), str, f"{EXCEPTION_KEY}.type", "a string")
     message = expect(record.get("message", ""), str, f"{EXCEPTION_KEY}.message", "a string")
-    return f"{kind}: {message}" if message else kind
+    text = f"{kind}: {message}" if message else kind
+    hooked = record.get(FORWARD_PRE_HOOK_KEY)
+    if hooked is None:
+        return text
+    hooked = expect(hooked, str, f"{EXCEPTION_KEY}.{FORWARD_PRE_HOOK_KEY}", "a module path")
+    return f"{text} (raised by a forward pre-hook of {hooked}, whose forward did not run)"
 
 
 def optional_text(node: dict, key: str) -> str | None:
