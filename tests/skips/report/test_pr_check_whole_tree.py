@@ -133,7 +133,7 @@ def test_a_test_file_the_change_breaks_is_named_with_its_line(whole_tree, tmp_pa
     ) in out
     # the row is no skip: the summary neither counts it as one nor vouches for its share
     assert "No new skips compared with `HEAD`." in out and "Each skips a test" not in out
-    assert "1 row(s) are tests pytest no longer collects, because a scanned file no longer parses" in out
+    assert "1 pair(s) are tests pytest no longer collects, because a scanned file no longer parses" in out
     listed = markdown_rows(markdown)
     assert len(listed) == 1, listed  # beta skipped its other two common tests before
     assert listed[0].startswith(
