@@ -88,7 +88,11 @@ def test_a_base_without_tests_is_a_clear_error(tmp_path, capsys):
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
     assert main(["--repo", str(repo), "--base", "main"]) == 2
-    assert "has none of src, tests: not a transformers checkout" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "model-debugging check-skips: error: not a transformers checkout: file tests/test_modeling_common.py is "
+        f"missing (looked for {repo / 'tests' / 'test_modeling_common.py'}); run from the checkout root or pass "
+        "--repo PATH\n"
+    )
 
 
 def test_a_folder_inside_the_checkout_is_refused_naming_its_root(checkout, capsys, monkeypatch):
