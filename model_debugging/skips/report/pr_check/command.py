@@ -129,5 +129,10 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
             print(f"markdown written to {written}")
     except OutputWriteError as error:  # e.g. a FIFO nobody reads
         return fail(prog, str(error))
-    finding = introduced["flagged"].ne("").any() or scans.new_parse_errors or scans.conftest_notes
+    finding = (
+        introduced["flagged"].ne("").any()
+        or scans.new_parse_errors
+        or scans.conftest_notes
+        or scans.edited_guards
+    )
     return EXIT_FINDING if finding else EXIT_OK

@@ -61,7 +61,8 @@ class Scans:
     ``library_causes`` gives, per model whose verdicts read a changed library file, those files
     (None when the head scan could not tell: every changed library file is named then);
     ``conftest_notes`` are head's notes on the ``conftest.py`` files the change adds or edits that
-    may skip or drop tests (not modelled, so the rows cannot show what they do)."""
+    may skip or drop tests (not modelled, so the rows cannot show what they do); ``edited_guards``
+    the ``(path, line, name)`` of the ``@require_*``/``@slow`` helpers it edits (read by name only)."""
 
     base: ScanResult
     tests_only: ScanResult
@@ -72,6 +73,7 @@ class Scans:
     observed_reports: tuple[str, ...] = ()
     inert: bool = False
     conftest_notes: tuple[str, ...] = ()
+    edited_guards: tuple[tuple[str, int, str], ...] = ()
 
     @functools.cached_property
     def new_parse_errors(self) -> tuple[ParseError, ...]:

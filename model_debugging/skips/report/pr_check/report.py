@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from model_debugging.reporting.report import ItemsSection, Report, Section
@@ -71,6 +73,8 @@ def build_pr_report(
             + "; ".join(note_subject(note) for note in scans.conftest_notes)
             + "."
         )
+    if scans.edited_guards:
+        summary.append(_guards_line(scans))
     gone = [test for test in scans.base.tests if test not in scans.head.tests]
     if gone:
         summary.append(
@@ -185,6 +189,27 @@ def _of_new_models(skips: pd.DataFrame) -> str:
     models = f"{names[0]}, a model" if len(names) == 1 else f"the {len(names)} models ({first_five(names)})"
     share = "all" if _pairs(added) == _pairs(skips) else str(_pairs(added))
     return f"; {share} of them of {models} the change adds"
+
+
+def _guards_line(scans: Scans) -> str:
+    """The ``@require_*``/``@slow`` helpers the change edits, each with the common tests carrying it:
+    the analyzer reads them by name only, so no row can show a test they now skip."""
+    helpers = []
+    for path, line, name in scans.edited_guards:
+        written = re.compile(rf"^[^:]+: (?:[\w.]*\.)?{re.escape(name)}\b")
+        tests = [
+            f"`{test}`"
+            for test, result in scans.head.tests.items()
+            if any(written.match(condition) for condition in result.conditions)
+        ]
+        on = f"on {len(tests)} common test(s): {first_five(tests)}" if tests else "on no common test"
+        helpers.append(f"`{name}` ({path}:{line}, {on})")
+    return (
+        f"⚠️ The change edits {len(helpers)} environment guard(s), which the analyzer reads by name only and "
+        "never runs, so no row can show a test they now skip: " + "; ".join(helpers) + ". Check what they "
+        "now ask of the machine: a guard that no longer passes where everything is installed skips every "
+        "test it decorates."
+    )
 
 
 def _many_models_line(rows: pd.DataFrame, settings: PRCheckSettings) -> str:

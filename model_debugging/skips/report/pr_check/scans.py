@@ -28,6 +28,7 @@ from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.scan import scan_repository
 from model_debugging.skips.source.checkout import check_checkout
 from model_debugging.skips.source.conftest_notes import notes_about
+from model_debugging.skips.source.guard_helpers import edited_guards
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER, is_library_path, scanned_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
@@ -80,7 +81,8 @@ def scan_sides(
     conftests = notes_about(
         head.notes, sorted(path for path in touched if PurePosixPath(path).name == "conftest.py")
     )
-    return Scans(base, tests_only, head, tests, library, causes, reports, inert, conftests)
+    guards = edited_guards(base_tree, repo, changed)
+    return Scans(base, tests_only, head, tests, library, causes, reports, inert, conftests, guards)
 
 
 def _say(progress: ScanProgress | None, text: str) -> None:
