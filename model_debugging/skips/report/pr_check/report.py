@@ -9,7 +9,7 @@ import pandas as pd
 from model_debugging.reporting.report import ItemsSection, Report, Section
 from model_debugging.skips.report.broken_files import broken_file_lines, first_five
 from model_debugging.skips.report.pr_check.git_snapshot import BaseRevision
-from model_debugging.skips.report.pr_check.grouping import grouped
+from model_debugging.skips.report.pr_check.grouping import GROUP_FROM, grouped
 from model_debugging.skips.report.pr_check.introduced import (
     FLAG_LIBRARY,
     FLAG_MANY,
@@ -129,7 +129,7 @@ def _removed_line(removed: pd.DataFrame, shown: pd.DataFrame) -> str:
 # what the numbers of the summary and the tables count, said once under the summary
 _UNITS = (
     "A skip is a test that a model stops running (in one of its test classes at least); the tables "
-    "have a row per test class, and rows of four models or more alike are one row; shares are "
+    f"have a row per test class, and rows of {GROUP_FROM} models or more alike are one row; shares are "
     "skipped/decided models."
 )
 
