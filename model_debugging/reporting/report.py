@@ -18,12 +18,21 @@ from model_debugging.reporting.tables import render_markdown_table, render_termi
 
 @dataclass(frozen=True)
 class Section:
-    """One titled table; only the first ``limit`` rows are shown, ``empty`` replaces a table without rows."""
+    """One titled table; only the first ``limit`` rows are shown, ``empty`` replaces a table without rows.
+    Its heading counts the rows, followed by ``unit`` ("row") when a row is not the thing its title
+    names (a table whose rows fold several skips)."""
 
     title: str
     rows: pd.DataFrame
     limit: int
     empty: str = "None."
+    unit: str = ""
+
+    @property
+    def heading(self) -> str:
+        count = len(self.rows)
+        unit = f" {self.unit}{'' if count == 1 else 's'}" if self.unit else ""
+        return f"{self.title} ({count}{unit})"
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,7 @@ def render_text(report: Report) -> str:
             if section.items:
                 lines += ["", section.title, "-" * len(section.title), *_text_items(section)]
             continue
-        heading = f"{section.title} ({len(section.rows)})"
-        lines += ["", heading, "-" * len(heading)]
+        lines += ["", section.heading, "-" * len(section.heading)]
         if section.rows.empty:
             lines.append(section.empty)
             continue
@@ -80,7 +88,7 @@ def render_markdown(report: Report) -> str:
         if isinstance(section, ItemsSection):
             lines += _markdown_items(section)
             continue
-        lines += [f"### {section.title} ({len(section.rows)})", ""]
+        lines += [f"### {section.heading}", ""]
         if section.rows.empty:
             lines += [section.empty, ""]
             continue

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from model_debugging.skips.decide.scope import ScanScope, check_known, check_test_name
+from model_debugging.skips.decide.scope import ScanScope, check_test_name
 from model_debugging.skips.incremental.answer import cached_scan
 from model_debugging.skips.incremental.memory import ScanStats
 from model_debugging.skips.observed import read_reports, with_observations
@@ -104,9 +104,7 @@ def scan_repository(
             result = cached_scan(
                 scope, entries, test_method_name=test_method_name, progress=progress, stats=stats
             )
-            return dataclasses.replace(
-                _selected(result, test_method_name, notes, common_paths), provenance=provenance
-            )
+            return dataclasses.replace(_selected(result, test_method_name, notes), provenance=provenance)
         from model_debugging.skips.decide.scan import scan  # see cached_scan: only when it runs
 
         full = scan(scope, entries, test_method_name=test_method_name, progress=progress)
@@ -125,11 +123,9 @@ def _entries(cache_dir: str | os.PathLike | None, use_cache: bool) -> Iterator[P
         yield ScratchCache(scratch)
 
 
-def _selected(
-    result: ScanResult, name: str | None, notes: tuple[str, ...], common_paths: list[str]
-) -> ScanResult:
-    """``result`` whole, or with only the test ``name`` (of ``common_paths``); with this scan's ``notes``."""
+def _selected(result: ScanResult, name: str | None, notes: tuple[str, ...]) -> ScanResult:
+    """``result`` whole, or with only the test ``name`` (a common test: ``check_test_name`` said so);
+    with this scan's ``notes``."""
     if name is None:
         return dataclasses.replace(result, notes=notes)
-    check_known(result.tests, name, common_paths)
     return ScanResult({name: result.tests[name]}, result.errors, notes)

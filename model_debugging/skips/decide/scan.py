@@ -15,7 +15,7 @@ from typing import Any
 from model_debugging.skips.decide.common_definitions import CommonDefinitions
 from model_debugging.skips.decide.per_model import evaluate_models
 from model_debugging.skips.decide.runtime_checks import load_runtime_checks
-from model_debugging.skips.decide.scope import FullScan, ScanScope, check_known, common_tests
+from model_debugging.skips.decide.scope import FullScan, ScanScope, common_tests
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.results.summary import TestSummary
@@ -40,8 +40,8 @@ def scan(
     """Decide every common test (or only ``test_method_name``) for every model of ``scope``.
 
     Records are written to and read back from ``entries``; ``keep_models`` keeps each model's
-    outcomes and reads in the answer. Raises :class:`UnknownTestError` for a test name that is no
-    common test, once the common files are parsed."""
+    outcomes and reads in the answer. ``test_method_name`` is a test of the common files: the caller
+    (``scan_repository``) checks it before any scan (``scope.check_test_name``)."""
     keys: dict[str, str] = {}
     record_keys: dict[str, str] = {}
     paths = sorted(set(scope.common_paths + scope.model_files))
@@ -54,12 +54,7 @@ def scan(
         pytest=scope.pytest,
     )
     with phase_of(progress, "parsing test files", "file") as phase:
-        imported = set()
-        if test_method_name is not None:  # an unknown name fails before the model files are parsed
-            imported = parse_with_imports(store, scope.repo, scope.common_paths, phase=phase, keys=keys)
-            check_known(_common_tests_of(store, scope), test_method_name, scope.common_paths)
-            paths = [path for path in paths if path not in store]
-        imported |= parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
+        imported = parse_with_imports(store, scope.repo, paths, phase=phase, keys=keys)
         store.parse_named_tests_again()
     # Records that other files import stay in memory; the others are read again for their model.
     store.pin(scope.common_paths)

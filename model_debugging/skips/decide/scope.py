@@ -65,24 +65,21 @@ class FullScan:
     record_keys: dict[str, str] = field(default_factory=dict)
 
 
-def check_known(tests: Mapping[str, object], name: str, common_paths: Sequence[str]) -> None:
-    """Raise :class:`UnknownTestError` (with the closest names, else the ``common_paths`` searched)
-    when ``name`` is not in ``tests``."""
-    if name not in tests:
-        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3), common_paths)
-
-
 def check_test_name(scope: ScanScope, entries: ParseCache, name: str) -> None:
-    """Raise :class:`UnknownTestError` when ``name`` is not a test of ``scope``'s common files, from
-    those files alone: before a scan's slow work, which a mistyped name would only delay. They are
-    parsed as the scan of ``name`` parses them, so that the scan then finds them in ``entries`` (the
-    parse cache) instead of parsing them again."""
+    """Raise :class:`UnknownTestError` (with the closest names, else the common files searched) when
+    ``name`` is not a test of ``scope``'s common files, from those files alone: before a scan's slow
+    work, which a mistyped name would only delay. The one check of the name: a scan of ``name``
+    (``decide/scan.py``, the cache's answers) relies on it. The files are parsed as the scan of
+    ``name`` parses them, so that the scan then finds them in ``entries`` (the parse cache) instead of
+    parsing them again."""
     store = RecordStore(
         scope.repo, entries, elide=scope.model_files, test=name, jobs=scope.jobs, pytest=scope.pytest
     )
     store.parse(scope.common_paths, ())
     files = {path: store.get(path) for path in scope.common_paths if path in store}
-    check_known(common_tests(files, scope.settings), name, scope.common_paths)
+    tests = common_tests(files, scope.settings)
+    if name not in tests:
+        raise UnknownTestError(name, difflib.get_close_matches(name, tests, n=3), scope.common_paths)
 
 
 def common_tests(files: Mapping[str, ParsedFile], settings: ScanSettings) -> dict[str, tuple[str, frozenset]]:

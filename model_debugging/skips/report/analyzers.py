@@ -108,11 +108,17 @@ def compare_analyzers(
             f"Both scans by the same analyzer ({_shown(now)}; {commits}): every change below is the tree's."
         )
         return trend(previous, current), AnalyzerComparison((line,))
-    changed = (
-        "⚠️ The analyzer changed between the two scans"
-        if before is not None and now is not None
-        else "⚠️ Not known whether one analyzer made both scans"
-    ) + f": previous {_shown(before)}; current {_shown(now)}."
+    if before is None and now is None:  # the unknown analyzer's explanation once, not once per side
+        changed = (
+            "⚠️ Not known whether one analyzer made both scans: neither result records the analyzer that "
+            "made it (written before results did, or by another scanner)."
+        )
+    else:
+        changed = (
+            "⚠️ The analyzer changed between the two scans"
+            if before is not None and now is not None
+            else "⚠️ Not known whether one analyzer made both scans"
+        ) + f": previous {_shown(before)}; current {_shown(now)}."
     if rescanned is not None:
         lines = (
             changed,

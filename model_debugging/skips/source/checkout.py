@@ -20,9 +20,10 @@ class CheckoutError(Exception):
     """The folder is not a transformers checkout: the message says what is missing and where."""
 
 
-def check_checkout(repo: Path, settings: ScanSettings) -> None:
+def check_checkout(repo: Path, settings: ScanSettings, described: str | None = None) -> None:
     """Raise :class:`CheckoutError` unless ``repo`` holds the settings' first common file and models
-    folder, both inside it (also through symlinks)."""
+    folder, both inside it (also through symlinks). ``described`` names a ``repo`` the user did not
+    give (a revision exported to a temporary folder): the message then names it instead of the folder."""
     if not repo.exists():
         raise CheckoutError(f"the checkout {repo} does not exist")
     if not repo.is_dir():
@@ -37,6 +38,10 @@ def check_checkout(repo: Path, settings: ScanSettings) -> None:
     for relative, kind in ((first_common, "file"), (settings.models_dir, "folder")):
         target = repo / relative
         if not (target.is_file() if kind == "file" else target.is_dir()):
+            if described is not None:
+                raise CheckoutError(
+                    f"{described} is not a transformers checkout: it has no {kind} {relative}"
+                )
             # --repo src/ or tests/, or run from inside the checkout: name the root above it
             above = next((parent for parent in root.parents if (parent / first_common).is_file()), None)
             fix = (

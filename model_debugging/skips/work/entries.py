@@ -67,6 +67,7 @@ def entry_value(data: bytes) -> Any:
 # an import of one of the project's modules outside the analyzer: ``from model_debugging.assertions
 # import ...`` (the project imports its modules only this way; the analyzer's own are all read)
 _PROJECT_IMPORT = re.compile(rb"model_debugging\.(?!skips\b)([\w.]+) import\b")
+_REPORTS = "report"  # skips/report/: the trend report and the PR check, made from results
 
 
 @functools.cache
@@ -82,13 +83,16 @@ def analyzer_version() -> str:
 
 
 def _analyzer_sources(project: str) -> dict[str, bytes]:
-    """The text of every module of ``model_debugging/skips`` and of every other module of the
-    project they import, directly or not (``model_debugging/assertions.py`` decides what a test
-    checks), by their paths relative to ``project`` (with ``/``). Read with ``os`` rather than
+    """The text of every module of ``model_debugging/skips`` but its reports (``skips/report/``, which
+    read results and decide no verdict: a reworded PR check is no other analyzer) and of every other
+    module of the project they import, directly or not (``model_debugging/assertions.py`` decides what
+    a test checks), by their paths relative to ``project`` (with ``/``). Read with ``os`` rather than
     ``pathlib``, which made this a tenth of a warm scan."""
+    skips = os.path.join(project, "skips")
     sources = {
         os.path.relpath(os.path.join(folder, name), project).replace(os.sep, "/"): _read(folder, name)
-        for folder, _, names in os.walk(os.path.join(project, "skips"))
+        for folder, _, names in os.walk(skips)
+        if os.path.relpath(folder, skips).split(os.sep)[0] != _REPORTS
         for name in names
         if name.endswith(".py")
     }

@@ -4,6 +4,7 @@ Two scans running at the same time over the same checkout and cache both write c
 """
 
 import json
+import os
 import pickle
 import random
 import shutil
@@ -122,6 +123,25 @@ def test_an_edit_anywhere_in_the_analyzer_makes_another_analyzer(monkeypatch):
             lambda folder, name, edited=edited: read(folder, name) + b"#" * name.endswith(edited),
         )
         assert digest() != current
+
+
+def test_a_reworded_report_is_the_same_analyzer(monkeypatch):
+    """The PR check and the trend report (``skips/report/``) read results and decide no verdict. An
+    edit of their wording made another analyzer: every cache entry missed, and the weekly trend said
+    "The analyzer changed between the two scans" and scanned last week's commit again."""
+    digest = cache.analyzer_version.__wrapped__
+    current = digest()
+    read = cache._read
+    for edited in ("pr_check/report.py", "trend_report.py"):
+        monkeypatch.setattr(
+            cache,
+            "_read",
+            lambda folder, name, edited=edited: (
+                read(folder, name)
+                + b"#" * os.path.join(folder, name).endswith(os.path.join("report", edited))
+            ),
+        )
+        assert digest() == current
 
 
 def _scan_command(repo: Path, output: Path, cache_dir: Path) -> list[str]:

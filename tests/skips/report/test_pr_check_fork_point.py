@@ -40,7 +40,7 @@ def test_a_branch_made_from_an_older_main_is_compared_with_its_fork_point(stale_
     assert main(["--repo", str(stale_branch), "--base", "main"]) == 1
     out = capsys.readouterr().out
     fork = git(stale_branch, "merge-base", "main", "HEAD").strip()
-    assert f"1 new skip compared with `main` at {fork[:12]} (1 by test files)." in out
+    assert f"1 new skip of 1 model compared with `main` at {fork[:12]} (1 by test files)." in out
     assert f"HEAD forked from `main` at {fork[:12]}" in out and "the 1 commit(s) `main` gained since" in out
     # beta's own skip, not alpha's encoder skip that main dropped after the fork
     assert [(row[0], row[1], row[4]) for row in rows(out)] == [("test_forward", "beta", "flaky on CI")]
@@ -68,7 +68,7 @@ def test_a_shallow_clone_of_the_pull_requests_merge_commit_needs_no_history(stal
     git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "merged", f"file://{stale_branch}", str(clone))
     assert main(["--repo", str(clone), "--base", base, "--fetch_base_from", "origin"]) == 1
     out = capsys.readouterr().out
-    assert f"1 new skip compared with `{base}` (1 by test files)." in out
+    assert f"1 new skip of 1 model compared with `{base}` (1 by test files)." in out
     assert "forked" not in out and "shallow" not in out
     assert [(row[0], row[1]) for row in rows(out)] == [("test_forward", "beta")]
 

@@ -25,7 +25,7 @@ def test_a_common_test_skipped_for_every_model_is_one_line(checkout, tmp_path, c
     markdown = tmp_path / "new_skips.md"
     assert main(["--repo", str(checkout), "--base", "main", "--markdown", str(markdown)]) == 1
     out = capsys.readouterr().out
-    assert "6 new skips compared with `main` (6 by test files)." in out
+    assert "6 new skips of 6 models compared with `main` (6 by test files), in 1 row." in out
     assert markdown_rows(markdown) == [
         "| test_training | 6 models | 6 classes | tests/test_modeling_common.py:11 | flaky on CI | ran "
         "| 0/6 (0.0%) | 6/6 (100.0%) | test files | ⚠️ many models at once |"
@@ -50,15 +50,15 @@ def test_a_removed_skip_is_said_and_listed(checkout, tmp_path, capsys):
     text = markdown.read_text(encoding="utf-8")
     assert "No new skips compared with `main`." in text
     assert (
-        "The change removes 1 skip of 1 test(s) (`test_inputs_embeds`): listed under 'Skips removed by "
+        "The change removes 1 skip of 1 model, in 1 test(s) (`test_inputs_embeds`): listed under 'Skips removed by "
         "this change', with what each pair does now."
     ) in text
-    assert "### Skips removed by this change (1)" in text
+    assert "### Skips removed by this change (1 row)" in text
     assert markdown_rows(markdown) == [
         "| test_inputs_embeds | llama | LlamaModelTest | tests/models/llama/test_modeling_llama.py:11 "
         "| llama has no inputs_embeds | runs |"
     ]
-    assert "Skips removed by this change (1)" in capsys.readouterr().out
+    assert "Skips removed by this change (1 row)" in capsys.readouterr().out
 
 
 def test_a_skip_worded_per_model_is_one_line_with_each_wording_listed(checkout, tmp_path, capsys):

@@ -19,14 +19,18 @@ SKIPPED_MIXIN_TEST = (
 
 def test_a_skip_added_to_a_common_test_is_flagged_for_every_model_it_reaches(whole_tree, tmp_path, capsys):
     """beta skipped test_inputs_embeds before (its forward takes no inputs_embeds): 1 of 3 models,
-    above the 10% under which a skip counts as rare. alpha and gamma now skip it too."""
+    above the 10% under which a skip counts as rare. alpha and gamma now skip it too: 2 new skips, as
+    the share's move 1/3 -> 3/3 says, in 3 rows (gamma's class is collected by two files). The first
+    line and the flag once counted the rows ("3 new skips", "3 skip a test for many models") beside
+    that share."""
     edit(whole_tree, "tests/test_modeling_common.py", *SKIPPED_MIXIN_TEST)
     markdown = tmp_path / "new_skips.md"
     assert main(["--repo", str(whole_tree), "--base", "HEAD", "--markdown", str(markdown)]) == 1
     out = capsys.readouterr().out
-    assert "3 new skips compared with `HEAD` (3 by test files)." in out
+    assert "2 new skips of 2 models compared with `HEAD` (2 by test files), in 3 rows." in out
+    assert "Skips introduced by this change (3 rows)" in out
     assert (
-        "⚠️ 3 skip a test for many models at once (more than 10% of the models stop running it): "
+        "⚠️ 2 skip a test for many models at once (more than 10% of the models stop running it): "
         "`test_inputs_embeds` 1/3 (33.3%) → 3/3 (100.0%). A skip in a shared file"
     ) in out
     where = "tests/test_modeling_common.py:18 | flaky on CI | ran | 1/3 (33.3%) | 3/3 (100.0%) | test files"

@@ -133,7 +133,7 @@ def test_a_test_file_the_change_breaks_is_named_with_its_line(whole_tree, tmp_pa
     ) in out
     # the row is no skip: the summary neither counts it as one nor vouches for its share
     assert "No new skips compared with `HEAD`." in out and "Each skips a test" not in out
-    assert "1 row(s) are tests pytest no longer collects, because a scanned file no longer parses" in out
+    assert "1 pair(s) are tests pytest no longer collects, because a scanned file no longer parses" in out
     listed = markdown_rows(markdown)
     assert len(listed) == 1, listed  # beta skipped its other two common tests before
     assert listed[0].startswith(
@@ -219,3 +219,28 @@ def test_head_is_scanned_by_evaluating_again_only_the_model_whose_test_file_chan
     assert [row[:2] for row in rows(captured.out)] == [["test_forward", "beta"]]
     head = captured.err.split("head (working tree):")[1]
     assert "evaluating the 1 model(s) the change concerns: 1 model" in head, captured.err
+
+
+def test_a_repository_that_is_no_checkout_is_named_as_given_before_any_scan(whole_tree, capsys):
+    """Run on another git repository (this project's own clone, say), the check exported and scanned
+    the base first, then named the temporary folder it was exported to ("looked for
+    /tmp/check_new_skips.ks__elg9/base/tests/test_modeling_common.py"). It now names the folder given."""
+    common = whole_tree / "tests" / "test_modeling_common.py"
+    common.unlink()
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "base " not in err, err
+    assert (
+        f"not a transformers checkout: file tests/test_modeling_common.py is missing (looked for {common})"
+        in err
+    )
+    # a base revision without it: named by its commit, not by the folder it is exported to
+    git(whole_tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "no common tests")
+    base = git(whole_tree, "rev-parse", "HEAD").strip()
+    git(whole_tree, "checkout", "-q", "HEAD~1", "--", "tests/test_modeling_common.py")
+    assert main(["--repo", str(whole_tree), "--base", "HEAD"]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == (
+        f"model-debugging check-skips: error: the base revision {base[:12]} is not a transformers checkout: "
+        "it has no file tests/test_modeling_common.py"
+    )

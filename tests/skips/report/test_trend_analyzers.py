@@ -69,6 +69,19 @@ def test_a_result_without_provenance_is_an_unknown_analyzer_a_warning_not_an_err
     assert "### Newly skipped (tree or analyzer) (2)" in markdown
 
 
+def test_two_results_without_provenance_say_so_once(write_scan, tmp_path):
+    """The pinned scans of the 2024, 2025 and 2026 snapshots (and upstream's results) record no
+    analyzer: the first line said "previous unknown analyzer (the result does not record it: ...);
+    current unknown analyzer (the result does not record it: ...)", the same parenthesis twice."""
+    previous, current = write_scan("old", LAST_WEEK, None), write_scan("new", THIS_WEEK, None)
+    code, markdown = report(write_scan, tmp_path, previous, current)
+    assert code == 0
+    assert first_lines(markdown, 1)[0] == (
+        "⚠️ Not known whether one analyzer made both scans: neither result records the analyzer that made it "
+        "(written before results did, or by another scanner)."
+    )
+
+
 def test_with_the_previous_commit_rescanned_the_analyzer_s_changes_are_listed_apart(write_scan, tmp_path):
     previous, current = write_scan("old", LAST_WEEK, OLD), write_scan("new", THIS_WEEK, NEW)
     rescan = write_scan("rescan", LAST_WEEK_NOW, RESCAN)

@@ -8,6 +8,7 @@ from model_debugging.skips.parse.rules import nodes
 from model_debugging.skips.parse.rules.base import Context, Rule, register
 from model_debugging.skips.records.literals import NonLiteral
 from model_debugging.skips.records.test_files import Condition
+from model_debugging.skips.source.guard_helpers import is_guard_name
 
 _CONDITIONAL = nodes.SKIP_IF_DECORATORS | nodes.SKIP_UNLESS_DECORATORS
 
@@ -17,7 +18,7 @@ def decorator_condition(decorator: cst.Decorator, context: Context) -> Condition
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    if last.startswith("require_") or last == "slow":
+    if is_guard_name(last):
         return Condition(nodes.code(decorator.decorator), context.line)
     if name in _CONDITIONAL and call is not None:
         condition = nodes.condition_argument(call.args)

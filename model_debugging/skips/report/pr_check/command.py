@@ -33,7 +33,7 @@ from model_debugging.skips.report.pr_check.removed import find_removed_skips
 from model_debugging.skips.report.pr_check.report import build_pr_report
 from model_debugging.skips.report.pr_check.scans import scan_sides
 from model_debugging.skips.report.settings import BUILT_IN_CONFIG, load_settings
-from model_debugging.skips.source.checkout import CheckoutError
+from model_debugging.skips.source.checkout import CheckoutError, check_checkout
 from model_debugging.skips.source.scanned_paths import scanned_input_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
         _, settings = load_settings(args.config)
         observed = read_reports(args.observed) if args.observed else None  # before the scans
         base = fork_point(repo, args.base, resolve_commit(repo, args.base, fetch_from=args.fetch_base_from))
+        check_checkout(repo, DEFAULT_SETTINGS)  # the head, as given: before the base is exported and scanned
         with tempfile.TemporaryDirectory(prefix="check_new_skips.") as scratch:
             scans = scan_sides(
                 repo, base.commit, Path(scratch), progress=ScanProgress(), observed=observed, inert=args.inert
@@ -128,5 +129,10 @@ def main(argv: list[str] | None = None, prog: str = "model-debugging check-skips
             print(f"markdown written to {written}")
     except OutputWriteError as error:  # e.g. a FIFO nobody reads
         return fail(prog, str(error))
-    finding = introduced["flagged"].ne("").any() or scans.new_parse_errors or scans.conftest_notes
+    finding = (
+        introduced["flagged"].ne("").any()
+        or scans.new_parse_errors
+        or scans.conftest_notes
+        or scans.edited_guards
+    )
     return EXIT_FINDING if finding else EXIT_OK

@@ -50,7 +50,7 @@ UNDECIDED = "undecided: "
 FLAG_LIBRARY, FLAG_MANY, FLAG_RARE = "⚠️ library change", "⚠️ many models at once", "⚠️ rarely skipped"
 _RUNNING = ("ran", "inert")
 # a model the change adds: its pairs are listed as an existing model's that ran would be
-_NEW_MODEL = "new model"
+NEW_MODEL = "new model"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ class Scans:
     ``library_causes`` gives, per model whose verdicts read a changed library file, those files
     (None when the head scan could not tell: every changed library file is named then);
     ``conftest_notes`` are head's notes on the ``conftest.py`` files the change adds or edits that
-    may skip or drop tests (not modelled, so the rows cannot show what they do)."""
+    may skip or drop tests (not modelled, so the rows cannot show what they do); ``edited_guards``
+    the ``(path, line, name)`` of the ``@require_*``/``@slow`` helpers it edits (read by name only)."""
 
     base: ScanResult
     tests_only: ScanResult
@@ -72,6 +73,7 @@ class Scans:
     observed_reports: tuple[str, ...] = ()
     inert: bool = False
     conftest_notes: tuple[str, ...] = ()
+    edited_guards: tuple[tuple[str, int, str], ...] = ()
 
     @functools.cached_property
     def new_parse_errors(self) -> tuple[ParseError, ...]:
@@ -136,7 +138,7 @@ def _model_state(result: TestResult | None, model: str) -> str:
     ):
         if model in models:
             return state
-    return _NEW_MODEL
+    return NEW_MODEL
 
 
 def class_state(result: TestResult | None, model: str, test_class: str, class_file: str | None) -> str:
@@ -258,7 +260,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
         models = sorted(set(base.models_ran) | set(head.models_ran) | set(head.models_undecided))
         for model in models:
             was, now = _states(scans, test, model)
-            if was not in _RUNNING and was != _NEW_MODEL:
+            if was not in _RUNNING and was != NEW_MODEL:
                 continue
             if now == "undecided":
                 found.append((model, None, None, "", f"{UNDECIDED}{undecided_because(head, model)}", was))
@@ -266,7 +268,7 @@ def _rows_of_test(scans: Scans, test: str) -> list[dict]:
                 found.append((model, None, None, *_not_collected(scans, model), was))
             elif now == "skipped" and _model_state(head, model) != "skipped":  # a run skipped it
                 found.append((model, None, None, "", _observed_reason(scans.head, test, model), was))
-            elif now == "inert" and was in ("ran", _NEW_MODEL):
+            elif now == "inert" and was in ("ran", NEW_MODEL):
                 found.append((model, None, None, "", INERT, was))
     if not found:
         return []

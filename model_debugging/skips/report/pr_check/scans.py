@@ -26,7 +26,9 @@ from model_debugging.skips.report.pr_check.git_snapshot import changed_files, ex
 from model_debugging.skips.report.pr_check.introduced import Scans
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.scan import scan_repository
+from model_debugging.skips.source.checkout import check_checkout
 from model_debugging.skips.source.conftest_notes import notes_about
+from model_debugging.skips.source.guard_helpers import edited_guards
 from model_debugging.skips.source.scanned_paths import LIBRARY_FOLDER, is_library_path, scanned_folders
 from model_debugging.skips.source.settings import DEFAULT_SETTINGS
 from model_debugging.skips.work.progress import ScanProgress
@@ -58,6 +60,8 @@ def scan_sides(
             found = find_static_inert(tree, result.tests)
         return with_observations(result, observed or (), tree, DEFAULT_SETTINGS, found)
 
+    # the export is a temporary folder: a message naming it would name a path the user never gave
+    check_checkout(base_tree, DEFAULT_SETTINGS, described=f"the base revision {commit[:12]}")
     _say(progress, f"base {commit[:12]}:")
     base = joined(base_tree, scan_repository(base_tree, progress=progress))
     tests_only = None
@@ -77,7 +81,8 @@ def scan_sides(
     conftests = notes_about(
         head.notes, sorted(path for path in touched if PurePosixPath(path).name == "conftest.py")
     )
-    return Scans(base, tests_only, head, tests, library, causes, reports, inert, conftests)
+    guards = edited_guards(base_tree, repo, changed)
+    return Scans(base, tests_only, head, tests, library, causes, reports, inert, conftests, guards)
 
 
 def _say(progress: ScanProgress | None, text: str) -> None:
