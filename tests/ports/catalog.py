@@ -15,6 +15,7 @@ from tests.ports import (
     gemma,
     gpt2,
     llama,
+    llava,
     mixtral,
     mixtral_router,
     qwen2,
@@ -37,6 +38,7 @@ ARCHITECTURES = {
     "llama": llama,
     "distilbert": distilbert,
     "qwen2": qwen2,
+    "llava": llava,
 }
 
 
