@@ -228,12 +228,18 @@ def _between(alignment: TraceAlignment, outer: int, previous: int | None, call: 
     """Where between the paired call ``previous`` (the last one inside ``outer`` that agrees) and
     ``call`` (the first whose inputs differ) the difference may be made, when code without a
     counterpart in the candidate runs there: the ends of ``previous`` and of its callers, and the
-    code of ``call``'s caller. "" when ``call``'s caller is ``outer`` and nothing ends between."""
+    code of ``call``'s callers inside ``outer``, outermost first (a LLaVA port merging the image
+    features in its own forward differs in the code of the reference's ``model``, which calls its
+    ``language_model``, which calls the first layer). "" when ``call``'s caller is ``outer`` and
+    nothing ends between."""
     reference = alignment.reference
     before = None if previous is None else reference.node(alignment.pairs[previous].reference[0])
-    parent = reference.parent[call]
-    unpaired_parent = parent != outer and parent >= 0
-    code = f"in the code of {reference.node(parent).module_path} (no counterpart in the candidate)"
+    callers, ancestor = [], reference.parent[call]
+    while ancestor != outer and ancestor >= 0:
+        callers.insert(0, reference.node(ancestor).module_path)
+        ancestor = reference.parent[ancestor]
+    unpaired_parent = bool(callers)
+    code = f"in the code of {' or of '.join(callers)} (no counterpart in the candidate)"
     ended = [] if previous is None else _ended_between(alignment, outer, previous, call)
     if not ended:
         text = f", {code}" if unpaired_parent else ""

@@ -46,6 +46,16 @@ def test_default_compare_finds_each_bug_where_it_is(traces, bug, summary, tmp_pa
     check_verdict(result, code, ROOT, (SUMMARY_ORIGINS if summary else ORIGINS)[bug], printed)
 
 
+def test_features_merged_at_the_wrong_tokens_point_at_the_code_of_the_references_model(traces, tmp_path):
+    """The reference merges in its ``model``'s code, between its projector and its ``language_model``:
+    the note named only the language model's code, the innermost caller of the first layer."""
+    _, result, _ = run_compare(*traces.get("llava", Style.PLAIN, Bug.MERGE_SHIFTED), tmp_path / "result.json")
+    assert (
+        f"in the code of {ROOT}.model or of {ROOT}.model.language_model (no counterpart in the candidate)"
+        in result["origin_note"]
+    ), result["origin_note"]
+
+
 @pytest.mark.parametrize(
     ("given", "bug"),
     [
