@@ -4,7 +4,9 @@ The debugger records outputs only for calls without children, so a call with chi
 when a matched call inside it differs. Starting from the model, the walk goes down into the first
 such call (in execution order) as long as the inputs agree:
 
-- a leaf whose outputs differ (or that raised on one side only) is the origin;
+- a leaf whose outputs differ (or that raised on one side only) is the origin (with summary
+  statistics, the note says its inputs may be reordered: a port flipping the pixel channels before
+  its patch embedding differs first at that ``Conv2d``, whose inputs keep their statistics);
 - a call with children whose first differing child already received different inputs is the
   origin: the difference is made inside it, by its own code or by its calls left unaligned, before
   that child. The note says which;
@@ -34,6 +36,12 @@ from model_debugging.compare.producers import find_producer
 from model_debugging.compare.row_tree import parent_rows
 
 _NAMED = 4  # unaligned calls named in the note; the rest are counted
+# a leaf origin found from summary statistics: its inputs may hold the same values in another order
+_REORDERED = (
+    "its inputs agree in summary statistics, which the same values in another order have too "
+    "(channels flipped, rows and columns swapped): if its own code is right, check the order of "
+    "what it receives, or trace both with use_repr=False to compare the values"
+)
 
 
 def find_origin(
@@ -84,7 +92,7 @@ def find_origin(
                 current = child
                 break
             if rows[child].outputs_match is False:
-                return rows[child], None
+                return rows[child], _REORDERED if comparer.mode == "stats" and rows[child].is_leaf else None
         else:
             note = _note(alignment, current, None)
             return _marked(rows[current], note, None), note

@@ -56,6 +56,16 @@ def test_features_merged_at_the_wrong_tokens_point_at_the_code_of_the_references
     ), result["origin_note"]
 
 
+def test_with_summary_statistics_flipped_channels_are_said_to_be_possible(traces, tmp_path):
+    """The patch embedding's inputs agree in mean/std/min/max, as flipped channels do: the note says
+    so, where the origin alone sent the porter to a correct Conv2d."""
+    _, result, printed = run_compare(
+        *traces.get("llava", Style.PLAIN, Bug.PIXELS_BGR, summary=True), tmp_path / "result.json"
+    )
+    assert result["origin_note"].startswith("its inputs agree in summary statistics, which the same values")
+    assert "check the order of\n    what it receives" in printed or "check the order of what" in printed
+
+
 @pytest.mark.parametrize(
     ("given", "bug"),
     [
