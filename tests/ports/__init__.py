@@ -26,6 +26,9 @@ at random so that norms and biases matter), two ports of it and the conversion o
 - :mod:`.qwen2`: Qwen2ForCausalLM (one style): q/k/v biases in one fused ``qkv`` of unequal parts
   (grouped-query attention), a sliding-window layer whose mask the port makes itself, weights
   converted by ``load_weights``.
+- :mod:`.deepseek_v3`: DeepseekV3ForCausalLM (one style): multi-head latent attention with complex
+  rope, a dense layer then group-limited routing with a correction bias, a shared expert, one module
+  per routed expert, weights converted by ``load_weights``.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

@@ -11,6 +11,7 @@ from model_debugging import model_addition_debugger_context
 from tests.ports import (
     Style,
     bert,
+    deepseek_v3,
     distilbert,
     gemma,
     gpt2,
@@ -37,6 +38,7 @@ ARCHITECTURES = {
     "llama": llama,
     "distilbert": distilbert,
     "qwen2": qwen2,
+    "deepseek_v3": deepseek_v3,
 }
 
 
