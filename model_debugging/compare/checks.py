@@ -67,10 +67,12 @@ def _numbered_runs(tree: CallTree) -> dict[tuple[int, str], list[int]]:
 
 
 def _pruned(tree: CallTree) -> bool:
-    """Whether a run of numbered blocks skips numbers (``do_prune_layers`` keeps the first and last)."""
-    return any(
-        numbers != list(range(numbers[0], numbers[0] + len(numbers)))
-        for numbers in _numbered_runs(tree).values()
+    """Whether a run of numbered blocks skips numbers (``do_prune_layers`` keeps the first and last).
+    A trace holding a run of three blocks or more was not pruned: there the gaps are modules not
+    called (the experts no token was routed to)."""
+    runs = _numbered_runs(tree).values()
+    return all(len(numbers) <= 2 for numbers in runs) and any(
+        numbers != list(range(numbers[0], numbers[0] + len(numbers))) for numbers in runs
     )
 
 

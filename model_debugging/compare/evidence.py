@@ -12,7 +12,7 @@ import math
 
 from model_debugging.compare.arguments import returned_part
 from model_debugging.compare.call_tree import CallTree, tensor_records
-from model_debugging.compare.forms import Form, form_of
+from model_debugging.compare.forms import Form, flattened, form_of
 from model_debugging.compare.fused import concatenated_statistics, first_tensor, single_output
 from model_debugging.compare.numeric import GroupDiff, PairComparer
 from model_debugging.compare.siblings import Item
@@ -58,7 +58,7 @@ class Evidence:
         return [concatenated_statistics([single_output(tree, index) for index in item.calls])]
 
     def statistics_agree(self, reference: TensorRecord, candidate: TensorRecord) -> bool:
-        if reference.shape != candidate.shape:
+        if reference.shape != candidate.shape and not flattened(reference.shape, candidate.shape):
             # one broadcasts to the other (position ids [1, 8] against [2, 8]): the statistics of an
             # expanded tensor are not those of the tensor, its values tell
             broadcast = self.comparer.mode == "tensors" and form_of(reference, candidate) is Form.BROADCAST

@@ -8,6 +8,8 @@ says whether and how two records can be compared:
 
 - ``SAME``: the same shape (the dtypes may still differ, which is reported);
 - ``SQUEEZED``: the same shape once the dimensions of size 1 are dropped;
+- ``FLATTENED``: the same elements in the same order with leading dimensions merged (a router or
+  an expert given the tokens as ``[batch * tokens, width]`` against ``[batch, tokens, width]``);
 - ``BROADCAST``: one expands to the other's shape (compared after expanding it);
 - ``MASK``: both are masks (boolean, 0/1 integers or additive floats) whose shapes broadcast to one
   another: the positions they let through are compared. So are a padding mask ``[batch, keys]``
@@ -17,7 +19,7 @@ says whether and how two records can be compared:
 - ``LAYOUT`` (outputs of a pair found by the alignment only): the same elements in another
   arrangement of dimensions, found by :func:`layout_permutation`.
 
-With summary traces only ``SAME`` and ``SQUEEZED`` can be compared (statistics do not change when
+With summary traces only ``SAME``, ``SQUEEZED`` and ``FLATTENED`` can be compared (statistics do not change when
 dimensions of size 1 are dropped, or, for ``LAYOUT``, when dimensions are rearranged); other forms
 are set aside with a note.
 """
@@ -39,6 +41,7 @@ _BLOCKING = -1e4
 class Form(str, enum.Enum):
     SAME = "same"
     SQUEEZED = "squeezed"
+    FLATTENED = "flattened"
     BROADCAST = "broadcast"
     MASK = "mask"
     LAYOUT = "layout"
@@ -85,6 +88,19 @@ def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(size for size in shape if size != 1)
 
 
+def flattened(one: tuple[int, ...], other: tuple[int, ...]) -> bool:
+    """Whether two shapes of as many elements differ only in how the leading dimensions are merged
+    (``[2, 10, 32]`` and ``[20, 32]``): the same last dimension, at least two dimensions on one side."""
+    one, other = squeezed(tuple(one)), squeezed(tuple(other))
+    return (
+        one != other
+        and len(one) != len(other)
+        and min(len(one), len(other)) >= 2
+        and one[-1] == other[-1]
+        and math.prod(one) == math.prod(other)
+    )
+
+
 def _expands_to(small: tuple[int, ...], large: tuple[int, ...]) -> bool:
     if len(small) > len(large):
         return False
@@ -124,6 +140,8 @@ def form_of(reference: TensorRecord, candidate: TensorRecord) -> Form | None:
         return Form.SAME
     if squeezed(reference.shape) == squeezed(candidate.shape):
         return Form.SQUEEZED
+    if flattened(reference.shape, candidate.shape):
+        return Form.FLATTENED
     if _expands_to(reference.shape, candidate.shape) or _expands_to(candidate.shape, reference.shape):
         return Form.BROADCAST
     return None
@@ -131,7 +149,7 @@ def form_of(reference: TensorRecord, candidate: TensorRecord) -> Form | None:
 
 def comparable_in_statistics(form: Form) -> bool:
     """Whether the statistics of two records of this form are those of the same values."""
-    return form in (Form.SAME, Form.SQUEEZED, Form.LAYOUT)
+    return form in (Form.SAME, Form.SQUEEZED, Form.FLATTENED, Form.LAYOUT)
 
 
 def converted(
@@ -148,6 +166,10 @@ def converted(
         return reference.expand(shape), candidate.expand(shape)
     if form is Form.SQUEEZED:
         return reference, candidate.reshape(reference.shape)
+    if form is Form.FLATTENED:  # in the unflattened shape, where padded tokens can be told
+        if reference.dim() >= candidate.dim():
+            return reference, candidate.reshape(reference.shape)
+        return reference.reshape(candidate.shape), candidate
     if form is Form.BROADCAST:
         shape = _broadcast(tuple(reference.shape), tuple(candidate.shape))
         return reference.expand(shape), candidate.expand(shape)

@@ -125,7 +125,11 @@ class PairComparer:
         self, reference: TensorRecord, candidate: TensorRecord, form: Form
     ) -> bool:
         """For two values that differ: whether every element out of tolerance lies at a padded token."""
-        if self.padded is None or self.mode != "tensors" or form not in (Form.SAME, Form.SQUEEZED):
+        if (
+            self.padded is None
+            or self.mode != "tensors"
+            or form not in (Form.SAME, Form.SQUEEZED, Form.FLATTENED)
+        ):
             return False
         expected, actual = converted(form, read_recorded_tensor(reference), read_recorded_tensor(candidate))
         return self.tensors_differ_only_at_padded_tokens(expected, actual, self.noise_tolerance(reference))

@@ -82,8 +82,12 @@ def padded_tokens_of(attention_mask: object) -> torch.Tensor | None:
 def only_at_padded_tokens(out_of_tolerance: torch.Tensor, padded: torch.Tensor) -> bool:
     """Whether every True element of ``out_of_tolerance`` lies at a padded token: its first
     dimension is the batch, and along some other dimension of the tokens' size every differing
-    element sits at a token ``padded`` marks."""
+    element sits at a token ``padded`` marks; or its first dimension is the tokens of every sequence
+    one after the other (``[batch * tokens, ...]``: a mixture of experts' router, its weights and
+    indices per token)."""
     batch, tokens = padded.shape
+    if out_of_tolerance.dim() >= 1 and out_of_tolerance.shape[0] == batch * tokens != batch:
+        out_of_tolerance = out_of_tolerance.reshape(batch, tokens, -1)
     if out_of_tolerance.dim() < 2 or out_of_tolerance.shape[0] != batch or not out_of_tolerance.any():
         return False
     for dim in range(1, out_of_tolerance.dim()):

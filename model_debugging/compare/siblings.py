@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from model_debugging.compare.arguments import returned_part
 from model_debugging.compare.call_tree import CallTree, tensor_records
+from model_debugging.compare.forms import flattened
 from model_debugging.compare.fused import (
     TensorSignature,
     find_fusable_run,
@@ -44,6 +45,7 @@ class Item:
     outputs: tuple[TensorSignature, ...]
     kind: str | None = None
     block: bool = False  # a numbered block (CallTree.is_block)
+    numbered: bool = False  # a call with children at a numbered path (``experts.3``)
 
 
 def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
@@ -61,6 +63,7 @@ def item_of(tree: CallTree, calls: tuple[int, ...]) -> Item:
         outputs,
         kind_of(node),
         tree.is_block(calls[0]),
+        not tree.is_leaf(calls[0]) and tree.relative_paths[calls[0]].rpartition(".")[2].isdigit(),
     )
 
 
@@ -70,7 +73,9 @@ def compatible(left: Item, right: Item) -> bool:
     if not compatible_kinds(left.kind, right.kind):
         return False
     if not left.is_leaf:
-        return left.block == right.block
+        # one expert of a port's list (``experts.2``, given the one token routed to it) is not the
+        # reference's ``experts`` module running them all
+        return left.block == right.block and left.numbered == right.numbered
     if returned_part(left.outputs, right.outputs) is not None:  # a router's (weights, indices) of three
         return True
     return len(left.outputs) == len(right.outputs) and all(
@@ -80,8 +85,11 @@ def compatible(left: Item, right: Item) -> bool:
 
 def _alike(left: TensorSignature, right: TensorSignature) -> bool:
     """The same shape and dtype, or one of the shapes broadcasting to the other in as many
-    dimensions (position ids ``[1, 8]`` against ``[2, 8]``, expanded to the batch)."""
+    dimensions (position ids ``[1, 8]`` against ``[2, 8]``, expanded to the batch), or the tokens
+    flattened (``[20, 32]`` against ``[2, 10, 32]``: a router or an expert of a mixture of experts)."""
     if left == right:
+        return True
+    if left is not None and right is not None and left[1] == right[1] and flattened(left[0], right[0]):
         return True
     if left is None or right is None or left[1] != right[1] or len(left[0]) != len(right[0]):
         return False

@@ -69,8 +69,11 @@ def parent_indices(nodes: Sequence[TraceNode]) -> list[int]:
 
 def pruned_counts(nodes: Sequence[TraceNode], parents: Sequence[int]) -> dict[int, int]:
     """For a numbered block (``layers.5``) whose previous sibling block is not the one numbered just
-    before it (``layers.0``: pruning kept the first and last), how many blocks are missing."""
+    before it (``layers.0``: pruning kept the first and last), how many blocks are missing. None
+    in a trace holding a run of three blocks or more, which pruning leaves nowhere: its gaps are
+    modules not called (the experts no token was routed to)."""
     last_number: dict[tuple[int, str], int] = {}
+    run_lengths: dict[tuple[int, str], int] = {}
     missing: dict[int, int] = {}
     for index, node in enumerate(nodes):
         head, _, number = node.module_path.rpartition(".")
@@ -81,7 +84,8 @@ def pruned_counts(nodes: Sequence[TraceNode], parents: Sequence[int]) -> dict[in
         if previous is not None and int(number) > previous + 1:
             missing[index] = int(number) - previous - 1
         last_number[key] = int(number)
-    return missing
+        run_lengths[key] = run_lengths.get(key, 0) + 1
+    return {} if any(length > 2 for length in run_lengths.values()) else missing
 
 
 def trace_calls(trace: Trace) -> list[CallView]:

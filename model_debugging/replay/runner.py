@@ -185,6 +185,13 @@ class Replayer:
                 skipped = hooks.skipped_before(self.trace.nodes[first.order], self.index.aligned)
         if skipped is not None:
             self.skipped_calls[node.order] = skipped
+        if hooks is not None and not findings.compared and first is None:
+            # its submodules took other forms and what it returns is not recorded: nothing says it is correct
+            return not_replayed(
+                node,
+                target.candidate_path,
+                "nothing compared: " + "; ".join(findings.details or ["no value"]),
+            )
         said = skipped is not None and self.skipped_said_above(node)  # bisection replays the parent first
         verdict = self._verdict(
             node, target.candidate_path, findings, None if said or not skipped else skipped[0]

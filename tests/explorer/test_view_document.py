@@ -244,3 +244,17 @@ def test_calls_compare_aligned_are_marked_and_the_inferred_renames_offered(tmp_p
     assert dropout["comparison"] == {"status": "accounted"} and dropout["name"] == "resid_mlp_dropout"
     assert "candidate-only" not in {node["comparison"]["status"] for node in document["nodes"]}
     assert document["comparison"]["inferredRenames"].startswith("# Rename rules")
+
+
+def test_experts_no_token_was_routed_to_are_not_said_pruned(tmp_path):
+    """A DeepSeek-V3 port calls only the experts tokens were routed to (``experts.0``, ``experts.4``):
+    its three blocks show the trace was not pruned, so no block says 'pruned before'."""
+    pytest.importorskip("transformers")
+    from tests.ports import deepseek_v3
+    from tests.ports.catalog import trace
+
+    reference = deepseek_v3.reference()
+    document = view_document(trace(deepseek_v3.port(reference), tmp_path / "port", deepseek_v3.inputs()))
+    experts = [node for node in document["nodes"] if re.search(r"\.ffn\.experts\.\d+$", node["path"])]
+    assert len(experts) < 2 * len(reference.model.layers[1].mlp.experts.down_proj)  # some not called
+    assert [node["path"] for node in document["nodes"] if "prunedBefore" in node] == []

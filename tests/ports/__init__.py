@@ -29,6 +29,9 @@ at random so that norms and biases matter), two ports of it and the conversion o
 - :mod:`.llava`: LlavaForConditionalGeneration (one style): a vision-language model with a CLIP
   tower whose feature layer and CLS drop the port chooses in its forward, a projector, image
   features written into the embeddings with a boolean mask, a Llama decoder; ``load_weights``.
+- :mod:`.deepseek_v3`: DeepseekV3ForCausalLM (one style): multi-head latent attention with complex
+  rope, a dense layer then group-limited routing with a correction bias, a shared expert, one module
+  per routed expert, weights converted by ``load_weights``.
 
 Both ports of an architecture compute the same function as the reference, written differently:
 fused projections (qkv, cross-attention kv, gate/up), their own attribute names, ``F.gelu`` where

@@ -11,6 +11,7 @@ from model_debugging import model_addition_debugger_context
 from tests.ports import (
     Style,
     bert,
+    deepseek_v3,
     distilbert,
     gemma,
     gpt2,
@@ -39,6 +40,7 @@ ARCHITECTURES = {
     "distilbert": distilbert,
     "qwen2": qwen2,
     "llava": llava,
+    "deepseek_v3": deepseek_v3,
 }
 
 
