@@ -17,7 +17,7 @@ from model_debugging.skips.interp.outcome import RuntimeVerdict
 from model_debugging.skips.interp.statements import evaluate_test
 from model_debugging.skips.models.table import model_handlers
 from model_debugging.skips.models.test_class.context import TestClassFacts
-from model_debugging.skips.models.test_class.facts import class_facts, mapping_names
+from model_debugging.skips.models.test_class.facts import class_facts
 from model_debugging.skips.parse.library.load import read_library
 from model_debugging.skips.resolve.classes import ClassRef, Resolver
 from model_debugging.skips.resolve.collect import CollectedClass
@@ -52,9 +52,6 @@ class RuntimeChecks:
 
     def __init__(self, repo: Path, library: Library, definitions: CommonDefinitions):
         self.repo, self.library, self.definitions = repo, library, definitions
-        with library.recording() as shared:  # read once for every model: each verdict depends on it
-            self._names = mapping_names(library)
-        self.shared_reads = shared
         self.definitions_key: str | None = None  # where runtime_checks keeps the definitions
         self._facts: dict[ClassRef, TestClassFacts] = {}
         self._trees: dict[str, ast.Module | None] = {}
@@ -152,7 +149,6 @@ class RuntimeChecks:
                 test_class.linearization,
                 self.library,
                 definition,
-                self._names,
                 self._test_file,
             )
             facts = replace(

@@ -19,7 +19,6 @@ from model_debugging.skips.incremental.memory import (
 )
 from model_debugging.skips.incremental.rescan import rescan
 from model_debugging.skips.incremental.snapshot import ScanSnapshot, put_snapshot, single_test_key
-from model_debugging.skips.resolve.library_reads import Reads
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.work.entries import ParseCache, cache_key
 from model_debugging.skips.work.progress import ScanProgress
@@ -68,7 +67,6 @@ def _memory_of(full: FullScan) -> ScanMemory:
             (found.model, ModelEntry(found.outcomes, found.reads, found.modules, found.errors))
             for found in full.models
         ),
-        Reads.of(full.runtime.shared_reads),
         full.runtime.library.defined_in(),
         full.record_keys,
         full.test_files,

@@ -65,15 +65,17 @@ class ScanStats:
 
 @dataclass(frozen=True)
 class LibraryChanges:
-    """What a rescan found changed: the files whose imports, functions or mappings changed (or that
-    came or went), the classes (file, name) whose records changed, the files whose text changed,
-    the names some file gained or lost, and the facts whose value changed."""
+    """What a rescan found changed: the files whose imports or functions changed (or that came or
+    went), the classes (file, name) whose records changed, the files whose text changed, the names
+    some file gained or lost, the facts whose value changed, and the auto mappings (by name) whose
+    entries changed in some file."""
 
     files: frozenset[str] = frozenset()
     classes: frozenset[tuple[str, str]] = frozenset()
     texts: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
     facts: frozenset[FactKey] = frozenset()
+    mappings: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,7 @@ class ModelEntry:
 
 @dataclass(frozen=True)
 class ScanMemory:
-    """Per model, what a full scan found and read; ``shared`` is what every model depends on;
-    ``facts`` the value of every fact some model asked for and what computing it read;
+    """Per model, what a full scan found and read; ``facts`` the value of every fact some model asked for and what computing it read;
     ``test_files`` the test files the scan held (what each model's lookups found).
 
     The models' outcomes are kept apart, under ``outcomes_key`` (see :func:`keep_memory`): a
@@ -100,7 +101,6 @@ class ScanMemory:
 
     tests: tuple[str, ...]
     models: tuple[tuple[str, ModelEntry], ...]
-    shared: Reads
     defined_in: dict[str, tuple[str, ...]]  # class or mapping name -> library files defining it
     record_keys: dict[str, str]  # library file -> the cache key of the record the evaluations read
     facts: dict[FactKey, tuple[Hashable, Reads]]
@@ -112,28 +112,25 @@ class ScanMemory:
         cls,
         tests: tuple[str, ...],
         models: Iterable[tuple[str, ModelEntry]],
-        shared: Reads,
         defined_in: dict[str, tuple[str, ...]],
         record_keys: dict[str, str],
         test_files: TestFileIndex,
         facts: Mapping[FactKey, tuple[Hashable, Reads]] = MappingProxyType({}),
     ) -> ScanMemory:
         """The memory of these entries: the reads of each fact (those of ``facts``, updated by those the
-        entries bring) kept once, for the facts some entry or ``shared`` asked for."""
+        entries bring) kept once, for the facts some entry asked for."""
         table = dict(facts)
         entries = []
-        for model, entry in (*models, ("", ModelEntry((), shared))):
+        for model, entry in models:
             values = dict(entry.reads.facts)
             table.update((key, (values[key], reads)) for key, reads in entry.reads.fact_reads)
-            if model:
-                entries.append((model, dataclasses.replace(entry, reads=entry.reads.kept())))
+            entries.append((model, dataclasses.replace(entry, reads=entry.reads.kept())))
         asked = {key for _, entry in entries for key, _ in entry.reads.facts}
-        asked.update(key for key, _ in shared.facts)
         table = {key: found for key, found in table.items() if key in asked}
-        return cls(tests, tuple(entries), shared.kept(), defined_in, record_keys, table, test_files)
+        return cls(tests, tuple(entries), defined_in, record_keys, table, test_files)
 
     def all_reads(self) -> list[Reads]:
-        return [self.shared, *(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
+        return [*(entry.reads for _, entry in self.models), *(r for _, r in self.facts.values())]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What a rescan must evaluate again after library files changed, and on which library files.
 
-A changed file is compared with the record the evaluations read, part by part: its imports,
-module functions and mappings as one part, and each class by name (its line aside, unless the file
+A changed file is compared with the record the evaluations read, part by part: its imports and
+module functions as one part, each auto mapping by name, and each class by name (its line aside, unless the file
 defines that name more than once). The facts (:meth:`~model_debugging.skips.resolve.library.Library.fact`)
 whose computation read a changed part, text or name are computed again, on the files they read;
 a model is evaluated again only when it read a changed part, text or name itself, or asked for a
@@ -10,6 +10,7 @@ fact whose value changed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ def library_changes(
     files: set[str] = set()
     classes: set[tuple[str, str]] = set()
     names: set[str] = set()
+    mappings: set[str] = set()
     for path in changed:
         key = memory.record_keys.get(path)
         now = records.get(path)
@@ -48,21 +50,14 @@ def library_changes(
             continue  # no library file, before or now: only its text can have been read
         before = cache._load(key, LibraryFile) if key is not None else None
         names |= defined_before.get(path, set()) ^ (_defined(now) if now is not None else set())
+        mappings |= _changed_mappings(before, now)
         if before is None or now is None:
             files.add(path)
             classes |= {(path, name) for name in defined_before.get(path, set()) | _defined(now)}
             continue
-        if (
-            before.imports,
-            before.functions,
-            before.mappings,
-            before.error,
-            before.always_imports,
-            before.names,
-        ) != (
+        if (before.imports, before.functions, before.error, before.always_imports, before.names) != (
             now.imports,
             now.functions,
-            now.mappings,
             now.error,
             now.always_imports,
             now.names,
@@ -74,7 +69,20 @@ def library_changes(
             for name in before_classes.keys() | now_classes.keys()
             if before_classes.get(name) != now_classes.get(name)
         }
-    return LibraryChanges(frozenset(files), frozenset(classes), frozenset(changed), frozenset(names))
+    return LibraryChanges(
+        frozenset(files),
+        frozenset(classes),
+        frozenset(changed),
+        frozenset(names),
+        mappings=frozenset(mappings),
+    )
+
+
+def _changed_mappings(before: LibraryFile | None, now: LibraryFile | None) -> set[str]:
+    """The auto mappings whose entries (their order included) differ between two records of a file."""
+    old = dict(before.mappings) if before is not None else {}
+    new = dict(now.mappings) if now is not None else {}
+    return {name for name in old.keys() | new.keys() if old.get(name) != new.get(name)}
 
 
 def _defined(record: LibraryFile | None) -> set[str]:
@@ -171,13 +179,11 @@ def recomputed_facts(
     ):
         return recomputed_facts(memory, changes, records, index, records.library(records.order)[0])
     differ = frozenset(key for key in stale if computed[key][0] != memory.facts[key][0])
-    return LibraryChanges(changes.files, changes.classes, changes.texts, changes.names, differ), computed
+    return dataclasses.replace(changes, facts=differ), computed
 
 
 def models_to_evaluate(memory: ScanMemory, changes: LibraryChanges) -> frozenset[str]:
-    """The models that read a change (all of them when what every model reads changed)."""
-    if touches(memory.shared, changes):
-        return frozenset(model for model, _ in memory.models)
+    """The models that read a change."""
     return frozenset(model for model, entry in memory.models if touches(entry.reads, changes))
 
 
@@ -195,7 +201,7 @@ def causes_of(
     def touched(reads: Reads) -> set[str]:
         found = {path for path, name in reads.classes if (path, name) in changes.classes}
         found |= (reads.files & changes.files) | (reads.texts & changes.texts)
-        for name in reads.names & changes.names:
+        for name in (reads.names & changes.names) | (reads.mappings & changes.mappings):
             found.update(memory.defined_in.get(name, ()), index.get(name, ()))
         for key, _ in reads.facts:
             if key in changes.facts:
@@ -206,20 +212,15 @@ def causes_of(
                     found |= fact_reads.record_paths() | fact_reads.texts
         return found & changes.texts  # every changed file is in ``texts``
 
-    shared = touched(memory.shared)
-    return {
-        model: tuple(sorted(shared | touched(entry.reads)))
-        for model, entry in memory.models
-        if model in dirty
-    }
+    return {model: tuple(sorted(touched(entry.reads))) for model, entry in memory.models if model in dirty}
 
 
 def files_to_load(
     memory: ScanMemory, dirty: frozenset[str], changed: Iterable[str], index: Mapping[str, tuple[str, ...]]
 ) -> set[str]:
     """The files the evaluation of the ``dirty`` models reads: those they read before (the facts
-    they asked for included), the shared ones and the ``changed`` ones."""
-    reads = [memory.shared, *(entry.reads for model, entry in memory.models if model in dirty)]
+    they asked for included) and the ``changed`` ones."""
+    reads = [entry.reads for model, entry in memory.models if model in dirty]
     asked = {key for read in reads for key, _ in read.facts}
     reads += [memory.facts[key][1] for key in asked if key in memory.facts]
     return needed_files(reads, index) | set(changed)
@@ -254,5 +255,6 @@ def touches(reads: Reads, changes: LibraryChanges) -> bool:
         or not reads.files.isdisjoint(changes.files)
         or not reads.texts.isdisjoint(changes.texts)
         or not reads.names.isdisjoint(changes.names)
+        or not reads.mappings.isdisjoint(changes.mappings)
         or any(key in changes.facts for key, _ in reads.facts)
     )

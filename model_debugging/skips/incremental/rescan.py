@@ -46,7 +46,6 @@ from model_debugging.skips.incremental.snapshot import ScanSnapshot
 from model_debugging.skips.parse.library.load import read_library
 from model_debugging.skips.parse.record_store import RecordStore
 from model_debugging.skips.resolve.library import Library
-from model_debugging.skips.resolve.library_reads import Reads
 from model_debugging.skips.results.scan_result import ScanResult
 from model_debugging.skips.source.checkout import models_of
 from model_debugging.skips.work.entries import ParseCache
@@ -92,9 +91,7 @@ def rescan(
         if parse_errors is not None:
             result = ScanResult(result.tests, collection_errors(parse_errors, dict(memory.models)))
         outcomes_key = memory.outcomes_key
-        memory = ScanMemory.of(
-            memory.tests, memory.models, memory.shared, index, record_keys, test_files, facts
-        )
+        memory = ScanMemory.of(memory.tests, memory.models, index, record_keys, test_files, facts)
         return (
             dataclasses.replace(snapshot, test_keys=test_keys, result=result.encoded()),
             memory,
@@ -104,7 +101,6 @@ def rescan(
     if memory is None:
         return None
     entries = dict(memory.models)
-    shared = memory.shared
     if dirty:
         to_evaluate = {model: paths for model, paths in model_paths.items() if model in dirty}
         if not changed_tests:
@@ -132,7 +128,6 @@ def rescan(
             stats,
             progress,
         )
-        shared = Reads.of(runtime.shared_reads)
         stats.models_evaluated = len(evaluated)
         for found in evaluated:
             entries[found.model] = ModelEntry(found.outcomes, found.reads, found.modules, found.errors)
@@ -148,7 +143,7 @@ def rescan(
         result = folded(snapshot.result, memory.tests, entries)
     if parse_errors is not None:
         result = ScanResult(result.tests, collection_errors(parse_errors, entries))
-    memory = ScanMemory.of(memory.tests, entries.items(), shared, index, record_keys, test_files, facts)
+    memory = ScanMemory.of(memory.tests, entries.items(), index, record_keys, test_files, facts)
     kept = dataclasses.replace(snapshot, test_keys=test_keys, result=result.encoded())
     return kept, memory, None
 
@@ -184,7 +179,7 @@ def _evaluate(
             progress,
             f"evaluating the {len(model_paths)} model(s) the change concerns",
         )
-        reads = [Reads.of(runtime.shared_reads), *(found.reads for found in evaluated)]
+        reads = [found.reads for found in evaluated]
         reads += [fact for read in reads for _, fact in read.fact_reads]
         if all(read.within(loaded, library_keys, index) for read in reads):
             return evaluated, runtime

@@ -2,13 +2,14 @@
 
 :class:`Library` is the only way the evaluator reads library facts, and it keeps track of what
 it read: inside ``with library.recording() as reads:``, every class it hands out goes to
-``reads.classes`` (its file and name), every file whose imports, module functions or mappings it
-reads to ``reads.files``, every file whose text it hands out to ``reads.texts``, every name it
-looks up (found or not) to ``reads.names``, and the value of every :meth:`Library.fact` asked for
+``reads.classes`` (its file and name), every file whose imports or module functions it reads to
+``reads.files``, every auto mapping it hands out to ``reads.mappings`` (by name), every file whose
+text it hands out to ``reads.texts``, every name it looks up (found or not) to ``reads.names``, and
+the value of every :meth:`Library.fact` asked for
 to ``reads.facts``. A rescan (``skips/incremental/``) re-evaluates a model only when one of those
 changed (a fact: computed again, its value differs), so a new kind of fact is tracked with no
 extra work as long as it is read through a method of this class: a method that hands out a
-:class:`LibraryClass` passes it through ``_hand_out``, a file's mapping records its path, its text
+:class:`LibraryClass` passes it through ``_hand_out``, a mapping records its name, a file's text
 goes to ``texts``. A result computed from library facts and kept across models must go through
 :meth:`Library.memoized`, which replays the reads of the first computation into every later
 recording, or :meth:`Library.fact`, whose value alone the recordings keep: what a fact reads from a
@@ -32,20 +33,25 @@ _UNSEEN = object()
 
 
 class _TrackedMappings(Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]):
-    """The auto mappings by name; reading one records the file that defines it."""
+    """The auto mappings by name; reading one records its name and the mapping (whole: a rescan
+    evaluates the reader again when an entry of that mapping changes, not on another edit of its file)."""
 
     def __init__(self, library: Library, entries: dict, files: dict[str, str]):
         self._library, self._entries, self._files = library, entries, files
 
     def __getitem__(self, name: str):
-        self._library._read(names=(name,), files=(self._files[name],) if name in self._files else ())
+        self._library._read(names=(name,), mappings=(name,))
         return self._entries[name]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
+        """Whether a mapping of that name exists: a read of the name, not of the mapping."""
+        if not isinstance(name, str):
+            return False
+        self._library._read(names=(name,))
+        return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
-        self._library._read(names=self._entries, files=self._files.values())
+        self._library._read(names=self._entries, mappings=self._entries)
         return iter(self._entries)
 
     def __len__(self) -> int:
@@ -112,14 +118,13 @@ class Library:
             if self._recordings:
                 self._recordings[-1].add(reads)
 
-    def _read(
-        self, *, files: Iterable[str] = (), names: Iterable[str] = (), texts: Iterable[str] = ()
-    ) -> None:
+    def _read(self, *, files: Iterable[str] = (), names: Iterable[str] = (), texts=(), mappings=()) -> None:
         if self._recordings:
             reads = self._recordings[-1]
             reads.files.update(files)
             reads.names.update(names)
             reads.texts.update(texts)
+            reads.mappings.update(mappings)
 
     def _hand_out(self, info: LibraryClass | None) -> LibraryClass | None:
         if info is not None and self._recordings:
@@ -249,9 +254,9 @@ class Library:
         return python_files(self.root, folder) if self.root is not None else ()
 
     def exists(self, path: str) -> bool:
-        """Whether the checkout has the file ``path``: a read of its text (a rescan sees it appear or go)."""
-        self._read(texts=(path,))
-        return self.root is not None and (self.root / path).is_file()
+        """Whether the checkout has the file ``path``: a fact (computed from its text), so a rescan
+        sees the file appear or go, and an edit of a file that stays evaluates no model again."""
+        return self.fact(_exists, path)
 
     def forward_lines(self, path: str) -> tuple[tuple[str, int, int, int], ...]:
         """(class name, class line, first line, last line) of the ``forward`` of each class written
@@ -363,9 +368,23 @@ class Library:
             return None
         return tuple(name for _, names in entries for name in names)
 
+    def mapping_entry(self, mapping: str, key: str) -> tuple[str, ...]:
+        """The class names of the entry ``key`` of an auto mapping (none without it): a fact, so a new
+        entry of the mapping concerns only the evaluations that asked for that entry."""
+        return self.fact(_mapping_entry, mapping, key)
+
     def mapping_keys(self, mapping: str) -> frozenset[str] | None:
         entries = self.mappings.get(mapping)
         return None if entries is None else frozenset(key for key, _ in entries)
+
+
+def _mapping_entry(library: Library, mapping: str, key: str) -> tuple[str, ...]:
+    return dict(library.mappings.get(mapping, ())).get(key, ())
+
+
+def _exists(library: Library, path: str) -> bool:
+    library._read(texts=(path,))
+    return library.root is not None and (library.root / path).is_file()
 
 
 def _first_attribute(ancestors: tuple[LibraryClass, ...], name: str) -> Value:

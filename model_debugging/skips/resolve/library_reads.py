@@ -18,14 +18,15 @@ FactKey = tuple[Hashable, ...]  # (the function computing the fact, its argument
 
 @dataclass
 class LibraryReads:
-    """What one recording consulted (see the module docstring): ``files`` and ``classes`` through
-    the records (what ``read_library_file`` keeps), ``texts`` as written, ``facts`` by value (their
+    """What one recording consulted (see the module docstring): ``files``, ``classes`` and
+    ``mappings`` (an auto mapping, by name) through the records (what ``read_library_file`` keeps), ``texts`` as written, ``facts`` by value (their
     :func:`comparable` form) with, in ``fact_reads``, what computing each of them read."""
 
     files: set[str] = field(default_factory=set)
     classes: set[tuple[str, str]] = field(default_factory=set)  # (file, class name)
     names: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
+    mappings: set[str] = field(default_factory=set)  # auto mappings read whole, by name
     facts: dict[FactKey, object] = field(default_factory=dict)
     fact_reads: dict[FactKey, LibraryReads] = field(default_factory=dict)
     # keys of the kept reads (an MRO's, a memoized value's) already added here: added once, not on
@@ -52,6 +53,8 @@ class LibraryReads:
             self.names |= other.names
         if other.texts:
             self.texts |= other.texts
+        if other.mappings:
+            self.mappings |= other.mappings
         if other.facts:
             self.facts.update(other.facts)
             self.fact_reads.update(other.fact_reads)
@@ -59,7 +62,9 @@ class LibraryReads:
     def flat(self) -> LibraryReads:
         """These reads with those of the facts asked for folded in (and no facts): what a fact
         computed from other facts depends on."""
-        flat = LibraryReads(set(self.files), set(self.classes), set(self.names), set(self.texts))
+        flat = LibraryReads(
+            set(self.files), set(self.classes), set(self.names), set(self.texts), set(self.mappings)
+        )
         for reads in self.fact_reads.values():
             flat.add(reads)
         return flat
@@ -90,14 +95,15 @@ def comparable(value: object) -> Hashable:
 @dataclass(frozen=True)
 class Reads:
     """What one evaluation read in the library (frozen :class:`LibraryReads`): the files whose
-    imports, functions or mappings it read, the classes (file, name), the files whose texts it read,
-    the names it looked up, and the facts it asked for with their values. ``fact_reads``, what
+    imports or functions it read, the classes (file, name), the files whose texts it read, the names
+    it looked up, the auto mappings it read (by name), and the facts it asked for with their values. ``fact_reads``, what
     computing each fact read, travels with a model's reads until the memory keeps it once per fact."""
 
     files: frozenset[str] = frozenset()
     classes: frozenset[tuple[str, str]] = frozenset()
     names: frozenset[str] = frozenset()
     texts: frozenset[str] = frozenset()
+    mappings: frozenset[str] = frozenset()
     facts: tuple[tuple[FactKey, Hashable], ...] = ()
     fact_reads: tuple[tuple[FactKey, Reads], ...] = ()
 
@@ -108,6 +114,7 @@ class Reads:
             frozenset(reads.classes),
             frozenset(reads.names),
             frozenset(reads.texts),
+            frozenset(reads.mappings),
             tuple(reads.facts.items()),
             tuple((key, cls._of_fact(fact)) for key, fact in reads.fact_reads.items()),
         )

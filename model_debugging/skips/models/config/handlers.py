@@ -12,7 +12,6 @@ from model_debugging.skips.models.config.methods import CONFIG_METHODS, call_con
 from model_debugging.skips.models.config.values import config_value, library_value
 from model_debugging.skips.models.registry import HANDLERS
 from model_debugging.skips.models.test_class.context import TestClassFacts
-from model_debugging.skips.records.library import LibraryClass
 from model_debugging.skips.resolve.library import MISSING, Library
 
 
@@ -53,16 +52,18 @@ def _in_auto_mapping(facts: TestClassFacts, container: AutoMapping, item: object
     """``config.__class__ in MODEL_MAPPING``."""
     if not isinstance(item, ConfigClass):
         return None
-    return _config_in_mapping(facts.library, item.info, container.names)
+    return facts.library.fact(_config_in_mapping, item.info.name, container.names)
 
 
-def _config_in_mapping(library: Library, config: LibraryClass, mapping: str) -> bool | None:
-    """Whether an auto mapping keyed by configuration classes has ``config`` (by its model type)."""
+def _config_in_mapping(library: Library, config: str, mapping: str) -> bool | None:
+    """Whether an auto mapping keyed by configuration classes has the configuration class ``config``
+    (by its model type). A fact: a new entry of either mapping evaluates again only the models for
+    which the answer changes."""
     config_names = library.mappings.get("CONFIG_MAPPING_NAMES")
     keys = library.mapping_keys(mapping)
     if config_names is None or keys is None:
         return None
-    model_types = [key for key, names in config_names if config.name in names]
+    model_types = [key for key, names in config_names if config in names]
     return any(model_type in keys for model_type in model_types)
 
 

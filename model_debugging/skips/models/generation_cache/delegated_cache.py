@@ -186,7 +186,7 @@ def _auto_model(library: Library, auto: str, config: LibraryClass | None) -> Lib
     model_type = library.attribute(config, "model_type") if config is not None else None
     if not isinstance(mapping, ClassName) or not isinstance(model_type, str):
         return None
-    names = dict(library.mappings.get(f"{mapping.name}_NAMES", ())).get(model_type, ())
+    names = library.mapping_entry(f"{mapping.name}_NAMES", model_type)
     return library.find(names[0]) if len(names) == 1 else None
 
 

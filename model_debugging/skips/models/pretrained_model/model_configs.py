@@ -43,8 +43,7 @@ def auto_choice(
     mapping = library.attribute(auto_class, "_model_mapping") if auto_class is not None else None
     if not isinstance(model_type, str) or not isinstance(mapping, ClassName):
         return None
-    entries = dict(library.mappings.get(f"{mapping.name}_NAMES", ()))
-    names = entries.get(model_type, ())
+    names = library.mapping_entry(f"{mapping.name}_NAMES", model_type)
     return library.find(names[0]) if len(names) == 1 else None
 
 

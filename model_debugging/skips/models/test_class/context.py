@@ -48,8 +48,8 @@ class TestClassFacts:
     common file or overridden in a model's test file, else None (``inherited_definition``: what
     ``super().<name>`` runs from such an override); ``model_classes`` is ``all_model_classes`` resolved in the library
     (None when some name could not be); ``generative_classes`` is set when the class overrides
-    ``all_generative_model_classes``; ``names`` are the module-level names of the common file the
-    evaluator knows (auto mappings imported there); ``config_keywords`` the keywords the tester's
+    ``all_generative_model_classes``; ``names`` are the model classes the model's test files import (the auto
+    mappings a common file imports are looked up by name: ``facts.auto_mapping``, which wins); ``config_keywords`` the keywords the tester's
     ``get_config`` passes to the configuration class (None when it could not be read: the tester's
     attribute of the same name is then taken as what it passes).
     """

@@ -47,13 +47,19 @@ _CONVENTIONAL_CLASSES = {
 }
 
 
-def mapping_names(library: Library) -> dict[str, object]:
-    """The auto mappings a common file imports: ``X_NAMES`` as a dict, ``X`` as an :class:`AutoMapping`."""
-    names: dict[str, object] = {}
-    for name, entries in library.mappings.items():
-        names[name] = {key: classes if len(classes) != 1 else classes[0] for key, classes in entries}
-        names[name.removesuffix("_NAMES")] = AutoMapping(name)
-    return names
+def auto_mapping(library: Library, name: str) -> object | None:
+    """The auto mapping a common file imports as ``name``: ``X_NAMES`` as a dict, ``X`` as an
+    :class:`AutoMapping`; None when the library has none of that name. What it reads is the mapping
+    asked for (and the names looked up), in the reads of the evaluation that asks: a new entry of
+    another mapping evaluates it not again."""
+    return library.memoized(("auto mapping", name), lambda: _auto_mapping(library, name))
+
+
+def _auto_mapping(library: Library, name: str) -> object | None:
+    entries = library.mappings.get(name) if name.endswith("_NAMES") else None
+    if entries is not None:
+        return {key: classes if len(classes) != 1 else classes[0] for key, classes in entries}
+    return AutoMapping(f"{name}_NAMES") if f"{name}_NAMES" in library.mappings else None
 
 
 def class_facts(
@@ -62,7 +68,6 @@ def class_facts(
     linearization: tuple[ClassRef, ...],
     library: Library,
     definition: Callable[[str], ast.FunctionDef | None],
-    names: dict[str, object],
     sources: Callable[[str], ast.Module | None],
 ) -> TestClassFacts:
     """What the common tests may consult about the test class ``name`` (its MRO is ``linearization``)."""
@@ -128,7 +133,6 @@ def class_facts(
     # the model files' imports are names of the overrides written there; the common file's win
     model_files = sorted({path for path, _ in definers if MODEL_FILES in path})
     imported = imported_models(library, [tree for path in model_files if (tree := sources(path))])
-    names = {**imported, **names} if imported else names
 
     def own_definition(key: str) -> ast.FunctionDef | None:
         return definition(key) or overrides.own(key)
@@ -146,7 +150,7 @@ def class_facts(
         model_classes,
         generative,
         config_class,
-        names,
+        imported,
         keywords,
         common.inputs,
         passed_names,

@@ -22,6 +22,7 @@ from model_debugging.skips.models.base_classes import BASE_MODEL
 from model_debugging.skips.models.pretrained_model.handlers import can_generate
 from model_debugging.skips.models.registry import HANDLERS
 from model_debugging.skips.models.test_class.context import TestClassFacts
+from model_debugging.skips.models.test_class.facts import auto_mapping
 from model_debugging.skips.resolve.library import Library
 
 
@@ -29,6 +30,9 @@ from model_debugging.skips.resolve.library import Library
 def _common_file_name(facts: TestClassFacts, name: str, unknown: Unknown) -> object:
     """An auto mapping (``MODEL_MAPPING``, ``X_NAMES``) or a model class imported in the files of the
     test class; ``get_values`` of ``transformers.models.auto``."""
+    mapping = auto_mapping(facts.library, name)
+    if mapping is not None:
+        return mapping
     if name in facts.names:
         return facts.names[name]
     return Builtin(name) if name == "get_values" else UNHANDLED
