@@ -20,42 +20,17 @@ changes, not on every edit of the file.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 
 from model_debugging.skips.records.library import InitCall, LibraryClass, LibraryFile, MethodValue, Value
 from model_debugging.skips.resolve.library_reads import FactKey, LibraryReads, comparable
 from model_debugging.skips.resolve.mro import c3_linearization
+from model_debugging.skips.resolve.tracked_mappings import TrackedMappings
 from model_debugging.skips.source.files import python_files
 
 MISSING = object()
 _UNSEEN = object()
-
-
-class _TrackedMappings(Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]):
-    """The auto mappings by name; reading one records its name and the mapping (whole: a rescan
-    evaluates the reader again when an entry of that mapping changes, not on another edit of its file)."""
-
-    def __init__(self, library: Library, entries: dict, files: dict[str, str]):
-        self._library, self._entries, self._files = library, entries, files
-
-    def __getitem__(self, name: str):
-        self._library._read(names=(name,), mappings=(name,))
-        return self._entries[name]
-
-    def __contains__(self, name: object) -> bool:
-        """Whether a mapping of that name exists: a read of the name, not of the mapping."""
-        if not isinstance(name, str):
-            return False
-        self._library._read(names=(name,))
-        return name in self._entries
-
-    def __iter__(self) -> Iterator[str]:
-        self._library._read(names=self._entries, mappings=self._entries)
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class Library:
@@ -102,7 +77,7 @@ class Library:
             for name, entries in library_file.mappings:
                 mappings.setdefault(name, entries)
                 mapping_files.setdefault(name, library_file.path)
-        self.mappings = _TrackedMappings(self, mappings, mapping_files)
+        self.mappings = TrackedMappings(self._read, mappings)
         self._mapping_files = mapping_files
 
     # -- what was read ----------------------------------------------------------------------------
@@ -118,7 +93,14 @@ class Library:
             if self._recordings:
                 self._recordings[-1].add(reads)
 
-    def _read(self, *, files: Iterable[str] = (), names: Iterable[str] = (), texts=(), mappings=()) -> None:
+    def _read(
+        self,
+        *,
+        files: Iterable[str] = (),
+        names: Iterable[str] = (),
+        texts: Iterable[str] = (),
+        mappings: Iterable[str] = (),
+    ) -> None:
         if self._recordings:
             reads = self._recordings[-1]
             reads.files.update(files)
