@@ -74,3 +74,11 @@ def randomize(model: nn.Module, seed: int = 0, scale: float = 0.2) -> nn.Module:
             noise = torch.randn(parameter.shape, generator=generator) * scale
             parameter.copy_(parameter + noise)
     return model.eval()
+
+
+def left_padded(input_ids: torch.Tensor, left_padding: int = 0) -> dict:
+    """``input_ids`` ``[2, tokens]`` with an ``attention_mask`` padding the second sequence's first
+    ``left_padding`` tokens (none by default: a porter's first run)."""
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, :left_padding] = 0
+    return {"input_ids": input_ids, "attention_mask": attention_mask}

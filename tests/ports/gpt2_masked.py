@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tests.ports import Style, gpt2, randomize
+from tests.ports import Style, gpt2, left_padded, randomize
 
 STYLES = (Style.PLAIN,)
 
@@ -37,12 +37,8 @@ def reference():
 
 
 def inputs(left_padding: int = 0) -> dict:
-    """``input_ids`` ``[2, 8]`` and an ``attention_mask`` padding the second sequence's first
-    ``left_padding`` tokens (none by default)."""
-    input_ids = gpt2.inputs()
-    attention_mask = torch.ones_like(input_ids)
-    attention_mask[1, :left_padding] = 0
-    return {"input_ids": input_ids, "attention_mask": attention_mask}
+    """``input_ids`` ``[2, 8]``, left-padded by ``left_padding`` tokens (see :func:`left_padded`)."""
+    return left_padded(gpt2.inputs(), left_padding)
 
 
 class Attention(nn.Module):

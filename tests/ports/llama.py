@@ -22,7 +22,7 @@ import math
 import torch
 from torch import nn
 
-from tests.ports import Style
+from tests.ports import Style, left_padded
 
 STYLES = (Style.PLAIN,)
 
@@ -52,12 +52,10 @@ def reference():
 
 
 def inputs(left_padding: int = 0) -> dict:
-    """``input_ids`` ``[2, 10]`` and an ``attention_mask`` padding the second sequence's first
-    ``left_padding`` tokens (none by default: a porter's first run)."""
-    input_ids = torch.randint(0, 99, (2, 10), generator=torch.Generator().manual_seed(1))
-    attention_mask = torch.ones_like(input_ids)
-    attention_mask[1, :left_padding] = 0
-    return {"input_ids": input_ids, "attention_mask": attention_mask}
+    """``input_ids`` ``[2, 10]``, left-padded by ``left_padding`` tokens (see :func:`left_padded`)."""
+    return left_padded(
+        torch.randint(0, 99, (2, 10), generator=torch.Generator().manual_seed(1)), left_padding
+    )
 
 
 class Norm(nn.Module):
